@@ -1,0 +1,28 @@
+# Flags shared by every Hearth target, in one INTERFACE target (hearth_common).
+set(CMAKE_CXX_STANDARD 23)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+# Every build tree goes through ccache when it is installed.
+find_program(HEARTH_CCACHE ccache)
+if(HEARTH_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+endif()
+
+add_library(hearth_common INTERFACE)
+# Includes are rooted at the repository root: #include "engine/model/gguf.h".
+target_include_directories(hearth_common INTERFACE "${PROJECT_SOURCE_DIR}")
+target_compile_options(hearth_common INTERFACE -Wall -Wextra -Wno-unused-parameter)
+target_compile_definitions(hearth_common INTERFACE HEARTH_VERSION="${PROJECT_VERSION}")
+# Packaged code is built for baseline x86-64; fast paths are chosen at run time.
+if(HEARTH_SANITIZE)
+  target_compile_options(hearth_common INTERFACE -O1 -g -fno-omit-frame-pointer
+                         -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+  target_link_options(hearth_common INTERFACE -fsanitize=address,undefined)
+endif()

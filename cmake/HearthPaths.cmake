@@ -1,0 +1,12 @@
+# Where tests find their data. The same rules as packaging/scripts/common.sh:
+# models in ${XDG_CACHE_HOME:-$HOME/.cache}/hearth/models, the test Python in .../hearth/venv,
+# the shared test data beside the repository (../shared/testdata).
+if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+  set(_hearth_cache "$ENV{XDG_CACHE_HOME}/hearth")
+else()
+  set(_hearth_cache "$ENV{HOME}/.cache/hearth")
+endif()
+set(HEARTH_MODELS_DIR "${_hearth_cache}/models" CACHE PATH "Folder with the fetched GGUF models")
+set(HEARTH_PYTHON "${_hearth_cache}/venv/bin/python3" CACHE FILEPATH "Python with the test-only packages (gguf, tokenizers)")
+get_filename_component(_hearth_testdata "${PROJECT_SOURCE_DIR}/../shared/testdata" ABSOLUTE)
+set(HEARTH_TESTDATA_DIR "${_hearth_testdata}" CACHE PATH "The shared test data folder")

@@ -1,0 +1,96 @@
+// Memory-mapped GGUF reader (GGUF spec: docs/gguf.md in ggml; ../shared/GGUF.md).
+// Validates everything before anything is used: magic, version (2, 3), every count and string
+// length against the file size, value types, general.alignment, and every tensor's offset and
+// byte size within the data section, without integer overflow. A bad file is an Error whose
+// message names the field and the byte offset; no input makes it crash, hang or allocate hugely.
+// Thread-safety: a GgufFile is immutable after open(); any thread may read it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/error.h"
+#include "kernels/dtype.h"
+
+namespace hearth {
+
+enum class GgufType : uint32_t {
+    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
+    STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+};
+
+struct GgufValue;
+// An array's elements share one type; nested arrays are arrays of GgufValue.
+struct GgufArray {
+    GgufType elemType = GgufType::U8;
+    std::vector<GgufValue> items;
+};
+
+struct GgufValue {
+    GgufType type = GgufType::U8;
+    std::variant<uint64_t, int64_t, double, bool, std::string, std::shared_ptr<GgufArray>> v;
+
+    std::optional<uint64_t> asUInt() const;   // any integer type that is >= 0
+    std::optional<int64_t> asInt() const;     // any integer type that fits
+    std::optional<double> asFloat() const;    // f32, f64 or any integer
+    std::optional<bool> asBool() const;
+    const std::string* asString() const;      // nullptr unless STRING
+    const GgufArray* asArray() const;         // nullptr unless ARRAY
+};
+
+struct GgufTensorInfo {
+    std::string name;
+    std::vector<int64_t> dims;   // dims[0] is the contiguous row length
+    DType type = DType::F32;
+    uint64_t offset = 0;         // relative to the data section
+    uint64_t nBytes = 0;
+    int64_t nElements() const;
+};
+
+class GgufFile {
+public:
+    // Maps and validates the file. Errors: Io (cannot open/map), InvalidFormat, Unsupported.
+    static Result<std::unique_ptr<GgufFile>> open(const std::string& path);
+    // Validates an in-memory image (not copied: bytes must outlive the GgufFile). Fuzzers use it.
+    static Result<std::unique_ptr<GgufFile>> fromBytes(std::span<const uint8_t> bytes);
+    ~GgufFile();
+    GgufFile(const GgufFile&) = delete;
+    GgufFile& operator=(const GgufFile&) = delete;
+
+    uint32_t version() const { return version_; }
+    uint64_t alignment() const { return alignment_; }
+    const std::string& path() const { return path_; }
+    uint64_t fileSize() const { return bytes_.size(); }
+
+    const std::map<std::string, GgufValue, std::less<>>& metadata() const { return metadata_; }
+    const GgufValue* find(std::string_view key) const;  // nullptr when absent
+
+    const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    const GgufTensorInfo* findTensor(std::string_view name) const;  // nullptr when absent
+    // The tensor's bytes inside the mapping (already validated to lie within the file).
+    std::span<const uint8_t> tensorData(const GgufTensorInfo& t) const;
+
+private:
+    GgufFile() = default;
+    std::string path_;
+    void* mapping_ = nullptr;
+    size_t mappingSize_ = 0;
+    std::span<const uint8_t> bytes_;
+    uint32_t version_ = 0;
+    uint64_t alignment_ = 32;
+    uint64_t dataOffset_ = 0;
+    std::map<std::string, GgufValue, std::less<>> metadata_;
+    std::vector<GgufTensorInfo> tensors_;
+    std::map<std::string, size_t, std::less<>> tensorIndex_;
+
+    friend class GgufParser;
+};
+
+}  // namespace hearth

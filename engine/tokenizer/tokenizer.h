@@ -1,0 +1,86 @@
+// Text <-> token ids for a model's vocabulary, built from the GGUF metadata.
+// "llama" vocabularies go through the SentencePiece library (a ModelProto built from the GGUF
+// tokens/scores/types); "gpt2" vocabularies through Hearth's byte-level BPE.
+// Thread-safety: immutable after construction; any thread may call the const methods.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/error.h"
+
+namespace hearth {
+
+class GgufFile;
+
+using TokenId = int32_t;
+
+// A piece of prompt text. Control tokens (<|im_start|>, <start_of_turn>, <s>, ...) are parsed
+// out of a segment only when allowSpecial is true: the chat format's own text has it, what the
+// user typed never does. Adjacent segments are joined before tokenization (after special
+// tokens are split out), exactly as if they were one string.
+struct TextSegment {
+    std::string text;
+    bool allowSpecial = false;
+};
+
+enum class VocabKind { SentencePiece, BytePairGpt2 };
+
+class Tokenizer {
+public:
+    // Errors: InvalidFormat (missing/inconsistent tokenizer.* keys, malformed pieces),
+    // Unsupported (unknown tokenizer.ggml.model or pre-tokenizer).
+    static Result<std::unique_ptr<Tokenizer>> fromGguf(const GgufFile& file);
+    virtual ~Tokenizer() = default;
+
+    virtual VocabKind kind() const = 0;
+    int32_t nVocab() const { return static_cast<int32_t>(pieces_.size()); }
+
+    // Token ids of the segments; BOS first when addBos (and the vocabulary has a BOS).
+    virtual std::vector<TokenId> encode(std::span<const TextSegment> segments, bool addBos) const = 0;
+    // Convenience: one segment.
+    std::vector<TokenId> encode(std::string_view text, bool addBos, bool allowSpecial) const;
+
+    // The bytes a token stands for when printed (byte tokens as their byte, the SentencePiece
+    // space mark and the GPT-2 byte alphabet undone). Control tokens give "" unless
+    // renderSpecial, then their text. Not necessarily whole UTF-8 characters.
+    virtual std::string tokenBytes(TokenId id, bool renderSpecial = false) const = 0;
+    // All tokens' bytes concatenated (control tokens skipped).
+    std::string decode(std::span<const TokenId> ids) const;
+
+    // Whether BOS is added to plain text: tokenizer.ggml.add_bos_token, else llama.cpp's default
+    // for the vocabulary type (true for SentencePiece, false for GPT-2 BPE).
+    bool addBosByDefault() const { return addBos_; }
+    TokenId bos() const { return bos_; }   // -1 when none
+    TokenId eos() const { return eos_; }   // -1 when none
+    TokenId eot() const { return eot_; }   // -1 when none
+    // End of generation: EOS, EOT, or a token the chat format ends a turn with.
+    bool isEndOfGeneration(TokenId id) const;
+    bool isControl(TokenId id) const;
+    // Id of a piece given by its exact text (e.g. "<|im_end|>"), -1 when absent.
+    TokenId findPiece(std::string_view text) const;
+    const std::string& pieceText(TokenId id) const { return pieces_.at(static_cast<size_t>(id)); }
+
+protected:
+    std::vector<std::string> pieces_;     // raw GGUF token text
+    std::vector<int32_t> tokenTypes_;     // GGUF token_type
+    std::vector<TokenId> endOfGeneration_;
+    TokenId bos_ = -1, eos_ = -1, eot_ = -1;
+    bool addBos_ = false;
+};
+
+// Buffers streamed token bytes so that no UTF-8 character is ever split across two pieces.
+// Invalid sequences are passed on as U+FFFD rather than held forever.
+class Utf8Stream {
+public:
+    std::string push(std::string_view bytes);  // the complete characters available so far
+    std::string flush();                       // what is left (incomplete tail as U+FFFD)
+private:
+    std::string pending_;
+};
+
+}  // namespace hearth

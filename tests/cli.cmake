@@ -1,0 +1,1 @@
+# Tests of the cli area (hearth_add_test calls).

@@ -1,0 +1,1 @@
+# Tests of the gguf area (hearth_add_test calls).

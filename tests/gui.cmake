@@ -1,0 +1,1 @@
+# Tests of the gui area (hearth_add_test calls).

@@ -1,0 +1,1 @@
+# Tests of the kernels area (hearth_add_test calls).

@@ -1,0 +1,1 @@
+# Tests of the model area (hearth_add_test calls).

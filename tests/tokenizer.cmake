@@ -1,0 +1,1 @@
+# Tests of the tokenizer area (hearth_add_test calls).
