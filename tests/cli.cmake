@@ -1,1 +1,2 @@
-# Tests of the cli area (hearth_add_test calls).
+# hearth-cli's contract and its handling of hostile files.
+hearth_add_test(NAME test_cli LABELS unit LIBS hearth_engine Qt6::Core SOURCES unit/test_cli.cpp)

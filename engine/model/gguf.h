@@ -3,7 +3,10 @@
 // length against the file size, value types, general.alignment, and every tensor's offset and
 // byte size within the data section, without integer overflow. A bad file is an Error whose
 // message names the field and the byte offset; no input makes it crash, hang or allocate hugely.
+// Beyond the spec it refuses empty keys and tensor names, keys with control bytes, zero dims,
+// and anything past GgufLimits.
 // Thread-safety: a GgufFile is immutable after open(); any thread may read it.
+// Metadata values are copied out of the file; tensor data is read in place from the mapping.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,18 @@ enum class GgufType : uint32_t {
     STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 
+// Bounds the reader enforces. The first three are the GGUF spec's own; the rest are Hearth's,
+// chosen far above any real model (Gemma 3's vocabulary is 786,436 array elements in all).
+struct GgufLimits {
+    static constexpr uint64_t kMaxKeyBytes = 65535;         // spec: keys are at most 2^16-1 bytes
+    static constexpr uint64_t kMaxTensorNameBytes = 64;     // spec: tensor names at most 64 bytes
+    static constexpr uint32_t kMaxDims = 4;                 // spec: "currently at most 4"
+    static constexpr int kMaxArrayDepth = 8;                // an array of arrays is depth 2
+    static constexpr uint64_t kMaxArrayElements = 1u << 23; // over all metadata arrays together
+    static constexpr uint64_t kMaxAlignment = 1u << 20;     // general.alignment upper bound
+    static constexpr uint32_t kDefaultAlignment = 32;       // spec: general.alignment absent
+};
+
 struct GgufValue;
 // An array's elements share one type; nested arrays are arrays of GgufValue.
 struct GgufArray {
@@ -33,6 +48,9 @@ struct GgufArray {
     std::vector<GgufValue> items;
 };
 
+// One metadata value. Storage by kind: unsigned integers as uint64_t, signed as int64_t, F32/F64
+// as double (F32 converts exactly), BOOL as bool, STRING as std::string (raw bytes, not checked
+// as UTF-8), ARRAY as a shared GgufArray.
 struct GgufValue {
     GgufType type = GgufType::U8;
     std::variant<uint64_t, int64_t, double, bool, std::string, std::shared_ptr<GgufArray>> v;
@@ -49,14 +67,16 @@ struct GgufTensorInfo {
     std::string name;
     std::vector<int64_t> dims;   // dims[0] is the contiguous row length
     DType type = DType::F32;
-    uint64_t offset = 0;         // relative to the data section
-    uint64_t nBytes = 0;
-    int64_t nElements() const;
+    uint64_t offset = 0;         // relative to the data section (GgufFile::dataOffset())
+    uint64_t nBytes = 0;         // n_elements / block elements * block bytes
+    int64_t nElements() const;   // product of dims (validated not to overflow)
 };
 
 class GgufFile {
 public:
     // Maps and validates the file. Errors: Io (cannot open/map), InvalidFormat, Unsupported.
+    // Messages are single-line: "GGUF: <field> at offset <n> <problem>"; strings from the file
+    // are quoted with control bytes escaped and long ones shortened.
     static Result<std::unique_ptr<GgufFile>> open(const std::string& path);
     // Validates an in-memory image (not copied: bytes must outlive the GgufFile). Fuzzers use it.
     static Result<std::unique_ptr<GgufFile>> fromBytes(std::span<const uint8_t> bytes);
@@ -66,6 +86,7 @@ public:
 
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
+    uint64_t dataOffset() const { return dataOffset_; }  // file offset of the data section
     const std::string& path() const { return path_; }
     uint64_t fileSize() const { return bytes_.size(); }
 

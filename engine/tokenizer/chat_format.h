@@ -32,9 +32,15 @@ public:
     const std::string& defaultSystemPrompt() const { return defaultSystem_; }
 
     // The prompt for messages, with the assistant's turn opened when addGenerationPrompt.
-    // Includes the BOS text only when the template itself writes it (see startsWithBos()).
+    // Template text (including a default system prompt the template writes) comes as
+    // allowSpecial segments, message content (a conversation's own system prompt too) as plain
+    // ones. Includes the BOS text only when the template itself writes it: see startsWithBos().
     std::vector<TextSegment> render(const std::vector<ChatMessage>& messages,
                                     bool addGenerationPrompt) const;
+    // True when render() begins with the BOS piece's text ("<bos>" for Gemma, "<s>" for Llama 2)
+    // as an allowSpecial segment, so that encoding it yields BOS: the caller must then encode
+    // with addBos = false, or the prompt starts with two BOS tokens.
+    bool startsWithBos() const;
     // Text pieces that end an assistant turn (e.g. "<|im_end|>", "<end_of_turn>").
     std::vector<std::string> endOfTurnPieces() const;
 

@@ -2,6 +2,10 @@
 // every weight type. Computes as ggml does: activations are quantized per block to the type
 // each weight type pairs with (vecDotType), integer sums within a block, float accumulation of
 // scaled block sums in a fixed order. The oracle for every faster kernel.
+//
+// Preconditions (checked by callers, e.g. the GGUF reader; not re-checked here): n is a
+// multiple of the type's block size and the buffers hold rowBytes(type, n) bytes. These
+// functions are pure, allocate nothing, and may be called from any thread.
 #pragma once
 
 #include "kernels/dtype.h"
@@ -9,6 +13,10 @@
 namespace hearth::ref {
 
 // Dequantize n elements (a multiple of the block size) from src (blocks of type t) into dst.
+// Each element is computed with exactly the float operations of ggml's reference (and of
+// gguf-py's gguf.quants.dequantize): e.g. Q4_K is (d*sc)*q - (dmin*m), Q4_1 is d*q + m.
+// Results are bit-identical to gguf-py (tests/model/test_dequant_reference.cpp).
+// t may be any type of dtype.h, including Q8_1/Q8_K; unknown types leave dst untouched.
 void dequantizeRow(DType t, const void* src, float* dst, int64_t n);
 
 // The activation type a weight type is multiplied with: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for
@@ -16,10 +24,29 @@ void dequantizeRow(DType t, const void* src, float* dst, int64_t n);
 DType vecDotType(DType weight);
 
 // Quantize n floats into blocks of type t (Q8_0, Q8_1, Q8_K, F16, BF16 or F32), as ggml's
-// reference quantizers do. dst holds rowBytes(t, n) bytes.
+// reference quantizers do (bit-identical). dst holds rowBytes(t, n) bytes.
+//   Q8_0: d = amax/127, q = roundf(x * (1/d)) (half away from zero), d stored as f16.
+//   Q8_1: as Q8_0, plus s = d * Σq (with the f32 d) stored as f16.
+//   Q8_K: max = the element of largest magnitude (signed), iscale = -127/max,
+//         q = min(127, nearest-even(iscale*x)), d = 1/iscale (f32), bsums = Σ of each 16;
+//         an all-zero block gives d = 0 and q = 0.
+//   F16/BF16: round to nearest even. F32: copy.
 void quantizeRow(DType t, const float* src, void* dst, int64_t n);
 
 // Dot product of one weight row (type w) with one activation row already in vecDotType(w).
+// The summation order is part of the contract, so that a SIMD or GPU kernel can reproduce it
+// bit for bit:
+//   Block types: per block an exact int32 sum isum = Σ qw·qa (and for the K-quants msum =
+//     Σ_j min_j · (bsums of sub-block j)); then, in block order, a float accumulator
+//     acc += (dw*da) * isum                      Q4_0, Q5_0, Q8_0 (× Q8_0), Q6_K (× Q8_K)
+//     acc += (dw*da) * isum + mw*sa              Q4_1, Q5_1 (× Q8_1; sa = the Q8_1 s field)
+//     acc += (dw*da) * isum - (dminw*da) * msum  Q4_K, Q5_K (× Q8_K)
+//     where each product and sum is one rounded float operation (no FMA contraction; the
+//     reference is built in ISO C++ mode, where GCC does not contract).
+//   F32, F16, BF16: products in double (exact for all three: at most 24+24 significant bits),
+//     summed in double over 8 lanes, element i into lane i % 8, each lane in increasing i;
+//     lanes combined as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); the result rounded to float.
+//     Because every product is exact, an FMA-based kernel gets the same bits.
 float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n);
 
 }  // namespace hearth::ref

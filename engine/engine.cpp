@@ -1,0 +1,146 @@
+// Engine facade: wires GGUF, tokenizer, model, backend and KV cache; the generate loop.
+#include "engine/str_cat.h"
+#include "engine/engine.h"
+
+#include <algorithm>
+
+#include "engine/model/gguf.h"
+
+namespace hearth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+constexpr int32_t kPrefillChunk = 256;  // tokens per forward call while prefilling
+
+// The n highest logits, descending; ties: lower id first.
+std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, int32_t n) {
+    std::vector<std::pair<TokenId, float>> all(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) all[i] = {static_cast<TokenId>(i), logits[i]};
+    const auto k = static_cast<std::ptrdiff_t>(std::min<size_t>(static_cast<size_t>(n), all.size()));
+    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
+        return a.second > b.second || (a.second == b.second && a.first < b.first);
+    });
+    all.resize(static_cast<size_t>(k));
+    return all;
+}
+
+}  // namespace
+
+const char* finishReasonName(FinishReason r) {
+    switch (r) {
+    case FinishReason::Eos: return "eos";
+    case FinishReason::Length: return "length";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Context: return "context";
+    }
+    return "length";
+}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const EngineOptions& options) {
+    std::unique_ptr<Engine> e(new Engine());
+    auto file = GgufFile::open(path);
+    if (!file) return std::unexpected(file.error());
+    e->file_ = std::move(*file);
+    auto model = Model::load(*e->file_);
+    if (!model) return std::unexpected(model.error());
+    e->model_ = std::move(*model);
+    auto tokenizer = Tokenizer::fromGguf(*e->file_);
+    if (!tokenizer) return std::unexpected(tokenizer.error());
+    e->tokenizer_ = std::move(*tokenizer);
+    if (e->tokenizer_->nVocab() > e->config().nVocab)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("the vocabulary has ", e->tokenizer_->nVocab(), " tokens but the model's embedding only ", e->config().nVocab));
+    const GgufValue* tmpl = e->file_->find("tokenizer.chat_template");
+    e->chatFormat_ = ChatFormat::detect(tmpl && tmpl->asString() ? *tmpl->asString() : std::string(),
+                                        e->config().architecture);
+    if (options.contextLength < 0 || options.kvBlockSize <= 0 || options.kvBlockSize > 1024)
+        return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
+    e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
+                                                  : e->config().contextLength;
+    e->backend_ = makeCpuReferenceBackend();
+    e->cache_ = std::make_unique<KvCache>(e->model_->kvLayout(options.kvBlockSize), e->contextLength_);
+    return e;
+}
+
+std::vector<TokenId> Engine::chatPrompt(const std::vector<ChatMessage>& messages) const {
+    const std::vector<TextSegment> segments = chatFormat_.render(messages, true);
+    std::vector<TokenId> ids = tokenizer_->encode(segments, false);
+    const bool startsWithBos = !ids.empty() && ids.front() == tokenizer_->bos();
+    if (tokenizer_->addBosByDefault() && tokenizer_->bos() >= 0 && !startsWithBos)
+        ids.insert(ids.begin(), tokenizer_->bos());
+    return ids;
+}
+
+std::vector<TokenId> Engine::rawPrompt(std::string_view text) const {
+    return tokenizer_->encode(text, tokenizer_->addBosByDefault(), false);
+}
+
+Result<void> Engine::prefill(std::span<const TokenId> prompt, std::vector<float>& logits, int32_t& nComputed) {
+    // Reuse the K/V of the longest common prefix; at least the last prompt token is computed,
+    // since its logits choose the first reply token.
+    const auto mismatch = std::mismatch(prompt.begin(), prompt.end(), seqTokens_.begin(), seqTokens_.end());
+    const auto common = static_cast<int32_t>(std::min<std::ptrdiff_t>(mismatch.first - prompt.begin(),
+                                                                       std::ssize(prompt) - 1));
+    cache_->truncate(seq_, common);
+    seqTokens_.resize(static_cast<size_t>(common));
+    nComputed = 0;
+    for (int32_t start = common; start < std::ssize(prompt); start += kPrefillChunk) {
+        const int32_t n = std::min<int32_t>(kPrefillChunk, static_cast<int32_t>(prompt.size()) - start);
+        const bool last = start + n == std::ssize(prompt);
+        auto chunk = prompt.subspan(static_cast<size_t>(start), static_cast<size_t>(n));
+        if (auto r = model_->forward(*backend_, *cache_, seq_, chunk, last ? std::span<float>(logits) : std::span<float>());
+            !r)
+            return r;
+        seqTokens_.insert(seqTokens_.end(), chunk.begin(), chunk.end());
+        nComputed += n;
+    }
+    return {};
+}
+
+Result<GenerateResult> Engine::generate(const GenerateRequest& request, const TokenCallback& onToken) {
+    const auto t0 = Clock::now();
+    if (request.prompt.empty()) return fail(ErrorCode::InvalidArgument, "the prompt is empty");
+    if (std::ssize(request.prompt) >= contextLength_)
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("the prompt has ", request.prompt.size(), " tokens; the context holds ", contextLength_));
+    if (auto r = validate(request.sampling); !r) return std::unexpected(r.error());
+    GenerateResult result;
+    std::vector<float> logits(static_cast<size_t>(config().nVocab));
+    if (auto r = prefill(request.prompt, logits, result.timings.prefillTokens); !r) return std::unexpected(r.error());
+    result.timings.prefillMs = msSince(t0);
+
+    Sampler sampler(request.sampling);
+    Utf8Stream utf8;
+    Clock::time_point tFirst;
+    for (int32_t i = 0;; ++i) {
+        if (i >= request.maxTokens) { result.finishReason = FinishReason::Length; break; }
+        const TokenId id = sampler.sample(logits);
+        result.tokens.push_back(id);
+        if (request.nTopLogits > 0) result.topLogits.push_back(topLogits(logits, request.nTopLogits));
+        if (i == 0) {
+            tFirst = Clock::now();
+            result.timings.ttftMs = msSince(t0);
+        }
+        const bool eog = tokenizer_->isEndOfGeneration(id);
+        std::string text = eog ? utf8.flush() : utf8.push(tokenizer_->tokenBytes(id));
+        if (!onToken(id, text)) { result.finishReason = FinishReason::Stop; break; }
+        if (eog) { result.finishReason = FinishReason::Eos; break; }
+        if (seq_.nTokens + 1 >= contextLength_) { result.finishReason = FinishReason::Context; break; }
+        if (i + 1 >= request.maxTokens) { result.finishReason = FinishReason::Length; break; }
+        const TokenId one[1] = {id};
+        if (auto r = model_->forward(*backend_, *cache_, seq_, one, logits); !r) return std::unexpected(r.error());
+        seqTokens_.push_back(id);
+    }
+    if (const std::string tail = utf8.flush(); !tail.empty() && result.finishReason != FinishReason::Eos)
+        onToken(-1, tail);
+    result.timings.decodeTokens = std::max<int32_t>(0, static_cast<int32_t>(result.tokens.size()) - 1);
+    if (!result.tokens.empty()) result.timings.decodeMs = std::chrono::duration<double, std::milli>(Clock::now() - tFirst).count();
+    return result;
+}
+
+}  // namespace hearth

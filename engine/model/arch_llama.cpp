@@ -1,0 +1,160 @@
+// The Llama architecture (TinyLlama, Llama 2/3, Mistral, SmolLM2): pre-norm RMSNorm, RoPE on
+// consecutive pairs, grouped-query attention over the paged KV cache, SwiGLU, tied or untied
+// output. Buffers are commented with their shapes, llama2.c style.
+#include <cmath>
+#include <vector>
+
+#include "engine/str_cat.h"
+#include "engine/model/arch_registry.h"
+#include "engine/model/gguf.h"
+#include "engine/model/hparams.h"
+
+namespace hearth {
+namespace {
+
+struct LlamaLayer {
+    const float* attnNorm = nullptr;  // [nEmbd]
+    WeightView wq, wk, wv, wo;        // [nHeads*headDim, nEmbd], [kvDim, nEmbd] x2, [nEmbd, nHeads*headDim]
+    const float* ffnNorm = nullptr;   // [nEmbd]
+    WeightView wGate, wUp, wDown;     // [nFf, nEmbd] x2, [nEmbd, nFf]
+};
+
+class LlamaModel final : public Model {
+public:
+    Result<void> bind(const GgufFile& file, ModelConfig config);
+    Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq,
+                         std::span<const int32_t> tokens, std::span<float> logits) override;
+
+private:
+    void attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int layer, int64_t nTokens);
+    void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
+
+    WeightView tokenEmbd_, output_;
+    const float* outputNorm_ = nullptr;
+    std::vector<LlamaLayer> layers_;
+
+    // Activations, resized per call: x/xn [nTokens, nEmbd]; q/att [nTokens, nHeads*headDim];
+    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf]; positions [nTokens].
+    std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
+    std::vector<int32_t> positions_;
+};
+
+Result<void> LlamaModel::bind(const GgufFile& file, ModelConfig config) {
+    config_ = std::move(config);
+    const ModelConfig& c = config_;
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    auto embd = bindWeight(file, "token_embd.weight", c.nEmbd, c.nVocab);
+    if (!embd) return std::unexpected(embd.error());
+    tokenEmbd_ = *embd;
+    config_.tiedOutput = file.findTensor("output.weight") == nullptr;
+    auto out = config_.tiedOutput ? embd : bindWeight(file, "output.weight", c.nEmbd, c.nVocab);
+    if (!out) return std::unexpected(out.error());
+    output_ = *out;
+    auto outNorm = bindNorm(file, "output_norm.weight", c.nEmbd);
+    if (!outNorm) return std::unexpected(outNorm.error());
+    outputNorm_ = *outNorm;
+    layers_.resize(static_cast<size_t>(c.nLayers));
+    for (int il = 0; il < c.nLayers; ++il) {
+        LlamaLayer& L = layers_[static_cast<size_t>(il)];
+        const std::string p = strCat("blk.", il, ".");
+        const auto norm = [&](const char* n, const float*& dst) -> Result<void> {
+            auto r = bindNorm(file, p + n, c.nEmbd);
+            if (!r) return std::unexpected(r.error());
+            dst = *r;
+            return {};
+        };
+        const auto weight = [&](const char* n, int64_t cols, int64_t rows, WeightView& dst) -> Result<void> {
+            auto r = bindWeight(file, p + n, cols, rows);
+            if (!r) return std::unexpected(r.error());
+            dst = *r;
+            return {};
+        };
+        for (auto r : {norm("attn_norm.weight", L.attnNorm), norm("ffn_norm.weight", L.ffnNorm),
+                       weight("attn_q.weight", c.nEmbd, qDim, L.wq), weight("attn_k.weight", c.nEmbd, kvDim, L.wk),
+                       weight("attn_v.weight", c.nEmbd, kvDim, L.wv), weight("attn_output.weight", qDim, c.nEmbd, L.wo),
+                       weight("ffn_gate.weight", c.nEmbd, c.nFf, L.wGate), weight("ffn_up.weight", c.nEmbd, c.nFf, L.wUp),
+                       weight("ffn_down.weight", c.nFf, c.nEmbd, L.wDown)})
+            if (!r) return r;
+    }
+    return {};
+}
+
+void LlamaModel::attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int il, int64_t nTokens) {
+    const ModelConfig& c = config_;
+    const LlamaLayer& L = layers_[static_cast<size_t>(il)];
+    b.rmsNorm(x_.data(), L.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(L.wq, xn_.data(), nTokens, q_.data());
+    b.matmul(L.wk, xn_.data(), nTokens, k_.data());
+    b.matmul(L.wv, xn_.data(), nTokens, v_.data());
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, positions_.data(), c.ropeFreqBase, c.ropeStyle);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, positions_.data(), c.ropeFreqBase, c.ropeStyle);
+    const PagedKvLayer kv = cache.layerView(seq, il);
+    b.kvWrite(kv, k_.data(), v_.data(), positions_.data(), nTokens);
+    const AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, 1.0f / std::sqrt(static_cast<float>(c.headDim))};
+    b.attention(kv, shape, q_.data(), positions_.data(), nTokens, att_.data());
+    b.matmul(L.wo, att_.data(), nTokens, proj_.data());
+    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+}
+
+void LlamaModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
+    const ModelConfig& c = config_;
+    const LlamaLayer& L = layers_[static_cast<size_t>(il)];
+    b.rmsNorm(x_.data(), L.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(L.wGate, xn_.data(), nTokens, gate_.data());
+    b.matmul(L.wUp, xn_.data(), nTokens, up_.data());
+    b.swiglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
+    b.matmul(L.wDown, gate_.data(), nTokens, proj_.data());
+    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+}
+
+Result<void> LlamaModel::forward(Backend& b, KvCache& cache, KvSequence& seq,
+                                 std::span<const int32_t> tokens, std::span<float> logits) {
+    const ModelConfig& c = config_;
+    const auto nTokens = static_cast<int64_t>(tokens.size());
+    if (nTokens == 0) return {};
+    for (int32_t id : tokens)
+        if (id < 0 || id >= c.nVocab)
+            return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
+    if (!logits.empty() && static_cast<int64_t>(logits.size()) != c.nVocab)
+        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats");
+    if (auto r = cache.reserve(seq, seq.nTokens + static_cast<int32_t>(nTokens)); !r) return r;
+
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    x_.resize(static_cast<size_t>(nTokens * c.nEmbd));
+    xn_.resize(x_.size());
+    proj_.resize(x_.size());
+    q_.resize(static_cast<size_t>(nTokens * qDim));
+    att_.resize(q_.size());
+    k_.resize(static_cast<size_t>(nTokens * kvDim));
+    v_.resize(k_.size());
+    gate_.resize(static_cast<size_t>(nTokens * c.nFf));
+    up_.resize(gate_.size());
+    positions_.resize(static_cast<size_t>(nTokens));
+    for (int64_t t = 0; t < nTokens; ++t) positions_[static_cast<size_t>(t)] = seq.nTokens + static_cast<int32_t>(t);
+
+    b.embeddingRows(tokenEmbd_, tokens.data(), nTokens, x_.data());
+    for (int il = 0; il < c.nLayers; ++il) {
+        attentionBlock(b, cache, seq, il, nTokens);
+        feedForwardBlock(b, il, nTokens);
+    }
+    seq.nTokens += static_cast<int32_t>(nTokens);
+    if (logits.empty()) return {};
+    // Only the last token's logits are needed: norm and project one row.
+    const float* last = x_.data() + (nTokens - 1) * c.nEmbd;
+    b.rmsNorm(last, outputNorm_, 1, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(output_, xn_.data(), 1, logits.data());
+    return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) {
+    auto config = readCommonConfig(file, "llama");
+    if (!config) return std::unexpected(config.error());
+    config->ropeStyle = RopeStyle::Pairwise;
+    auto model = std::make_unique<LlamaModel>();
+    if (auto r = model->bind(file, std::move(*config)); !r) return std::unexpected(r.error());
+    return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace hearth

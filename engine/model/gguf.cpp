@@ -1,0 +1,177 @@
+// GgufFile: maps a GGUF file read-only (or takes an in-memory image), has GgufParser validate it,
+// and answers lookups; GgufValue's typed accessors; the reader's message helpers.
+#include "engine/model/gguf.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "engine/model/gguf_cursor.h"
+#include "engine/model/gguf_parser.h"
+
+namespace hearth {
+
+namespace gguf_detail {
+
+std::string quoted(std::string_view text) {
+    constexpr size_t kMaxShown = 48;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "'";
+    for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') out += "\\n";
+        else if (c == '\\' || c == '\'') (out += '\\') += static_cast<char>(c);
+        else if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+        else ((out += "\\x") += kHex[c >> 4]) += kHex[c & 15];
+    }
+    if (text.size() > kMaxShown) out += "...";
+    return out + "'";
+}
+
+std::unexpected<Error> fieldError(ErrorCode code, const std::string& field, uint64_t offset,
+                                  const std::string& problem) {
+    return fail(code, "GGUF: " + field + " at offset " + std::to_string(offset) + " " + problem);
+}
+
+std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need,
+                              uint64_t fileSize) {
+    return fieldError(ErrorCode::InvalidFormat, field, offset,
+                      "is cut off: it needs " + std::to_string(need) +
+                          " bytes and the file ends at " + std::to_string(fileSize));
+}
+
+}  // namespace gguf_detail
+
+namespace {
+
+// Runs the parser; an allocation failure (bad_alloc) becomes an OutOfMemory error, so no
+// exception leaves the reader.
+Result<std::unique_ptr<GgufFile>> validated(std::unique_ptr<GgufFile> file) {
+    try {
+        if (auto ok = GgufParser::parse(*file); !ok) return std::unexpected(ok.error());
+        return file;
+    } catch (const std::bad_alloc&) {
+        return fail(ErrorCode::OutOfMemory, "GGUF: out of memory while reading " +
+                                                gguf_detail::quoted(file->path()));
+    } catch (const std::exception& e) {
+        return fail(ErrorCode::InvalidFormat, std::string("GGUF: unexpected error: ") + e.what());
+    }
+}
+
+std::string systemError(const std::string& what, const std::string& path) {
+    return "GGUF: cannot " + what + " " + gguf_detail::quoted(path) + ": " +
+           std::strerror(errno);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(ErrorCode::Io, systemError("open", path));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const auto error = fail(ErrorCode::Io, systemError("stat", path));
+        ::close(fd);
+        return error;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return fail(ErrorCode::Io, "GGUF: " + gguf_detail::quoted(path) + " is not a regular file");
+    }
+    std::unique_ptr<GgufFile> file(new (std::nothrow) GgufFile());
+    if (!file) {
+        ::close(fd);
+        return fail(ErrorCode::OutOfMemory, "GGUF: out of memory");
+    }
+    file->path_ = path;
+    const auto size = static_cast<size_t>(st.st_size);
+    if (size > 0) {  // mmap of 0 bytes fails; an empty file fails in the parser instead
+        void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (mapping == MAP_FAILED) {
+            const auto error = fail(ErrorCode::Io, systemError("map", path));
+            ::close(fd);
+            return error;
+        }
+        file->mapping_ = mapping;
+        file->mappingSize_ = size;
+        file->bytes_ = {static_cast<const uint8_t*>(mapping), size};
+    }
+    ::close(fd);  // the mapping keeps the file's pages
+    return validated(std::move(file));
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::fromBytes(std::span<const uint8_t> bytes) {
+    std::unique_ptr<GgufFile> file(new (std::nothrow) GgufFile());
+    if (!file) return fail(ErrorCode::OutOfMemory, "GGUF: out of memory");
+    file->bytes_ = bytes;
+    return validated(std::move(file));
+}
+
+GgufFile::~GgufFile() {
+    if (mapping_ != nullptr) ::munmap(mapping_, mappingSize_);
+}
+
+const GgufValue* GgufFile::find(std::string_view key) const {
+    const auto it = metadata_.find(key);
+    return it == metadata_.end() ? nullptr : &it->second;
+}
+
+const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {
+    const auto it = tensorIndex_.find(name);
+    return it == tensorIndex_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::span<const uint8_t> GgufFile::tensorData(const GgufTensorInfo& t) const {
+    // Validated at open for this file's tensors; a foreign info gets an empty span.
+    const uint64_t dataBytes = bytes_.size() - dataOffset_;
+    if (t.offset > dataBytes || t.nBytes > dataBytes - t.offset) return {};
+    return bytes_.subspan(dataOffset_ + t.offset, t.nBytes);
+}
+
+int64_t GgufTensorInfo::nElements() const {
+    int64_t n = 1;
+    for (const int64_t d : dims) n *= d;
+    return n;
+}
+
+std::optional<uint64_t> GgufValue::asUInt() const {
+    if (const auto* u = std::get_if<uint64_t>(&v)) return *u;
+    if (const auto* i = std::get_if<int64_t>(&v); i && *i >= 0) return static_cast<uint64_t>(*i);
+    return std::nullopt;
+}
+
+std::optional<int64_t> GgufValue::asInt() const {
+    if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+    const auto* u = std::get_if<uint64_t>(&v);
+    if (u && *u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return static_cast<int64_t>(*u);
+    }
+    return std::nullopt;
+}
+
+std::optional<double> GgufValue::asFloat() const {
+    if (const auto* d = std::get_if<double>(&v)) return *d;
+    if (const auto* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+    if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    return std::nullopt;
+}
+
+std::optional<bool> GgufValue::asBool() const {
+    if (const auto* b = std::get_if<bool>(&v)) return *b;
+    return std::nullopt;
+}
+
+const std::string* GgufValue::asString() const { return std::get_if<std::string>(&v); }
+
+const GgufArray* GgufValue::asArray() const {
+    const auto* array = std::get_if<std::shared_ptr<GgufArray>>(&v);
+    return array ? array->get() : nullptr;
+}
+
+}  // namespace hearth

@@ -1,0 +1,125 @@
+// Hyperparameter keys and tensor binding with every bound checked (GGUF.md "Keys"; loader
+// hardening lessons: a block_count larger than fixed per-layer arrays was once an RCE).
+#include "engine/str_cat.h"
+#include "engine/model/hparams.h"
+
+#include <cstring>
+
+#include "engine/model/gguf.h"
+
+namespace hearth {
+namespace {
+
+// Limits far above any real model, far below what would exhaust memory.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxEmbd = 65536;
+constexpr int64_t kMaxHeads = 1024;
+constexpr int64_t kMaxFf = 1 << 20;
+constexpr int64_t kMaxContext = 1 << 24;
+constexpr int64_t kMaxVocab = 1 << 22;
+
+}  // namespace
+
+Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
+                           int64_t lo, int64_t hi, std::optional<int64_t> fallback) {
+    const std::string key = strCat(arch, ".", suffix);
+    const GgufValue* v = file.find(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        return fail(ErrorCode::InvalidFormat, strCat("missing metadata key ", key));
+    }
+    const std::optional<int64_t> x = v->asInt();
+    if (!x) return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " is not an integer"));
+    if (*x < lo || *x > hi)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("metadata key ", key, " = ", *x, " is out of range (", lo, "..", hi, ")"));
+    return *x;
+}
+
+Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
+                            double lo, double hi, std::optional<double> fallback) {
+    const std::string key = strCat(arch, ".", suffix);
+    const GgufValue* v = file.find(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        return fail(ErrorCode::InvalidFormat, strCat("missing metadata key ", key));
+    }
+    const std::optional<double> x = v->asFloat();
+    if (!x) return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " is not a number"));
+    if (!(*x >= lo && *x <= hi))  // also rejects NaN
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("metadata key ", key, " = ", *x, " is out of range (", lo, "..", hi, ")"));
+    return *x;
+}
+
+Result<ModelConfig> readCommonConfig(const GgufFile& file, std::string_view arch) {
+    ModelConfig c;
+    c.architecture = std::string(arch);
+    if (const GgufValue* v = file.find("general.name"); v && v->asString()) c.name = *v->asString();
+    auto layers = readIntKey(file, arch, "block_count", 1, kMaxLayers);
+    if (!layers) return std::unexpected(layers.error());
+    auto embd = readIntKey(file, arch, "embedding_length", 1, kMaxEmbd);
+    if (!embd) return std::unexpected(embd.error());
+    auto heads = readIntKey(file, arch, "attention.head_count", 1, kMaxHeads);
+    if (!heads) return std::unexpected(heads.error());
+    auto kvHeads = readIntKey(file, arch, "attention.head_count_kv", 1, *heads, *heads);
+    if (!kvHeads) return std::unexpected(kvHeads.error());
+    if (*heads % *kvHeads != 0)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("head_count ", *heads, " is not a multiple of head_count_kv ", *kvHeads));
+    auto headDim = readIntKey(file, arch, "attention.key_length", 1, kMaxEmbd,
+                              *embd % *heads == 0 ? std::optional<int64_t>(*embd / *heads) : std::nullopt);
+    if (!headDim) return std::unexpected(headDim.error());
+    auto ff = readIntKey(file, arch, "feed_forward_length", 1, kMaxFf);
+    if (!ff) return std::unexpected(ff.error());
+    auto ctx = readIntKey(file, arch, "context_length", 1, kMaxContext, 2048);
+    if (!ctx) return std::unexpected(ctx.error());
+    auto rot = readIntKey(file, arch, "rope.dimension_count", 2, *headDim, *headDim);
+    if (!rot) return std::unexpected(rot.error());
+    auto base = readFloatKey(file, arch, "rope.freq_base", 1.0, 1e12, 10000.0);
+    if (!base) return std::unexpected(base.error());
+    auto eps = readFloatKey(file, arch, "attention.layer_norm_rms_epsilon", 1e-12, 1.0);
+    if (!eps) return std::unexpected(eps.error());
+    if (*rot % 2 != 0) return fail(ErrorCode::InvalidFormat, "rope.dimension_count must be even");
+    c.nLayers = static_cast<int>(*layers);
+    c.nEmbd = static_cast<int>(*embd);
+    c.nHeads = static_cast<int>(*heads);
+    c.nKvHeads = static_cast<int>(*kvHeads);
+    c.headDim = static_cast<int>(*headDim);
+    c.nFf = static_cast<int>(*ff);
+    c.contextLength = static_cast<int>(*ctx);
+    c.nRot = static_cast<int>(*rot);
+    c.ropeFreqBase = static_cast<float>(*base);
+    c.rmsEps = static_cast<float>(*eps);
+    const GgufTensorInfo* embdTensor = file.findTensor("token_embd.weight");
+    if (!embdTensor || embdTensor->dims.size() != 2)
+        return fail(ErrorCode::InvalidFormat, "missing 2-D tensor token_embd.weight");
+    auto vocab = readIntKey(file, arch, "vocab_size", 1, kMaxVocab, embdTensor->dims[1]);
+    if (!vocab) return std::unexpected(vocab.error());
+    c.nVocab = static_cast<int>(*vocab);
+    for (const GgufTensorInfo& t : file.tensors()) c.nParams += static_cast<uint64_t>(t.nElements());
+    return c;
+}
+
+Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int64_t nCols, int64_t nRows) {
+    const GgufTensorInfo* t = file.findTensor(name);
+    if (!t) return fail(ErrorCode::InvalidFormat, strCat("missing tensor ", name));
+    const bool is1d = nRows == 1 && t->dims.size() == 1 && t->dims[0] == nCols;
+    const bool is2d = t->dims.size() == 2 && t->dims[0] == nCols && t->dims[1] == nRows;
+    if (!is1d && !is2d)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("tensor ", name, " has the wrong shape (expected [", nCols, ", ", nRows, "])"));
+    return WeightView{t->type, file.tensorData(*t).data(), nRows, nCols};
+}
+
+Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n) {
+    auto w = bindWeight(file, name, n, 1);
+    if (!w) return std::unexpected(w.error());
+    if (w->type != DType::F32)
+        return fail(ErrorCode::Unsupported, strCat("tensor ", name, " must be F32"));
+    // The reader guarantees the data lies within the mapping; F32 data in GGUF is 4-aligned
+    // because tensor offsets are multiples of general.alignment.
+    return static_cast<const float*>(w->data);
+}
+
+}  // namespace hearth

@@ -1,0 +1,31 @@
+// Reading architecture hyperparameters ("{arch}.*" keys) with range checks, shared by the
+// architecture files. Every value is bounded so a hostile file cannot size a huge allocation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/error.h"
+#include "engine/model/model.h"
+
+namespace hearth {
+
+class GgufFile;
+struct GgufTensorInfo;
+
+// An integer key "{arch}.{suffix}" within [lo, hi]; `fallback` when absent (nullopt = required).
+Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
+                           int64_t lo, int64_t hi, std::optional<int64_t> fallback = std::nullopt);
+Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
+                            double lo, double hi, std::optional<double> fallback = std::nullopt);
+
+// The common transformer hyperparameters every architecture reads.
+Result<ModelConfig> readCommonConfig(const GgufFile& file, std::string_view arch);
+
+// A tensor by name with exactly the given dims ([nCols, nRows] as in GGUF) as a WeightView.
+Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int64_t nCols, int64_t nRows);
+// A 1-D F32 tensor (norm weights) of length n.
+Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n);
+
+}  // namespace hearth

@@ -1,0 +1,121 @@
+// Tokenizer: what SentencePiece and BPE vocabularies share — the piece table, special ids, the
+// end-of-generation set, special-token splitting of segments — and the choice between the two.
+#include "engine/tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "engine/str_cat.h"
+#include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/special_split.h"
+#include "engine/tokenizer/spm_tokenizer.h"
+
+namespace hearth {
+namespace {
+
+// Pieces chat formats end a turn with; a model may stop on any of them, whatever its EOS.
+constexpr std::array<std::string_view, 4> kEndOfTurnPieces = {"<|im_end|>", "<end_of_turn>", "<|eot_id|>",
+                                                              "<|endoftext|>"};
+// Candidates for EOT when tokenizer.ggml.eot_token_id is absent, in order of preference.
+constexpr std::array<std::string_view, 3> kEotCandidates = {"<|eot_id|>", "<|im_end|>", "<end_of_turn>"};
+
+Result<void> checkShape(const VocabSpec& vocab) {
+    if (vocab.tokens.empty()) return fail(ErrorCode::InvalidFormat, "tokenizer.ggml.tokens: empty vocabulary");
+    if (vocab.tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+        return fail(ErrorCode::InvalidFormat, "tokenizer.ggml.tokens: too many tokens");
+    if (!vocab.scores.empty() && vocab.scores.size() != vocab.tokens.size())
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("tokenizer.ggml.scores: ", vocab.scores.size(), " scores for ", vocab.tokens.size(), " tokens"));
+    if (!vocab.tokenTypes.empty() && vocab.tokenTypes.size() != vocab.tokens.size())
+        return fail(ErrorCode::InvalidFormat, strCat("tokenizer.ggml.token_type: ", vocab.tokenTypes.size(),
+                                                      " types for ", vocab.tokens.size(), " tokens"));
+    for (size_t i = 0; i < vocab.tokenTypes.size(); ++i)
+        if (vocab.tokenTypes[i] < 0 || vocab.tokenTypes[i] > token_type::kByte)
+            return fail(ErrorCode::InvalidFormat,
+                        strCat("tokenizer.ggml.token_type[", i, "]: unknown type ", vocab.tokenTypes[i]));
+    return {};
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::~Tokenizer() = default;
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::fromVocab(VocabSpec vocab) {
+    if (vocab.model == "llama") return SpmTokenizer::create(vocab);
+    if (vocab.model == "gpt2") return BpeTokenizer::create(vocab);
+    return fail(ErrorCode::Unsupported, strCat("tokenizer.ggml.model \"", vocab.model,
+                                                "\" is not supported (supported: \"llama\", \"gpt2\")"));
+}
+
+Result<void> Tokenizer::initCommon(VocabSpec& vocab, bool addBosDefault) {
+    if (auto r = checkShape(vocab); !r) return r;
+    pieces_ = std::move(vocab.tokens);
+    vocab.tokens.clear();
+    tokenTypes_.assign(pieces_.size(), token_type::kNormal);
+    for (size_t i = 0; i < vocab.tokenTypes.size(); ++i)
+        if (vocab.tokenTypes[i] != 0) tokenTypes_[i] = vocab.tokenTypes[i];
+    pieceIndex_.reserve(pieces_.size());
+    for (size_t i = 0; i < pieces_.size(); ++i) pieceIndex_[pieces_[i]] = static_cast<TokenId>(i);
+
+    auto checked = [&](int64_t id) { return id >= 0 && id < nVocab() ? static_cast<TokenId>(id) : TokenId{-1}; };
+    bos_ = checked(vocab.bosId);
+    eos_ = checked(vocab.eosId);
+    eot_ = checked(vocab.eotId);
+    for (size_t i = 0; eot_ < 0 && i < kEotCandidates.size(); ++i)
+        if (const TokenId id = findPiece(kEotCandidates[i]); id >= 0 && isControl(id)) eot_ = id;
+    addBos_ = vocab.addBos.value_or(addBosDefault);
+
+    for (TokenId id : {eos_, eot_})
+        if (id >= 0) endOfGeneration_.push_back(id);
+    for (std::string_view text : kEndOfTurnPieces)
+        if (const TokenId id = findPiece(text); id >= 0 && isControl(id)) endOfGeneration_.push_back(id);
+    std::sort(endOfGeneration_.begin(), endOfGeneration_.end());
+    endOfGeneration_.erase(std::unique(endOfGeneration_.begin(), endOfGeneration_.end()), endOfGeneration_.end());
+
+    specials_ = std::make_unique<SpecialMatcher>(pieces_, tokenTypes_);
+    return {};
+}
+
+std::vector<TokenId> Tokenizer::encode(std::span<const TextSegment> segments, bool addBos) const {
+    std::vector<TokenId> out;
+    if (addBos && bos_ >= 0) out.push_back(bos_);
+    for (const Fragment& fragment : specials_->split(segments)) {
+        if (fragment.token >= 0)
+            out.push_back(fragment.token);
+        else
+            appendTextTokens(fragment.text, out);
+    }
+    return out;
+}
+
+std::vector<TokenId> Tokenizer::encode(std::string_view text, bool addBos, bool allowSpecial) const {
+    const TextSegment segment{std::string(text), allowSpecial};
+    return encode(std::span<const TextSegment>(&segment, 1), addBos);
+}
+
+std::string Tokenizer::decode(std::span<const TokenId> ids) const {
+    std::string out;
+    for (TokenId id : ids) out += tokenBytes(id);
+    return out;
+}
+
+bool Tokenizer::isEndOfGeneration(TokenId id) const {
+    return std::binary_search(endOfGeneration_.begin(), endOfGeneration_.end(), id);
+}
+
+bool Tokenizer::isControl(TokenId id) const {
+    return tokenType(id) == token_type::kControl;
+}
+
+int32_t Tokenizer::tokenType(TokenId id) const {
+    return validId(id) ? tokenTypes_[static_cast<size_t>(id)] : 0;
+}
+
+TokenId Tokenizer::findPiece(std::string_view text) const {
+    const auto it = pieceIndex_.find(text);
+    return it == pieceIndex_.end() ? -1 : it->second;
+}
+
+}  // namespace hearth

@@ -1,0 +1,85 @@
+// The compute backend interface: one call per operator over host memory, and the registry
+// that lists every backend with whether it is available (and why not). The engine computes
+// through a Backend; implementations live in kernels/cpu/ and kernels/cuda/.
+// Thread-safety: a Backend is used by one thread at a time (the engine thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+
+namespace hearth {
+
+// A weight matrix as stored in the GGUF file: nRows rows of nCols elements of type `type`.
+struct WeightView {
+    DType type = DType::F32;
+    const void* data = nullptr;
+    int64_t nRows = 0;
+    int64_t nCols = 0;
+};
+
+enum class RopeStyle {
+    Pairwise,  // rotate (x[2i], x[2i+1]): Llama ("normal" RoPE in GGUF files)
+    HalfSplit, // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
+};
+
+// One layer of one sequence's paged KV cache, F16 elements. Token at position p lives in
+// block blocks[p / blockSize], slot p % blockSize; K row = kBase(block) + slot * rowStride.
+struct PagedKvLayer {
+    f16_t* const* kBlocks = nullptr;  // [nBlocks] -> block's K rows [blockSize, rowStride]
+    f16_t* const* vBlocks = nullptr;  // [nBlocks] -> block's V rows [blockSize, rowStride]
+    int blockSize = 16;
+    int rowStride = 0;                // nKvHeads * headDim
+};
+
+struct AttentionShape {
+    int nHeads = 0;
+    int nKvHeads = 0;
+    int headDim = 0;
+    float scale = 1.0f;  // applied to q.k
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+
+    // y[t][r] = dot(row r of w, x[t]) for t < nTokens. x: [nTokens, w.nCols]; y: [nTokens, w.nRows].
+    virtual void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) = 0;
+    // out[i] = row ids[i] of the table, dequantized. out: [n, table.nCols].
+    virtual void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;
+    // y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w for each of nRows rows of n. y may alias x.
+    virtual void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) = 0;
+    // Rotates the first nRot dims of each head in place. x: [nTokens, nHeads * headDim].
+    virtual void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot,
+                      const int32_t* positions, float freqBase, RopeStyle style) = 0;
+    // Stores k, v rows ([nTokens, rowStride] floats) at positions into the paged layer.
+    virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v,
+                         const int32_t* positions, int64_t nTokens) = 0;
+    // Causal attention: token t (query row t of q [nTokens, nHeads*headDim]) attends to cache
+    // positions [0, positions[t]]. out: [nTokens, nHeads*headDim]. Each token is reduced over
+    // the cache in the same order whatever the batch (batch invariance).
+    virtual void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
+                           const int32_t* positions, int64_t nTokens, float* out) = 0;
+    // out[i] = silu(gate[i]) * up[i] (SwiGLU), or gelu_tanh(gate[i]) * up[i] (GeGLU).
+    virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
+    virtual void geglu(const float* gate, const float* up, int64_t n, float* out) = 0;
+    // x[i] += y[i]
+    virtual void add(float* x, const float* y, int64_t n) = 0;
+};
+
+struct BackendInfo {
+    std::string name;        // "CPU (reference)", "CPU (AVX2)", "CUDA"
+    bool available = false;
+    std::string reason;      // why not available; empty when available
+};
+
+// Every backend Hearth knows, available or not, in order of preference.
+std::vector<BackendInfo> listBackends();
+// The CPU reference backend (always available).
+std::unique_ptr<Backend> makeCpuReferenceBackend();
+
+}  // namespace hearth

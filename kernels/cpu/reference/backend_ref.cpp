@@ -1,0 +1,149 @@
+// The CPU reference backend: portable scalar operators, written to be read (llama2.c's run.c
+// is the model). Every faster backend is tested against this one.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/reference/matmul.h"
+#include "kernels/cpu/reference/quants.h"
+
+namespace hearth {
+namespace {
+
+class CpuReferenceBackend final : public Backend {
+public:
+    std::string name() const override { return "CPU (reference)"; }
+
+    void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) override {
+        ref::matmul(w.type, w.data, w.nRows, w.nCols, x, nTokens, y);
+    }
+
+    void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
+        const size_t rowSize = rowBytes(table.type, table.nCols);
+        const auto* base = static_cast<const uint8_t*>(table.data);
+        for (int64_t i = 0; i < n; ++i)
+            ref::dequantizeRow(table.type, base + rowSize * static_cast<size_t>(ids[i]),
+                               out + i * table.nCols, table.nCols);
+    }
+
+    void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
+        for (int64_t r = 0; r < nRows; ++r) {
+            const float* xr = x + r * n;
+            float* yr = y + r * n;
+            double sumSquares = 0.0;  // in double, as ggml's rms_norm does
+            for (int64_t i = 0; i < n; ++i) sumSquares += static_cast<double>(xr[i]) * xr[i];
+            const float scale = 1.0f / std::sqrt(static_cast<float>(sumSquares / static_cast<double>(n)) + eps);
+            for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale * w[i];
+        }
+    }
+
+    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
+              float freqBase, RopeStyle style) override {
+        // theta_i = pos * base^(-2i/nRot) for pair i (RoFormer, arXiv 2104.09864), built up by
+        // repeated multiplication in float as ggml does, so angles match the reference closely.
+        const int half = nRot / 2;
+        const float thetaScale = std::pow(freqBase, -2.0f / static_cast<float>(nRot));
+        for (int64_t t = 0; t < nTokens; ++t) {
+            float theta = static_cast<float>(positions[t]);
+            for (int i = 0; i < half; ++i, theta *= thetaScale) {
+                const float c = std::cos(theta), s = std::sin(theta);
+                const int a = style == RopeStyle::Pairwise ? 2 * i : i;
+                const int b = style == RopeStyle::Pairwise ? 2 * i + 1 : i + half;
+                for (int h = 0; h < nHeads; ++h) {
+                    float* head = x + (t * nHeads + h) * headDim;
+                    const float x0 = head[a], x1 = head[b];
+                    head[a] = x0 * c - x1 * s;
+                    head[b] = x0 * s + x1 * c;
+                }
+            }
+        }
+    }
+
+    void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
+                 int64_t nTokens) override {
+        for (int64_t t = 0; t < nTokens; ++t) {
+            const int block = positions[t] / layer.blockSize, slot = positions[t] % layer.blockSize;
+            f16_t* kRow = layer.kBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
+            f16_t* vRow = layer.vBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
+            for (int i = 0; i < layer.rowStride; ++i) {
+                kRow[i] = f32ToF16(k[t * layer.rowStride + i]);
+                vRow[i] = f32ToF16(v[t * layer.rowStride + i]);
+            }
+        }
+    }
+
+    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
+                   const int32_t* positions, int64_t nTokens, float* out) override {
+        const int qRowSize = shape.nHeads * shape.headDim;
+        const int groupSize = shape.nHeads / shape.nKvHeads;  // query heads per KV head (GQA)
+        for (int64_t t = 0; t < nTokens; ++t) {
+            const int nCtx = positions[t] + 1;
+            for (int h = 0; h < shape.nHeads; ++h) {
+                const float* qHead = q + t * qRowSize + h * shape.headDim;
+                const int kvOffset = (h / groupSize) * shape.headDim;
+                attendOneHead(layer, shape, qHead, kvOffset, nCtx, out + t * qRowSize + h * shape.headDim);
+            }
+        }
+    }
+
+    void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
+        for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    }
+
+    void geglu(const float* gate, const float* up, int64_t n, float* out) override {
+        constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+        for (int64_t i = 0; i < n; ++i) {
+            const float g = gate[i];
+            const float gelu = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + 0.044715f * g * g)));
+            out[i] = gelu * up[i];
+        }
+    }
+
+    void add(float* x, const float* y, int64_t n) override {
+        for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+    }
+
+private:
+    // Softmax(q.K^T * scale) . V over positions [0, nCtx), in position order, computed the
+    // way llama.cpp's CPU flash attention does with an F16 cache, so that Hearth lands close to
+    // it: q rounded to F16, q.k summed in float, an online softmax (Milakov & Gimelshein,
+    // arXiv 1805.02867) whose running V sum is kept in F16, divided by the sum at the end.
+    void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
+                       int kvOffset, int nCtx, float* outHead) {
+        qHalf_.resize(static_cast<size_t>(shape.headDim));
+        accum_.assign(static_cast<size_t>(shape.headDim), f32ToF16(0.0f));
+        for (int i = 0; i < shape.headDim; ++i) qHalf_[static_cast<size_t>(i)] = f16ToF32(f32ToF16(qHead[i]));
+        float runningMax = -INFINITY, runningSum = 0.0f;
+        for (int p = 0; p < nCtx; ++p) {
+            const int64_t slot = static_cast<int64_t>(p % layer.blockSize) * layer.rowStride + kvOffset;
+            const f16_t* kRow = layer.kBlocks[p / layer.blockSize] + slot;
+            const f16_t* vRow = layer.vBlocks[p / layer.blockSize] + slot;
+            float dot = 0.0f;
+            for (int i = 0; i < shape.headDim; ++i) dot += qHalf_[static_cast<size_t>(i)] * f16ToF32(kRow[i]);
+            const float score = dot * shape.scale;
+            float accumScale = 1.0f, weight = 1.0f;
+            if (score > runningMax) {
+                accumScale = std::exp(runningMax - score);
+                runningMax = score;
+                for (f16_t& a : accum_) a = f32ToF16(f16ToF32(a) * accumScale);
+            } else {
+                weight = std::exp(score - runningMax);
+            }
+            for (int i = 0; i < shape.headDim; ++i)
+                accum_[static_cast<size_t>(i)] = f32ToF16(f16ToF32(accum_[static_cast<size_t>(i)]) + f16ToF32(vRow[i]) * weight);
+            runningSum = runningSum * accumScale + weight;
+        }
+        const float inv = 1.0f / runningSum;
+        for (int i = 0; i < shape.headDim; ++i) outHead[i] = f16ToF32(accum_[static_cast<size_t>(i)]) * inv;
+    }
+
+    std::vector<float> qHalf_;
+    std::vector<f16_t> accum_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeCpuReferenceBackend() { return std::make_unique<CpuReferenceBackend>(); }
+
+}  // namespace hearth

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Hearth needs to build, test and run — only those missing.
+# Usage: install-deps.sh [run|test]   (test adds what only the test suite needs)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+mode="${1:-test}"
+packages=(
+  g++ cmake ninja-build pkg-config ccache git
+  qt6-base-dev qt6-l10n-tools qt6-tools-dev libqt6sql6-sqlite qt6-qpa-plugins
+  libsentencepiece-dev libsqlite3-dev
+  python3 python3-venv python3-pip
+)
+if [ "$mode" = test ]; then
+  packages+=(xvfb xauth)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  hearth_log "all ${#packages[@]} packages are installed"; exit 0
+fi
+hearth_log "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+hearth_sudo apt-get update -qq
+hearth_sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

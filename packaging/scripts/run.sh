@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The README's first command: installs what is missing, builds, fetches the default model and
+# starts Hearth with it — the GUI when a display exists, otherwise `hearth-cli chat`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+bash "$HEARTH_ROOT/packaging/scripts/install-deps.sh" run
+bash "$HEARTH_ROOT/packaging/scripts/build.sh" release
+bash "$HEARTH_ROOT/packaging/scripts/fetch-models.sh" default
+model="$HEARTH_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  exec "$HEARTH_BUILD/app/hearth" --model "$model"
+fi
+exec "$HEARTH_BUILD/app/hearth-cli" chat --model "$model"
