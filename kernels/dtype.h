@@ -63,18 +63,25 @@ struct DTypeInfo {
 DTypeInfo dtypeInfo(uint32_t typeId);
 inline DTypeInfo dtypeInfo(DType t) { return dtypeInfo(static_cast<uint32_t>(t)); }
 
-// True for the types Hearth can hold as weights (every type above except the activation-only Q8_1/Q8_K).
+// True for the types Hearth can hold as weights: every type above except the activation-only
+// Q8_1 and Q8_K.
 bool isWeightType(DType t);
 
-// Bytes of a row of n elements; n must be a multiple of the block size.
+// Bytes of a row of n elements; n must be a multiple of the block size (callers check it, and
+// the product for overflow). 0 for a type Hearth does not know, rather than a division by zero.
 inline size_t rowBytes(DType t, int64_t n) {
     const DTypeInfo info = dtypeInfo(t);
+    if (info.name == nullptr) return 0;
     return static_cast<size_t>(n / info.blockElems) * static_cast<size_t>(info.blockBytes);
 }
 
+// Exact: every half is a float (subnormals, infinities and NaN payloads included).
 float f16ToF32(f16_t h);
-f16_t f32ToF16(float f);  // round to nearest even, as ggml's F16C path does
+// Round to nearest even, as ggml's F16C path does: overflow gives inf, NaN gives a quiet NaN.
+f16_t f32ToF16(float f);
+// Exact: bfloat16 is the top half of a float.
 float bf16ToF32(bf16_t h);
-bf16_t f32ToBf16(float f);  // round to nearest even
+// Round to nearest even; NaN stays a (quiet) NaN, as ggml's and gguf-py's conversion.
+bf16_t f32ToBf16(float f);
 
 }  // namespace hearth

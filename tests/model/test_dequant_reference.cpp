@@ -16,7 +16,6 @@
 
 #include <cstring>
 #include <functional>
-#include <numeric>
 #include <vector>
 
 #include "kernels/cpu/reference/quants.h"
@@ -61,7 +60,8 @@ ReferenceTensor parseTensorLine(const QByteArray& line) {
 // works on one tensor while Python dequantizes the next. Returns an error text, or empty.
 QString runReference(const QStringList& args, const std::function<QString(const QByteArray&)>& onLine) {
     QProcess process;
-    process.start(test::pythonExe(), QStringList{test::sourceDir() + "/tests/model/dequant_reference.py"} + args);
+    const QString script = test::sourceDir() + "/tests/model/dequant_reference.py";
+    process.start(test::pythonExe(), QStringList{script} + args);
     if (!process.waitForStarted(30000)) return "cannot start " + test::pythonExe();
     QString error;
     for (;;) {
@@ -124,14 +124,18 @@ QString firstDifference(const float* ours, const float* reference, int64_t n, in
 QString diagnose(const QString& gguf, const ReferenceTensor& t, const uchar* raw) {
     QTemporaryDir dir;
     const QString out = dir.filePath("reference.f32");
-    const QString error = runReference({"dump", gguf, t.name, out}, [](const QByteArray&) { return QString(); });
+    const auto ignoreLines = [](const QByteArray&) { return QString(); };
+    const QString error = runReference({"dump", gguf, t.name, out}, ignoreLines);
     QFile file(out);
-    if (!error.isEmpty() || !file.open(QIODevice::ReadOnly)) return "cannot dump the reference: " + error;
+    if (!error.isEmpty() || !file.open(QIODevice::ReadOnly))
+        return "cannot dump the reference: " + error;
     const QByteArray reference = file.readAll();
     std::vector<float> ours;
     const DType type = static_cast<DType>(t.typeId);
-    dequantizeTensor(raw, type, t.rowElems, t.nRows, [&](const float* v, int64_t n) { ours.insert(ours.end(), v, v + n); });
-    if (reference.size() != qsizetype(ours.size() * sizeof(float))) return "the reference has a different size";
+    dequantizeTensor(raw, type, t.rowElems, t.nRows,
+                     [&](const float* v, int64_t n) { ours.insert(ours.end(), v, v + n); });
+    if (reference.size() != qsizetype(ours.size() * sizeof(float)))
+        return "the reference has a different size";
     return firstDifference(ours.data(), reinterpret_cast<const float*>(reference.constData()),
                            int64_t(ours.size()), dtypeInfo(type).blockElems);
 }
@@ -186,7 +190,8 @@ QString TestDequantReference::checkTensor(const QString& gguf, const uchar* map,
     if (t.rowElems <= 0 || t.rowElems % info.blockElems != 0) return t.name + ": bad row length";
     const qint64 expectedBytes = qint64(rowBytes(type, t.rowElems)) * t.nRows;
     if (expectedBytes != t.nBytes)
-        return QStringLiteral("%1: %2 bytes by Hearth's type table, %3 by gguf-py").arg(t.name).arg(expectedBytes).arg(t.nBytes);
+        return QStringLiteral("%1: %2 bytes by Hearth's type table, %3 by gguf-py")
+            .arg(t.name).arg(expectedBytes).arg(t.nBytes);
     if (t.offset < 0 || t.offset + t.nBytes > fileSize) return t.name + ": data outside the file";
     const uchar* raw = map + t.offset;
     if (hearthBlake2b(raw, type, t.rowElems, t.nRows) != t.blake2b)
@@ -207,26 +212,58 @@ void TestDequantReference::modelTensors() {
     QElapsedTimer timer;
     timer.start();
     QMap<QString, int> typeCounts;
-    qint64 nElements = 0;
+    qint64 nTensors = 0, nElements = 0;
     QStringList failures;
     const QString error = runReference({"tensors", path}, [&](const QByteArray& line) {
         const ReferenceTensor t = parseTensorLine(line);
         const QString failure = checkTensor(path, map, file.size(), t, failures.isEmpty());
         if (!failure.isEmpty()) failures << failure;
         typeCounts[dtypeInfo(t.typeId).name ? dtypeInfo(t.typeId).name : "?"]++;
+        ++nTensors;
         nElements += t.rowElems * t.nRows;
         return QString();
     });
     QVERIFY2(error.isEmpty(), qPrintable(error));
-    if (failures.size() > 8) failures = failures.mid(0, 8) << QStringLiteral("... %1 in all").arg(failures.size());
+    if (failures.size() > 8) failures = failures.mid(0, 8) << QString("... %1 in all").arg(failures.size());
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    QVERIFY2(nTensors > 0, "the reference listed no tensors");
     QStringList types;
-    for (auto it = typeCounts.cbegin(); it != typeCounts.cend(); ++it) types << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
-    QVERIFY2(!typeCounts.isEmpty(), "the reference listed no tensors");
-    qInfo("%s: %lld tensors (%s), %lld elements bit-identical to gguf-py in %.1f s", qPrintable(QFileInfo(path).fileName()),
-          qlonglong(std::accumulate(typeCounts.cbegin(), typeCounts.cend(), 0)), qPrintable(types.join(", ")),
+    for (auto it = typeCounts.cbegin(); it != typeCounts.cend(); ++it)
+        types << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
+    qInfo("%s: %lld tensors (%s), %lld elements bit-identical to gguf-py in %.1f s",
+          qPrintable(QFileInfo(path).fileName()), qlonglong(nTensors), qPrintable(types.join(", ")),
           qlonglong(nElements), timer.elapsed() / 1000.0);
 }
+
+namespace {
+
+// One synthetic case (a line of `dequant_reference.py synthetic`): Hearth's dequantization of
+// gguf-py's bytes, and for the types Hearth quantizes, Hearth's bytes. Returns an error, or empty.
+QString checkSyntheticCase(const QTemporaryDir& dir, const QJsonObject& o) {
+    const QString name = o["name"].toString();
+    const auto type = static_cast<DType>(o["type"].toInteger());
+    const int64_t n = o["rows"].toInteger() * o["cols"].toInteger();
+    const QByteArray input = readAll(dir.filePath(name + ".input.f32"));
+    const QByteArray raw = readAll(dir.filePath(name + ".raw"));
+    const QByteArray reference = readAll(dir.filePath(name + ".f32"));
+    if (input.size() != n * 4 || reference.size() != n * 4 || raw.size() != qsizetype(rowBytes(type, n)))
+        return name + ": files of unexpected size";
+    std::vector<float> ours(static_cast<size_t>(n));
+    ref::dequantizeRow(type, raw.constData(), ours.data(), n);
+    const auto* expected = reinterpret_cast<const float*>(reference.constData());
+    const QString diff = firstDifference(ours.data(), expected, n, dtypeInfo(type).blockElems);
+    if (!diff.isEmpty()) return name + " dequantization: " + diff;
+    if (type != DType::F16 && type != DType::BF16 && type != DType::Q8_0) return {};
+    QByteArray quantized(raw.size(), '\0');
+    ref::quantizeRow(type, reinterpret_cast<const float*>(input.constData()), quantized.data(), n);
+    for (qsizetype i = 0; i < raw.size(); ++i)
+        if (quantized[i] != raw[i])
+            return QStringLiteral("%1 quantization: byte %2 is 0x%3, gguf-py wrote 0x%4").arg(name).arg(i)
+                .arg(uchar(quantized[i]), 2, 16, QChar('0')).arg(uchar(raw[i]), 2, 16, QChar('0'));
+    return {};
+}
+
+}  // namespace
 
 // Seeded rows quantized by gguf-py to every type it can write (Q5_1 and BF16 are in no test
 // model): Hearth dequantizes them bit-identically, and Hearth's own quantizers for F16, BF16
@@ -235,38 +272,19 @@ void TestDequantReference::syntheticRows() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     QStringList checked;
-    const QString error = runReference({"synthetic", dir.path()}, [&](const QByteArray& line) -> QString {
+    const QString error = runReference({"synthetic", dir.path()}, [&](const QByteArray& line) {
         const QJsonObject o = QJsonDocument::fromJson(line).object();
-        const QString name = o["name"].toString();
-        const auto type = static_cast<DType>(o["type"].toInteger());
-        const int64_t n = o["rows"].toInteger() * o["cols"].toInteger();
-        const QByteArray input = readAll(dir.filePath(name + ".input.f32"));
-        const QByteArray raw = readAll(dir.filePath(name + ".raw"));
-        const QByteArray reference = readAll(dir.filePath(name + ".f32"));
-        if (input.size() != n * 4 || reference.size() != n * 4 || raw.size() != qsizetype(rowBytes(type, n)))
-            return name + ": files of unexpected size";
-        std::vector<float> ours(static_cast<size_t>(n));
-        ref::dequantizeRow(type, raw.constData(), ours.data(), n);
-        const QString diff = firstDifference(ours.data(), reinterpret_cast<const float*>(reference.constData()), n,
-                                             dtypeInfo(type).blockElems);
-        if (!diff.isEmpty()) return name + " dequantization: " + diff;
-        if (type == DType::F16 || type == DType::BF16 || type == DType::Q8_0) {
-            QByteArray quantized(raw.size(), '\0');
-            ref::quantizeRow(type, reinterpret_cast<const float*>(input.constData()), quantized.data(), n);
-            for (qsizetype i = 0; i < raw.size(); ++i)
-                if (quantized[i] != raw[i])
-                    return QStringLiteral("%1 quantization: byte %2 is 0x%3, gguf-py wrote 0x%4").arg(name).arg(i)
-                        .arg(uchar(quantized[i]), 2, 16, QChar('0')).arg(uchar(raw[i]), 2, 16, QChar('0'));
-            checked << name + " (+quantize)";
-        } else {
-            checked << name;
+        const QString failure = checkSyntheticCase(dir, o);
+        if (failure.isEmpty()) {
+            checked << o["name"].toString();
+            nSyntheticElements_ += o["rows"].toInteger() * o["cols"].toInteger();
         }
-        nSyntheticElements_ += n;
-        return {};
+        return failure;
     });
     QVERIFY2(error.isEmpty(), qPrintable(error));
     QCOMPARE(checked.size(), 7);
-    qInfo("synthetic rows bit-identical to gguf-py: %s", qPrintable(checked.join(", ")));
+    qInfo("synthetic rows bit-identical to gguf-py: %s (and the F16, BF16, Q8_0 quantizers)",
+          qPrintable(checked.join(", ")));
 }
 
 void TestDequantReference::cleanupTestCase() {

@@ -42,7 +42,7 @@ inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
         tokens.emplace_back(name);
         types.push_back(6);
     }
-    for (const char* w : {"\xE2\x96\x81the", "\xE2\x96\x81a", "\xE2\x96\x81cat", "at", "\xE2\x96\x81"}) {
+    for (const char* w : {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"}) {
         tokens.emplace_back(w);
         types.push_back(1);
     }

@@ -48,13 +48,15 @@ void packScalesMins(const int* sc, const int* m, uint8_t* s) {
 
 void packQ4KQuants(const int* q, uint8_t* qs) {  // chunk c: low nibbles then high nibbles
     for (int c = 0; c < 4; ++c)
-        for (int l = 0; l < 32; ++l) qs[32 * c + l] = static_cast<uint8_t>((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
+        for (int l = 0; l < 32; ++l)
+            qs[32 * c + l] = static_cast<uint8_t>((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
 }
 
 void packQ5KHighBits(const int* q, uint8_t* qh) {  // bit k of qh[l]: element 32k + l
     for (int l = 0; l < 32; ++l) {
         qh[l] = 0;
-        for (int k = 0; k < 8; ++k) qh[l] = static_cast<uint8_t>(qh[l] | ((q[32 * k + l] >> 4) & 1) << k);
+        for (int k = 0; k < 8; ++k)
+            qh[l] = static_cast<uint8_t>(qh[l] | ((q[32 * k + l] >> 4) & 1) << k);
     }
 }
 
@@ -93,26 +95,42 @@ std::vector<float> handActivations256() {  // 127 then 255 ones: Q8_K gives d = 
     return x;
 }
 
+template <class Block, class Fix>
+void fixEach(std::vector<uint8_t>& bytes, Fix fix) {
+    auto* blocks = reinterpret_cast<Block*>(bytes.data());
+    for (size_t i = 0; i < bytes.size() / sizeof(Block); ++i) fix(blocks[i]);
+}
+
 // Weights of every field random but the scales, which are kept in a sane range.
 std::vector<uint8_t> randomWeights(DType t, int64_t n, std::mt19937& rng) {
     std::vector<uint8_t> bytes(rowBytes(t, n));
     std::uniform_int_distribution<int> byte(0, 255);
     for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
-    std::uniform_real_distribution<float> scale(-0.05f, 0.05f), positive(0.001f, 0.05f), value(-2.0f, 2.0f);
-    const int64_t nBlocks = n / dtypeInfo(t).blockElems;
-    auto each = [&](auto* blocks, auto fix) { for (int64_t i = 0; i < nBlocks; ++i) fix(blocks[i]); };
+    std::uniform_real_distribution<float> signedScale(-0.05f, 0.05f), scale(0.001f, 0.05f);
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    auto half = [&](std::uniform_real_distribution<float>& dist, float factor = 1.0f) {
+        return f32ToF16(factor * dist(rng));
+    };
     switch (t) {
-    case DType::F32: each(reinterpret_cast<float*>(bytes.data()), [&](float& f) { f = value(rng); }); break;
-    case DType::F16: each(reinterpret_cast<f16_t*>(bytes.data()), [&](f16_t& h) { h = f32ToF16(value(rng)); }); break;
-    case DType::BF16: each(reinterpret_cast<bf16_t*>(bytes.data()), [&](bf16_t& h) { h = f32ToBf16(value(rng)); }); break;
-    case DType::Q4_0: each(reinterpret_cast<BlockQ4_0*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(scale(rng)); }); break;
-    case DType::Q5_0: each(reinterpret_cast<BlockQ5_0*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(scale(rng)); }); break;
-    case DType::Q8_0: each(reinterpret_cast<BlockQ8_0*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(scale(rng)); }); break;
-    case DType::Q4_1: each(reinterpret_cast<BlockQ4_1*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(positive(rng)); b.m = f32ToF16(-8 * positive(rng)); }); break;
-    case DType::Q5_1: each(reinterpret_cast<BlockQ5_1*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(positive(rng)); b.m = f32ToF16(-16 * positive(rng)); }); break;
-    case DType::Q4_K: each(reinterpret_cast<BlockQ4_K*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(positive(rng)); b.dmin = f32ToF16(positive(rng)); }); break;
-    case DType::Q5_K: each(reinterpret_cast<BlockQ5_K*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(positive(rng)); b.dmin = f32ToF16(positive(rng)); }); break;
-    case DType::Q6_K: each(reinterpret_cast<BlockQ6_K*>(bytes.data()), [&](auto& b) { b.d = f32ToF16(positive(rng)); }); break;
+    case DType::F32: fixEach<float>(bytes, [&](float& f) { f = value(rng); }); break;
+    case DType::F16: fixEach<f16_t>(bytes, [&](f16_t& h) { h = half(value); }); break;
+    case DType::BF16: fixEach<bf16_t>(bytes, [&](bf16_t& h) { h = f32ToBf16(value(rng)); }); break;
+    case DType::Q4_0: fixEach<BlockQ4_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
+    case DType::Q5_0: fixEach<BlockQ5_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
+    case DType::Q8_0: fixEach<BlockQ8_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
+    case DType::Q4_1:
+        fixEach<BlockQ4_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -8.0f); });
+        break;
+    case DType::Q5_1:
+        fixEach<BlockQ5_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -16.0f); });
+        break;
+    case DType::Q4_K:
+        fixEach<BlockQ4_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); });
+        break;
+    case DType::Q5_K:
+        fixEach<BlockQ5_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); });
+        break;
+    case DType::Q6_K: fixEach<BlockQ6_K>(bytes, [&](auto& b) { b.d = half(scale); }); break;
     default: break;
     }
     return bytes;
@@ -120,7 +138,8 @@ std::vector<uint8_t> randomWeights(DType t, int64_t n, std::mt19937& rng) {
 
 // The rounding of Q8_1's s = f16(d * Σq) against the dequantized activations' d16 * Σq: the
 // min term mw * s of a Q4_1/Q5_1 dot may differ from the float dot by this much.
-double q8_1SumSlack(DType w, const std::vector<uint8_t>& weights, const std::vector<uint8_t>& act, int64_t n) {
+double q8_1SumSlack(DType w, const std::vector<uint8_t>& weights, const std::vector<uint8_t>& act,
+                    int64_t n) {
     if (ref::vecDotType(w) != DType::Q8_1) return 0.0;
     const auto* a = reinterpret_cast<const BlockQ8_1*>(act.data());
     double slack = 0.0;
@@ -129,7 +148,8 @@ double q8_1SumSlack(DType w, const std::vector<uint8_t>& weights, const std::vec
                                          : reinterpret_cast<const BlockQ5_1*>(weights.data())[i].m;
         int sum = 0;
         for (int8_t q : a[i].qs) sum += q;
-        slack += std::fabs(f16ToF32(m)) * std::fabs(f16ToF32(a[i].s) - double(f16ToF32(a[i].d)) * sum);
+        const double exactS = double(f16ToF32(a[i].d)) * sum;
+        slack += std::fabs(f16ToF32(m)) * std::fabs(f16ToF32(a[i].s) - exactS);
     }
     return slack;
 }
@@ -166,6 +186,7 @@ private slots:
     void quantizeQ8_1();
     void quantizeQ8_K();
     void quantizeQ8_KZeroAndNegativeMax();
+    void quantizeNonFinite();
     void quantizeFloatTypes();
     void vecDotMatchesDequantized_data();
     void vecDotMatchesDequantized();
@@ -197,6 +218,7 @@ void TestQuants::typeFacts() {
     QCOMPARE(rowBytes(DType::Q4_K, 512), size_t(288));
     QCOMPARE(rowBytes(DType::Q8_0, 64), size_t(68));
     QCOMPARE(rowBytes(DType::BF16, 3), size_t(6));
+    QCOMPARE(rowBytes(static_cast<DType>(10), 256), size_t(0));  // unknown (Q2_K): no crash
 }
 
 void TestQuants::f16ToF32Values() {
@@ -411,9 +433,10 @@ void TestQuants::dequantFloatTypes() {
     const f16_t f16[3] = {0x3c00, 0x0001, 0xfc00};
     const bf16_t bf16[3] = {0x3f80, 0xc2f7, 0x0001};
     QCOMPARE(dequantized(DType::F32, f32, 3), std::vector<float>(f32, f32 + 3));
-    QCOMPARE(dequantized(DType::F16, f16, 3),
-             (std::vector<float>{1.0f, std::ldexp(1.0f, -24), -std::numeric_limits<float>::infinity()}));
-    QCOMPARE(dequantized(DType::BF16, bf16, 3), (std::vector<float>{1.0f, -123.5f, fromBits(0x00010000)}));
+    const float inf = std::numeric_limits<float>::infinity();
+    QCOMPARE(dequantized(DType::F16, f16, 3), (std::vector<float>{1.0f, std::ldexp(1.0f, -24), -inf}));
+    QCOMPARE(dequantized(DType::BF16, bf16, 3),
+             (std::vector<float>{1.0f, -123.5f, fromBits(0x00010000)}));
 }
 
 void TestQuants::quantizeQ8_0() {
@@ -490,6 +513,21 @@ void TestQuants::quantizeQ8_KZeroAndNegativeMax() {
     QCOMPARE(b.qs[11], int8_t(126));
     QCOMPARE(b.qs[12], int8_t(126));
     QCOMPARE(b.bsums[0], int16_t(125));
+}
+
+// A diverged model's NaN/inf activations give defined (if useless) blocks, not UB (the
+// sanitizer build checks the conversions).
+void TestQuants::quantizeNonFinite() {
+    std::vector<float> x(256, 1.0f);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    x[40] = std::numeric_limits<float>::infinity();
+    BlockQ8_0 b8[8];
+    BlockQ8_K bk;
+    ref::quantizeRow(DType::Q8_0, x.data(), b8, 256);
+    ref::quantizeRow(DType::Q8_K, x.data(), &bk, 256);
+    QCOMPARE(b8[0].qs[3], int8_t(0));
+    QCOMPARE(b8[1].d, f16_t(0x7c00));  // d = inf/127
+    QCOMPARE(b8[2].qs[0], int8_t(127));
 }
 
 void TestQuants::quantizeFloatTypes() {

@@ -22,8 +22,8 @@ void unpackNibbles32(const uint8_t* qs, int8_t* q) {
 // Q5_0/Q5_1: qh is a little-endian u32 whose bit j is the fifth bit of element j.
 void unpackFiveBits32(const uint8_t* qs, const uint8_t* qhBytes, int8_t* q) {
     unpackNibbles32(qs, q);
-    const uint32_t qh = static_cast<uint32_t>(qhBytes[0]) | static_cast<uint32_t>(qhBytes[1]) << 8 |
-                        static_cast<uint32_t>(qhBytes[2]) << 16 | static_cast<uint32_t>(qhBytes[3]) << 24;
+    uint32_t qh = 0;
+    for (int k = 0; k < 4; ++k) qh |= static_cast<uint32_t>(qhBytes[k]) << (8 * k);
     for (int j = 0; j < kQK; ++j) q[j] = static_cast<int8_t>(q[j] | ((qh >> j) & 1u) << 4);
 }
 
@@ -174,13 +174,20 @@ float identity(float f) { return f; }
 
 // ---- Activation quantization (ggml's reference quantizers) ----
 
+// Finite activations round into [-127, 127]; NaN or inf (a diverged model) must not make the
+// float-to-int conversion undefined behaviour, so NaN becomes 0 and the rest saturates.
+int8_t toInt8Saturated(float rounded) {
+    if (std::isnan(rounded)) return 0;
+    return static_cast<int8_t>(std::clamp(rounded, -128.0f, 127.0f));
+}
+
 // One Q8_0/Q8_1 block: returns the f32 scale d = amax/127; q = roundf(x * (1/d)).
 float quantizeBlock8(const float* x, int8_t* q) {
     float amax = 0.0f;
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < kQK; ++j) q[j] = static_cast<int8_t>(std::round(x[j] * id));
+    for (int j = 0; j < kQK; ++j) q[j] = toInt8Saturated(std::round(x[j] * id));
     return d;
 }
 
@@ -211,8 +218,8 @@ void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t nBlocks) {
         std::memset(&y[i], 0, sizeof y[i]);
         if (amax == 0.0f) continue;
         const float iscale = -127.0f / max;
-        for (int j = 0; j < kQKK; ++j)
-            y[i].qs[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * x[j]))));
+        for (int j = 0; j < kQKK; ++j)  // ggml: min(127, nearest_int(iscale * x))
+            y[i].qs[j] = toInt8Saturated(std::nearbyint(iscale * x[j]));
         for (int g = 0; g < kQKK / 16; ++g) {
             int sum = 0;
             for (int l = 0; l < 16; ++l) sum += y[i].qs[16 * g + l];
@@ -248,8 +255,10 @@ float dotQ5_0(const BlockQ5_0* w, const BlockQ8_0* a, int64_t nBlocks) {
 
 float dotQ8_0(const BlockQ8_0* w, const BlockQ8_0* a, int64_t nBlocks) {
     float acc = 0.0f;
-    for (int64_t i = 0; i < nBlocks; ++i)
-        acc += (f16ToF32(w[i].d) * f16ToF32(a[i].d)) * static_cast<float>(dotInts(w[i].qs, a[i].qs, kQK));
+    for (int64_t i = 0; i < nBlocks; ++i) {
+        const int isum = dotInts(w[i].qs, a[i].qs, kQK);
+        acc += (f16ToF32(w[i].d) * f16ToF32(a[i].d)) * static_cast<float>(isum);
+    }
     return acc;
 }
 
@@ -280,7 +289,7 @@ float dotQ5_1(const BlockQ5_1* w, const BlockQ8_1* a, int64_t nBlocks) {
     return acc;
 }
 
-// Q4_K/Q5_K × Q8_K: Σ_sub (d·sc·q − dmin·m)·(da·qa) = d·da·Σ sc·(Σ q·qa) − dmin·da·Σ m·(Σ qa);
+// Q4_K/Q5_K × Q8_K: Σ (d·sc·q − dmin·m)·(da·qa) = d·da·Σ sc·(Σ q·qa) − dmin·da·Σ m·(Σ qa);
 // Σ qa of a 32-element sub-block is two of the activation's 16-element bsums.
 template <class Block, void (*unpack)(const Block&, int8_t*)>
 float dotScaleMinK(const Block* w, const BlockQ8_K* a, int64_t nBlocks) {
@@ -380,20 +389,20 @@ void quantizeRow(DType t, const float* src, void* dst, int64_t n) {
 
 float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n) {
     const int64_t nb32 = n / kQK, nb256 = n / kQKK;
+    const void* const wr = weightRow;
+    const void* const ar = actRow;
     switch (w) {
-    case DType::F32: return dotScalars<float, identity>(as<float>(weightRow), as<float>(actRow), n);
-    case DType::F16: return dotScalars<f16_t, f16ToF32>(as<f16_t>(weightRow), as<f16_t>(actRow), n);
-    case DType::BF16: return dotScalars<bf16_t, bf16ToF32>(as<bf16_t>(weightRow), as<bf16_t>(actRow), n);
-    case DType::Q4_0: return dotQ4_0(as<BlockQ4_0>(weightRow), as<BlockQ8_0>(actRow), nb32);
-    case DType::Q4_1: return dotQ4_1(as<BlockQ4_1>(weightRow), as<BlockQ8_1>(actRow), nb32);
-    case DType::Q5_0: return dotQ5_0(as<BlockQ5_0>(weightRow), as<BlockQ8_0>(actRow), nb32);
-    case DType::Q5_1: return dotQ5_1(as<BlockQ5_1>(weightRow), as<BlockQ8_1>(actRow), nb32);
-    case DType::Q8_0: return dotQ8_0(as<BlockQ8_0>(weightRow), as<BlockQ8_0>(actRow), nb32);
-    case DType::Q4_K:
-        return dotScaleMinK<BlockQ4_K, unpackQ4K>(as<BlockQ4_K>(weightRow), as<BlockQ8_K>(actRow), nb256);
-    case DType::Q5_K:
-        return dotScaleMinK<BlockQ5_K, unpackQ5K>(as<BlockQ5_K>(weightRow), as<BlockQ8_K>(actRow), nb256);
-    case DType::Q6_K: return dotQ6_K(as<BlockQ6_K>(weightRow), as<BlockQ8_K>(actRow), nb256);
+    case DType::F32: return dotScalars<float, identity>(as<float>(wr), as<float>(ar), n);
+    case DType::F16: return dotScalars<f16_t, f16ToF32>(as<f16_t>(wr), as<f16_t>(ar), n);
+    case DType::BF16: return dotScalars<bf16_t, bf16ToF32>(as<bf16_t>(wr), as<bf16_t>(ar), n);
+    case DType::Q4_0: return dotQ4_0(as<BlockQ4_0>(wr), as<BlockQ8_0>(ar), nb32);
+    case DType::Q4_1: return dotQ4_1(as<BlockQ4_1>(wr), as<BlockQ8_1>(ar), nb32);
+    case DType::Q5_0: return dotQ5_0(as<BlockQ5_0>(wr), as<BlockQ8_0>(ar), nb32);
+    case DType::Q5_1: return dotQ5_1(as<BlockQ5_1>(wr), as<BlockQ8_1>(ar), nb32);
+    case DType::Q8_0: return dotQ8_0(as<BlockQ8_0>(wr), as<BlockQ8_0>(ar), nb32);
+    case DType::Q4_K: return dotScaleMinK<BlockQ4_K, unpackQ4K>(as<BlockQ4_K>(wr), as<BlockQ8_K>(ar), nb256);
+    case DType::Q5_K: return dotScaleMinK<BlockQ5_K, unpackQ5K>(as<BlockQ5_K>(wr), as<BlockQ8_K>(ar), nb256);
+    case DType::Q6_K: return dotQ6_K(as<BlockQ6_K>(wr), as<BlockQ8_K>(ar), nb256);
     case DType::Q8_1: case DType::Q8_K:
         return 0.0f;  // activation-only types are never weights (isWeightType)
     }

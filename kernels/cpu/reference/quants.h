@@ -36,13 +36,14 @@ void quantizeRow(DType t, const float* src, void* dst, int64_t n);
 // Dot product of one weight row (type w) with one activation row already in vecDotType(w).
 // The summation order is part of the contract, so that a SIMD or GPU kernel can reproduce it
 // bit for bit:
-//   Block types: per block an exact int32 sum isum = Σ qw·qa (and for the K-quants msum =
-//     Σ_j min_j · (bsums of sub-block j)); then, in block order, a float accumulator
-//     acc += (dw*da) * isum                      Q4_0, Q5_0, Q8_0 (× Q8_0), Q6_K (× Q8_K)
-//     acc += (dw*da) * isum + mw*sa              Q4_1, Q5_1 (× Q8_1; sa = the Q8_1 s field)
-//     acc += (dw*da) * isum - (dminw*da) * msum  Q4_K, Q5_K (× Q8_K)
-//     where each product and sum is one rounded float operation (no FMA contraction; the
-//     reference is built in ISO C++ mode, where GCC does not contract).
+//   Block types: per block an exact int32 sum isum = Σ qw·qa (for Q4_K/Q5_K/Q6_K the sum over
+//     sub-blocks of scale_j · Σ_j qw·qa; for Q4_K/Q5_K also msum = Σ_j min_j · (the two bsums
+//     of sub-block j)); then, in block order, starting from acc = 0.0f:
+//     acc = acc + ((dw*da) * isum)                         Q4_0, Q5_0, Q8_0 × Q8_0; Q6_K × Q8_K
+//     acc = acc + ((dw*da) * isum + mw*sa)                 Q4_1, Q5_1 × Q8_1 (sa: its s field)
+//     acc = acc + ((dw*da) * isum - (dminw*da) * msum)     Q4_K, Q5_K × Q8_K
+//     with every operation a rounded float operation (no FMA contraction: the reference is
+//     built in ISO C++ mode, where GCC does not contract; a fast kernel must not either).
 //   F32, F16, BF16: products in double (exact for all three: at most 24+24 significant bits),
 //     summed in double over 8 lanes, element i into lane i % 8, each lane in increasing i;
 //     lanes combined as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); the result rounded to float.
