@@ -40,6 +40,7 @@ struct AttentionShape {
     int nKvHeads = 0;
     int headDim = 0;
     float scale = 1.0f;  // applied to q.k
+    int32_t slidingWindow = 0;  // > 0: a query at position p sees only positions > p - slidingWindow
 };
 
 class Backend {
@@ -60,7 +61,7 @@ public:
     virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v,
                          const int32_t* positions, int64_t nTokens) = 0;
     // Causal attention: token t (query row t of q [nTokens, nHeads*headDim]) attends to cache
-    // positions [0, positions[t]]. out: [nTokens, nHeads*headDim]. Each token is reduced over
+    // positions [0, positions[t]] (with a sliding window: (positions[t] - window, positions[t]]). out: [nTokens, nHeads*headDim]. Each token is reduced over
     // the cache in the same order whatever the batch (batch invariance).
     virtual void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
                            const int32_t* positions, int64_t nTokens, float* out) = 0;

@@ -79,10 +79,11 @@ public:
         const int groupSize = shape.nHeads / shape.nKvHeads;  // query heads per KV head (GQA)
         for (int64_t t = 0; t < nTokens; ++t) {
             const int nCtx = positions[t] + 1;
+            const int first = shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
             for (int h = 0; h < shape.nHeads; ++h) {
                 const float* qHead = q + t * qRowSize + h * shape.headDim;
                 const int kvOffset = (h / groupSize) * shape.headDim;
-                attendOneHead(layer, shape, qHead, kvOffset, nCtx, out + t * qRowSize + h * shape.headDim);
+                attendOneHead(layer, shape, qHead, kvOffset, first, nCtx, out + t * qRowSize + h * shape.headDim);
             }
         }
     }
@@ -105,17 +106,17 @@ public:
     }
 
 private:
-    // Softmax(q.K^T * scale) . V over positions [0, nCtx), in position order, computed the
+    // Softmax(q.K^T * scale) . V over positions [first, nCtx), in position order, computed the
     // way llama.cpp's CPU flash attention does with an F16 cache, so that Hearth lands close to
     // it: q rounded to F16, q.k summed in float, an online softmax (Milakov & Gimelshein,
     // arXiv 1805.02867) whose running V sum is kept in F16, divided by the sum at the end.
     void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
-                       int kvOffset, int nCtx, float* outHead) {
+                       int kvOffset, int first, int nCtx, float* outHead) {
         qHalf_.resize(static_cast<size_t>(shape.headDim));
         accum_.assign(static_cast<size_t>(shape.headDim), f32ToF16(0.0f));
         for (int i = 0; i < shape.headDim; ++i) qHalf_[static_cast<size_t>(i)] = f16ToF32(f32ToF16(qHead[i]));
         float runningMax = -INFINITY, runningSum = 0.0f;
-        for (int p = 0; p < nCtx; ++p) {
+        for (int p = first; p < nCtx; ++p) {
             const int64_t slot = static_cast<int64_t>(p % layer.blockSize) * layer.rowStride + kvOffset;
             const f16_t* kRow = layer.kBlocks[p / layer.blockSize] + slot;
             const f16_t* vRow = layer.vBlocks[p / layer.blockSize] + slot;
