@@ -1,80 +1,166 @@
-// Paged KV storage: a pool of fixed-size blocks, a free list, per-sequence block tables.
-// Block memory: [nLayers][K, V][blockSize][rowStride] F16.
+// Paged KV memory over a BlockPool: planning and committing reservations (reuse of cached
+// prefix blocks, copy-on-write of a shared partly filled block), publishing full blocks,
+// rollback, and the per-layer block pointers the kernels read.
+// Block memory: [nLayers][K, V][blockSize][rowStride] F16, blocks side by side in one arena.
 #include "engine/kv/kv_cache.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <new>
-#include <string>
+
+#include "engine/str_cat.h"
 
 namespace hearth {
 
-KvCache::KvCache(KvLayout layout, int32_t maxTokens) : layout_(layout) {
-    nMaxBlocks_ = (std::max(maxTokens, 1) + layout_.blockSize - 1) / layout_.blockSize;
-    blocks_.resize(static_cast<size_t>(nMaxBlocks_));
-    freeList_.reserve(static_cast<size_t>(nMaxBlocks_));
-    for (int32_t b = nMaxBlocks_ - 1; b >= 0; --b) freeList_.push_back(b);
+Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t maxTokens, const KvChainRoot& root) {
+    if (layout.nLayers <= 0 || layout.rowStride <= 0 || layout.blockSize <= 0 || layout.blockSize > 1024 || maxTokens <= 0)
+        return fail(ErrorCode::InvalidArgument, strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
+    if (layout.elementType != KvElementType::F16)
+        return fail(ErrorCode::Unsupported, strCat("KV element type ", kvElementTypeName(layout.elementType), " is not supported yet"));
+    const double bytes = double(layout.nLayers) * 2 * layout.rowStride * sizeof(f16_t) * (double(maxTokens) + layout.blockSize);
+    if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) / 2)
+        return fail(ErrorCode::OutOfMemory, strCat("a KV cache of ", maxTokens, " tokens is too large"));
+    auto cache = std::make_unique<KvCache>(layout, maxTokens, root);
+    if (cache->capacityTokens() == 0)
+        return fail(ErrorCode::OutOfMemory, strCat("cannot allocate ", bytes / (1 << 20), " MiB for the KV cache"));
+    return cache;
+}
+
+KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
+    : layout_(layout), root_(root),
+      pool_((std::max(maxTokens, 1) + layout.blockSize - 1) / layout.blockSize, layout.blockSize) {
+    elemsPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) *
+                     static_cast<size_t>(layout_.rowStride);
+    // Not value-initialised: pages are touched only when a block is first written.
+    arena_.reset(new (std::nothrow) f16_t[static_cast<size_t>(pool_.nBlocks()) * elemsPerBlock_]);
+    if (!arena_) pool_ = BlockPool(0, layout_.blockSize);
 }
 
 KvCache::~KvCache() = default;
 
-size_t KvCache::bytesPerBlock() const {
-    return static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) *
-           static_cast<size_t>(layout_.rowStride) * sizeof(f16_t);
+size_t KvCache::bytesPerBlock() const { return elemsPerBlock_ * sizeof(f16_t); }
+
+KvReservation::Unshare KvCache::planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const {
+    // Only the block holding the first position to write can hold others' data: blocks past
+    // it were allocated fresh for this sequence.
+    const auto index = static_cast<size_t>(seq.nTokens / layout_.blockSize);
+    if (nTokens <= seq.nTokens || seq.nTokens % layout_.blockSize == 0 || index >= seq.blockTable.size())
+        return KvReservation::Unshare::None;
+    const BlockId block = seq.blockTable[index];
+    if (pool_.refCount(block) > 1) return KvReservation::Unshare::Copy;
+    if (!pool_.keyOf(block)) return KvReservation::Unshare::None;
+    // Ours alone, but its full content is indexed: keep that cached copy when a block is spare.
+    return nSpare > 0 ? KvReservation::Unshare::Copy : KvReservation::Unshare::InPlace;
 }
 
-int32_t KvCache::nFreeBlocks() const { return static_cast<int32_t>(freeList_.size()); }
-
-f16_t* KvCache::blockData(int32_t block) {
-    auto& slot = blocks_[static_cast<size_t>(block)];
-    if (!slot) slot.reset(new (std::nothrow) f16_t[bytesPerBlock() / sizeof(f16_t)]);
-    return slot.get();
-}
-
-Result<void> KvCache::reserve(KvSequence& seq, int32_t nTokens) {
-    const int32_t needBlocks = (nTokens + layout_.blockSize - 1) / layout_.blockSize;
-    const int32_t haveBlocks = static_cast<int32_t>(seq.blockTable.size());
-    if (needBlocks <= haveBlocks) return {};
-    const int32_t extra = needBlocks - haveBlocks;
-    if (extra > nFreeBlocks())
-        return fail(ErrorCode::OutOfMemory, "KV cache full: " + std::to_string(nTokens) +
-                                                " tokens need " + std::to_string(needBlocks) +
-                                                " blocks, " + std::to_string(haveBlocks + nFreeBlocks()) +
-                                                " available");
-    // Plan: the blocks to take are the last `extra` entries of the free list; make sure each
-    // has memory before taking any of them.
-    for (int32_t i = 0; i < extra; ++i)
-        if (!blockData(freeList_[freeList_.size() - 1 - static_cast<size_t>(i)]))
-            return fail(ErrorCode::OutOfMemory, "KV cache: cannot allocate a block");
-    for (int32_t i = 0; i < extra; ++i) {
-        seq.blockTable.push_back(freeList_.back());
-        freeList_.pop_back();
+Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens, std::span<const int32_t> cacheableTokens) const {
+    if (nTokens < 0) return fail(ErrorCode::InvalidArgument, strCat("cannot reserve ", nTokens, " KV positions"));
+    if (nTokens > capacityTokens())
+        return fail(ErrorCode::OutOfMemory, strCat("KV cache full: ", nTokens, " tokens need ", blocksFor(nTokens),
+                                                   " blocks; the cache has ", pool_.nBlocks()));
+    KvReservation r;
+    r.poolGeneration = pool_.generation();
+    r.fromTableSize = seq.blockTable.size();
+    r.fromNTokens = seq.nTokens;
+    const int32_t bs = layout_.blockSize;
+    const auto nHave = static_cast<int32_t>(seq.blockTable.size());
+    const bool atChainHead = seq.nTokens == nHave * bs && std::ssize(seq.blockKeys) == nHave;
+    const auto nCacheable = std::min<int64_t>(std::ssize(cacheableTokens), nTokens);
+    if (atChainHead && nCacheable > seq.nTokens) {
+        const BlockKey& parent = seq.blockKeys.empty() ? root_.key : seq.blockKeys.back();
+        CachedPrefix hit = pool_.longestCachedPrefix(
+            parent, cacheableTokens.subspan(static_cast<size_t>(seq.nTokens), static_cast<size_t>(nCacheable - seq.nTokens)));
+        r.reuse = std::move(hit.blocks);
+        r.reuseKeys = std::move(hit.keys);
+        r.nCachedTokens = static_cast<int32_t>(r.reuse.size()) * bs;
     }
+    r.nNewBlocks = std::max(0, blocksFor(nTokens) - nHave - static_cast<int32_t>(r.reuse.size()));
+    int32_t nAvailable = pool_.nAvailable();
+    for (BlockId b : r.reuse)
+        if (pool_.refCount(b) == 0) --nAvailable;  // leaves the LRU: no longer evictable
+    if (r.reuse.empty()) r.unshare = planUnshare(seq, nTokens, nAvailable - r.nNewBlocks);
+    const int32_t nNeeded = r.nNewBlocks + (r.unshare == KvReservation::Unshare::Copy ? 1 : 0);
+    if (nNeeded > nAvailable)
+        return fail(ErrorCode::OutOfMemory, strCat("KV cache full: ", nTokens, " tokens need ", nNeeded, " more blocks, ",
+                                                   nAvailable, " available"));
+    return r;
+}
+
+Result<void> KvCache::commit(KvSequence& seq, const KvReservation& r) {
+    if (r.poolGeneration != pool_.generation() || r.fromTableSize != seq.blockTable.size() || r.fromNTokens != seq.nTokens)
+        return fail(ErrorCode::InvalidArgument, "stale KV reservation: the cache or the sequence changed since it was planned");
+    for (size_t i = 0; i < r.reuse.size(); ++i) {
+        pool_.share(r.reuse[i]);
+        seq.blockTable.push_back(r.reuse[i]);
+        seq.blockKeys.push_back(r.reuseKeys[i]);
+    }
+    seq.nTokens += r.nCachedTokens;
+    if (r.unshare != KvReservation::Unshare::None) {
+        BlockId& slot = seq.blockTable[static_cast<size_t>(seq.nTokens / layout_.blockSize)];
+        if (r.unshare == KvReservation::Unshare::Copy) {
+            const BlockId copy = pool_.allocate();
+            copyRows(slot, copy, seq.nTokens % layout_.blockSize);
+            pool_.release(slot);
+            slot = copy;
+        } else {
+            pool_.unpublish(slot);
+        }
+    }
+    for (int32_t i = 0; i < r.nNewBlocks; ++i) seq.blockTable.push_back(pool_.allocate());
     return {};
 }
 
-void KvCache::truncate(KvSequence& seq, int32_t nTokens) {
+Result<void> KvCache::reserve(KvSequence& seq, int32_t nTokens) {
+    auto r = plan(seq, nTokens);
+    if (!r) return std::unexpected(r.error());
+    return commit(seq, *r);
+}
+
+void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
+    const auto bs = static_cast<size_t>(layout_.blockSize);
+    const size_t nFull = std::min(static_cast<size_t>(seq.nTokens), tokens.size()) / bs;
+    while (seq.blockKeys.size() < nFull) {
+        const size_t i = seq.blockKeys.size();
+        const BlockKey& parent = i == 0 ? root_.key : seq.blockKeys.back();
+        const BlockKey key = chainKey(parent, tokens.subspan(i * bs, bs));
+        // An unkeyed block whose key already names another block stays private (publish says no).
+        if (!pool_.keyOf(seq.blockTable[i])) pool_.publish(seq.blockTable[i], key);
+        seq.blockKeys.push_back(key);
+    }
+}
+
+void KvCache::rollback(KvSequence& seq, int32_t nTokens) {
     nTokens = std::clamp(nTokens, 0, seq.nTokens);
-    const size_t keepBlocks = static_cast<size_t>((nTokens + layout_.blockSize - 1) / layout_.blockSize);
-    while (seq.blockTable.size() > keepBlocks) {
-        freeList_.push_back(seq.blockTable.back());
+    const auto keep = static_cast<size_t>(blocksFor(nTokens));
+    while (seq.blockTable.size() > keep) {
+        pool_.release(seq.blockTable.back());
         seq.blockTable.pop_back();
     }
+    const auto nFull = static_cast<size_t>(nTokens / layout_.blockSize);
+    if (seq.blockKeys.size() > nFull) seq.blockKeys.resize(nFull);
     seq.nTokens = nTokens;
+}
+
+void KvCache::copyRows(BlockId from, BlockId to, int32_t nRows) {
+    const size_t half = static_cast<size_t>(layout_.blockSize) * static_cast<size_t>(layout_.rowStride);
+    const size_t bytes = static_cast<size_t>(nRows) * static_cast<size_t>(layout_.rowStride) * sizeof(f16_t);
+    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)  // K and V of each layer
+        std::memcpy(blockData(to) + part * half, blockData(from) + part * half, bytes);
 }
 
 PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
     const size_t n = seq.blockTable.size();
     kPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
     vPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
-    const size_t layerElems = 2 * static_cast<size_t>(layout_.blockSize) * static_cast<size_t>(layout_.rowStride);
-    const size_t halfElems = layerElems / 2;
+    const size_t half = static_cast<size_t>(layout_.blockSize) * static_cast<size_t>(layout_.rowStride);
     // Pointers of layer l live at [l * n, (l + 1) * n) so that views of all layers stay valid together.
     f16_t** kOut = kPointers_.data() + static_cast<size_t>(layer) * n;
     f16_t** vOut = vPointers_.data() + static_cast<size_t>(layer) * n;
     for (size_t b = 0; b < n; ++b) {
-        f16_t* base = blocks_[static_cast<size_t>(seq.blockTable[b])].get() + static_cast<size_t>(layer) * layerElems;
+        f16_t* base = blockData(seq.blockTable[b]) + static_cast<size_t>(layer) * 2 * half;
         kOut[b] = base;
-        vOut[b] = base + halfElems;
+        vOut[b] = base + half;
     }
     return PagedKvLayer{kOut, vOut, layout_.blockSize, layout_.rowStride};
 }

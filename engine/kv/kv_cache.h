@@ -1,61 +1,104 @@
-// KV storage in fixed-size blocks addressed through per-sequence block tables. This is the
-// paged layout that the full manager (prefix sharing, reference counts, LRU: issue 4) builds
-// on; for now each sequence owns its blocks.
+// KvCache: the K/V memory of one model's attention group, handed out in fixed-size blocks
+// through per-sequence block tables, with prefix sharing through a BlockPool (reference
+// counts, key index, LRU). Reservation is a plan (a KvReservation value) committed once.
 // Thread-safety: owned and called by the engine thread only.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/kv/block_pool.h"
+#include "engine/kv/kv_layout.h"
 #include "kernels/backend.h"
 
 namespace hearth {
 
-struct KvLayout {
-    int nLayers = 0;
-    int rowStride = 0;    // nKvHeads * headDim: elements of one token's K (or V) in one layer
-    int blockSize = 16;   // tokens per block
+// One sequence's view of the cache, a value the caller owns: its block table, how many
+// positions hold K/V, and the chain keys of its leading full blocks (filled by publish()).
+// A block of the table may be shared with other sequences; KvCache un-shares it before a write.
+struct KvSequence {
+    std::vector<BlockId> blockTable;
+    int32_t nTokens = 0;
+    std::vector<BlockKey> blockKeys;  // keys of blockTable[0 .. blockKeys.size()), all full
 };
 
-// One sequence's view of the cache: its block table and how many positions are filled.
-struct KvSequence {
-    std::vector<int32_t> blockTable;
-    int32_t nTokens = 0;
+// What commit() will do to one sequence, planned against one state of the pool.
+struct KvReservation {
+    enum class Unshare : uint8_t {
+        None,
+        Copy,     // the partly filled block at the write position is shared or cached: copy it
+        InPlace,  // it is ours alone but keyed, and no block is spare: drop its key instead
+    };
+    std::vector<BlockId> reuse;     // cached blocks appended to the table (shared)
+    std::vector<BlockKey> reuseKeys;
+    int32_t nCachedTokens = 0;      // positions the reused blocks fill
+    int32_t nNewBlocks = 0;         // fresh blocks appended after them
+    Unshare unshare = Unshare::None;
+    // The state it was planned against; commit() refuses a reservation that no longer fits.
+    uint64_t poolGeneration = 0;
+    size_t fromTableSize = 0;
+    int32_t fromNTokens = 0;
 };
 
 class KvCache {
 public:
-    // maxTokens bounds the memory: ceil(maxTokens / blockSize) blocks at most, allocated lazily.
-    KvCache(KvLayout layout, int32_t maxTokens);
+    // Errors: InvalidArgument (layout), Unsupported (element type other than F16, for now),
+    // OutOfMemory (the block memory cannot be had).
+    static Result<std::unique_ptr<KvCache>> create(const KvLayout& layout, int32_t maxTokens,
+                                                   const KvChainRoot& root = {});
+    // maxTokens bounds the memory: ceil(maxTokens / blockSize) blocks. Precondition: a layout
+    // create() accepts; if the memory cannot be had the cache has no blocks.
+    KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root = {});
     ~KvCache();
     KvCache(const KvCache&) = delete;
     KvCache& operator=(const KvCache&) = delete;
 
     const KvLayout& layout() const { return layout_; }
-    int32_t capacityTokens() const { return nMaxBlocks_ * layout_.blockSize; }
-
-    // Makes room for positions [0, nTokens) in seq: plans every block first and commits only
-    // when all of them can be had, so a failure leaves seq and the pool unchanged.
-    Result<void> reserve(KvSequence& seq, int32_t nTokens);
-    // Drops positions >= nTokens, returning whole blocks past them to the free list.
-    void truncate(KvSequence& seq, int32_t nTokens);
-    void release(KvSequence& seq) { truncate(seq, 0); }
-
-    // Pointers for one layer of seq, valid until the next reserve/truncate.
-    PagedKvLayer layerView(const KvSequence& seq, int layer);
-
-    int32_t nFreeBlocks() const;
+    const KvChainRoot& root() const { return root_; }
+    const BlockPool& pool() const { return pool_; }
+    int32_t capacityTokens() const { return pool_.nBlocks() * layout_.blockSize; }
+    int32_t nFreeBlocks() const { return pool_.nAvailable(); }  // free + evictable cached
     size_t bytesPerBlock() const;
 
+    // Plans room for positions [0, nTokens) of seq. When seq ends on a block boundary with all
+    // its blocks keyed (an empty seq does), cached blocks continuing its chain over
+    // `cacheableTokens` (ids of positions [0, ...) of seq; only whole blocks count) are reused
+    // rather than recomputed. Changes nothing. Errors: OutOfMemory, InvalidArgument.
+    Result<KvReservation> plan(const KvSequence& seq, int32_t nTokens,
+                               std::span<const int32_t> cacheableTokens = {}) const;
+    // Applies a reservation planned for seq against the current state: all of it or, when the
+    // state changed since plan() (InvalidArgument), nothing.
+    Result<void> commit(KvSequence& seq, const KvReservation& reservation);
+    // plan() without reuse, then commit(): what a forward pass calls before writing K/V.
+    Result<void> reserve(KvSequence& seq, int32_t nTokens);
+
+    // Indexes seq's blocks that are full and not yet keyed; tokens: ids of positions
+    // [0, seq.nTokens) (more are ignored, fewer publish only the blocks they cover).
+    void publish(KvSequence& seq, std::span<const int32_t> tokens);
+    // Drops positions >= nTokens: blocks past them are released (the last first, so deeper
+    // blocks are evicted before the prefix they continue). A partly kept shared block is
+    // un-shared by the next plan that writes into it.
+    void rollback(KvSequence& seq, int32_t nTokens);
+    void release(KvSequence& seq) { rollback(seq, 0); }
+
+    // Pointers for one layer of seq (views of all layers stay valid together), valid until
+    // the next commit/reserve/rollback of any sequence.
+    PagedKvLayer layerView(const KvSequence& seq, int layer);
+
 private:
-    f16_t* blockData(int32_t block);
+    f16_t* blockData(BlockId block) { return arena_.get() + static_cast<size_t>(block) * elemsPerBlock_; }
+    int32_t blocksFor(int32_t nTokens) const { return (nTokens + layout_.blockSize - 1) / layout_.blockSize; }
+    KvReservation::Unshare planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const;
+    void copyRows(BlockId from, BlockId to, int32_t nRows);
 
     KvLayout layout_;
-    int32_t nMaxBlocks_ = 0;
-    std::vector<std::unique_ptr<f16_t[]>> blocks_;  // allocated on first use
-    std::vector<int32_t> freeList_;                 // O(1) pop/push
+    KvChainRoot root_;
+    BlockPool pool_;
+    size_t elemsPerBlock_ = 0;
+    std::unique_ptr<f16_t[]> arena_;                // [nBlocks][nLayers][K, V][blockSize][rowStride]
     std::vector<f16_t*> kPointers_, vPointers_;     // scratch for layerView
 };
 

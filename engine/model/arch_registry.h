@@ -18,5 +18,6 @@ struct ArchEntry {
 };
 
 Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file);
+Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file);
 
 }  // namespace hearth

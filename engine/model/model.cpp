@@ -12,6 +12,7 @@ namespace hearth {
 namespace {
 constexpr std::array kArchitectures{
     ArchEntry{"llama", &loadLlama},
+    ArchEntry{"gemma3", &loadGemma3},
 };
 }  // namespace
 

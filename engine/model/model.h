@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/kv/kv_cache.h"
@@ -32,6 +33,12 @@ struct ModelConfig {
     float ropeFreqBase = 10000.0f;
     float rmsEps = 1e-5f;
     RopeStyle ropeStyle = RopeStyle::Pairwise;
+    // Interleaved sliding-window attention (Gemma 3): slidingLayers[il] is true for a local
+    // layer, which sees the last slidingWindow positions and uses RoPE base ropeFreqBaseSwa.
+    // Empty / 0 when every layer is global.
+    int32_t slidingWindow = 0;
+    std::vector<bool> slidingLayers;  // [nLayers] or empty
+    float ropeFreqBaseSwa = 10000.0f;
     bool tiedOutput = false;    // no output.weight: logits use token_embd
     uint64_t nParams = 0;       // elements of all tensors
 };

@@ -1,9 +1,11 @@
 // Sampler stages (one function each) and the chain that runs them in DESIGN.md's order.
-#include "engine/str_cat.h"
 #include "engine/sample/sampler.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "engine/str_cat.h"
 
 namespace hearth {
 namespace {
@@ -12,31 +14,117 @@ bool before(const TokenLogit& a, const TokenLogit& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
-// Softmax probabilities of sorted candidates (the first has the largest logit).
+// Softmax probabilities of candidates in their order, in doubles.
 std::vector<double> probabilities(std::span<const TokenLogit> cands) {
     std::vector<double> p(cands.size());
+    if (cands.empty()) return p;
+    double top = -std::numeric_limits<double>::infinity();
+    for (const TokenLogit& c : cands) top = std::max(top, double(c.logit));
     double sum = 0.0;
-    for (size_t i = 0; i < cands.size(); ++i) sum += p[i] = std::exp(double(cands[i].logit) - cands[0].logit);
+    for (size_t i = 0; i < cands.size(); ++i)
+        sum += p[i] = std::isfinite(top) ? std::exp(double(cands[i].logit) - top) : 1.0;
     for (double& x : p) x /= sum;
     return p;
 }
 
+// The candidate with this id: candidates still in vocabulary order are found by index.
+TokenLogit* findCandidate(std::span<TokenLogit> cands, int32_t id) {
+    if (id >= 0 && static_cast<size_t>(id) < cands.size() && cands[static_cast<size_t>(id)].id == id)
+        return &cands[static_cast<size_t>(id)];
+    const auto it = std::find_if(cands.begin(), cands.end(), [id](const TokenLogit& c) { return c.id == id; });
+    return it == cands.end() ? nullptr : &*it;
+}
+
+Result<void> inRange(const char* name, double value, double lo, double hi, bool loOpen, const char* shown) {
+    const bool ok = (loOpen ? value > lo : value >= lo) && value <= hi;  // false for NaN
+    if (ok) return {};
+    return fail(ErrorCode::InvalidArgument, strCat(name, " ", value, " is out of range ", shown));
+}
+
+Result<void> validateLogitBias(const std::vector<LogitBias>& biases, int32_t nVocab) {
+    for (const LogitBias& b : biases) {
+        if (b.id < 0 || (nVocab > 0 && b.id >= nVocab))
+            return fail(ErrorCode::InvalidArgument,
+                        nVocab > 0 ? strCat("logit bias: token id ", b.id, " is outside the vocabulary (0..", nVocab - 1, ")")
+                                   : strCat("logit bias: token id ", b.id, " must be >= 0"));
+        const bool banned = std::isinf(b.bias) && b.bias < 0;
+        if (!banned && !(b.bias >= -100.0f && b.bias <= 100.0f))
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("logit bias of token ", b.id, ": ", b.bias, " is out of range [-100..100] (or -inf to ban it)"));
+    }
+    return {};
+}
+
 }  // namespace
 
-Result<void> validate(const SamplingParams& p) {
-    if (!(p.temperature >= 0.0f && p.temperature <= 100.0f))
-        return fail(ErrorCode::InvalidArgument, strCat("temperature ", p.temperature, " is out of range (0..100)"));
-    if (p.topK < 0) return fail(ErrorCode::InvalidArgument, strCat("top-k ", p.topK, " must be >= 0"));
-    if (!(p.topP > 0.0f && p.topP <= 1.0f))
-        return fail(ErrorCode::InvalidArgument, strCat("top-p ", p.topP, " is out of range (0..1]"));
-    if (!(p.minP >= 0.0f && p.minP <= 1.0f))
-        return fail(ErrorCode::InvalidArgument, strCat("min-p ", p.minP, " is out of range [0..1]"));
+Result<void> validate(const SamplingParams& p, int32_t nVocab) {
+    const Result<void> checks[] = {
+        inRange("temperature", p.temperature, 0.0, 100.0, false, "[0..100]"),
+        p.topK >= 0 ? Result<void>{} : fail(ErrorCode::InvalidArgument, strCat("top-k ", p.topK, " must be >= 0 (0 = off)")),
+        inRange("typical-p", p.typicalP, 0.0, 1.0, true, "(0..1] (1 = off)"),
+        inRange("top-p", p.topP, 0.0, 1.0, true, "(0..1] (1 = off)"),
+        inRange("min-p", p.minP, 0.0, 1.0, false, "[0..1] (0 = off)"),
+        inRange("repeat penalty", p.repeatPenalty, 0.0, 10.0, true, "(0..10] (1 = off)"),
+        p.repeatLastN >= -1 ? Result<void>{}
+                            : fail(ErrorCode::InvalidArgument, strCat("repeat-last-n ", p.repeatLastN, " must be >= -1 (-1 = all, 0 = off)")),
+        inRange("presence penalty", p.presencePenalty, -2.0, 2.0, false, "[-2..2] (0 = off)"),
+        inRange("frequency penalty", p.frequencyPenalty, -2.0, 2.0, false, "[-2..2] (0 = off)"),
+        validateLogitBias(p.logitBias, nVocab),
+    };
+    for (const Result<void>& r : checks)
+        if (!r) return r;
     return {};
+}
+
+void applyLogitBias(std::span<TokenLogit> cands, std::span<const LogitBias> biases) {
+    for (const LogitBias& b : biases)
+        if (TokenLogit* c = findCandidate(cands, b.id)) c->logit += b.bias;
+}
+
+void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window, float repeat, float presence,
+                    float frequency) {
+    std::vector<int32_t> seen(window.begin(), window.end());
+    std::sort(seen.begin(), seen.end());
+    for (size_t i = 0; i < seen.size();) {
+        size_t j = i;
+        while (j < seen.size() && seen[j] == seen[i]) ++j;
+        if (TokenLogit* c = findCandidate(cands, seen[i])) {
+            c->logit = c->logit > 0.0f ? c->logit / repeat : c->logit * repeat;
+            c->logit -= static_cast<float>(j - i) * frequency + presence;
+        }
+        i = j;
+    }
 }
 
 size_t sampleTopK(std::span<TokenLogit> cands, int32_t k) {
     const size_t n = (k <= 0 || static_cast<size_t>(k) >= cands.size()) ? cands.size() : static_cast<size_t>(k);
     std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(n), cands.end(), before);
+    return n;
+}
+
+size_t sampleTypicalP(std::span<TokenLogit> cands, float p) {
+    // Locally typical sampling (Meister et al. 2022, arXiv 2202.00666): keep the tokens whose
+    // surprisal -log p_i is closest to the entropy H, the fewest whose mass reaches p.
+    if (p >= 1.0f || cands.size() < 2) return cands.size();
+    const std::vector<double> probs = probabilities(cands);
+    double entropy = 0.0;
+    for (double x : probs)
+        if (x > 0.0) entropy -= x * std::log(x);
+    std::vector<size_t> order(cands.size());
+    std::vector<double> distance(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) {
+        order[i] = i;
+        distance[i] = probs[i] > 0.0 ? std::abs(-std::log(probs[i]) - entropy) : std::numeric_limits<double>::infinity();
+    }
+    // Stable: equal distances keep the candidates' (sorted) order.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return distance[a] < distance[b]; });
+    size_t n = 0;
+    double cumulative = 0.0;
+    while (n < order.size() && cumulative < p) cumulative += probs[order[n++]];
+    std::vector<TokenLogit> kept(n);
+    for (size_t i = 0; i < n; ++i) kept[i] = cands[order[i]];
+    std::sort(kept.begin(), kept.end(), before);
+    std::copy(kept.begin(), kept.end(), cands.begin());
     return n;
 }
 
@@ -64,6 +152,21 @@ void applyTemperature(std::span<TokenLogit> cands, float temperature) {
     for (TokenLogit& c : cands) c.logit /= temperature;
 }
 
+size_t drawIndex(std::span<const TokenLogit> cands, double u) {
+    const std::vector<double> probs = probabilities(cands);
+    double cumulative = 0.0;
+    size_t lastPositive = 0;
+    for (size_t i = 0; i < probs.size(); ++i) {
+        if (probs[i] <= 0.0) continue;
+        cumulative += probs[i];
+        lastPositive = i;
+        if (u < cumulative) return i;
+    }
+    return lastPositive;  // u beyond a cumulative sum that rounding left just under 1
+}
+
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
 int32_t argmax(std::span<const float> logits) {
     size_t best = 0;
     for (size_t i = 1; i < logits.size(); ++i)
@@ -71,21 +174,61 @@ int32_t argmax(std::span<const float> logits) {
     return static_cast<int32_t>(best);
 }
 
+int32_t argmax(std::span<const TokenLogit> cands) {
+    const auto it = std::min_element(cands.begin(), cands.end(), before);
+    return it == cands.end() ? -1 : it->id;
+}
+
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 
+void Sampler::observe(std::span<const int32_t> tokens) {
+    for (int32_t t : tokens) append(t);
+}
+
+void Sampler::append(int32_t token) {
+    history_.push_back(token);
+    // Keep the window, dropping the old part in amortised O(1).
+    const auto n = static_cast<size_t>(params_.repeatLastN);
+    if (params_.repeatLastN >= 0 && history_.size() > 2 * n + 64)
+        history_.erase(history_.begin(), history_.end() - static_cast<std::ptrdiff_t>(n));
+}
+
+std::span<const int32_t> Sampler::penaltyWindow() const {
+    std::span<const int32_t> all(history_);
+    if (params_.repeatLastN < 0) return all;
+    return all.last(std::min(all.size(), static_cast<size_t>(params_.repeatLastN)));
+}
+
+bool Sampler::penaltiesActive() const {
+    return params_.repeatLastN != 0 &&
+           (params_.repeatPenalty != 1.0f || params_.presencePenalty != 0.0f || params_.frequencyPenalty != 0.0f);
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
-    if (params_.temperature <= 0.0f) return argmax(logits);
-    cands_.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
-    std::span<TokenLogit> c(cands_);
-    c = c.first(sampleTopK(c, params_.topK));
-    if (params_.topK <= 0) std::sort(c.begin(), c.end(), before);
-    c = c.first(sampleTopP(c, params_.topP));
-    c = c.first(sampleMinP(c, params_.minP));
-    applyTemperature(c, params_.temperature);
-    const std::vector<double> probs = probabilities(c);
-    std::discrete_distribution<size_t> pick(probs.begin(), probs.end());
-    return c[pick(rng_)].id;
+    const bool greedy = params_.temperature <= 0.0f;
+    int32_t token;
+    if (greedy && params_.logitBias.empty() && !penaltiesActive()) {
+        token = argmax(logits);
+    } else {
+        cands_.resize(logits.size());
+        for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
+        std::span<TokenLogit> c(cands_);
+        applyLogitBias(c, params_.logitBias);
+        if (penaltiesActive())
+            applyPenalties(c, penaltyWindow(), params_.repeatPenalty, params_.presencePenalty, params_.frequencyPenalty);
+        if (greedy) {
+            token = argmax(std::span<const TokenLogit>(c));
+        } else {
+            c = c.first(sampleTopK(c, params_.topK));
+            c = c.first(sampleTypicalP(c, params_.typicalP));
+            c = c.first(sampleTopP(c, params_.topP));
+            c = c.first(sampleMinP(c, params_.minP));
+            applyTemperature(c, params_.temperature);
+            token = c[drawIndex(c, uniform01(rng_))].id;
+        }
+    }
+    append(token);
+    return token;
 }
 
 }  // namespace hearth

@@ -1,7 +1,8 @@
 // Choosing the next token from logits: a chain of small stages over (token, logit) candidates
-// — top-k, top-p, min-p, temperature — then a seeded draw, or greedy argmax when temperature
-// is 0. (Penalties, logit bias and typical-p arrive with the full sampler, issue 4.)
-// Thread-safety: a Sampler belongs to one sequence on the engine thread.
+// in DESIGN.md's order — logit bias, repetition/presence/frequency penalties over the last N
+// tokens, top-k, typical-p, top-p, min-p, temperature — then a seeded draw, or greedy argmax
+// when temperature is 0.
+// Thread-safety: a Sampler belongs to one sequence on the engine thread; stages are pure.
 #pragma once
 
 #include <cstdint>
@@ -13,41 +14,74 @@
 
 namespace hearth {
 
+struct LogitBias {
+    int32_t id;
+    float bias;  // added to the token's logit; -infinity bans the token
+};
+
 struct SamplingParams {
-    float temperature = 0.8f;  // 0 = greedy
-    int32_t topK = 40;         // 0 = off
-    float topP = 0.95f;        // 1 = off
-    float minP = 0.05f;        // 0 = off
+    std::vector<LogitBias> logitBias;
+    float repeatPenalty = 1.0f;     // 1 = off; > 1 discourages repeats
+    int32_t repeatLastN = 64;       // tokens the penalties look back over; 0 = off, -1 = all
+    float presencePenalty = 0.0f;   // subtracted once from each token present in the window
+    float frequencyPenalty = 0.0f;  // subtracted once per occurrence in the window
+    int32_t topK = 40;              // 0 = off
+    float typicalP = 1.0f;          // 1 = off
+    float topP = 0.95f;             // 1 = off
+    float minP = 0.05f;             // 0 = off
+    float temperature = 0.8f;       // 0 = greedy
     uint64_t seed = 0;
 };
 
-// Range checks with messages a user can act on.
-Result<void> validate(const SamplingParams& params);
+// Range checks with messages a user can act on. nVocab > 0 also checks logit-bias ids.
+Result<void> validate(const SamplingParams& params, int32_t nVocab = 0);
 
 struct TokenLogit {
     int32_t id;
     float logit;
 };
 
-// The stages, each over candidates; each may shrink or reorder the span's contents and returns
-// the new count. Candidates are sorted by logit, descending (ties: lower id first) after topK.
-size_t sampleTopK(std::span<TokenLogit> cands, int32_t k);
+// The stages, each over candidates. Stages that return a count shrink the candidates to the
+// span's first `count` entries. Candidates are sorted by logit, descending (ties: lower id
+// first) from sampleTopK on; the later stages keep that order.
+void applyLogitBias(std::span<TokenLogit> cands, std::span<const LogitBias> biases);
+// llama.cpp semantics: a token seen in `window` has a positive logit divided by
+// `repeat`, a negative one multiplied by it; then count * frequency + presence is subtracted.
+void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window, float repeat,
+                    float presence, float frequency);
+size_t sampleTopK(std::span<TokenLogit> cands, int32_t k);    // k <= 0: sorts them all
+size_t sampleTypicalP(std::span<TokenLogit> cands, float p);  // needs sorted candidates
 size_t sampleTopP(std::span<TokenLogit> cands, float p);      // needs sorted candidates
 size_t sampleMinP(std::span<TokenLogit> cands, float minP);   // needs sorted candidates
 void applyTemperature(std::span<TokenLogit> cands, float temperature);
+// Inverse CDF of softmax(logits) at u in [0, 1): the first index whose cumulative
+// probability exceeds u. Computed in doubles, independent of the standard library.
+size_t drawIndex(std::span<const TokenLogit> cands, double u);
+// A uniform double in [0, 1) from the top 53 bits of one 64-bit output.
+double uniform01(std::mt19937_64& rng);
 
 // Greedy: the highest logit; the lower id wins a tie.
 int32_t argmax(std::span<const float> logits);
+int32_t argmax(std::span<const TokenLogit> cands);
 
 class Sampler {
 public:
+    // params must pass validate(); the generator is seeded with params.seed.
     explicit Sampler(const SamplingParams& params);
+    // Tokens before the generated ones (the prompt), for the penalty window.
+    void observe(std::span<const int32_t> tokens);
+    // Chooses the next token and appends it to the penalty window.
     int32_t sample(std::span<const float> logits);
 
 private:
+    std::span<const int32_t> penaltyWindow() const;
+    bool penaltiesActive() const;
+    void append(int32_t token);
+
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::vector<TokenLogit> cands_;
+    std::vector<int32_t> history_;  // the last tokens, at least repeatLastN of them when known
 };
 
 }  // namespace hearth

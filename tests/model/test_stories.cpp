@@ -15,7 +15,6 @@ private slots:
     void matchesReference();
 };
 
-static QJsonArray ints(const QJsonArray& a) { return a; }
 
 void TestStories::matchesReference() {
     const QString model = testDataFile("stories260K.gguf");
