@@ -3,7 +3,7 @@ HEARTH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HEARTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/hearth"
 HEARTH_MODELS="$HEARTH_CACHE/models"
 HEARTH_VENV="$HEARTH_CACHE/venv"
-HEARTH_BUILD="${HEARTH_BUILD:-$HEARTH_ROOT/build}"
+HEARTH_BUILD="$HEARTH_ROOT/build"  # the release preset's binaryDir
 
 hearth_log() { printf '[hearth] %s\n' "$*" >&2; }
 hearth_die() { printf '[hearth] error: %s\n' "$*" >&2; exit 1; }

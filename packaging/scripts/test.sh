@@ -5,6 +5,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 scripts="$HEARTH_ROOT/packaging/scripts"
+cd "$HEARTH_ROOT"  # ctest --preset reads CMakePresets.json from here
 declare -a stage_names=() stage_secs=()
 start_all=$(hearth_now)
 stage() {  # stage NAME COMMAND...
@@ -32,5 +33,5 @@ stage "build (release)" bash "$scripts/build.sh" release
 stage "build (asan+ubsan)" bash "$scripts/build.sh" asan
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-stage "tests (release)" ctest --test-dir "$HEARTH_BUILD" --output-on-failure -j "$(nproc)"
-stage "tests (asan+ubsan)" ctest --test-dir "$HEARTH_ROOT/build-asan" --output-on-failure -j "$(nproc)" -L 'unit|tiny'
+stage "tests (release)" ctest --preset release -j "$(nproc)"
+stage "tests (asan+ubsan)" ctest --preset asan -j "$(nproc)"
