@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QTextStream>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -51,10 +52,13 @@ const char* kUsage =
     "Usage: hearth-cli COMMAND [OPTIONS]\n"
     "Commands:\n"
     "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT]\n"
-    "           [--max-tokens N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--json [--top-logits N]]\n"
+    "           [--max-tokens N] [SAMPLING] [--json [--top-logits N]]\n"
     "  tokenize --model PATH --text TEXT [--no-bos] [--json]\n"
-    "  chat     --model PATH [--system TEXT] [--max-tokens N] [--temp T] [--top-k K] [--top-p P] [--seed S]\n"
+    "  chat     --model PATH [--system TEXT] [--max-tokens N] [SAMPLING]\n"
     "  info     [--model PATH]\n"
+    "Sampling (applied in this order): [--logit-bias ID=BIAS]... (BIAS in [-100, 100] or -inf)\n"
+    "  [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P] [--frequency-penalty F]\n"
+    "  [--top-k K] [--typical-p P] [--top-p P] [--min-p P] [--temp T] [--seed S]\n"
     "Options: --help, --version\n";
 
 // Parses the options every command may take; commands reject what they do not use.
@@ -68,6 +72,12 @@ bool parseOptions(QCommandLineParser& p, const QStringList& args, QString& error
         {"json", "One JSON object on stdout."}, {"text", "Text to tokenize.", "text"},
         {"no-bos", "Do not add BOS."}, {"ctx", "Context length (0 = the model's).", "n", "0"},
         {"top-logits", "With --json: the N highest logits behind each generated token.", "n", "0"},
+        {"min-p", "Min-p (0 = off).", "p", "0.05"}, {"typical-p", "Typical-p (1 = off).", "p", "1"},
+        {"repeat-penalty", "Repetition penalty (1 = off).", "r", "1"},
+        {"repeat-last-n", "Tokens the penalties look back over (0 = off, -1 = all).", "n", "64"},
+        {"presence-penalty", "Presence penalty (0 = off).", "p", "0"},
+        {"frequency-penalty", "Frequency penalty (0 = off).", "f", "0"},
+        {"logit-bias", "Add BIAS to token ID's logit (repeatable; -inf bans it).", "id=bias"},
     });
     if (!p.parse(args)) {
         error = p.errorText();
@@ -91,10 +101,34 @@ bool number(const QCommandLineParser& p, const char* name, T& out, QString& erro
     return ok;
 }
 
+// --logit-bias ID=BIAS, each occurrence one pair.
+bool readLogitBias(const QCommandLineParser& p, std::vector<LogitBias>& out, QString& error) {
+    for (const QString& item : p.values("logit-bias")) {
+        const qsizetype eq = item.indexOf('=');
+        bool idOk = false, biasOk = false;
+        const qlonglong id = eq > 0 ? item.left(eq).toLongLong(&idOk) : 0;
+        const QString biasText = eq > 0 ? item.mid(eq + 1).trimmed() : QString();
+        const float bias = biasText.compare("-inf", Qt::CaseInsensitive) == 0
+                               ? -std::numeric_limits<float>::infinity()
+                               : static_cast<float>(biasText.toDouble(&biasOk));
+        if (!idOk || (!biasOk && !std::isinf(bias)) || id < 0 || id > std::numeric_limits<int32_t>::max()) {
+            error = QStringLiteral("--logit-bias: '%1' is not ID=BIAS (e.g. 42=-1.5 or 42=-inf)").arg(item);
+            return false;
+        }
+        out.push_back({static_cast<int32_t>(id), bias});
+    }
+    return true;
+}
+
 bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& error) {
-    return number(p, "max-tokens", req.maxTokens, error) && number(p, "top-logits", req.nTopLogits, error) && number(p, "temp", req.sampling.temperature, error) &&
-           number(p, "top-k", req.sampling.topK, error) && number(p, "top-p", req.sampling.topP, error) &&
-           number(p, "seed", req.sampling.seed, error);
+    SamplingParams& s = req.sampling;
+    return number(p, "max-tokens", req.maxTokens, error) && number(p, "top-logits", req.nTopLogits, error) &&
+           number(p, "temp", s.temperature, error) && number(p, "top-k", s.topK, error) &&
+           number(p, "top-p", s.topP, error) && number(p, "min-p", s.minP, error) &&
+           number(p, "typical-p", s.typicalP, error) && number(p, "repeat-penalty", s.repeatPenalty, error) &&
+           number(p, "repeat-last-n", s.repeatLastN, error) && number(p, "presence-penalty", s.presencePenalty, error) &&
+           number(p, "frequency-penalty", s.frequencyPenalty, error) && number(p, "seed", s.seed, error) &&
+           readLogitBias(p, s.logitBias, error);
 }
 
 Result<std::unique_ptr<Engine>> loadEngine(const QCommandLineParser& p) {
@@ -140,7 +174,8 @@ int cmdGenerate(const QCommandLineParser& p) {
     if (!result) return failWith(result.error());
     const GenerateTimings& t = result->timings;
     if (json) {
-        QJsonObject timings{{"load_ms", loadMs}, {"prefill_tokens", t.prefillTokens}, {"prefill_ms", t.prefillMs},
+        QJsonObject timings{{"load_ms", loadMs}, {"prefix_cache_hit_tokens", t.prefixCacheHitTokens},
+                            {"prefill_tokens", t.prefillTokens}, {"prefill_ms", t.prefillMs},
                             {"ttft_ms", t.ttftMs}, {"decode_tokens", t.decodeTokens}, {"decode_ms", t.decodeMs}};
         QJsonObject o{{"prompt_tokens", toJson(req.prompt)}, {"tokens", toJson(result->tokens)},
                       {"text", QString::fromStdString(text)},
@@ -158,8 +193,8 @@ int cmdGenerate(const QCommandLineParser& p) {
     } else {
         writeOut("\n");
         const double tps = t.decodeMs > 0 ? t.decodeTokens / t.decodeMs * 1000.0 : 0.0;
-        std::fprintf(stderr, "[%d prompt tokens in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens in %.0f ms); %s]\n",
-                     t.prefillTokens, t.prefillMs, t.ttftMs, tps, t.decodeTokens, t.decodeMs,
+        std::fprintf(stderr, "[%d prompt tokens (%d cached) in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens in %.0f ms); %s]\n",
+                     t.prefixCacheHitTokens + t.prefillTokens, t.prefixCacheHitTokens, t.prefillMs, t.ttftMs, tps, t.decodeTokens, t.decodeMs,
                      finishReasonName(result->finishReason));
     }
     return 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/model/gguf.h"
+#include "engine/util/sha256.h"
 
 namespace hearth {
 namespace {
@@ -14,6 +15,26 @@ double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 constexpr int32_t kPrefillChunk = 256;  // tokens per forward call while prefilling
+// Bumped whenever a kernel change alters K/V values, so cached KV of older builds is not reused.
+constexpr uint32_t kNumericsVersion = 1;
+
+// Identifies the model's bytes for the KV chain root: the file's size, every tensor's name,
+// type, shape and offset, and the first and last 4 KiB of each tensor's data.
+// TODO(#6): the hash of every byte, cached by (path, size, modification time), before KV
+// blocks are persisted; this sample is enough inside one process, where the cache is the model's.
+Sha256Digest modelFingerprint(const GgufFile& file) {
+    Sha256 h;
+    h.update(strCat("gguf size=", file.fileSize(), " data=", file.dataOffset(), "\n"));
+    for (const GgufTensorInfo& t : file.tensors()) {
+        h.update(strCat(t.name, " type=", static_cast<int>(t.type), " offset=", t.offset, " dims="));
+        for (int64_t d : t.dims) h.update(strCat(d, ","));
+        const std::span<const uint8_t> data = file.tensorData(t);
+        const size_t n = std::min<size_t>(data.size(), 4096);
+        h.update(data.first(n));
+        h.update(data.last(n));
+    }
+    return h.finish();
+}
 
 // The n highest logits, descending; ties: lower id first.
 std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, int32_t n) {
@@ -62,8 +83,13 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
-    e->backend_ = makeCpuReferenceBackend();
-    e->cache_ = std::make_unique<KvCache>(e->model_->kvLayout(options.kvBlockSize), e->contextLength_);
+    e->backend_ = makeBestCpuBackend();  // AVX2 when the CPU has it; HEARTH_BACKEND=reference forces the reference
+    const KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
+    const Sha256Digest fingerprint = modelFingerprint(*e->file_);
+    const KvChainRoot root = KvChainRoot::derive(fingerprint, layout, e->backend_->name(), kNumericsVersion);
+    auto cache = KvCache::create(layout, e->contextLength_, root);
+    if (!cache) return std::unexpected(cache.error());
+    e->cache_ = std::move(*cache);
     return e;
 }
 
@@ -80,16 +106,34 @@ std::vector<TokenId> Engine::rawPrompt(std::string_view text) const {
     return tokenizer_->encode(text, tokenizer_->addBosByDefault(), false);
 }
 
-Result<void> Engine::prefill(std::span<const TokenId> prompt, std::vector<float>& logits, int32_t& nComputed) {
-    // Reuse the K/V of the longest common prefix; at least the last prompt token is computed,
-    // since its logits choose the first reply token.
-    const auto mismatch = std::mismatch(prompt.begin(), prompt.end(), seqTokens_.begin(), seqTokens_.end());
-    const auto common = static_cast<int32_t>(std::min<std::ptrdiff_t>(mismatch.first - prompt.begin(),
-                                                                       std::ssize(prompt) - 1));
-    cache_->truncate(seq_, common);
-    seqTokens_.resize(static_cast<size_t>(common));
-    nComputed = 0;
-    for (int32_t start = common; start < std::ssize(prompt); start += kPrefillChunk) {
+Result<void> Engine::reusePrefix(std::span<const TokenId> prompt) {
+    // The last prompt token is always computed: its logits choose the first reply token.
+    const std::span<const TokenId> cacheable = prompt.first(prompt.size() - 1);
+    const auto mismatch = std::mismatch(cacheable.begin(), cacheable.end(), seqTokens_.begin(), seqTokens_.end());
+    const auto common = static_cast<int32_t>(mismatch.first - cacheable.begin());
+    const auto cached = static_cast<int32_t>(cache_->pool().longestCachedPrefix(cache_->root().key, cacheable).blocks.size()) *
+                        cache_->layout().blockSize;
+    if (cached > common) {
+        // Earlier blocks serve better than the previous call's tokens: start a fresh sequence
+        // (its full blocks stay cached) and let the plan below take the cached ones.
+        cache_->release(seq_);
+        seqTokens_.clear();
+    } else {
+        cache_->rollback(seq_, common);
+        seqTokens_.resize(static_cast<size_t>(common));
+    }
+    auto plan = cache_->plan(seq_, static_cast<int32_t>(prompt.size()), cacheable);
+    if (!plan) return std::unexpected(plan.error());
+    if (auto r = cache_->commit(seq_, *plan); !r) return r;
+    seqTokens_.assign(prompt.begin(), prompt.begin() + seq_.nTokens);
+    return {};
+}
+
+Result<void> Engine::prefill(std::span<const TokenId> prompt, std::vector<float>& logits, GenerateTimings& timings) {
+    if (auto r = reusePrefix(prompt); !r) return r;
+    timings.prefixCacheHitTokens = seq_.nTokens;
+    timings.prefillTokens = 0;
+    for (int32_t start = seq_.nTokens; start < std::ssize(prompt); start += kPrefillChunk) {
         const int32_t n = std::min<int32_t>(kPrefillChunk, static_cast<int32_t>(prompt.size()) - start);
         const bool last = start + n == std::ssize(prompt);
         auto chunk = prompt.subspan(static_cast<size_t>(start), static_cast<size_t>(n));
@@ -97,7 +141,8 @@ Result<void> Engine::prefill(std::span<const TokenId> prompt, std::vector<float>
             !r)
             return r;
         seqTokens_.insert(seqTokens_.end(), chunk.begin(), chunk.end());
-        nComputed += n;
+        cache_->publish(seq_, seqTokens_);
+        timings.prefillTokens += n;
     }
     return {};
 }
@@ -108,13 +153,14 @@ Result<GenerateResult> Engine::generate(const GenerateRequest& request, const To
     if (std::ssize(request.prompt) >= contextLength_)
         return fail(ErrorCode::InvalidArgument,
                     strCat("the prompt has ", request.prompt.size(), " tokens; the context holds ", contextLength_));
-    if (auto r = validate(request.sampling); !r) return std::unexpected(r.error());
+    if (auto r = validate(request.sampling, config().nVocab); !r) return std::unexpected(r.error());
     GenerateResult result;
     std::vector<float> logits(static_cast<size_t>(config().nVocab));
-    if (auto r = prefill(request.prompt, logits, result.timings.prefillTokens); !r) return std::unexpected(r.error());
+    if (auto r = prefill(request.prompt, logits, result.timings); !r) return std::unexpected(r.error());
     result.timings.prefillMs = msSince(t0);
 
     Sampler sampler(request.sampling);
+    sampler.observe(request.prompt);  // the penalties look back over the prompt too
     Utf8Stream utf8;
     Clock::time_point tFirst;
     for (int32_t i = 0;; ++i) {
@@ -135,6 +181,7 @@ Result<GenerateResult> Engine::generate(const GenerateRequest& request, const To
         const TokenId one[1] = {id};
         if (auto r = model_->forward(*backend_, *cache_, seq_, one, logits); !r) return std::unexpected(r.error());
         seqTokens_.push_back(id);
+        cache_->publish(seq_, seqTokens_);
     }
     if (const std::string tail = utf8.flush(); !tail.empty() && result.finishReason != FinishReason::Eos)
         onToken(-1, tail);

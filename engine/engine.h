@@ -41,7 +41,9 @@ struct GenerateRequest {
 };
 
 struct GenerateTimings {
-    int32_t prefillTokens = 0;     // prompt tokens computed (a reused prefix is not computed)
+    // prompt.size() == prefixCacheHitTokens + prefillTokens
+    int32_t prefixCacheHitTokens = 0;  // prompt tokens whose K/V were reused, not computed
+    int32_t prefillTokens = 0;     // prompt tokens computed
     double prefillMs = 0;
     double ttftMs = 0;             // request submitted -> first generated token
     int32_t decodeTokens = 0;      // generated tokens after the first
@@ -80,13 +82,17 @@ public:
     // Tokens of raw text: BOS as the vocabulary asks, special-token text kept as plain text.
     std::vector<TokenId> rawPrompt(std::string_view text) const;
 
-    // Generates a reply to request.prompt. KV of the longest common prefix with the previous
-    // call's tokens is reused (a chat continues without re-reading its history).
+    // Generates a reply to request.prompt. K/V already computed for a prefix of the prompt is
+    // reused, not recomputed: the previous call's tokens (a chat continues without re-reading
+    // its history) or any cached whole blocks of earlier calls (a regenerated reply, a second
+    // conversation with the same system prompt). Errors: InvalidArgument (prompt, sampling),
+    // OutOfMemory (KV cache).
     Result<GenerateResult> generate(const GenerateRequest& request, const TokenCallback& onToken);
 
 private:
     Engine() = default;
-    Result<void> prefill(std::span<const TokenId> prompt, std::vector<float>& logits, int32_t& nComputed);
+    Result<void> reusePrefix(std::span<const TokenId> prompt);
+    Result<void> prefill(std::span<const TokenId> prompt, std::vector<float>& logits, GenerateTimings& timings);
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
@@ -94,7 +100,7 @@ private:
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<KvCache> cache_;
     ChatFormat chatFormat_{ChatFormatKind::Plain};
-    KvSequence seq_;
+    KvSequence seq_;                  // the current conversation; its full blocks are published
     std::vector<TokenId> seqTokens_;  // tokens whose K/V are in seq_
     int32_t contextLength_ = 0;
 };

@@ -1,7 +1,7 @@
 // Paged KV memory over a BlockPool: planning and committing reservations (reuse of cached
 // prefix blocks, copy-on-write of a shared partly filled block), publishing full blocks,
 // rollback, and the per-layer block pointers the kernels read.
-// Block memory: [nLayers][K, V][blockSize][rowStride] F16, blocks side by side in one arena.
+// Block memory: [nLayers][K, V][blockSize][rowStride] F16 per block, allocated on first use.
 #include "engine/kv/kv_cache.h"
 
 #include <algorithm>
@@ -21,10 +21,7 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t
     const double bytes = double(layout.nLayers) * 2 * layout.rowStride * sizeof(f16_t) * (double(maxTokens) + layout.blockSize);
     if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) / 2)
         return fail(ErrorCode::OutOfMemory, strCat("a KV cache of ", maxTokens, " tokens is too large"));
-    auto cache = std::make_unique<KvCache>(layout, maxTokens, root);
-    if (cache->capacityTokens() == 0)
-        return fail(ErrorCode::OutOfMemory, strCat("cannot allocate ", bytes / (1 << 20), " MiB for the KV cache"));
-    return cache;
+    return std::make_unique<KvCache>(layout, maxTokens, root);
 }
 
 KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
@@ -32,9 +29,7 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
       pool_((std::max(maxTokens, 1) + layout.blockSize - 1) / layout.blockSize, layout.blockSize) {
     elemsPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) *
                      static_cast<size_t>(layout_.rowStride);
-    // Not value-initialised: pages are touched only when a block is first written.
-    arena_.reset(new (std::nothrow) f16_t[static_cast<size_t>(pool_.nBlocks()) * elemsPerBlock_]);
-    if (!arena_) pool_ = BlockPool(0, layout_.blockSize);
+    blocks_.resize(static_cast<size_t>(pool_.nBlocks()));
 }
 
 KvCache::~KvCache() = default;
@@ -87,9 +82,23 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens, std:
     return r;
 }
 
+Result<void> KvCache::ensureMemory(const KvSequence& seq, const KvReservation& r) {
+    const int32_t nTaken = r.nNewBlocks + (r.unshare == KvReservation::Unshare::Copy ? 1 : 0);
+    for (BlockId b : pool_.peekAllocations(nTaken, r.reuse)) {
+        auto& slot = blocks_[static_cast<size_t>(b)];
+        // Not value-initialised: every position is written before attention reads it.
+        if (!slot) slot.reset(new (std::nothrow) f16_t[elemsPerBlock_]);
+        if (!slot)
+            return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", bytesPerBlock(), " bytes) for ",
+                                                       seq.nTokens + r.nCachedTokens, "+ tokens"));
+    }
+    return {};
+}
+
 Result<void> KvCache::commit(KvSequence& seq, const KvReservation& r) {
     if (r.poolGeneration != pool_.generation() || r.fromTableSize != seq.blockTable.size() || r.fromNTokens != seq.nTokens)
         return fail(ErrorCode::InvalidArgument, "stale KV reservation: the cache or the sequence changed since it was planned");
+    if (auto m = ensureMemory(seq, r); !m) return m;  // before any change
     for (size_t i = 0; i < r.reuse.size(); ++i) {
         pool_.share(r.reuse[i]);
         seq.blockTable.push_back(r.reuse[i]);

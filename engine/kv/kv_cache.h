@@ -49,8 +49,8 @@ public:
     // OutOfMemory (the block memory cannot be had).
     static Result<std::unique_ptr<KvCache>> create(const KvLayout& layout, int32_t maxTokens,
                                                    const KvChainRoot& root = {});
-    // maxTokens bounds the memory: ceil(maxTokens / blockSize) blocks. Precondition: a layout
-    // create() accepts; if the memory cannot be had the cache has no blocks.
+    // maxTokens bounds the memory: ceil(maxTokens / blockSize) blocks, each allocated when
+    // first handed out. Precondition: a layout create() accepts.
     KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root = {});
     ~KvCache();
     KvCache(const KvCache&) = delete;
@@ -70,7 +70,8 @@ public:
     Result<KvReservation> plan(const KvSequence& seq, int32_t nTokens,
                                std::span<const int32_t> cacheableTokens = {}) const;
     // Applies a reservation planned for seq against the current state: all of it or, when the
-    // state changed since plan() (InvalidArgument), nothing.
+    // state changed since plan() (InvalidArgument) or block memory cannot be had
+    // (OutOfMemory), nothing.
     Result<void> commit(KvSequence& seq, const KvReservation& reservation);
     // plan() without reuse, then commit(): what a forward pass calls before writing K/V.
     Result<void> reserve(KvSequence& seq, int32_t nTokens);
@@ -89,7 +90,8 @@ public:
     PagedKvLayer layerView(const KvSequence& seq, int layer);
 
 private:
-    f16_t* blockData(BlockId block) { return arena_.get() + static_cast<size_t>(block) * elemsPerBlock_; }
+    f16_t* blockData(BlockId block) { return blocks_[static_cast<size_t>(block)].get(); }
+    Result<void> ensureMemory(const KvSequence& seq, const KvReservation& reservation);
     int32_t blocksFor(int32_t nTokens) const { return (nTokens + layout_.blockSize - 1) / layout_.blockSize; }
     KvReservation::Unshare planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const;
     void copyRows(BlockId from, BlockId to, int32_t nRows);
@@ -98,7 +100,7 @@ private:
     KvChainRoot root_;
     BlockPool pool_;
     size_t elemsPerBlock_ = 0;
-    std::unique_ptr<f16_t[]> arena_;                // [nBlocks][nLayers][K, V][blockSize][rowStride]
+    std::vector<std::unique_ptr<f16_t[]>> blocks_;  // [nBlocks] -> [nLayers][K, V][blockSize][rowStride], on first use
     std::vector<f16_t*> kPointers_, vPointers_;     // scratch for layerView
 };
 

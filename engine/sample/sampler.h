@@ -20,7 +20,7 @@ struct LogitBias {
 };
 
 struct SamplingParams {
-    std::vector<LogitBias> logitBias;
+    std::vector<LogitBias> logitBias{};
     float repeatPenalty = 1.0f;     // 1 = off; > 1 discourages repeats
     int32_t repeatLastN = 64;       // tokens the penalties look back over; 0 = off, -1 = all
     float presencePenalty = 0.0f;   // subtracted once from each token present in the window

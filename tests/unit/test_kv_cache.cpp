@@ -17,7 +17,7 @@ private slots:
         QCOMPARE(seq.blockTable.size(), size_t{2});
         QCOMPARE(cache.nFreeBlocks(), 2);
         seq.nTokens = 17;
-        cache.truncate(seq, 16);
+        cache.rollback(seq, 16);
         QCOMPARE(seq.blockTable.size(), size_t{1});
         QCOMPARE(cache.nFreeBlocks(), 3);
         cache.release(seq);

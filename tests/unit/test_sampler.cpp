@@ -1,10 +1,53 @@
-// Each sampler stage on fixed logits, and the chain's determinism under a seed.
+// Each sampler stage on fixed logits; the drawn distribution against the intended one (chi^2,
+// fixed seed); seed reproducibility; validate()'s range checks.
 #include <QtTest>
+#include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "engine/sample/sampler.h"
 
 using namespace hearth;
+using Cands = std::vector<TokenLogit>;
+
+namespace {
+
+Cands inIdOrder(const std::vector<float>& logits) {
+    Cands c;
+    for (size_t i = 0; i < logits.size(); ++i) c.push_back({static_cast<int32_t>(i), logits[i]});
+    return c;
+}
+
+std::vector<int32_t> ids(const Cands& c, size_t n) {
+    std::vector<int32_t> out;
+    for (size_t i = 0; i < n; ++i) out.push_back(c[i].id);
+    return out;
+}
+
+// Pearson's chi^2 of counts of draws against probabilities.
+double chiSquare(const std::vector<int>& counts, const std::vector<double>& probs, int nDraws) {
+    double chi2 = 0.0;
+    for (size_t i = 0; i < probs.size(); ++i) {
+        const double expected = probs[i] * nDraws;
+        chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+    }
+    return chi2;
+}
+
+std::vector<int> drawCounts(const SamplingParams& p, const std::vector<float>& logits, int nDraws) {
+    Sampler sampler(p);
+    std::vector<int> counts(logits.size(), 0);
+    for (int i = 0; i < nDraws; ++i) counts[static_cast<size_t>(sampler.sample(logits))]++;
+    return counts;
+}
+
+bool failsMentioning(const SamplingParams& p, const char* word, int32_t nVocab = 0) {
+    const auto r = validate(p, nVocab);
+    return !r && r.error().code == ErrorCode::InvalidArgument && r.error().message.find(word) != std::string::npos;
+}
+
+}  // namespace
 
 class TestSampler : public QObject {
     Q_OBJECT
@@ -12,53 +55,166 @@ private slots:
     void argmaxLowerIdWinsTie() {
         const std::vector<float> logits{1.0f, 3.0f, 3.0f, 2.0f};
         QCOMPARE(argmax(logits), 1);
+        const Cands c{{7, 3.0f}, {4, 3.0f}, {9, 1.0f}};
+        QCOMPARE(argmax(std::span<const TokenLogit>(c)), 4);
+    }
+    void logitBiasAddsAndBans() {
+        Cands c = inIdOrder({1.0f, 2.0f, 3.0f});
+        const LogitBias biases[] = {{2, -1.5f}, {0, -std::numeric_limits<float>::infinity()}, {7, 5.0f}};
+        applyLogitBias(c, biases);  // id 7 is not a candidate: ignored
+        QVERIFY(std::isinf(c[0].logit) && c[0].logit < 0);
+        QCOMPARE(c[1].logit, 2.0f);
+        QCOMPARE(c[2].logit, 1.5f);
+        Cands shuffled{{2, 3.0f}, {0, 1.0f}, {1, 2.0f}};  // not in id order: found by search
+        const LogitBias one[] = {{1, 0.25f}};
+        applyLogitBias(shuffled, one);
+        QCOMPARE(shuffled[2].logit, 2.25f);
+    }
+    void penaltiesFollowLlamaCppSemantics() {
+        Cands c = inIdOrder({2.0f, -1.0f, 0.5f, 1.0f});
+        const int32_t window[] = {0, 1, 0, 3};
+        applyPenalties(c, window, 2.0f, 0.5f, 0.25f);
+        QCOMPARE(c[0].logit, 0.0f);    // 2 / 2 - (2 * 0.25 + 0.5)
+        QCOMPARE(c[1].logit, -2.75f);  // -1 * 2 - (0.25 + 0.5)
+        QCOMPARE(c[2].logit, 0.5f);    // absent: unchanged
+        QCOMPARE(c[3].logit, -0.25f);  // 1 / 2 - 0.75
     }
     void topKKeepsHighestSorted() {
-        std::vector<TokenLogit> c{{0, 1.0f}, {1, 5.0f}, {2, 3.0f}, {3, 5.0f}, {4, -1.0f}};
+        Cands c{{0, 1.0f}, {1, 5.0f}, {2, 3.0f}, {3, 5.0f}, {4, -1.0f}};
         QCOMPARE(sampleTopK(c, 3), size_t{3});
-        QCOMPARE(c[0].id, 1);  // tie at 5.0: lower id first
-        QCOMPARE(c[1].id, 3);
-        QCOMPARE(c[2].id, 2);
+        QCOMPARE(ids(c, 3), (std::vector<int32_t>{1, 3, 2}));  // tie at 5.0: lower id first
         QCOMPARE(sampleTopK(c, 0), c.size());
+        QCOMPARE(ids(c, 5), (std::vector<int32_t>{1, 3, 2, 0, 4}));
+    }
+    void typicalPKeepsTokensNearTheEntropy() {
+        // p = 0.5, 0.2, 0.2, 0.1; H = 1.2206 nats; |surprisal - H| = 0.528, 0.389, 0.389, 1.082
+        const Cands sorted{{0, std::log(0.5f)}, {1, std::log(0.2f)}, {2, std::log(0.2f)}, {3, std::log(0.1f)}};
+        Cands c = sorted;
+        QCOMPARE(sampleTypicalP(c, 0.35f), size_t{2});  // the most likely token is not typical
+        QCOMPARE(ids(c, 2), (std::vector<int32_t>{1, 2}));
+        c = sorted;
+        QCOMPARE(sampleTypicalP(c, 0.5f), size_t{3});
+        QCOMPARE(ids(c, 3), (std::vector<int32_t>{0, 1, 2}));  // back in logit order
+        c = sorted;
+        QCOMPARE(sampleTypicalP(c, 1.0f), size_t{4});
     }
     void topPKeepsSmallestPrefixReachingP() {
-        // probabilities 0.5, 0.25, 0.125, 0.125 (logits ln of them)
-        std::vector<TokenLogit> c{{0, std::log(0.5f)}, {1, std::log(0.25f)}, {2, std::log(0.125f)}, {3, std::log(0.125f)}};
+        Cands c{{0, std::log(0.5f)}, {1, std::log(0.25f)}, {2, std::log(0.125f)}, {3, std::log(0.125f)}};
         QCOMPARE(sampleTopP(c, 0.5f), size_t{1});
         QCOMPARE(sampleTopP(c, 0.7f), size_t{2});
         QCOMPARE(sampleTopP(c, 1.0f), size_t{4});
     }
     void minPDropsUnlikely() {
-        std::vector<TokenLogit> c{{0, std::log(0.6f)}, {1, std::log(0.3f)}, {2, std::log(0.1f)}};
+        Cands c{{0, std::log(0.6f)}, {1, std::log(0.3f)}, {2, std::log(0.1f)}};
         QCOMPARE(sampleMinP(c, 0.4f), size_t{2});  // 0.1 < 0.4 * 0.6
         QCOMPARE(sampleMinP(c, 0.0f), size_t{3});
     }
     void temperatureScales() {
-        std::vector<TokenLogit> c{{0, 2.0f}, {1, -4.0f}};
+        Cands c{{0, 2.0f}, {1, -4.0f}};
         applyTemperature(c, 2.0f);
         QCOMPARE(c[0].logit, 1.0f);
         QCOMPARE(c[1].logit, -2.0f);
     }
-    void seededDrawIsRepeatableAndFollowsProbabilities() {
-        const std::vector<float> logits{0.0f, std::log(3.0f), -100.0f};
-        SamplingParams p{1.0f, 0, 1.0f, 0.0f, 42};
-        Sampler a(p), b(p);
-        int counts[3] = {0, 0, 0};
-        for (int i = 0; i < 4000; ++i) {
+    void drawIsTheInverseCdf() {
+        const Cands c{{5, std::log(0.5f)}, {6, std::log(0.25f)}, {7, std::log(0.25f)}};
+        QCOMPARE(drawIndex(c, 0.0), size_t{0});
+        QCOMPARE(drawIndex(c, 0.49), size_t{0});
+        QCOMPARE(drawIndex(c, 0.51), size_t{1});
+        QCOMPARE(drawIndex(c, 0.74), size_t{1});
+        QCOMPARE(drawIndex(c, 0.76), size_t{2});
+        QCOMPARE(drawIndex(c, 1.0), size_t{2});  // past the end: the last likely candidate
+        const Cands banned{{0, 0.0f}, {1, -std::numeric_limits<float>::infinity()}};
+        QCOMPARE(drawIndex(banned, 0.999), size_t{0});
+    }
+    void greedyAppliesBiasAndPenalties() {
+        const std::vector<float> logits{1.0f, 0.9f, 0.0f};
+        SamplingParams p{.repeatPenalty = 2.0f, .temperature = 0.0f};
+        Sampler penalised(p);
+        penalised.observe(std::vector<int32_t>{0});
+        QCOMPARE(penalised.sample(logits), 1);  // 1.0 / 2 < 0.9
+        QCOMPARE(penalised.sample(logits), 0);  // 0 and 1 now both seen: 0.5 > 0.45
+        Sampler biased(SamplingParams{.logitBias = {{2, 5.0f}}, .temperature = 0.0f});
+        QCOMPARE(biased.sample(logits), 2);
+        Sampler plain(SamplingParams{.temperature = 0.0f});
+        QCOMPARE(plain.sample(logits), 0);
+    }
+    void penaltyWindowIsTheLastNTokens() {
+        const std::vector<float> logits{1.0f, 0.9f};
+        Sampler s(SamplingParams{.repeatPenalty = 2.0f, .repeatLastN = 2, .temperature = 0.0f});
+        s.observe(std::vector<int32_t>{0, 1, 1});  // 0 has left the window
+        QCOMPARE(s.sample(logits), 0);
+    }
+    void drawsFollowTemperatureTopKTopP() {
+        const std::vector<float> logits{2.0f, 1.5f, 1.2f, 1.0f, 0.3f, 0.0f, -0.5f, -1.0f};
+        const SamplingParams p{.topK = 6, .topP = 0.9f, .minP = 0.0f, .temperature = 0.7f, .seed = 1234};
+        // The intended distribution, computed plainly: top 6, then the smallest prefix of
+        // their softmax reaching 0.9, then softmax(logit / T) over those.
+        double sum6 = 0.0;
+        for (size_t i = 0; i < 6; ++i) sum6 += std::exp(logits[i]);
+        size_t kept = 0;
+        for (double cumulative = 0.0; cumulative < 0.9; ++kept) cumulative += std::exp(logits[kept]) / sum6;
+        QCOMPARE(kept, size_t{5});
+        std::vector<double> probs(logits.size(), 0.0);
+        double sumT = 0.0;
+        for (size_t i = 0; i < kept; ++i) sumT += probs[i] = std::exp(logits[i] / 0.7);
+        for (double& x : probs) x /= sumT;
+        const int nDraws = 20000;
+        const std::vector<int> counts = drawCounts(p, logits, nDraws);
+        for (size_t i = kept; i < logits.size(); ++i) QCOMPARE(counts[i], 0);
+        const double chi2 = chiSquare(std::vector<int>(counts.begin(), counts.begin() + 5),
+                                      std::vector<double>(probs.begin(), probs.begin() + 5), nDraws);
+        QVERIFY2(chi2 < 18.47, qPrintable(QString("chi2 = %1 (4 df, p = 0.001 at 18.47)").arg(chi2)));
+    }
+    void drawsFollowTemperatureAlone() {
+        const std::vector<float> logits{0.5f, 0.0f, -0.3f, 1.0f, 0.2f, -1.0f, 0.7f, 0.1f};
+        const SamplingParams p{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.5f, .seed = 99};
+        std::vector<double> probs;
+        double sum = 0.0;
+        for (float x : logits) sum += probs.emplace_back(std::exp(x / 1.5));
+        for (double& x : probs) x /= sum;
+        const int nDraws = 20000;
+        const double chi2 = chiSquare(drawCounts(p, logits, nDraws), probs, nDraws);
+        QVERIFY2(chi2 < 24.32, qPrintable(QString("chi2 = %1 (7 df, p = 0.001 at 24.32)").arg(chi2)));
+    }
+    void sameSeedSameTokens() {
+        const std::vector<float> logits{0.0f, 0.3f, 0.1f, -0.2f, 0.25f};
+        const SamplingParams p{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.0f, .seed = 42};
+        Sampler a(p), b(p), other(SamplingParams{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.0f, .seed = 43});
+        bool differs = false;
+        for (int i = 0; i < 1000; ++i) {
             const int32_t x = a.sample(logits);
             QCOMPARE(b.sample(logits), x);
-            counts[x]++;
+            differs = differs || other.sample(logits) != x;
         }
-        QCOMPARE(counts[2], 0);
-        QVERIFY(counts[1] > 2800 && counts[1] < 3200);  // p = 0.75
+        QVERIFY(differs);
+        // Portable: std::mt19937_64 is fully specified and the draw is our own inverse CDF,
+        // so these are the tokens on every standard library.
+        Sampler golden(p);
+        std::vector<int32_t> first;
+        for (int i = 0; i < 12; ++i) first.push_back(golden.sample(logits));
+        QCOMPARE(first, (std::vector<int32_t>{0, 2, 0, 1, 3, 1, 2, 4, 4, 4, 1, 2}));
     }
-    void validateRejectsOutOfRange() {
-        QVERIFY(!validate(SamplingParams{-1.0f, 40, 0.9f, 0.0f, 0}));
-        QVERIFY(!validate(SamplingParams{0.8f, -1, 0.9f, 0.0f, 0}));
-        QVERIFY(!validate(SamplingParams{0.8f, 40, 0.0f, 0.0f, 0}));
-        QVERIFY(!validate(SamplingParams{0.8f, 40, 0.9f, 1.5f, 0}));
-        QVERIFY(!validate(SamplingParams{std::nanf(""), 40, 0.9f, 0.0f, 0}));
+    void validateChecksEveryRange() {
         QVERIFY(validate(SamplingParams{}));
+        QVERIFY(failsMentioning({.temperature = -1.0f}, "temperature"));
+        QVERIFY(failsMentioning({.temperature = std::nanf("")}, "temperature"));
+        QVERIFY(failsMentioning({.topK = -1}, "top-k"));
+        QVERIFY(failsMentioning({.typicalP = 0.0f}, "typical-p"));
+        QVERIFY(failsMentioning({.typicalP = 1.5f}, "typical-p"));
+        QVERIFY(failsMentioning({.topP = 0.0f}, "top-p"));
+        QVERIFY(failsMentioning({.minP = 1.5f}, "min-p"));
+        QVERIFY(failsMentioning({.repeatPenalty = 0.0f}, "repeat penalty"));
+        QVERIFY(failsMentioning({.repeatPenalty = std::nanf("")}, "repeat penalty"));
+        QVERIFY(failsMentioning({.repeatLastN = -2}, "repeat-last-n"));
+        QVERIFY(failsMentioning({.presencePenalty = 2.5f}, "presence penalty"));
+        QVERIFY(failsMentioning({.frequencyPenalty = -3.0f}, "frequency penalty"));
+        QVERIFY(failsMentioning({.logitBias = {{-1, 1.0f}}}, "token id -1"));
+        QVERIFY(failsMentioning({.logitBias = {{10, 1.0f}}}, "outside the vocabulary", 10));
+        QVERIFY(failsMentioning({.logitBias = {{1, 101.0f}}}, "logit bias"));
+        QVERIFY(failsMentioning({.logitBias = {{1, std::nanf("")}}}, "logit bias"));
+        QVERIFY(validate({.logitBias = {{9, -std::numeric_limits<float>::infinity()}}}, 10));
+        QVERIFY(validate({.repeatPenalty = 1.1f, .repeatLastN = -1, .presencePenalty = -2.0f, .frequencyPenalty = 2.0f,
+                          .topK = 0, .typicalP = 1.0f, .topP = 1.0f, .minP = 0.0f, .temperature = 0.0f}));
     }
 };
 
