@@ -82,5 +82,9 @@ struct BackendInfo {
 std::vector<BackendInfo> listBackends();
 // The CPU reference backend (always available).
 std::unique_ptr<Backend> makeCpuReferenceBackend();
+// The fastest CPU backend this machine runs: AVX2 when the CPU and OS support it, else the
+// reference. nThreads <= 0: one thread per physical core. HEARTH_BACKEND=reference in the
+// environment forces the reference; HEARTH_THREADS=N sets the threads when nThreads <= 0.
+std::unique_ptr<Backend> makeBestCpuBackend(int nThreads = 0);
 
 }  // namespace hearth

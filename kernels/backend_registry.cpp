@@ -1,18 +1,44 @@
-// Lists the backends Hearth knows and whether each can run here, with the reason when not.
+// Lists the backends Hearth knows and whether each can run here, with the reason when not;
+// picks the best CPU backend.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cuda/cuda_backend.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "kernels/cpu/avx2/backend_avx2.h"
+#define HEARTH_HAVE_AVX2_BACKEND 1
+#endif
 
 namespace hearth {
 namespace {
 
-bool cpuHasAvx2Fma() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+// Empty when the AVX2 backend can run here, else why not.
+std::string avx2Unavailable() {
+#if defined(HEARTH_HAVE_AVX2_BACKEND)
+    const CpuFeatures& f = cpuFeatures();
+    if (!f.avx2 || !f.fma || !f.f16c) return "CPU lacks AVX2, FMA or F16C";
+    if (!f.osSavesYmm) return "the operating system does not save AVX registers (XGETBV)";
+    return "";
 #else
-    return false;
+    return "not an x86 CPU";
 #endif
+}
+
+// HEARTH_BACKEND=reference: run the portable reference kernels even where AVX2 would run
+// (to compare results or timings, or to work around a fast-path bug).
+bool referenceForced() {
+    const char* v = std::getenv("HEARTH_BACKEND");
+    return v != nullptr && std::strcmp(v, "reference") == 0;
+}
+
+// HEARTH_THREADS=N (N >= 1) overrides the physical-core default.
+int defaultThreads() {
+    const char* v = std::getenv("HEARTH_THREADS");
+    const int n = v != nullptr ? std::atoi(v) : 0;
+    return n > 0 ? n : physicalCoreCount();
 }
 
 }  // namespace
@@ -21,11 +47,21 @@ std::vector<BackendInfo> listBackends() {
     std::vector<BackendInfo> out;
     const CudaProbe cuda = probeCuda();
     out.push_back({"CUDA", cuda.available, cuda.reason});
-    out.push_back({"CPU (AVX2)", false,
-                   cpuHasAvx2Fma() ? "CPU supports AVX2/FMA/F16C; fast kernels not built yet (issue 5)"
-                                   : "CPU lacks AVX2, FMA or F16C"});
+    const std::string avx2Reason = avx2Unavailable();
+    if (avx2Reason.empty())
+        out.push_back({"CPU (AVX2, " + std::to_string(defaultThreads()) + " threads)", true, ""});
+    else
+        out.push_back({"CPU (AVX2)", false, avx2Reason});
     out.push_back({"CPU (reference)", true, ""});
     return out;
+}
+
+std::unique_ptr<Backend> makeBestCpuBackend(int nThreads) {
+#if defined(HEARTH_HAVE_AVX2_BACKEND)
+    if (!referenceForced() && avx2Unavailable().empty())
+        return makeCpuAvx2Backend(nThreads > 0 ? nThreads : defaultThreads());
+#endif
+    return makeCpuReferenceBackend();
 }
 
 }  // namespace hearth

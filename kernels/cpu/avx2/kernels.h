@@ -1,0 +1,65 @@
+// The AVX2 kernels: activation quantization, dot products and row ranges of the matrix
+// product, each bitwise equal to its counterpart in kernels/cpu/reference/quants.h (same
+// contract, same summation order). Call only when cpuFeatures().canRunAvx2().
+// This header is plain C++ (no intrinsics types), so baseline-compiled code may include it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace hearth::avx2 {
+
+// As ref::quantizeRow, bit for bit, for Q8_0, Q8_1, Q8_K, F16, BF16 and F32.
+void quantizeRow(DType t, const float* src, void* dst, int64_t n);
+
+// As ref::vecDot, bit for bit, for every weight type. actRow must come from quantizeRow (its
+// quantized values are in [-127, 127] and a Q8_K row's bsums are the sums of its values).
+float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n);
+
+// One slice of y = x · Wᵀ over activations already quantized to ref::vecDotType(wType).
+struct MatmulArgs {
+    DType wType = DType::F32;
+    const void* weights = nullptr;  // [nRows] rows of weightRowBytes
+    size_t weightRowBytes = 0;
+    int64_t nCols = 0;
+    const void* acts = nullptr;     // [nTokens] rows of actRowBytes
+    size_t actRowBytes = 0;
+    int64_t nTokens = 0;
+    float* y = nullptr;             // y[t * yStride + r]
+    int64_t yStride = 0;
+};
+
+// Computes y for rows [rowBegin, rowEnd) and every token. Each (row, token) value is bitwise
+// the vecDot of that row and that token, whatever the range and the number of tokens (rows
+// and tokens are tiled so that one weight block feeds several tokens, but every value keeps
+// its own accumulator in block order): the batch invariance of DESIGN.md.
+void matmulRows(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+
+// One query head's attention over one layer of the paged F16 KV cache, positions
+// [first, nCtx): bitwise the reference backend's (backend_ref.cpp, attendOneHead).
+constexpr int kMaxAttentionHeadDim = 512;
+struct AttentionHead {
+    const f16_t* const* kBlocks = nullptr;  // as PagedKvLayer (backend.h)
+    const f16_t* const* vBlocks = nullptr;
+    int blockSize = 16;
+    int rowStride = 0;
+    int headDim = 0;    // a multiple of 8, at most kMaxAttentionHeadDim
+    float scale = 1.0f;
+    int kvOffset = 0;   // this head's KV head times headDim
+    int first = 0;
+    int nCtx = 0;
+};
+// qHead: [headDim]; scores: scratch of nCtx - first floats; outHead: [headDim].
+void attendOneHead(const AttentionHead& head, const float* qHead, float* scores, float* outHead);
+
+// Parts of matmulRows by type family (one source file each).
+void matmulRowsQ32(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+void matmulRowsK(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+void matmulRowsFloat(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+float vecDotQ32(DType w, const void* weightRow, const void* actRow, int64_t n);
+float vecDotK(DType w, const void* weightRow, const void* actRow, int64_t n);
+float vecDotFloat(DType w, const void* weightRow, const void* actRow, int64_t n);
+
+}  // namespace hearth::avx2

@@ -1,0 +1,25 @@
+// What the CPU and the OS let Hearth use, found once at run time (CPUID + XGETBV), and how
+// many physical cores there are. The fast kernels are chosen from this, never from the
+// compiler's target flags: packaged builds are baseline x86-64 (DESIGN.md, kernels/).
+#pragma once
+
+namespace hearth {
+
+struct CpuFeatures {
+    bool avx2 = false;
+    bool fma = false;
+    bool f16c = false;
+    bool osSavesYmm = false;  // XCR0 has the SSE and AVX state bits: YMM registers survive a context switch
+    // True when the AVX2 kernels may run: all four above.
+    bool canRunAvx2() const { return avx2 && fma && f16c && osSavesYmm; }
+};
+
+// Detected on the first call and cached; thread-safe.
+const CpuFeatures& cpuFeatures();
+
+// Physical cores this process may run on (hyper-threads of one core count once), at least 1.
+// Linux: sysfs topology of the CPUs in the affinity mask; elsewhere, or when that cannot be
+// read, std::thread::hardware_concurrency().
+int physicalCoreCount();
+
+}  // namespace hearth
