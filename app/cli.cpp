@@ -15,11 +15,13 @@
 #include <limits>
 #include <type_traits>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "app/error_text.h"
 #include "app/info_text.h"
 #include "engine/engine.h"
+#include "engine/str_cat.h"
 #include "kernels/backend.h"
 
 namespace hearth {
@@ -52,7 +54,11 @@ const char* kUsage =
     "Usage: hearth-cli COMMAND [OPTIONS]\n"
     "Commands:\n"
     "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT]\n"
-    "           [--max-tokens N] [SAMPLING] [--json [--top-logits N]]\n"
+    "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
+    "  batch    --model PATH --requests FILE.jsonl [--sequential] [--json]\n"
+    "           each line an object of generate's options: {\"prompt\": \"...\", \"max_tokens\": 8,\n"
+    "           \"raw\": true, \"stop\": [\"...\"], ...}; all submitted together, or one after\n"
+    "           another with --sequential; --json prints one line per request, in input order\n"
     "  tokenize --model PATH --text TEXT [--no-bos] [--json]\n"
     "  chat     --model PATH [--system TEXT] [--max-tokens N] [SAMPLING]\n"
     "  info     [--model PATH]\n"
@@ -78,6 +84,10 @@ bool parseOptions(QCommandLineParser& p, const QStringList& args, QString& error
         {"presence-penalty", "Presence penalty (0 = off).", "p", "0"},
         {"frequency-penalty", "Frequency penalty (0 = off).", "f", "0"},
         {"logit-bias", "Add BIAS to token ID's logit (repeatable; -inf bans it).", "id=bias"},
+        {"stop", "Stop before this text (repeatable; never shown).", "text"},
+        {"timeout-ms", "Stop after this many milliseconds (0 = no limit).", "n", "0"},
+        {"requests", "batch: a JSON Lines file of requests.", "file"},
+        {"sequential", "batch: one request after another."},
     });
     if (!p.parse(args)) {
         error = p.errorText();
@@ -120,6 +130,17 @@ bool readLogitBias(const QCommandLineParser& p, std::vector<LogitBias>& out, QSt
     return true;
 }
 
+bool readStops(const QCommandLineParser& p, std::vector<std::string>& out, QString& error) {
+    for (const QString& stop : p.values("stop")) {
+        if (stop.isEmpty()) {
+            error = "--stop: the text must not be empty";
+            return false;
+        }
+        out.push_back(stop.toStdString());
+    }
+    return true;
+}
+
 bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& error) {
     SamplingParams& s = req.sampling;
     return number(p, "max-tokens", req.maxTokens, error) && number(p, "top-logits", req.nTopLogits, error) &&
@@ -128,7 +149,8 @@ bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& er
            number(p, "typical-p", s.typicalP, error) && number(p, "repeat-penalty", s.repeatPenalty, error) &&
            number(p, "repeat-last-n", s.repeatLastN, error) && number(p, "presence-penalty", s.presencePenalty, error) &&
            number(p, "frequency-penalty", s.frequencyPenalty, error) && number(p, "seed", s.seed, error) &&
-           readLogitBias(p, s.logitBias, error);
+           number(p, "timeout-ms", req.timeoutMs, error) && readLogitBias(p, s.logitBias, error) &&
+           readStops(p, req.stop, error);
 }
 
 Result<std::unique_ptr<Engine>> loadEngine(const QCommandLineParser& p) {
@@ -139,63 +161,212 @@ Result<std::unique_ptr<Engine>> loadEngine(const QCommandLineParser& p) {
     return Engine::load(p.value("model").toStdString(), options);
 }
 
+// The prompt text of generate's options (--prompt or --prompt-file); usage errors as text.
+bool readPromptText(const QCommandLineParser& p, std::string& prompt, QString& error) {
+    if (p.isSet("prompt") == p.isSet("prompt-file")) {
+        error = "needs --prompt or --prompt-file";
+        return false;
+    }
+    prompt = p.value("prompt").toStdString();
+    if (!p.isSet("prompt-file")) return true;
+    QFile f(p.value("prompt-file"));
+    if (!f.open(QIODevice::ReadOnly)) {
+        error = "cannot open " + f.fileName();
+        return false;
+    }
+    prompt = f.readAll().toStdString();
+    return true;
+}
+
+// A request from generate's options: sampling, limits, and the prompt (chat-formatted
+// unless --raw).
+bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& req, QString& error) {
+    std::string prompt;
+    if (!readSampling(p, req, error) || !readPromptText(p, prompt, error)) return false;
+    if (req.maxTokens < 0) {
+        error = "--max-tokens must be >= 0";
+        return false;
+    }
+    if (p.isSet("raw")) {
+        req.prompt = e.rawPrompt(prompt);
+        return true;
+    }
+    std::vector<ChatMessage> messages;
+    if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
+    messages.push_back({"user", prompt});
+    req.prompt = e.chatPrompt(messages);
+    return true;
+}
+
+// What one request produced, gathered from step() events.
+struct Outcome {
+    std::vector<TokenId> tokens;
+    std::string text;
+    std::vector<std::vector<std::pair<TokenId, float>>> topLogits;
+    FinishReason reason = FinishReason::Length;
+    GenerateTimings timings;
+    std::optional<Error> error;
+    bool finished = false;
+};
+
+// Records an event; returns the text it shows.
+std::string_view record(Outcome& o, const EngineEvent& e) {
+    if (e.kind == EngineEvent::Kind::Token) {
+        o.tokens.push_back(e.token);
+        if (!e.topLogits.empty()) o.topLogits.push_back(e.topLogits);
+    } else {
+        o.reason = e.reason;
+        o.timings = e.timings;
+        o.error = e.error;
+        o.finished = true;
+    }
+    o.text += e.text;
+    return e.text;
+}
+
+// generate --json's object.
+QJsonObject resultJson(const GenerateRequest& req, const Outcome& o, double loadMs) {
+    const GenerateTimings& t = o.timings;
+    QJsonObject timings{{"load_ms", loadMs}, {"prefix_cache_hit_tokens", t.prefixCacheHitTokens},
+                        {"prefill_tokens", t.prefillTokens}, {"prefill_ms", t.prefillMs},
+                        {"ttft_ms", t.ttftMs}, {"decode_tokens", t.decodeTokens}, {"decode_ms", t.decodeMs}};
+    QJsonObject obj{{"prompt_tokens", toJson(req.prompt)}, {"tokens", toJson(o.tokens)},
+                    {"text", QString::fromStdString(o.text)}, {"finish_reason", finishReasonName(o.reason)},
+                    {"timings", timings}};
+    if (o.error) obj.insert("error", describe(*o.error));
+    if (req.nTopLogits > 0) {
+        QJsonArray perToken;
+        for (const auto& top : o.topLogits) {
+            QJsonArray pairs;
+            for (const auto& [id, logit] : top) pairs.append(QJsonArray{id, logit});
+            perToken.append(pairs);
+        }
+        obj.insert("top_logits", perToken);
+    }
+    return obj;
+}
+
+void printStats(const Outcome& o) {
+    const GenerateTimings& t = o.timings;
+    const double tps = t.decodeTokensPerSecond();
+    std::fprintf(stderr, "[%d prompt tokens (%d cached) in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens in %.0f ms); %s]\n",
+                 t.prefixCacheHitTokens + t.prefillTokens, t.prefixCacheHitTokens, t.prefillMs, t.ttftMs, tps, t.decodeTokens,
+                 t.decodeMs, finishReasonName(o.reason));
+}
+
 int cmdGenerate(const QCommandLineParser& p) {
     if (!p.isSet("model")) return usageError("generate needs --model");
     if (p.isSet("prompt") == p.isSet("prompt-file")) return usageError("generate needs --prompt or --prompt-file");
     GenerateRequest req;
     QString error;
-    if (!readSampling(p, req, error)) return usageError(error);
+    if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
     if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
-    std::string prompt = p.value("prompt").toStdString();
-    if (p.isSet("prompt-file")) {
-        QFile f(p.value("prompt-file"));
-        if (!f.open(QIODevice::ReadOnly)) return failWith({ErrorCode::Io, "cannot open " + f.fileName().toStdString()});
-        prompt = f.readAll().toStdString();
-    }
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
     const double loadMs = std::chrono::duration<double, std::milli>(Clock::now() - tLoad).count();
     Engine& e = **engine;
-    if (p.isSet("raw")) req.prompt = e.rawPrompt(prompt);
-    else {
-        std::vector<ChatMessage> messages;
-        if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
-        messages.push_back({"user", prompt});
-        req.prompt = e.chatPrompt(messages);
-    }
+    req = GenerateRequest{};
+    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error.toStdString()});  // the prompt file
     const bool json = p.isSet("json");
-    std::string text;
-    auto result = e.generate(req, [&](TokenId, std::string_view piece) {
-        text += piece;
-        if (!json) writeOut(piece);
-        return true;
-    });
-    if (!result) return failWith(result.error());
-    const GenerateTimings& t = result->timings;
+    auto id = e.submit(req);
+    if (!id) return failWith(id.error());
+    Outcome o;
+    while (!o.finished)
+        for (const EngineEvent& ev : e.step())
+            if (const std::string_view shown = record(o, ev); !json) writeOut(shown);
+    if (o.error) return failWith(*o.error);
     if (json) {
-        QJsonObject timings{{"load_ms", loadMs}, {"prefix_cache_hit_tokens", t.prefixCacheHitTokens},
-                            {"prefill_tokens", t.prefillTokens}, {"prefill_ms", t.prefillMs},
-                            {"ttft_ms", t.ttftMs}, {"decode_tokens", t.decodeTokens}, {"decode_ms", t.decodeMs}};
-        QJsonObject o{{"prompt_tokens", toJson(req.prompt)}, {"tokens", toJson(result->tokens)},
-                      {"text", QString::fromStdString(text)},
-                      {"finish_reason", finishReasonName(result->finishReason)}, {"timings", timings}};
-        if (req.nTopLogits > 0) {
-            QJsonArray perToken;
-            for (const auto& top : result->topLogits) {
-                QJsonArray pairs;
-                for (const auto& [id, logit] : top) pairs.append(QJsonArray{id, logit});
-                perToken.append(pairs);
-            }
-            o.insert("top_logits", perToken);
-        }
-        writeOut(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString() + "\n");
+        writeOut(QJsonDocument(resultJson(req, o, loadMs)).toJson(QJsonDocument::Compact).toStdString() + "\n");
     } else {
         writeOut("\n");
-        const double tps = t.decodeMs > 0 ? t.decodeTokens / t.decodeMs * 1000.0 : 0.0;
-        std::fprintf(stderr, "[%d prompt tokens (%d cached) in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens in %.0f ms); %s]\n",
-                     t.prefixCacheHitTokens + t.prefillTokens, t.prefixCacheHitTokens, t.prefillMs, t.ttftMs, tps, t.decodeTokens, t.decodeMs,
-                     finishReasonName(result->finishReason));
+        printStats(o);
+    }
+    return 0;
+}
+
+// One line of a batch file as generate's options: {"max_tokens": 8} is --max-tokens 8,
+// true is a flag, an array repeats the option.
+bool batchLineRequest(const QByteArray& line, const Engine& e, GenerateRequest& req, QString& error) {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(line, &parseError);
+    if (!doc.isObject()) {
+        error = "not a JSON object: " + parseError.errorString();
+        return false;
+    }
+    QStringList args{"hearth-cli"};
+    const QJsonObject obj = doc.object();
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const QString option = "--" + QString(it.key()).replace('_', '-');
+        const QJsonArray values = it->isArray() ? it->toArray() : QJsonArray{*it};
+        for (const QJsonValue& v : values) {
+            if (v.isBool()) {
+                if (v.toBool()) args << option;
+            } else {
+                args << option << (v.isString() ? v.toString() : QString::number(v.toDouble(), 'g', 17));
+            }
+        }
+    }
+    QCommandLineParser p;
+    return parseOptions(p, args, error) && readRequest(p, e, req, error);
+}
+
+bool readBatch(const QString& path, const Engine& e, std::vector<GenerateRequest>& out, QString& error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        error = "cannot open " + path;
+        return false;
+    }
+    int lineNo = 0;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().trimmed();
+        ++lineNo;
+        if (line.isEmpty()) continue;
+        GenerateRequest req;
+        if (!batchLineRequest(line, e, req, error)) {
+            error = QStringLiteral("%1 line %2: %3").arg(path).arg(lineNo).arg(error);
+            return false;
+        }
+        out.push_back(std::move(req));
+    }
+    return true;
+}
+
+// Submits requests [from, to) together and steps until all of them have finished.
+Result<void> runTogether(Engine& e, const std::vector<GenerateRequest>& reqs, size_t from, size_t to,
+                         std::vector<Outcome>& outcomes) {
+    std::map<RequestId, size_t> idToIndex;
+    for (size_t i = from; i < to; ++i) {
+        auto id = e.submit(reqs[i]);
+        if (!id) return std::unexpected(id.error());
+        idToIndex[*id] = i;
+    }
+    while (!e.idle())
+        for (const EngineEvent& ev : e.step()) record(outcomes[idToIndex.at(ev.request)], ev);
+    return {};
+}
+
+int cmdBatch(const QCommandLineParser& p) {
+    if (!p.isSet("model") || !p.isSet("requests")) return usageError("batch needs --model and --requests");
+    const auto tLoad = Clock::now();
+    auto engine = loadEngine(p);
+    if (!engine) return failWith(engine.error());
+    const double loadMs = std::chrono::duration<double, std::milli>(Clock::now() - tLoad).count();
+    Engine& e = **engine;
+    std::vector<GenerateRequest> reqs;
+    QString error;
+    if (!readBatch(p.value("requests"), e, reqs, error)) return usageError(error);
+    std::vector<Outcome> outcomes(reqs.size());
+    const size_t step = p.isSet("sequential") ? 1 : std::max<size_t>(reqs.size(), 1);
+    for (size_t from = 0; from < reqs.size(); from += step)
+        if (auto r = runTogether(e, reqs, from, std::min(from + step, reqs.size()), outcomes); !r) return failWith(r.error());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        if (p.isSet("json")) {
+            writeOut(QJsonDocument(resultJson(reqs[i], outcomes[i], loadMs)).toJson(QJsonDocument::Compact).toStdString() + "\n");
+            continue;
+        }
+        writeOut(strCat("[", i, "] ", outcomes[i].text, "\n"));
+        printStats(outcomes[i]);
     }
     return 0;
 }
@@ -277,6 +448,7 @@ int runCli(const QStringList& arguments) {
     if (command == "generate") return cmdGenerate(parser);
     if (command == "tokenize") return cmdTokenize(parser);
     if (command == "chat") return cmdChat(parser);
+    if (command == "batch") return cmdBatch(parser);
     if (command == "info") return cmdInfo(parser);
     return usageError("unknown command: " + command);
 }

@@ -1,20 +1,17 @@
-// Engine facade: wires GGUF, tokenizer, model, backend and KV cache; the generate loop.
+// Engine facade: wires GGUF, tokenizer, model, backend, KV cache and the requests in flight;
+// generate() as a loop over submit()/step().
 #include "engine/str_cat.h"
 #include "engine/engine.h"
 
 #include <algorithm>
 
+#include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
 #include "engine/util/sha256.h"
 
 namespace hearth {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-constexpr int32_t kPrefillChunk = 256;  // tokens per forward call while prefilling
 // Bumped whenever a kernel change alters K/V values, so cached KV of older builds is not reused.
 constexpr uint32_t kNumericsVersion = 1;
 
@@ -36,18 +33,6 @@ Sha256Digest modelFingerprint(const GgufFile& file) {
     return h.finish();
 }
 
-// The n highest logits, descending; ties: lower id first.
-std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, int32_t n) {
-    std::vector<std::pair<TokenId, float>> all(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) all[i] = {static_cast<TokenId>(i), logits[i]};
-    const auto k = static_cast<std::ptrdiff_t>(std::min<size_t>(static_cast<size_t>(n), all.size()));
-    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
-        return a.second > b.second || (a.second == b.second && a.first < b.first);
-    });
-    all.resize(static_cast<size_t>(k));
-    return all;
-}
-
 }  // namespace
 
 const char* finishReasonName(FinishReason r) {
@@ -56,10 +41,14 @@ const char* finishReasonName(FinishReason r) {
     case FinishReason::Length: return "length";
     case FinishReason::Stop: return "stop";
     case FinishReason::Context: return "context";
+    case FinishReason::Timeout: return "timeout";
+    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Error: return "error";
     }
     return "length";
 }
 
+Engine::Engine() = default;
 Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const EngineOptions& options) {
@@ -90,6 +79,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     auto cache = KvCache::create(layout, e->contextLength_, root);
     if (!cache) return std::unexpected(cache.error());
     e->cache_ = std::move(*cache);
+    e->requests_ = std::make_unique<EngineRequests>(*e->model_, *e->backend_, *e->cache_, *e->tokenizer_,
+                                                    e->contextLength_, options.scheduler);
     return e;
 }
 
@@ -106,88 +97,55 @@ std::vector<TokenId> Engine::rawPrompt(std::string_view text) const {
     return tokenizer_->encode(text, tokenizer_->addBosByDefault(), false);
 }
 
-Result<void> Engine::reusePrefix(std::span<const TokenId> prompt) {
-    // The last prompt token is always computed: its logits choose the first reply token.
-    const std::span<const TokenId> cacheable = prompt.first(prompt.size() - 1);
-    const auto mismatch = std::mismatch(cacheable.begin(), cacheable.end(), seqTokens_.begin(), seqTokens_.end());
-    const auto common = static_cast<int32_t>(mismatch.first - cacheable.begin());
-    const auto cached = static_cast<int32_t>(cache_->pool().longestCachedPrefix(cache_->root().key, cacheable).blocks.size()) *
-                        cache_->layout().blockSize;
-    if (cached > common) {
-        // Earlier blocks serve better than the previous call's tokens: start a fresh sequence
-        // (its full blocks stay cached) and let the plan below take the cached ones.
-        cache_->release(seq_);
-        seqTokens_.clear();
-    } else {
-        cache_->rollback(seq_, common);
-        seqTokens_.resize(static_cast<size_t>(common));
-    }
-    auto plan = cache_->plan(seq_, static_cast<int32_t>(prompt.size()), cacheable);
-    if (!plan) return std::unexpected(plan.error());
-    if (auto r = cache_->commit(seq_, *plan); !r) return r;
-    seqTokens_.assign(prompt.begin(), prompt.begin() + seq_.nTokens);
-    return {};
-}
-
-Result<void> Engine::prefill(std::span<const TokenId> prompt, std::vector<float>& logits, GenerateTimings& timings) {
-    if (auto r = reusePrefix(prompt); !r) return r;
-    timings.prefixCacheHitTokens = seq_.nTokens;
-    timings.prefillTokens = 0;
-    for (int32_t start = seq_.nTokens; start < std::ssize(prompt); start += kPrefillChunk) {
-        const int32_t n = std::min<int32_t>(kPrefillChunk, static_cast<int32_t>(prompt.size()) - start);
-        const bool last = start + n == std::ssize(prompt);
-        auto chunk = prompt.subspan(static_cast<size_t>(start), static_cast<size_t>(n));
-        if (auto r = model_->forward(*backend_, *cache_, seq_, chunk, last ? std::span<float>(logits) : std::span<float>());
-            !r)
-            return r;
-        seqTokens_.insert(seqTokens_.end(), chunk.begin(), chunk.end());
-        cache_->publish(seq_, seqTokens_);
-        timings.prefillTokens += n;
-    }
-    return {};
-}
-
-Result<GenerateResult> Engine::generate(const GenerateRequest& request, const TokenCallback& onToken) {
-    const auto t0 = Clock::now();
+Result<RequestId> Engine::submit(GenerateRequest request) {
     if (request.prompt.empty()) return fail(ErrorCode::InvalidArgument, "the prompt is empty");
     if (std::ssize(request.prompt) >= contextLength_)
         return fail(ErrorCode::InvalidArgument,
                     strCat("the prompt has ", request.prompt.size(), " tokens; the context holds ", contextLength_));
+    for (TokenId id : request.prompt)
+        if (id < 0 || id >= config().nVocab)
+            return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
     if (auto r = validate(request.sampling, config().nVocab); !r) return std::unexpected(r.error());
-    GenerateResult result;
-    std::vector<float> logits(static_cast<size_t>(config().nVocab));
-    if (auto r = prefill(request.prompt, logits, result.timings); !r) return std::unexpected(r.error());
-    result.timings.prefillMs = msSince(t0);
+    if (request.timeoutMs < 0) return fail(ErrorCode::InvalidArgument, "the time limit must be >= 0 ms");
+    return requests_->submit(std::move(request));
+}
 
-    Sampler sampler(request.sampling);
-    sampler.observe(request.prompt);  // the penalties look back over the prompt too
-    Utf8Stream utf8;
-    Clock::time_point tFirst;
-    for (int32_t i = 0;; ++i) {
-        if (i >= request.maxTokens) { result.finishReason = FinishReason::Length; break; }
-        const TokenId id = sampler.sample(logits);
-        result.tokens.push_back(id);
-        if (request.nTopLogits > 0) result.topLogits.push_back(topLogits(logits, request.nTopLogits));
-        if (i == 0) {
-            tFirst = Clock::now();
-            result.timings.ttftMs = msSince(t0);
+std::vector<EngineEvent> Engine::step() { return requests_->step(); }
+
+void Engine::cancel(RequestId id) { requests_->cancel(id, FinishReason::Cancelled); }
+
+bool Engine::idle() const { return requests_->idle(); }
+
+EngineMetrics Engine::metrics() const {
+    const BlockPool& pool = cache_->pool();
+    return {pool.nUsed(), pool.nFree(), pool.nCached(), pool.nBlocks(), requests_->scheduler().nRunning(),
+            requests_->scheduler().nWaiting(), requests_->scheduler().nPreemptionsTotal()};
+}
+
+// A loop over submit()/step(): callers that want one reply with a callback keep this shape.
+Result<GenerateResult> Engine::generate(const GenerateRequest& request, const TokenCallback& onToken) {
+    auto id = submit(request);
+    if (!id) return std::unexpected(id.error());
+    GenerateResult result;
+    while (true) {
+        std::vector<EngineEvent> events = step();
+        if (events.empty() && requests_->idle())
+            return fail(ErrorCode::InvalidArgument, "the request ended without a finish event");
+        for (EngineEvent& e : events) {
+            if (e.request != *id) continue;
+            if (e.kind == EngineEvent::Kind::Token) {
+                result.tokens.push_back(e.token);
+                if (request.nTopLogits > 0) result.topLogits.push_back(std::move(e.topLogits));
+                if (!onToken(e.token, e.text)) requests_->cancel(*id, FinishReason::Stop);
+                continue;
+            }
+            if (!e.text.empty()) onToken(-1, e.text);
+            if (e.error) return std::unexpected(*e.error);
+            result.finishReason = e.reason;
+            result.timings = e.timings;
+            return result;
         }
-        const bool eog = tokenizer_->isEndOfGeneration(id);
-        std::string text = eog ? utf8.flush() : utf8.push(tokenizer_->tokenBytes(id));
-        if (!onToken(id, text)) { result.finishReason = FinishReason::Stop; break; }
-        if (eog) { result.finishReason = FinishReason::Eos; break; }
-        if (seq_.nTokens + 1 >= contextLength_) { result.finishReason = FinishReason::Context; break; }
-        if (i + 1 >= request.maxTokens) { result.finishReason = FinishReason::Length; break; }
-        const TokenId one[1] = {id};
-        if (auto r = model_->forward(*backend_, *cache_, seq_, one, logits); !r) return std::unexpected(r.error());
-        seqTokens_.push_back(id);
-        cache_->publish(seq_, seqTokens_);
     }
-    if (const std::string tail = utf8.flush(); !tail.empty() && result.finishReason != FinishReason::Eos)
-        onToken(-1, tail);
-    result.timings.decodeTokens = std::max<int32_t>(0, static_cast<int32_t>(result.tokens.size()) - 1);
-    if (!result.tokens.empty()) result.timings.decodeMs = std::chrono::duration<double, std::milli>(Clock::now() - tFirst).count();
-    return result;
 }
 
 }  // namespace hearth

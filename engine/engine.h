@@ -1,12 +1,13 @@
 // The one public facade of the engine for app/: load a model, tokenize through its vocabulary
-// and chat format, generate with streaming callbacks. Single-threaded by contract: one owner
-// thread calls it. (The step()-based streaming API with several sequences is issue 4.)
+// and chat format, submit requests and step() them together (continuous batching), or
+// generate() one with a streaming callback. Single-threaded by contract: one owner thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
 #include "engine/sample/sampler.h"
+#include "engine/sched/scheduler.h"
 #include "engine/tokenizer/chat_format.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -24,12 +26,19 @@ namespace hearth {
 class GgufFile;
 
 struct EngineOptions {
-    int32_t contextLength = 0;  // 0 = the model's own
+    // 0 = the model's own. Also the KV cache's size, shared by all requests in flight: when
+    // they need more, the newest is preempted and recomputed later.
+    int32_t contextLength = 0;
     int32_t kvBlockSize = 16;
+    SchedulerConfig scheduler{};  // token budget per step, most sequences at once
 };
 
-enum class FinishReason { Eos, Length, Stop, Context };
-const char* finishReasonName(FinishReason r);  // "eos", "length", "stop", "context"
+// Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
+// callback said stop); Context: the context is full; Timeout: timeoutMs passed;
+// Cancelled: cancel(); Error: see EngineEvent::error.
+enum class FinishReason { Eos, Length, Stop, Context, Timeout, Cancelled, Error };
+// "eos", "length", "stop", "context", "timeout", "cancelled", "error"
+const char* finishReasonName(FinishReason r);
 
 struct GenerateRequest {
     std::vector<TokenId> prompt;   // BOS included when wanted
@@ -38,16 +47,23 @@ struct GenerateRequest {
     // When > 0, GenerateResult::topLogits keeps the n highest (id, logit) pairs of the logits
     // that chose each generated token (for conformance checks against a reference).
     int32_t nTopLogits = 0;
+    std::vector<std::string> stop;  // stop strings: generation ends before them, never shown
+    int64_t timeoutMs = 0;          // > 0: finish with Timeout this long after submit()
 };
+
+using RequestId = SeqId;
 
 struct GenerateTimings {
     // prompt.size() == prefixCacheHitTokens + prefillTokens
     int32_t prefixCacheHitTokens = 0;  // prompt tokens whose K/V were reused, not computed
     int32_t prefillTokens = 0;     // prompt tokens computed
-    double prefillMs = 0;
+    double prefillMs = 0;          // request submitted -> prompt done (shared with other requests)
     double ttftMs = 0;             // request submitted -> first generated token
     int32_t decodeTokens = 0;      // generated tokens after the first
     double decodeMs = 0;           // first generated token -> last
+    // Tokens per second; 0 when nothing was timed.
+    double prefillTokensPerSecond() const { return prefillMs > 0 ? prefillTokens / prefillMs * 1000.0 : 0.0; }
+    double decodeTokensPerSecond() const { return decodeMs > 0 ? decodeTokens / decodeMs * 1000.0 : 0.0; }
 };
 
 struct GenerateResult {
@@ -57,10 +73,34 @@ struct GenerateResult {
     std::vector<std::vector<std::pair<TokenId, float>>> topLogits;  // [tokens][nTopLogits]
 };
 
+// What step() reports. Token: one generated token and the text it releases (whole UTF-8
+// characters, possibly empty while a character is incomplete or text is held back as a
+// possible stop string). Finish: the last event of a request, with text left over (held back
+// text, an incomplete character as U+FFFD), the reason, and the timings.
+struct EngineEvent {
+    enum class Kind { Token, Finish };
+    Kind kind = Kind::Token;
+    RequestId request = 0;
+    TokenId token = -1;                               // Token
+    std::string text;
+    std::vector<std::pair<TokenId, float>> topLogits;  // Token, when nTopLogits > 0
+    FinishReason reason = FinishReason::Length;        // Finish
+    GenerateTimings timings;                           // Finish
+    std::optional<Error> error;                        // Finish with reason Error
+};
+
+struct EngineMetrics {
+    int32_t blocksUsed = 0, blocksFree = 0, blocksCached = 0, blocksTotal = 0;
+    int32_t nRunning = 0, nWaiting = 0;
+    int64_t nPreemptions = 0;  // sequences whose KV was released to make room, since load
+};
+
+class EngineRequests;
+
 // Called for each generated token with its text (complete UTF-8 characters only; may be empty
 // while a character is incomplete; empty for the end-of-generation token). A last call with
 // id -1 carries text left over at the end (an incomplete character, as U+FFFD).
-// Return false to stop.
+// Return false to stop (finish reason Stop).
 using TokenCallback = std::function<bool(TokenId id, std::string_view text)>;
 
 class Engine {
@@ -87,21 +127,29 @@ public:
     // its history) or any cached whole blocks of earlier calls (a regenerated reply, a second
     // conversation with the same system prompt). Errors: InvalidArgument (prompt, sampling),
     // OutOfMemory (KV cache).
+    // Precondition: no other request in flight (their events would be dropped).
     Result<GenerateResult> generate(const GenerateRequest& request, const TokenCallback& onToken);
 
+    // Queues a request; it runs in the next step()s. Errors: InvalidArgument (prompt, sampling).
+    Result<RequestId> submit(GenerateRequest request);
+    // Computes one step of every admitted request (a prefill chunk or one decode token each)
+    // and returns what happened, in order. Empty when nothing is in flight.
+    std::vector<EngineEvent> step();
+    // The request finishes (reason Cancelled) at the next step(); unknown ids are ignored.
+    void cancel(RequestId id);
+    bool idle() const;  // nothing submitted is unfinished
+    EngineMetrics metrics() const;
+
 private:
-    Engine() = default;
-    Result<void> reusePrefix(std::span<const TokenId> prompt);
-    Result<void> prefill(std::span<const TokenId> prompt, std::vector<float>& logits, GenerateTimings& timings);
+    Engine();
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<Model> model_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<KvCache> cache_;
+    std::unique_ptr<EngineRequests> requests_;  // scheduler, runner and per-request state
     ChatFormat chatFormat_{ChatFormatKind::Plain};
-    KvSequence seq_;                  // the current conversation; its full blocks are published
-    std::vector<TokenId> seqTokens_;  // tokens whose K/V are in seq_
     int32_t contextLength_ = 0;
 };
 

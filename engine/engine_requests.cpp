@@ -1,0 +1,145 @@
+// Requests in flight: each step expires timed-out and cancelled requests, lets the scheduler
+// plan, runs the plan, samples, and turns each sampled token into events and stop decisions.
+#include "engine/engine_requests.h"
+
+#include <algorithm>
+
+namespace hearth {
+namespace {
+
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// The n highest logits, descending; ties: lower id first.
+std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, int32_t n) {
+    std::vector<std::pair<TokenId, float>> all(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) all[i] = {static_cast<TokenId>(i), logits[i]};
+    const auto k = static_cast<std::ptrdiff_t>(std::min<size_t>(static_cast<size_t>(n), all.size()));
+    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
+        return a.second > b.second || (a.second == b.second && a.first < b.first);
+    });
+    all.resize(static_cast<size_t>(k));
+    return all;
+}
+
+}  // namespace
+
+EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, const Tokenizer& tokenizer,
+                               int32_t contextLength, SchedulerConfig config)
+    : tokenizer_(tokenizer), contextLength_(contextLength), scheduler_(cache, config), runner_(model, backend, cache) {}
+
+EngineRequests::~EngineRequests() = default;
+
+RequestId EngineRequests::submit(GenerateRequest request) {
+    auto r = std::make_unique<Request>(Request{request, Sampler(request.sampling), {}, StopMatcher(request.stop),
+                                               0, Clock::now(), {}, std::nullopt, std::nullopt});
+    r->sampler.observe(request.prompt);  // the penalties look back over the prompt too
+    if (request.timeoutMs > 0) r->deadline = r->submitted + std::chrono::milliseconds(request.timeoutMs);
+    const RequestId id = scheduler_.add(std::move(request.prompt));
+    requests_[id] = std::move(r);
+    return id;
+}
+
+void EngineRequests::cancel(RequestId id, FinishReason reason) {
+    if (auto it = requests_.find(id); it != requests_.end() && !it->second->cancelWith) it->second->cancelWith = reason;
+}
+
+void EngineRequests::expire(std::vector<EngineEvent>& events) {
+    const auto now = Clock::now();
+    std::vector<std::pair<RequestId, FinishReason>> done;
+    for (const auto& [id, r] : requests_) {
+        if (r->cancelWith) done.emplace_back(id, *r->cancelWith);
+        else if (r->deadline && now >= *r->deadline) done.emplace_back(id, FinishReason::Timeout);
+    }
+    for (const auto& [id, reason] : done) finish(id, reason, events);
+}
+
+std::vector<EngineEvent> EngineRequests::step() {
+    std::vector<EngineEvent> events;
+    expire(events);
+    const StepPlan plan = scheduler_.schedule();
+    for (SeqId id : plan.failed)
+        finish(id, FinishReason::Error, events, Error{ErrorCode::OutOfMemory, "the KV cache cannot hold this request"});
+    if (plan.chunks.empty()) return events;
+    std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_);
+    sampleOutputs(plan, outputs, events);
+    return events;
+}
+
+void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs,
+                                   std::vector<EngineEvent>& events) {
+    StepResult result;
+    std::vector<std::vector<std::pair<TokenId, float>>> tops;
+    for (ChunkOutput& out : outputs) {
+        if (out.error) {
+            finish(out.seq, FinishReason::Error, events, out.error);
+            continue;
+        }
+        if (out.logits.empty()) continue;
+        Request& r = *requests_.at(out.seq);
+        tops.push_back(r.request.nTopLogits > 0 ? topLogits(out.logits, r.request.nTopLogits)
+                                                : std::vector<std::pair<TokenId, float>>{});
+        result.sampled.push_back({out.seq, r.sampler.sample(out.logits)});
+    }
+    scheduler_.complete(plan, result);
+    for (size_t i = 0; i < result.sampled.size(); ++i)
+        onToken(result.sampled[i].seq, result.sampled[i].token, std::move(tops[i]), events);
+}
+
+std::optional<FinishReason> EngineRequests::stopReason(RequestId id, const Request& r, TokenId token,
+                                                       bool stopString) const {
+    if (stopString) return FinishReason::Stop;
+    if (tokenizer_.isEndOfGeneration(token)) return FinishReason::Eos;
+    // The next token would need position nTokens, which the context does not have.
+    if (scheduler_.tokens(id).size() >= static_cast<size_t>(contextLength_)) return FinishReason::Context;
+    if (r.nGenerated >= r.request.maxTokens) return FinishReason::Length;
+    if (r.deadline && Clock::now() >= *r.deadline) return FinishReason::Timeout;
+    return std::nullopt;
+}
+
+void EngineRequests::onToken(RequestId id, TokenId token, std::vector<std::pair<TokenId, float>> top,
+                             std::vector<EngineEvent>& events) {
+    Request& r = *requests_.at(id);
+    if (r.request.maxTokens <= 0) {  // nothing to generate: the prompt was only read
+        finish(id, FinishReason::Length, events);
+        return;
+    }
+    if (r.nGenerated++ == 0) r.firstToken = Clock::now();
+    const bool eog = tokenizer_.isEndOfGeneration(token);
+    const StopMatcher::Output shown = r.stop.push(eog ? r.utf8.flush() : r.utf8.push(tokenizer_.tokenBytes(token)));
+    EngineEvent e;
+    e.kind = EngineEvent::Kind::Token;
+    e.request = id;
+    e.token = token;
+    e.text = shown.text;
+    e.topLogits = std::move(top);
+    events.push_back(std::move(e));
+    if (const auto reason = stopReason(id, r, token, shown.stopped)) finish(id, *reason, events);
+}
+
+void EngineRequests::finish(RequestId id, FinishReason reason, std::vector<EngineEvent>& events,
+                            std::optional<Error> error) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) return;
+    Request& r = *it->second;
+    const auto now = Clock::now();
+    EngineEvent e;
+    e.kind = EngineEvent::Kind::Finish;
+    e.request = id;
+    e.reason = reason;
+    e.error = std::move(error);
+    e.text = r.stop.push(r.utf8.flush()).text + r.stop.flush();
+    GenerateTimings& t = e.timings;
+    if (scheduler_.contains(id)) t.prefixCacheHitTokens = scheduler_.prefixHitTokens(id);
+    t.prefillTokens = static_cast<int32_t>(r.request.prompt.size()) - t.prefixCacheHitTokens;
+    const auto prefillEnd = r.nGenerated > 0 ? r.firstToken : now;
+    t.prefillMs = t.ttftMs = msBetween(r.submitted, prefillEnd);
+    t.decodeTokens = std::max(0, r.nGenerated - 1);
+    t.decodeMs = r.nGenerated > 0 ? msBetween(r.firstToken, now) : 0.0;
+    scheduler_.finish(id, reason != FinishReason::Error);
+    requests_.erase(it);
+    events.push_back(std::move(e));
+}
+
+}  // namespace hearth

@@ -1,0 +1,200 @@
+// Step planning: running sequences first (oldest first), then admission of waiting ones
+// within what is left of the token budget; KV is reserved as the plan is made, so the runner
+// never fails half-way for lack of blocks. Preemption frees the newest sequence's blocks
+// (its full blocks stay cached, so recomputing it often reuses them).
+#include "engine/sched/scheduler.h"
+
+#include <algorithm>
+
+namespace hearth {
+
+Scheduler::Scheduler(KvCache& cache, SchedulerConfig config) : cache_(cache), config_(config) {
+    config_.tokenBudget = std::max(config_.tokenBudget, 1);
+    config_.maxRunning = std::max(config_.maxRunning, 1);
+}
+
+Scheduler::~Scheduler() {
+    for (auto& [id, s] : seqs_) cache_.release(s.kv);
+    releaseParked();
+}
+
+SeqId Scheduler::add(std::vector<int32_t> prompt) {
+    const SeqId id = nextId_++;
+    seqs_[id].tokens = std::move(prompt);
+    waiting_.push_back(id);
+    return id;
+}
+
+void Scheduler::cancel(SeqId seq) {
+    if (auto it = seqs_.find(seq); it != seqs_.end()) it->second.cancelled = true;
+}
+
+StepPlan Scheduler::schedule() {
+    StepPlan plan;
+    dropCancelled(plan);
+    int32_t budget = config_.tokenBudget;
+    planRunning(plan, budget);
+    admitWaiting(plan, budget);
+    return plan;
+}
+
+void Scheduler::dropCancelled(StepPlan& plan) {
+    std::vector<SeqId> ids;
+    for (const auto& [id, s] : seqs_)
+        if (s.cancelled) ids.push_back(id);
+    for (SeqId id : ids) {
+        finish(id, false);
+        plan.cancelled.push_back(id);
+    }
+}
+
+PlannedChunk Scheduler::chunkOf(SeqId id, int32_t n) const {
+    const Seq& s = seqs_.at(id);
+    PlannedChunk c{id, s.kv.nTokens, {}, false};
+    c.tokens.assign(s.tokens.begin() + c.start, s.tokens.begin() + c.start + n);
+    c.sample = c.start + n == std::ssize(s.tokens);
+    return c;
+}
+
+void Scheduler::planRunning(StepPlan& plan, int32_t& budget) {
+    for (size_t i = 0; i < running_.size();) {
+        const SeqId id = running_[i];
+        const Seq& s = seqs_.at(id);
+        const auto remaining = static_cast<int32_t>(std::ssize(s.tokens) - s.kv.nTokens);
+        const bool decode = remaining <= 1;
+        const int32_t n = decode ? remaining : std::min(remaining, budget);
+        if (n <= 0) { ++i; continue; }
+        if (!reserveOrPreempt(id, s.kv.nTokens + n, plan)) continue;  // id left running_ at i
+        if (!decode) budget -= n;
+        plan.chunks.push_back(chunkOf(id, n));
+        ++i;
+    }
+}
+
+void Scheduler::admitWaiting(StepPlan& plan, int32_t& budget) {
+    while (!waiting_.empty() && std::ssize(running_) < config_.maxRunning && budget > 0)
+        if (!admit(waiting_.front(), plan, budget)) break;
+}
+
+int32_t Scheduler::cachedHit(const Seq& s) const {
+    const int32_t bs = cache_.layout().blockSize;
+    const KvSequence& kv = s.kv;
+    const auto nHave = static_cast<int32_t>(kv.blockTable.size());
+    if (kv.nTokens != nHave * bs || std::ssize(kv.blockKeys) != nHave) return kv.nTokens;
+    // The last token is always computed: its logits choose the next token.
+    const std::span<const int32_t> cacheable(s.tokens.data(), s.tokens.size() - 1);
+    if (std::ssize(cacheable) <= kv.nTokens) return kv.nTokens;
+    const BlockKey& parent = kv.blockKeys.empty() ? cache_.root().key : kv.blockKeys.back();
+    const CachedPrefix hit = cache_.pool().longestCachedPrefix(parent, cacheable.subspan(static_cast<size_t>(kv.nTokens)));
+    return kv.nTokens + static_cast<int32_t>(hit.blocks.size()) * bs;
+}
+
+void Scheduler::adoptOrReleaseParked(Seq& s) {
+    if (!parked_ || s.kv.nTokens > 0 || !s.kv.blockTable.empty()) return;
+    const auto cacheableEnd = s.tokens.end() - 1;
+    const auto mismatch = std::mismatch(s.tokens.begin(), cacheableEnd, parked_->tokens.begin(), parked_->tokens.end());
+    const auto common = static_cast<int32_t>(mismatch.first - s.tokens.begin());
+    if (common > cachedHit(s)) {
+        s.kv = std::move(parked_->kv);
+        cache_.rollback(s.kv, common);
+        parked_.reset();
+    } else {
+        releaseParked();  // its full blocks stay cached for the plan below
+    }
+}
+
+bool Scheduler::admit(SeqId id, StepPlan& plan, int32_t& budget) {
+    Seq& s = seqs_.at(id);
+    adoptOrReleaseParked(s);
+    const std::span<const int32_t> cacheable(s.tokens.data(), s.tokens.size() - 1);
+    const int32_t hit = cachedHit(s);
+    const int32_t n = std::min(static_cast<int32_t>(std::ssize(s.tokens)) - hit, budget);
+    auto r = cache_.plan(s.kv, hit + n, cacheable);
+    if (r && cache_.commit(s.kv, *r)) {
+        waiting_.pop_front();
+        running_.push_back(id);
+        if (!s.admittedOnce) {
+            s.admittedOnce = true;
+            s.prefixHit = s.kv.nTokens;
+            plan.admitted.push_back(id);
+        }
+        const int32_t nCompute = std::min(static_cast<int32_t>(std::ssize(s.tokens)) - s.kv.nTokens, budget);
+        budget -= nCompute;
+        plan.chunks.push_back(chunkOf(id, nCompute));
+        return true;
+    }
+    if (!running_.empty() || !plan.chunks.empty()) return false;  // wait for blocks to come free
+    fail(id, plan);  // alone and still no room
+    return true;
+}
+
+bool Scheduler::reserveOrPreempt(SeqId id, int32_t nTokens, StepPlan& plan) {
+    while (true) {
+        Seq& s = seqs_.at(id);
+        auto r = cache_.plan(s.kv, nTokens);
+        if (r && cache_.commit(s.kv, *r)) return true;
+        if (parked_) { releaseParked(); continue; }
+        const SeqId victim = running_.back();
+        if (victim == id && running_.size() == 1) {
+            fail(id, plan);
+            return false;
+        }
+        preempt(victim, plan);
+        if (victim == id) return false;
+    }
+}
+
+void Scheduler::preempt(SeqId id, StepPlan& plan) {
+    Seq& s = seqs_.at(id);
+    cache_.release(s.kv);
+    ++s.nPreemptions;
+    ++nPreemptionsTotal_;
+    std::erase(running_, id);
+    waiting_.push_front(id);
+    plan.preempted.push_back(id);
+}
+
+void Scheduler::fail(SeqId id, StepPlan& plan) {
+    finish(id, false);
+    plan.failed.push_back(id);
+}
+
+void Scheduler::complete(const StepPlan& plan, const StepResult& result) {
+    for (const PlannedChunk& c : plan.chunks) {
+        auto it = seqs_.find(c.seq);
+        if (it == seqs_.end()) continue;
+        // Assigned, not added: forward() has usually advanced it already.
+        it->second.kv.nTokens = c.start + static_cast<int32_t>(c.tokens.size());
+        cache_.publish(it->second.kv, it->second.tokens);
+    }
+    for (const SampledToken& t : result.sampled)
+        if (auto it = seqs_.find(t.seq); it != seqs_.end()) it->second.tokens.push_back(t.token);
+}
+
+void Scheduler::finish(SeqId seq, bool keepForReuse) {
+    auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return;
+    Seq& s = it->second;
+    if (keepForReuse && s.kv.nTokens > 0) {
+        releaseParked();
+        s.tokens.resize(static_cast<size_t>(s.kv.nTokens));
+        parked_ = Parked{std::move(s.tokens), std::move(s.kv)};
+    } else {
+        cache_.release(s.kv);
+    }
+    remove(seq);
+}
+
+void Scheduler::remove(SeqId id) {
+    std::erase(running_, id);
+    std::erase(waiting_, id);
+    seqs_.erase(id);
+}
+
+void Scheduler::releaseParked() {
+    if (!parked_) return;
+    cache_.release(parked_->kv);
+    parked_.reset();
+}
+
+}  // namespace hearth

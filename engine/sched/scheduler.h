@@ -1,0 +1,121 @@
+// Scheduler: admits sequences and plans each step as plain data — prefill chunks within a
+// token budget plus one decode token per running sequence — and reserves their KV blocks.
+// It never touches tensors: the runner computes a StepPlan and hands back a StepResult.
+// Thread-safety: engine thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "engine/kv/kv_cache.h"
+
+namespace hearth {
+
+using SeqId = uint64_t;
+
+struct SchedulerConfig {
+    // Prefill tokens planned per step, over all sequences. Decode tokens (one per running
+    // sequence whose prompt is done) come on top, so a long prompt delays the others' next
+    // token by at most one chunk.
+    int32_t tokenBudget = 256;
+    int32_t maxRunning = 16;  // sequences holding KV blocks at once
+};
+
+// Positions [start, start + tokens.size()) of one sequence, to compute this step.
+struct PlannedChunk {
+    SeqId seq = 0;
+    int32_t start = 0;
+    std::vector<int32_t> tokens;
+    bool sample = false;  // the last token's logits choose the sequence's next token
+    bool operator==(const PlannedChunk&) const = default;
+};
+
+struct StepPlan {
+    std::vector<PlannedChunk> chunks;  // oldest admitted first; at most one per sequence
+    std::vector<SeqId> admitted;       // first admitted (not re-admitted) this step
+    std::vector<SeqId> preempted;      // blocks released; back to waiting, recomputed later
+    std::vector<SeqId> cancelled;      // removed by cancel()
+    std::vector<SeqId> failed;         // cannot fit in the KV cache even alone; removed
+};
+
+struct SampledToken {
+    SeqId seq = 0;
+    int32_t token = 0;
+};
+struct StepResult {
+    std::vector<SampledToken> sampled;  // one per chunk with sample = true that ran
+};
+
+class Scheduler {
+public:
+    // The cache must outlive the scheduler; the scheduler owns the sequences' block tables.
+    Scheduler(KvCache& cache, SchedulerConfig config);
+    ~Scheduler();
+
+    // Queues a sequence (FIFO). Precondition: prompt not empty.
+    SeqId add(std::vector<int32_t> prompt);
+    // Removes the sequence at the next schedule() (listed in StepPlan::cancelled).
+    void cancel(SeqId seq);
+    // Plans the next step and commits its KV reservations. Sequences are preempted (newest
+    // first) when blocks run out; a sequence that does not fit alone is failed.
+    StepPlan schedule();
+    // Records what ran: each chunk's positions now hold K/V (full blocks are published for
+    // prefix sharing) and sampled tokens are appended. Unknown (finished) sequences are skipped.
+    void complete(const StepPlan& plan, const StepResult& result);
+    // Removes a sequence now. keepForReuse: its KV stays as the "parked" sequence that the
+    // next admitted sequence continues when it shares a longer prefix with it than the cached
+    // blocks do (a chat that goes on without re-reading); otherwise its blocks are released.
+    void finish(SeqId seq, bool keepForReuse);
+
+    bool contains(SeqId seq) const { return seqs_.contains(seq); }
+    bool idle() const { return running_.empty() && waiting_.empty(); }
+    int32_t nRunning() const { return static_cast<int32_t>(running_.size()); }
+    int32_t nWaiting() const { return static_cast<int32_t>(waiting_.size()); }
+    // Preconditions: contains(seq).
+    KvSequence& kvSequence(SeqId seq) { return seqs_.at(seq).kv; }
+    const std::vector<int32_t>& tokens(SeqId seq) const { return seqs_.at(seq).tokens; }
+    int32_t prefixHitTokens(SeqId seq) const { return seqs_.at(seq).prefixHit; }  // at first admission
+    int32_t nPreemptions(SeqId seq) const { return seqs_.at(seq).nPreemptions; }
+    int64_t nPreemptionsTotal() const { return nPreemptionsTotal_; }  // since construction
+
+private:
+    struct Seq {
+        std::vector<int32_t> tokens;  // prompt + generated; K/V of [0, kv.nTokens) computed
+        KvSequence kv;
+        bool cancelled = false;
+        bool admittedOnce = false;
+        int32_t prefixHit = 0;
+        int32_t nPreemptions = 0;
+    };
+    struct Parked {
+        std::vector<int32_t> tokens;  // ids of kv's positions
+        KvSequence kv;
+    };
+
+    void dropCancelled(StepPlan& plan);
+    void planRunning(StepPlan& plan, int32_t& budget);
+    void admitWaiting(StepPlan& plan, int32_t& budget);
+    bool admit(SeqId id, StepPlan& plan, int32_t& budget);
+    bool reserveOrPreempt(SeqId id, int32_t nTokens, StepPlan& plan);
+    void preempt(SeqId id, StepPlan& plan);
+    void fail(SeqId id, StepPlan& plan);
+    void releaseParked();
+    void adoptOrReleaseParked(Seq& s);
+    int32_t cachedHit(const Seq& s) const;
+    PlannedChunk chunkOf(SeqId id, int32_t n) const;
+    void remove(SeqId id);
+
+    KvCache& cache_;
+    SchedulerConfig config_;
+    std::map<SeqId, Seq> seqs_;
+    std::vector<SeqId> running_;  // admission order
+    std::deque<SeqId> waiting_;
+    std::optional<Parked> parked_;
+    SeqId nextId_ = 1;
+    int64_t nPreemptionsTotal_ = 0;
+};
+
+}  // namespace hearth

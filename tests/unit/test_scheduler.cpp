@@ -1,0 +1,127 @@
+// The scheduler's plans, exactly, without a model: chunked prefill beside decode, cancellation,
+// release of finished sequences, preemption and resume, prefix reuse, a request too large.
+#include <QtTest>
+#include <numeric>
+
+#include "engine/sched/scheduler.h"
+
+using namespace hearth;
+using Tokens = std::vector<int32_t>;
+
+namespace {
+
+Tokens range(int32_t from, int32_t n) {
+    Tokens t(static_cast<size_t>(n));
+    std::iota(t.begin(), t.end(), from);
+    return t;
+}
+
+PlannedChunk chunk(SeqId seq, int32_t start, Tokens tokens, bool sample) {
+    return {seq, start, std::move(tokens), sample};
+}
+
+// What a runner would do: every chunk ran; sampling chunks produced `token + seq`.
+void runAll(Scheduler& s, const StepPlan& plan, int32_t token) {
+    StepResult r;
+    for (const PlannedChunk& c : plan.chunks)
+        if (c.sample) r.sampled.push_back({c.seq, token + static_cast<int32_t>(c.seq)});
+    s.complete(plan, r);
+}
+
+}  // namespace
+
+class TestScheduler : public QObject {
+    Q_OBJECT
+private slots:
+    void chunkedPrefillBesideDecode() {
+        KvCache cache({1, 4, 4}, 64);
+        Scheduler s(cache, {.tokenBudget = 8, .maxRunning = 4});
+        const SeqId a = s.add({1, 2, 3}), b = s.add(range(10, 20));
+        StepPlan p = s.schedule();
+        QCOMPARE(p.admitted, (std::vector<SeqId>{a, b}));
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 0, {1, 2, 3}, true), chunk(b, 0, range(10, 5), false)}));
+        runAll(s, p, 100);  // a samples 101
+        p = s.schedule();  // a's decode token does not wait for b's prompt: b gets one chunk
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 3, {101}, true), chunk(b, 5, range(15, 8), false)}));
+        runAll(s, p, 200);
+        p = s.schedule();
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 4, {201}, true), chunk(b, 13, range(23, 7), true)}));
+        runAll(s, p, 300);
+        QCOMPARE(s.tokens(b).back(), 302);
+        QCOMPARE(s.kvSequence(a).blockTable, (std::vector<BlockId>{0, 5}));  // b took 1, 2, then 3, 4
+    }
+
+    void cancelledAndFinishedSequencesReleaseTheirBlocks() {
+        KvCache cache({1, 4, 4}, 64);
+        Scheduler s(cache, {.tokenBudget = 16, .maxRunning = 4});
+        const SeqId a = s.add(range(1, 6)), b = s.add(range(50, 6));
+        StepPlan p = s.schedule();
+        runAll(s, p, 0);
+        QCOMPARE(cache.pool().nUsed(), 4);
+        s.cancel(b);
+        p = s.schedule();
+        QCOMPARE(p.cancelled, (std::vector<SeqId>{b}));
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 6, {static_cast<int32_t>(a)}, true)}));
+        QVERIFY(!s.contains(b));
+        QCOMPARE(cache.pool().nUsed(), 2);
+        runAll(s, p, 0);
+        s.finish(a, false);
+        QCOMPARE(cache.pool().nUsed(), 0);
+        QVERIFY(s.idle());
+        QVERIFY(s.schedule().chunks.empty());
+    }
+
+    void preemptsTheNewestAndRecomputesIt() {
+        KvCache cache({1, 4, 4}, 8);  // 2 blocks
+        Scheduler s(cache, {.tokenBudget = 8, .maxRunning = 4});
+        const SeqId a = s.add({1, 2, 3}), b = s.add({4, 5, 6});
+        runAll(s, s.schedule(), 10);  // a: [1,2,3,11], b: [4,5,6,12]
+        runAll(s, s.schedule(), 20);  // both blocks full
+        StepPlan p = s.schedule();   // a needs a block for position 4: b gives its up
+        QCOMPARE(p.preempted, (std::vector<SeqId>{b}));
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 4, {21}, true)}));
+        QCOMPARE(s.kvSequence(a).blockTable, (std::vector<BlockId>{0, 1}));
+        QCOMPARE(s.nWaiting(), 1);
+        runAll(s, p, 30);
+        s.finish(a, false);
+        p = s.schedule();  // b comes back and recomputes everything it had
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(b, 0, {4, 5, 6, 12, 22}, true)}));
+        QVERIFY(p.admitted.empty());  // not a first admission
+        QCOMPARE(s.nPreemptions(b), 1);
+    }
+
+    void reusesCachedBlocksAndTheParkedSequence() {
+        KvCache cache({1, 4, 4}, 64);
+        Scheduler s(cache, {.tokenBudget = 64, .maxRunning = 4});
+        const SeqId a = s.add(range(1, 10));
+        runAll(s, s.schedule(), 40);  // a: positions 0..9 computed, blocks 0 and 1 published
+        s.finish(a, false);
+        Tokens bPrompt = range(1, 9);
+        bPrompt.push_back(77);
+        const SeqId b = s.add(bPrompt);  // shares 9 tokens with a: two whole blocks
+        StepPlan p = s.schedule();
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(b, 8, {9, 77}, true)}));
+        QCOMPARE(s.prefixHitTokens(b), 8);
+        runAll(s, p, 60);
+        s.finish(b, true);  // parked: positions 0..9 = bPrompt
+        Tokens cPrompt = bPrompt;
+        cPrompt.insert(cPrompt.end(), {62, 5});
+        const SeqId c = s.add(cPrompt);  // continues b: all 10 positions, not just 2 blocks
+        p = s.schedule();
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(c, 10, {62, 5}, true)}));
+        QCOMPARE(s.prefixHitTokens(c), 10);
+    }
+
+    void aRequestLargerThanTheCacheFails() {
+        KvCache cache({1, 4, 4}, 4);
+        Scheduler s(cache, {.tokenBudget = 16, .maxRunning = 4});
+        const SeqId a = s.add(range(1, 6));
+        const StepPlan p = s.schedule();
+        QCOMPARE(p.failed, (std::vector<SeqId>{a}));
+        QVERIFY(p.chunks.empty());
+        QVERIFY(s.idle());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestScheduler)
+#include "test_scheduler.moc"
