@@ -14,9 +14,13 @@
 namespace hearth {
 namespace {
 
-// Pieces chat formats end a turn with; a model may stop on any of them, whatever its EOS.
-constexpr std::array<std::string_view, 4> kEndOfTurnPieces = {"<|im_end|>", "<end_of_turn>", "<|eot_id|>",
-                                                              "<|endoftext|>"};
+// Pieces that end generation whatever the model's EOS, as llama.cpp decides them (checked
+// against the oracle: Gemma 3's "</s>" is USER_DEFINED in the file, and llama.cpp makes it a
+// control token that ends generation and is no longer split out of plain text).
+constexpr std::array<std::string_view, 13> kEndOfTurnPieces = {
+    "<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|endoftext|>", "<|eom_id|>", "<|end_of_text|>",
+    "<|end|>",    "<|return|>",    "<|call|>",   "<EOT>",         "_<EOT>",     "<end_of_utterance>",
+    "</s>"};
 // Candidates for EOT when tokenizer.ggml.eot_token_id is absent, in order of preference.
 constexpr std::array<std::string_view, 3> kEotCandidates = {"<|eot_id|>", "<|im_end|>", "<end_of_turn>"};
 
@@ -70,7 +74,10 @@ Result<void> Tokenizer::initCommon(VocabSpec& vocab, bool addBosDefault) {
     for (TokenId id : {eos_, eot_})
         if (id >= 0) endOfGeneration_.push_back(id);
     for (std::string_view text : kEndOfTurnPieces)
-        if (const TokenId id = findPiece(text); id >= 0 && isControl(id)) endOfGeneration_.push_back(id);
+        if (const TokenId id = findPiece(text); id >= 0) {
+            tokenTypes_[static_cast<size_t>(id)] = token_type::kControl;  // a mislabelled control token
+            endOfGeneration_.push_back(id);
+        }
     std::sort(endOfGeneration_.begin(), endOfGeneration_.end());
     endOfGeneration_.erase(std::unique(endOfGeneration_.begin(), endOfGeneration_.end()), endOfGeneration_.end());
 
