@@ -10,3 +10,5 @@ set(HEARTH_MODELS_DIR "${_hearth_cache}/models" CACHE PATH "Folder with the fetc
 set(HEARTH_PYTHON "${_hearth_cache}/venv/bin/python3" CACHE FILEPATH "Python with the test-only packages (gguf, tokenizers)")
 get_filename_component(_hearth_testdata "${PROJECT_SOURCE_DIR}/../shared/testdata" ABSOLUTE)
 set(HEARTH_TESTDATA_DIR "${_hearth_testdata}" CACHE PATH "The shared test data folder")
+set(HEARTH_ORACLE_PYTHON "${_hearth_cache}/oracle-venv/bin/python3" CACHE FILEPATH "Python with the conformance oracle (llama-cpp-python)")
+set(HEARTH_ORACLE_CACHE "${_hearth_cache}/oracle-results" CACHE PATH "Cached oracle answers")

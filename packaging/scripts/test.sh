@@ -29,6 +29,7 @@ if [ "${CI:-}" = true ] && [ ! -d "$HEARTH_ROOT/../shared/testdata" ]; then
 fi
 stage packages bash "$scripts/install-deps.sh" test
 stage "models + test python" bash -c "bash '$scripts/fetch-models.sh' test && bash '$scripts/setup-python.sh'"
+stage "oracle" bash "$scripts/setup-oracle.sh"
 stage "build (release)" bash "$scripts/build.sh" release
 stage "build (asan+ubsan)" bash "$scripts/build.sh" asan
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"

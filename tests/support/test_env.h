@@ -31,3 +31,7 @@ inline bool underCi() { return qEnvironmentVariable("CI") == QLatin1String("true
             QSKIP(msg_.constData());                                                        \
         }                                                                                   \
     } while (false)
+
+namespace hearth::test {
+inline QString oraclePython() { return envPath("HEARTH_ORACLE_PYTHON"); }
+}  // namespace hearth::test
