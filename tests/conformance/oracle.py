@@ -10,8 +10,10 @@ Requests:
       vocabulary asks, special-token text kept as plain text: llama.cpp's defaults)
   {"op": "greedy", "model": P, "prompts": [[ids], ...], "n": 64, "logit_positions": 8,
    "stop_ids": [...], "flash_attn": true}
-      -> {"runs": [{"tokens": [...], "logits": [[...n_vocab], ...], "gaps": [top1-top2, ...]}]}
-      logits[0] follows the last prompt token; logits[i] chose tokens[i].
+      -> {"runs": [{"tokens": [...], "n_logits": k, "gaps": [top1-top2, ...]}], "n_vocab": V,
+          "logits_file": F}
+      F holds float32 rows [run][position][V] for the first "logit_runs" runs (k rows each):
+      row 0 follows the last prompt token; row i chose tokens[i].
 """
 import hashlib
 import json
@@ -53,14 +55,15 @@ def op_tokenize(req):
     return {"tokens": [llm.tokenize(t.encode("utf-8"), add_bos=True, special=False) for t in req["texts"]]}
 
 
-def op_greedy(req):
+def op_greedy(req, logits_path):
     import numpy as np
     n_ctx = max(len(p) for p in req["prompts"]) + req["n"] + 8
     # flash_attn false gives the control run: llama.cpp against itself, which measures how far
     # two correct engines drift apart on this model.
     llm = load(req["model"], n_ctx=n_ctx, flash_attn=req.get("flash_attn", True))
     runs = []
-    for prompt in req["prompts"]:
+    out = open(logits_path, "wb")
+    for r, prompt in enumerate(req["prompts"]):
         llm.reset()
         llm.eval(prompt)
         tokens, logits, gaps = [], [], []
@@ -70,13 +73,15 @@ def op_greedy(req):
             tok = int(top[0])
             tokens.append(tok)
             gaps.append(float(row[top[0]] - row[top[1]]))
-            if i < req.get("logit_positions", 0):
-                logits.append([float(x) for x in row])
+            if i < req.get("logit_positions", 0) and r < req.get("logit_runs", 0):
+                out.write(row.tobytes())
+                logits.append(1)
             if llm.token_eos() == tok or tok in req.get("stop_ids", []):
                 break
             llm.eval([tok])
-        runs.append({"tokens": tokens, "logits": logits, "gaps": gaps})
-    return {"runs": runs}
+        runs.append({"tokens": tokens, "n_logits": len(logits), "gaps": gaps})
+    out.close()
+    return {"runs": runs, "n_vocab": llm.n_vocab(), "logits_file": logits_path}
 
 
 def main():
@@ -89,7 +94,10 @@ def main():
     if os.path.exists(path):
         sys.stdout.write(open(path).read())
         return
-    answer = {"tokenize": op_tokenize, "greedy": op_greedy}[req["op"]](req)
+    if req["op"] == "greedy":
+        answer = op_greedy(req, path[:-len(".json")] + ".logits.f32")
+    else:
+        answer = op_tokenize(req)
     text = json.dumps(answer)
     with open(path + ".tmp", "w") as f:
         f.write(text)
