@@ -48,8 +48,7 @@ private:
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
     void resizeActivations(int64_t nTokens);
 
-    WeightView tokenEmbd_, output_;
-    const float* outputNorm_ = nullptr;
+    OutputHead head_;
     std::vector<Gemma3Layer> layers_;
     float attentionScale_ = 1.0f;
     float logitSoftcap_ = 0.0f;  // 0: none
@@ -65,16 +64,10 @@ Result<void> Gemma3Model::bind(const GgufFile& file, ModelConfig config, float a
     attentionScale_ = attentionScale;
     logitSoftcap_ = logitSoftcap;
     const ModelConfig& c = config_;
-    auto embd = bindWeight(file, "token_embd.weight", c.nEmbd, c.nVocab);
-    if (!embd) return std::unexpected(embd.error());
-    tokenEmbd_ = *embd;
-    config_.tiedOutput = file.findTensor("output.weight") == nullptr;
-    auto out = config_.tiedOutput ? embd : bindWeight(file, "output.weight", c.nEmbd, c.nVocab);
-    if (!out) return std::unexpected(out.error());
-    output_ = *out;
-    auto outNorm = bindNorm(file, "output_norm.weight", c.nEmbd);
-    if (!outNorm) return std::unexpected(outNorm.error());
-    outputNorm_ = *outNorm;
+    auto head = bindOutputHead(file, c);
+    if (!head) return std::unexpected(head.error());
+    head_ = *head;
+    config_.tiedOutput = head_.tied;
     layers_.resize(static_cast<size_t>(c.nLayers));
     for (int il = 0; il < c.nLayers; ++il)
         if (auto r = bindLayer(file, il); !r) return r;
@@ -179,7 +172,7 @@ Result<void> Gemma3Model::forward(Backend& b, KvCache& cache, KvSequence& seq,
     resizeActivations(nTokens);
     for (int64_t t = 0; t < nTokens; ++t) positions_[static_cast<size_t>(t)] = seq.nTokens + static_cast<int32_t>(t);
 
-    b.embeddingRows(tokenEmbd_, tokens.data(), nTokens, x_.data());
+    b.embeddingRows(head_.tokenEmbd, tokens.data(), nTokens, x_.data());
     // Gemma scales token embeddings by sqrt(nEmbd), in float as llama.cpp does (sqrtf, not
     // rounded to bf16 as Hugging Face's bf16 checkpoints do).
     // TODO(#3): a Backend scale op once activations live on a device.
@@ -193,8 +186,8 @@ Result<void> Gemma3Model::forward(Backend& b, KvCache& cache, KvSequence& seq,
     if (logits.empty()) return {};
     // Only the last token's logits are needed: norm and project one row.
     const float* last = x_.data() + (nTokens - 1) * c.nEmbd;
-    b.rmsNorm(last, outputNorm_, 1, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(output_, xn_.data(), 1, logits.data());
+    b.rmsNorm(last, head_.outputNorm, 1, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(head_.output, xn_.data(), 1, logits.data());
     if (logitSoftcap_ > 0)  // Gemma 2 style cap, only when the file asks for it
         for (float& v : logits) v = logitSoftcap_ * std::tanh(v / logitSoftcap_);
     return {};

@@ -29,8 +29,7 @@ private:
     void attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
 
-    WeightView tokenEmbd_, output_;
-    const float* outputNorm_ = nullptr;
+    OutputHead head_;
     std::vector<LlamaLayer> layers_;
 
     // Activations, resized per call: x/xn [nTokens, nEmbd]; q/att [nTokens, nHeads*headDim];
@@ -43,16 +42,10 @@ Result<void> LlamaModel::bind(const GgufFile& file, ModelConfig config) {
     config_ = std::move(config);
     const ModelConfig& c = config_;
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
-    auto embd = bindWeight(file, "token_embd.weight", c.nEmbd, c.nVocab);
-    if (!embd) return std::unexpected(embd.error());
-    tokenEmbd_ = *embd;
-    config_.tiedOutput = file.findTensor("output.weight") == nullptr;
-    auto out = config_.tiedOutput ? embd : bindWeight(file, "output.weight", c.nEmbd, c.nVocab);
-    if (!out) return std::unexpected(out.error());
-    output_ = *out;
-    auto outNorm = bindNorm(file, "output_norm.weight", c.nEmbd);
-    if (!outNorm) return std::unexpected(outNorm.error());
-    outputNorm_ = *outNorm;
+    auto head = bindOutputHead(file, c);
+    if (!head) return std::unexpected(head.error());
+    head_ = *head;
+    config_.tiedOutput = head_.tied;
     layers_.resize(static_cast<size_t>(c.nLayers));
     for (int il = 0; il < c.nLayers; ++il) {
         LlamaLayer& L = layers_[static_cast<size_t>(il)];
@@ -132,7 +125,7 @@ Result<void> LlamaModel::forward(Backend& b, KvCache& cache, KvSequence& seq,
     positions_.resize(static_cast<size_t>(nTokens));
     for (int64_t t = 0; t < nTokens; ++t) positions_[static_cast<size_t>(t)] = seq.nTokens + static_cast<int32_t>(t);
 
-    b.embeddingRows(tokenEmbd_, tokens.data(), nTokens, x_.data());
+    b.embeddingRows(head_.tokenEmbd, tokens.data(), nTokens, x_.data());
     for (int il = 0; il < c.nLayers; ++il) {
         attentionBlock(b, cache, seq, il, nTokens);
         feedForwardBlock(b, il, nTokens);
@@ -141,8 +134,8 @@ Result<void> LlamaModel::forward(Backend& b, KvCache& cache, KvSequence& seq,
     if (logits.empty()) return {};
     // Only the last token's logits are needed: norm and project one row.
     const float* last = x_.data() + (nTokens - 1) * c.nEmbd;
-    b.rmsNorm(last, outputNorm_, 1, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(output_, xn_.data(), 1, logits.data());
+    b.rmsNorm(last, head_.outputNorm, 1, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(head_.output, xn_.data(), 1, logits.data());
     return {};
 }
 

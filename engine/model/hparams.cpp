@@ -122,4 +122,19 @@ Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int
     return static_cast<const float*>(w->data);
 }
 
+Result<OutputHead> bindOutputHead(const GgufFile& file, const ModelConfig& c) {
+    OutputHead head;
+    auto embd = bindWeight(file, "token_embd.weight", c.nEmbd, c.nVocab);
+    if (!embd) return std::unexpected(embd.error());
+    head.tokenEmbd = *embd;
+    head.tied = file.findTensor("output.weight") == nullptr;
+    auto out = head.tied ? embd : bindWeight(file, "output.weight", c.nEmbd, c.nVocab);
+    if (!out) return std::unexpected(out.error());
+    head.output = *out;
+    auto norm = bindNorm(file, "output_norm.weight", c.nEmbd);
+    if (!norm) return std::unexpected(norm.error());
+    head.outputNorm = *norm;
+    return head;
+}
+
 }  // namespace hearth

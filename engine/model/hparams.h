@@ -25,6 +25,16 @@ Result<ModelConfig> readCommonConfig(const GgufFile& file, std::string_view arch
 
 // A tensor by name with exactly the given dims ([nCols, nRows] as in GGUF) as a WeightView.
 Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int64_t nCols, int64_t nRows);
+// The tensors around the layers that every architecture shares: the token embedding, the
+// final norm, and the output matrix (token_embd itself when the file has no output.weight).
+struct OutputHead {
+    WeightView tokenEmbd;       // [nVocab rows, nEmbd]
+    WeightView output;          // [nVocab rows, nEmbd]
+    const float* outputNorm = nullptr;  // [nEmbd]
+    bool tied = false;
+};
+Result<OutputHead> bindOutputHead(const GgufFile& file, const ModelConfig& c);
+
 // A 1-D F32 tensor (norm weights) of length n.
 Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n);
 
