@@ -207,8 +207,8 @@ void TestConformanceGeneration::greedyAndLogits() {
         static_cast<size_t>(std::ceil(nearTieFactor * static_cast<double>(self.nearTies.size()))));
     qInfo("| %s | greedy runs identical (%d tokens) | %zu of %zu | %zu of %zu | |", tag.constData(), nGenerate,
           hearth.nIdentical, n, self.nIdentical, n);
-    qInfo("| %s | near-tie divergences | %zu | %zu | <= %zu |", tag.constData(), hearth.nearTies.size(),
-          self.nearTies.size(), allowedNearTies);
+    qInfo("| %s | near-tie divergences | %zu | %zu | <= %zu |", tag.constData(),
+          static_cast<size_t>(hearth.nearTies.size()), static_cast<size_t>(self.nearTies.size()), allowedNearTies);
     qInfo("| %s | logits max abs difference | %.4f (%d positions) | %.4f | <= %.4f |", tag.constData(),
           hearth.logits.maxAbs, hearth.logits.nPositions, self.logits.maxAbs, absLimit);
     qInfo("| %s | logits min cosine similarity | %.6f | %.6f | >= %.6f |", tag.constData(), hearth.logits.minCosine,
@@ -217,7 +217,7 @@ void TestConformanceGeneration::greedyAndLogits() {
     QVERIFY2(hearth.logits.maxAbs <= absLimit, "logits differ more than the tolerance");
     QVERIFY2(hearth.logits.minCosine >= cosLimit, "logits cosine below the tolerance");
     QVERIFY2(hearth.failures.isEmpty(), qPrintable(hearth.failures.join("\n")));
-    QVERIFY2(hearth.nearTies.size() <= allowedNearTies, qPrintable(hearth.nearTies.join("\n")));
+    QVERIFY2(static_cast<size_t>(hearth.nearTies.size()) <= allowedNearTies, qPrintable(hearth.nearTies.join("\n")));
 }
 
 QTEST_GUILESS_MAIN(TestConformanceGeneration)
