@@ -26,27 +26,15 @@ inline std::vector<uint8_t> tinyNormWeights(int64_t n, std::mt19937& rng) {
     std::normal_distribution<float> normal(1.0f, 0.2f);
     std::vector<float> values(static_cast<size_t>(n));
     for (float& v : values) v = normal(rng);
-    const auto* p = reinterpret_cast<const uint8_t*>(values.data());
-    return std::vector<uint8_t>(p, p + n * 4);
+    return f32Bytes(values);
 }
 
 inline GgufWriter tinyGemma3(const TinyGemma3Shape& s = {}) {
     // Gemma's order: 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>; then its turn markers; then bytes.
-    std::vector<std::string> tokens{"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"};
-    std::vector<int32_t> types{3, 3, 3, 2, 3, 3};
-    for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        tokens.emplace_back(name);
-        types.push_back(6);
-    }
-    for (const char* w : {"\xE2\x96\x81" "the", "\xE2\x96\x81" "cat", "user", "model", "\n", "\xE2\x96\x81"}) {
-        tokens.emplace_back(w);
-        types.push_back(1);
-    }
-    std::vector<float> scores(tokens.size(), 0.0f);
-    for (size_t i = 262; i < tokens.size(); ++i) scores[i] = -static_cast<float>(i - 262);
-    const int nVocab = static_cast<int>(tokens.size());
+    const TinyVocab vocab =
+        tinySpmVocab({{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}, {"<start_of_turn>", 3}, {"<end_of_turn>", 3}},
+                     {"\xE2\x96\x81" "the", "\xE2\x96\x81" "cat", "user", "model", "\n", "\xE2\x96\x81"});
+    const int nVocab = static_cast<int>(vocab.tokens.size());
     GgufWriter w;
     w.set("general.architecture", "gemma3");
     w.set("general.name", "tiny-gemma3-test");
@@ -64,9 +52,9 @@ inline GgufWriter tinyGemma3(const TinyGemma3Shape& s = {}) {
     if (s.slidingPattern >= 0)
         w.set("gemma3.attention.sliding_window_pattern", static_cast<uint32_t>(s.slidingPattern));
     w.set("tokenizer.ggml.model", "llama");
-    w.set("tokenizer.ggml.tokens", tokens);
-    w.set("tokenizer.ggml.scores", scores);
-    w.set("tokenizer.ggml.token_type", types);
+    w.set("tokenizer.ggml.tokens", vocab.tokens);
+    w.set("tokenizer.ggml.scores", vocab.scores);
+    w.set("tokenizer.ggml.token_type", vocab.types);
     w.set("tokenizer.ggml.bos_token_id", uint32_t{2});
     w.set("tokenizer.ggml.eos_token_id", uint32_t{1});
     w.set("tokenizer.ggml.unknown_token_id", uint32_t{3});

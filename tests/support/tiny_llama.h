@@ -27,28 +27,48 @@ inline std::vector<uint8_t> tinyTensorBytes(DType type, int64_t nCols, int64_t n
     return bytes;
 }
 
-inline std::vector<uint8_t> onesF32(int64_t n) {
-    std::vector<float> ones(static_cast<size_t>(n), 1.0f);
-    const auto* p = reinterpret_cast<const uint8_t*>(ones.data());
-    return std::vector<uint8_t>(p, p + n * 4);
+inline std::vector<uint8_t> f32Bytes(const std::vector<float>& values) {
+    const auto* p = reinterpret_cast<const uint8_t*>(values.data());
+    return std::vector<uint8_t>(p, p + values.size() * sizeof(float));
 }
 
-inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
-    std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-    std::vector<int32_t> types{2, 3, 3};
+inline std::vector<uint8_t> onesF32(int64_t n) { return f32Bytes(std::vector<float>(static_cast<size_t>(n), 1.0f)); }
+
+// A SentencePiece vocabulary: the given special pieces, the 256 byte pieces, then the words
+// (NORMAL, scored in decreasing order so that earlier words merge first).
+struct TinyVocab {
+    std::vector<std::string> tokens;
+    std::vector<int32_t> types;
+    std::vector<float> scores;
+};
+
+inline TinyVocab tinySpmVocab(const std::vector<std::pair<std::string, int32_t>>& specials,
+                              std::initializer_list<const char*> words) {
+    TinyVocab v;
+    for (const auto& [text, type] : specials) {
+        v.tokens.push_back(text);
+        v.types.push_back(type);
+    }
     for (int b = 0; b < 256; ++b) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);
-        tokens.emplace_back(name);
-        types.push_back(6);
+        v.tokens.emplace_back(name);
+        v.types.push_back(6);
     }
-    for (const char* w : {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"}) {
-        tokens.emplace_back(w);
-        types.push_back(1);
+    const size_t firstWord = v.tokens.size();
+    for (const char* w : words) {
+        v.tokens.emplace_back(w);
+        v.types.push_back(1);
     }
-    std::vector<float> scores(tokens.size(), 0.0f);
-    for (size_t i = 259; i < tokens.size(); ++i) scores[i] = -static_cast<float>(i - 259);
-    const int nVocab = static_cast<int>(tokens.size());
+    v.scores.assign(v.tokens.size(), 0.0f);
+    for (size_t i = firstWord; i < v.tokens.size(); ++i) v.scores[i] = -static_cast<float>(i - firstWord);
+    return v;
+}
+
+inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
+    const TinyVocab vocab = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}},
+                                         {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"});
+    const int nVocab = static_cast<int>(vocab.tokens.size());
     GgufWriter w;
     w.set("general.architecture", "llama");
     w.set("general.name", "tiny-llama-test");
@@ -61,9 +81,9 @@ inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
     w.set("llama.attention.layer_norm_rms_epsilon", 1e-5f);
     w.set("llama.rope.freq_base", 10000.0f);
     w.set("tokenizer.ggml.model", "llama");
-    w.set("tokenizer.ggml.tokens", tokens);
-    w.set("tokenizer.ggml.scores", scores);
-    w.set("tokenizer.ggml.token_type", types);
+    w.set("tokenizer.ggml.tokens", vocab.tokens);
+    w.set("tokenizer.ggml.scores", vocab.scores);
+    w.set("tokenizer.ggml.token_type", vocab.types);
     w.set("tokenizer.ggml.bos_token_id", uint32_t{1});
     w.set("tokenizer.ggml.eos_token_id", uint32_t{2});
     w.set("tokenizer.ggml.unknown_token_id", uint32_t{0});
