@@ -36,3 +36,9 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 stage "tests (release)" ctest --preset release -j "$(nproc)"
 stage "tests (asan+ubsan)" ctest --preset asan -j "$(nproc)"
+# Further stages, one file per area (packaging, fuzzing, other toolchains), in name order.
+# Each file's second line is "# stage: NAME".
+for extra in "$scripts"/test-stages.d/*.sh; do
+  [ -e "$extra" ] || continue
+  stage "$(sed -n 's/^# stage: //p' "$extra" | head -n1)" bash "$extra"
+done

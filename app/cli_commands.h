@@ -1,0 +1,15 @@
+// The hearth-cli commands, one function per command, each defined in its own cli_*.cpp.
+// A new command: a new file, a declaration here, a line in cli.cpp's table.
+#pragma once
+
+#include "app/cli_common.h"
+
+namespace hearth::cli {
+
+Command generateCommand();  // cli_generate.cpp
+Command batchCommand();     // cli_generate.cpp
+Command tokenizeCommand();  // cli_basic.cpp
+Command chatCommand();      // cli_basic.cpp
+Command infoCommand();      // cli_basic.cpp
+
+}  // namespace hearth::cli
