@@ -2,18 +2,12 @@
 // and answers lookups; GgufValue's typed accessors; the reader's message helpers.
 #include "engine/model/gguf.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <limits>
 #include <new>
 
 #include "engine/model/gguf_cursor.h"
 #include "engine/model/gguf_parser.h"
+#include "engine/util/mapped_file.h"
 
 namespace hearth {
 
@@ -64,45 +58,16 @@ Result<std::unique_ptr<GgufFile>> validated(std::unique_ptr<GgufFile> file) {
     }
 }
 
-std::string systemError(const std::string& what, const std::string& path) {
-    return "GGUF: cannot " + what + " " + gguf_detail::quoted(path) + ": " +
-           std::strerror(errno);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail(ErrorCode::Io, systemError("open", path));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const auto error = fail(ErrorCode::Io, systemError("stat", path));
-        ::close(fd);
-        return error;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return fail(ErrorCode::Io, "GGUF: " + gguf_detail::quoted(path) + " is not a regular file");
-    }
+    auto mapped = MappedFile::open(path);
+    if (!mapped) return fail(mapped.error().code, "GGUF: " + mapped.error().message);
     std::unique_ptr<GgufFile> file(new (std::nothrow) GgufFile());
-    if (!file) {
-        ::close(fd);
-        return fail(ErrorCode::OutOfMemory, "GGUF: out of memory");
-    }
+    if (!file) return fail(ErrorCode::OutOfMemory, "GGUF: out of memory");
     file->path_ = path;
-    const auto size = static_cast<size_t>(st.st_size);
-    if (size > 0) {  // mmap of 0 bytes fails; an empty file fails in the parser instead
-        void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (mapping == MAP_FAILED) {
-            const auto error = fail(ErrorCode::Io, systemError("map", path));
-            ::close(fd);
-            return error;
-        }
-        file->mapping_ = mapping;
-        file->mappingSize_ = size;
-        file->bytes_ = {static_cast<const uint8_t*>(mapping), size};
-    }
-    ::close(fd);  // the mapping keeps the file's pages
+    file->bytes_ = (*mapped)->bytes();  // an empty file fails in the parser
+    file->mapping_ = std::move(*mapped);
     return validated(std::move(file));
 }
 
@@ -113,9 +78,7 @@ Result<std::unique_ptr<GgufFile>> GgufFile::fromBytes(std::span<const uint8_t> b
     return validated(std::move(file));
 }
 
-GgufFile::~GgufFile() {
-    if (mapping_ != nullptr) ::munmap(mapping_, mappingSize_);
-}
+GgufFile::~GgufFile() = default;  // here, where MappedFile is complete
 
 const GgufValue* GgufFile::find(std::string_view key) const {
     const auto it = metadata_.find(key);

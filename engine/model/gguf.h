@@ -72,6 +72,8 @@ struct GgufTensorInfo {
     int64_t nElements() const;   // product of dims (validated not to overflow)
 };
 
+class MappedFile;
+
 class GgufFile {
 public:
     // Maps and validates the file. Errors: Io (cannot open/map), InvalidFormat, Unsupported.
@@ -101,8 +103,7 @@ public:
 private:
     GgufFile() = default;
     std::string path_;
-    void* mapping_ = nullptr;
-    size_t mappingSize_ = 0;
+    std::unique_ptr<MappedFile> mapping_;  // null for fromBytes()
     std::span<const uint8_t> bytes_;
     uint32_t version_ = 0;
     uint64_t alignment_ = 32;

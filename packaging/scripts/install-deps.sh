@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Hearth needs to build, test and run — only those missing.
-# Usage: install-deps.sh [run|test]   (test adds what only the test suite needs)
+# Usage: install-deps.sh [run|package|test]   (package adds what package.sh needs, test what
+# only the test suite needs)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mode="${1:-test}"
 packages=(
   g++ cmake ninja-build pkg-config ccache git
   qt6-base-dev qt6-l10n-tools qt6-tools-dev libqt6sql6-sqlite qt6-qpa-plugins
-  libsentencepiece-dev libsqlite3-dev
+  libsentencepiece-dev libsqlite3-dev libxxhash-dev
   python3 python3-venv python3-pip
 )
+# Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
+if [ "$mode" = test ] || [ "$mode" = package ]; then
+  packages+=(imagemagick dpkg-dev file rpm)
+fi
 if [ "$mode" = test ]; then
-  packages+=(xvfb xauth)
+  # The packaging test (test-stages.d/50-package.sh) and the Windows cross build (40-mingw.sh).
+  packages+=(mmdebstrap x11-utils desktop-file-utils appstream qemu-user g++-mingw-w64-x86-64 nsis)
+  packages+=(xvfb xauth clang-19 libclang-rt-19-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do

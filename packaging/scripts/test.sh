@@ -28,6 +28,12 @@ if [ "${CI:-}" = true ] && [ ! -d "$HEARTH_ROOT/../shared/testdata" ]; then
   hearth_die "CI=true but ../shared/testdata is missing"
 fi
 stage packages bash "$scripts/install-deps.sh" test
+# The packaging test's clean Debian root downloads while the CPU builds (it is cached after
+# the first run; the package stage waits for it).
+if [ "$(id -u)" -eq 0 ] && command -v mmdebstrap >/dev/null; then
+  mkdir -p "$HEARTH_CACHE/logs"
+  ( source "$scripts/pkgroot.sh" && pkgroot_base_tar ) >"$HEARTH_CACHE/logs/pkgroot-prefetch.log" 2>&1 &
+fi
 stage "models + test python" bash -c "bash '$scripts/fetch-models.sh' test && bash '$scripts/setup-python.sh'"
 stage "oracle" bash "$scripts/setup-oracle.sh"
 stage "build (release)" bash "$scripts/build.sh" release

@@ -1,0 +1,135 @@
+// MappedFile's two implementations: POSIX (open, fstat, mmap) and Win32 (CreateFileW,
+// CreateFileMappingW, MapViewOfFile). The file handle is closed once mapped: the view keeps
+// the file's pages.
+#include "engine/util/mapped_file.h"
+
+#include <new>
+
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#ifndef NOMINMAX  // libstdc++'s mingw configuration defines it already
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
+
+namespace hearth {
+
+namespace {
+
+std::unexpected<Error> mapError(const std::string& what, const std::string& path,
+                                const std::string& reason) {
+    return fail(ErrorCode::Io, "cannot " + what + " '" + path + "': " + reason);
+}
+
+}  // namespace
+
+#if defined(_WIN32)
+
+namespace {
+
+std::string lastErrorText() {
+    const DWORD code = GetLastError();
+    char text[256] = {};
+    const DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+                                   nullptr, code, 0, text, sizeof text, nullptr);
+    std::string out(text, n);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == '.'))
+        out.pop_back();
+    return out.empty() ? "error " + std::to_string(code) : out;
+}
+
+std::wstring widen(const std::string& utf8) {
+    const int n = MultiByteToWideChar(CP_UTF8, 0, utf8.data(), static_cast<int>(utf8.size()),
+                                      nullptr, 0);
+    std::wstring out(static_cast<size_t>(n), L'\0');
+    MultiByteToWideChar(CP_UTF8, 0, utf8.data(), static_cast<int>(utf8.size()), out.data(), n);
+    return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
+    HANDLE file = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr,
+                              OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
+    if (file == INVALID_HANDLE_VALUE) return mapError("open", path, lastErrorText());
+    LARGE_INTEGER size{};
+    if (GetFileType(file) != FILE_TYPE_DISK || !GetFileSizeEx(file, &size)) {
+        CloseHandle(file);
+        return fail(ErrorCode::Io, "'" + path + "' is not a regular file");
+    }
+    std::unique_ptr<MappedFile> mapped(new (std::nothrow) MappedFile());
+    if (!mapped) {
+        CloseHandle(file);
+        return fail(ErrorCode::OutOfMemory, "out of memory");
+    }
+    if (size.QuadPart > 0) {  // a mapping of 0 bytes fails; an empty file is an empty span
+        HANDLE mapping = CreateFileMappingW(file, nullptr, PAGE_READONLY, 0, 0, nullptr);
+        void* view = mapping ? MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0) : nullptr;
+        const std::string reason = view ? std::string() : lastErrorText();
+        if (mapping) CloseHandle(mapping);
+        if (!view) {
+            CloseHandle(file);
+            return mapError("map", path, reason);
+        }
+        mapped->mapping_ = view;
+        mapped->bytes_ = {static_cast<const uint8_t*>(view), static_cast<size_t>(size.QuadPart)};
+    }
+    CloseHandle(file);
+    return mapped;
+}
+
+MappedFile::~MappedFile() {
+    if (mapping_ != nullptr) UnmapViewOfFile(mapping_);
+}
+
+#else
+
+Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return mapError("open", path, std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const auto error = mapError("stat", path, std::strerror(errno));
+        ::close(fd);
+        return error;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return fail(ErrorCode::Io, "'" + path + "' is not a regular file");
+    }
+    std::unique_ptr<MappedFile> mapped(new (std::nothrow) MappedFile());
+    if (!mapped) {
+        ::close(fd);
+        return fail(ErrorCode::OutOfMemory, "out of memory");
+    }
+    const auto size = static_cast<size_t>(st.st_size);
+    if (size > 0) {  // mmap of 0 bytes fails; an empty file is an empty span
+        void* view = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (view == MAP_FAILED) {
+            const auto error = mapError("map", path, std::strerror(errno));
+            ::close(fd);
+            return error;
+        }
+        mapped->mapping_ = view;
+        mapped->bytes_ = {static_cast<const uint8_t*>(view), size};
+    }
+    ::close(fd);
+    return mapped;
+}
+
+MappedFile::~MappedFile() {
+    if (mapping_ != nullptr) ::munmap(mapping_, bytes_.size());
+}
+
+#endif
+
+}  // namespace hearth

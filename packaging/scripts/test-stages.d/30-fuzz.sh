@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# stage: fuzz
+# libFuzzer targets (build-fuzz/, the fuzz preset: clang-19, ASan + UBSan, engine and fuzz/
+# only, no Qt): builds them and their seeds, then runs each briefly (ctest label fuzz); any
+# crash, sanitizer report, leak or timeout fails. Long runs: packaging/scripts/fuzz-campaign.sh.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+command -v clang++-19 >/dev/null || hearth_die "clang++-19 is missing (bash packaging/scripts/install-deps.sh test)"
+export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
+cd "$HEARTH_ROOT"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --parallel "$(nproc)"
+ctest --preset fuzz -j "$(nproc)"
