@@ -61,6 +61,11 @@ const BlockKey* BlockPool::keyOf(BlockId block) const {
     return keyed_[static_cast<size_t>(block)] ? &keys_[static_cast<size_t>(block)] : nullptr;
 }
 
+BlockId BlockPool::find(const BlockKey& key) const {
+    const auto it = index_.find(key);
+    return it == index_.end() ? -1 : it->second;
+}
+
 std::vector<BlockId> BlockPool::lruOrder() const {
     std::vector<BlockId> order;
     for (BlockId b = lruHead_; b >= 0; b = lruNext_[static_cast<size_t>(b)]) order.push_back(b);

@@ -50,6 +50,7 @@ public:
     int32_t nAvailable() const { return nFree() + nCached(); }
     int32_t refCount(BlockId block) const { return refCounts_[static_cast<size_t>(block)]; }
     const BlockKey* keyOf(BlockId block) const;        // nullptr when the block is not indexed
+    BlockId find(const BlockKey& key) const;           // -1 when no block is indexed under key
     std::vector<BlockId> lruOrder() const;             // cached blocks, least recently used first
     // Changes on every mutation; a planned reservation is valid only for the generation it saw.
     uint64_t generation() const { return generation_; }

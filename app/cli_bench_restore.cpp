@@ -1,0 +1,178 @@
+// hearth-cli bench-restore --model PATH --tokens N: an N-token conversation saved, then the next
+// reply's time to first token in a new engine (model warm) with KV restored from the database
+// and with re-prefill, on the same threads and kernels.
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <cstdio>
+
+#include "app/cli_commands.h"
+#include "app/cli_store.h"
+#include "app/store/kv_block_store.h"
+#include "app/store/stored_kv.h"
+#include "app/store/stored_turn.h"
+#include "engine/str_cat.h"
+
+namespace hearth::cli {
+namespace {
+
+QList<QCommandLineOption> benchRestoreOptions() {
+    QList<QCommandLineOption> o = storeOptions();
+    o << QCommandLineOption("tokens", "Length of the conversation in tokens.", "n", "2000");
+    return o;
+}
+
+// Alternating user and assistant messages of plain prose until the rendered chat has at
+// least n tokens.
+std::vector<ChatMessage> buildConversation(const Engine& e, int32_t n) {
+    static const char* kSentences[] = {
+        "The river ran past the old mill where the children used to play on summer evenings.",
+        "Can you tell me more about how the town changed after the railway arrived?",
+        "Trade grew quickly, new houses were built along the valley, and the market doubled in size.",
+        "What happened to the families who had worked the mill for generations?",
+        "Many of them found work at the station or opened shops that served the travellers.",
+        "That sounds like a hopeful story; were there any difficulties along the way?",
+    };
+    std::vector<ChatMessage> messages;
+    for (int i = 0; std::ssize(e.chatPrompt(messages)) < n; ++i) {
+        std::string text;
+        for (int k = 0; k < 3; ++k) text += strCat(kSentences[(i * 3 + k) % 6], " ");
+        messages.push_back({i % 2 == 0 ? "user" : "assistant", strCat("(", i, ") ", text)});
+    }
+    return messages;
+}
+
+struct FirstToken {
+    double ttftMs = 0;
+    TokenId token = -1;
+    int32_t restoredTokens = 0;
+    double restoreMs = 0;  // reading the blocks from the database and importing them
+    std::string refusal;
+};
+
+// From the request (and the restore, when asked) to the first generated token.
+Result<FirstToken> timeFirstToken(Engine& e, ConversationStore* store, int64_t conversationId, const GenerateRequest& req) {
+    FirstToken out;
+    const auto t0 = Clock::now();
+    if (store) {
+        auto r = restoreKv(e, store->kv(), conversationId, req.prompt);
+        if (!r) return std::unexpected(r.error());
+        out.restoredTokens = r->restoredTokens;
+        out.refusal = r->refusal;
+        out.restoreMs = r->ms;
+    }
+    auto id = e.submit(req);
+    if (!id) return std::unexpected(id.error());
+    while (out.token < 0) {
+        for (const EngineEvent& ev : e.step()) {
+            if (ev.error) return std::unexpected(*ev.error);
+            if (ev.kind == EngineEvent::Kind::Token && out.token < 0) {
+                out.ttftMs = msSince(t0);
+                out.token = ev.token;
+            }
+        }
+        if (e.idle() && out.token < 0) return fail(ErrorCode::InvalidArgument, "no token was generated");
+    }
+    while (!e.idle()) e.step();
+    return out;
+}
+
+// The conversation as stored messages, prefilled in `e`, its KV saved. Returns its id.
+Result<int64_t> saveHistory(ConversationStore& s, Engine& e, const std::vector<ChatMessage>& history, double& saveMs) {
+    auto conv = s.createConversation("bench-restore");
+    if (!conv) return std::unexpected(conv.error());
+    int64_t parent = 0;
+    for (const ChatMessage& m : history) {
+        auto msg = s.appendMessage(conv->id, parent, m.role == "user" ? MessageRole::User : MessageRole::Assistant, m.content);
+        if (!msg) return std::unexpected(msg.error());
+        parent = msg->id;
+    }
+    GenerateRequest req;
+    req.maxTokens = 1;
+    req.sampling.temperature = 0;
+    req.prompt = e.chatPrompt(history);
+    if (auto r = timeFirstToken(e, nullptr, conv->id, req); !r) return std::unexpected(r.error());
+    const auto t0 = Clock::now();
+    auto saved = saveKv(e, s.kv(), conv->id, req.prompt);
+    if (!saved) return std::unexpected(saved.error());
+    saveMs = msSince(t0);
+    return conv->id;
+}
+
+QJsonObject benchJson(const QCommandLineParser& p, ConversationStore& s, const Engine& e, int32_t historyTokens,
+                      const GenerateRequest& req, const FirstToken& restored, const FirstToken& reprefill, double saveMs) {
+    const int64_t dbBytes = s.kv().diskUsageBytes();
+    const int64_t storedTokens = s.kv().blockCount().value_or(0) * e.kvBlockSize();
+    QJsonObject o{{"model", p.value("model")},
+                  {"backend", QString::fromStdString(e.backendName())},
+                  {"conversation_tokens", historyTokens},
+                  {"request_tokens", static_cast<int>(req.prompt.size())},
+                  {"kv_restored_tokens", restored.restoredTokens},
+                  {"restore_ttft_ms", restored.ttftMs},
+                  {"restore_read_import_ms", restored.restoreMs},
+                  {"reprefill_ttft_ms", reprefill.ttftMs},
+                  {"speedup", restored.ttftMs > 0 ? reprefill.ttftMs / restored.ttftMs : 0.0},
+                  {"same_first_token", restored.token == reprefill.token},
+                  {"save_ms", saveMs},
+                  {"stored_tokens", static_cast<qint64>(storedTokens)},
+                  {"db_bytes", static_cast<qint64>(dbBytes)},
+                  {"bytes_per_token", storedTokens > 0 ? double(dbBytes) / double(storedTokens) : 0.0}};
+    if (!restored.refusal.empty()) o.insert("kv_restore_refused", QString::fromStdString(restored.refusal));
+    return o;
+}
+
+int cmdBenchRestore(const QCommandLineParser& p) {
+    if (!p.isSet("model")) return usageError("bench-restore needs --model");
+    int32_t nTokens = 0;
+    QString error;
+    if (!number(p, "tokens", nTokens, error) || nTokens < 16) return usageError(error.isEmpty() ? "--tokens must be >= 16" : error);
+    QTemporaryDir tmp;
+    const std::string dbPath = p.isSet("db") ? p.value("db").toStdString() : (tmp.path() + "/bench.sqlite").toStdString();
+    auto store = ConversationStore::open(dbPath);
+    if (!store) return failWith(store.error());
+    ConversationStore& s = **store;
+    auto first = loadEngineWithStore(p, s);
+    if (!first) return failWith(first.error());
+    std::vector<ChatMessage> history = buildConversation(**first, nTokens);
+    const auto historyTokens = static_cast<int32_t>((*first)->chatPrompt(history).size());
+    double saveMs = 0;
+    auto conv = saveHistory(s, **first, history, saveMs);
+    if (!conv) return failWith(conv.error());
+    first->reset();  // the restart: new engines below, the model file in the page cache
+
+    history.push_back({"user", "Summarise our conversation in one sentence."});
+    GenerateRequest req;
+    req.maxTokens = 1;
+    req.sampling.temperature = 0;
+    auto restoreEngine = loadEngineWithStore(p, s);
+    if (!restoreEngine) return failWith(restoreEngine.error());
+    req.prompt = (*restoreEngine)->chatPrompt(history);
+    auto restored = timeFirstToken(**restoreEngine, &s, *conv, req);
+    if (!restored) return failWith(restored.error());
+    restoreEngine->reset();
+    auto prefillEngine = loadEngineWithStore(p, s);
+    if (!prefillEngine) return failWith(prefillEngine.error());
+    auto reprefill = timeFirstToken(**prefillEngine, nullptr, *conv, req);
+    if (!reprefill) return failWith(reprefill.error());
+
+    const QJsonObject o = benchJson(p, s, **prefillEngine, historyTokens, req, *restored, *reprefill, saveMs);
+    if (p.isSet("json")) {
+        writeOut(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString() + "\n");
+        return 0;
+    }
+    writeOut(strCat("conversation ", historyTokens, " tokens, request ", req.prompt.size(), " tokens, ", restored->restoredTokens,
+                    " restored\nrestore TTFT ", restored->ttftMs, " ms (reading and importing ", restored->restoreMs,
+                    " ms); re-prefill TTFT ", reprefill->ttftMs, " ms; speedup ", o["speedup"].toDouble(), "x; ",
+                    o["bytes_per_token"].toDouble(), " bytes on disk per stored token\n"));
+    return 0;
+}
+
+}  // namespace
+
+Command benchRestoreCommand() {
+    return {"bench-restore",
+            "  bench-restore --model PATH [--tokens N] [--json]   time to first token after a restart:\n"
+            "           KV restored from the database vs recomputed\n",
+            benchRestoreOptions, cmdBenchRestore};
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,93 @@
+// Schema versions and the steps between them. v1: conversations, messages (a tree), KV roots,
+// blocks and which conversation uses which. v2: conversations.kv_used_ms (the budget's LRU)
+// and the model fingerprint cache by (path, size, mtime).
+#include "app/store/schema.h"
+
+#include "app/store/sqlite_db.h"
+#include "engine/str_cat.h"
+
+namespace hearth {
+namespace {
+
+constexpr const char* kV1 = R"sql(
+CREATE TABLE conversations(
+  id INTEGER PRIMARY KEY,
+  handle TEXT UNIQUE,
+  title TEXT NOT NULL,
+  model TEXT NOT NULL DEFAULT '',
+  system_prompt TEXT NOT NULL DEFAULT '',
+  settings_json TEXT NOT NULL DEFAULT '{}',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  active_leaf_id INTEGER REFERENCES messages(id) ON DELETE SET NULL);
+CREATE TABLE messages(
+  id INTEGER PRIMARY KEY,
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  parent_id INTEGER REFERENCES messages(id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK(role IN ('system', 'user', 'assistant')),
+  text TEXT NOT NULL,
+  complete INTEGER NOT NULL DEFAULT 1,
+  created_ms INTEGER NOT NULL,
+  stats_json TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX messages_by_parent ON messages(conversation_id, parent_id);
+CREATE TABLE kv_roots(
+  root_key BLOB PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  layout TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  numerics INTEGER NOT NULL);
+CREATE TABLE kv_blocks(
+  block_key BLOB PRIMARY KEY,
+  root_key BLOB NOT NULL REFERENCES kv_roots(root_key),
+  parent_key BLOB NOT NULL,
+  position INTEGER NOT NULL,
+  tokens BLOB NOT NULL,
+  data BLOB NOT NULL,
+  checksum INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL);
+CREATE TABLE conversation_kv(
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  block_key BLOB NOT NULL REFERENCES kv_blocks(block_key) ON DELETE CASCADE,
+  PRIMARY KEY(conversation_id, block_key)) WITHOUT ROWID;
+CREATE INDEX conversation_kv_by_block ON conversation_kv(block_key);
+)sql";
+
+constexpr const char* kV2 = R"sql(
+ALTER TABLE conversations ADD COLUMN kv_used_ms INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE model_fingerprints(
+  path TEXT PRIMARY KEY,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  fingerprint TEXT NOT NULL);
+)sql";
+
+Result<void> step(SqliteDb& db, int to) {
+    Transaction t(db);
+    if (auto r = t.begin(); !r) return r;
+    if (auto r = db.exec(to == 1 ? kV1 : kV2); !r) return r;
+    if (auto r = db.exec(strCat("PRAGMA user_version = ", to)); !r) return r;
+    return t.commit();
+}
+
+}  // namespace
+
+Result<void> prepareSchema(SqliteDb& db, int target) {
+    // Reading user_version is the first read of the file: a non-database fails here.
+    auto version = db.queryInt("PRAGMA user_version");
+    if (!version) return std::unexpected(version.error());
+    if (*version > kSchemaVersion)
+        return fail(ErrorCode::InvalidFormat, strCat(db.path(), ": schema version ", *version,
+                                                     " is newer than this Hearth knows (", kSchemaVersion, ")"));
+    // auto_vacuum must be set before the first table exists.
+    // 16 KiB pages: KV blocks are blobs of hundreds of KiB, read as chains of overflow pages.
+    if (*version == 0)
+        for (const char* pragma : {"PRAGMA page_size = 16384", "PRAGMA auto_vacuum = INCREMENTAL"})
+            if (auto r = db.exec(pragma); !r) return r;
+    for (const char* pragma : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON"})
+        if (auto r = db.exec(pragma); !r) return r;
+    for (int v = static_cast<int>(*version) + 1; v <= target; ++v)
+        if (auto r = step(db, v); !r) return r;
+    return {};
+}
+
+}  // namespace hearth

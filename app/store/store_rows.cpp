@@ -1,0 +1,77 @@
+// Rows of conversations and messages into values; generation statistics as JSON text.
+#include "app/store/store_rows.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "app/store/sqlite_db.h"
+
+namespace hearth {
+
+Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql, std::optional<std::string> text) {
+    auto st = db.prepare(sql);
+    if (!st) return std::unexpected(st.error());
+    if (text) st->bind(1, std::string_view(*text));
+    std::vector<Conversation> out;
+    while (true) {
+        auto row = st->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        out.push_back(Conversation{st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4), st->text(5),
+                                   st->int64(6), st->int64(7), st->int64(8)});
+    }
+    return out;
+}
+
+namespace {
+
+MessageRole roleFromName(const std::string& name) {
+    if (name == "system") return MessageRole::System;
+    if (name == "assistant") return MessageRole::Assistant;
+    return MessageRole::User;
+}
+
+}  // namespace
+
+Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, int64_t id) {
+    auto st = db.prepare(sql);
+    if (!st) return std::unexpected(st.error());
+    st->bind(1, id);
+    std::vector<Message> out;
+    while (true) {
+        auto row = st->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        out.push_back(Message{st->int64(0), st->int64(1), st->int64(2), roleFromName(st->text(3)), st->text(4),
+                              st->int64(5) != 0, st->int64(6), statsFromJson(st->text(7))});
+    }
+    return out;
+}
+
+std::string statsToJson(const GenerationStats& s) {
+    QJsonObject o{{"prompt_tokens", s.promptTokens},
+                  {"generated_tokens", s.generatedTokens},
+                  {"prefix_cache_hit_tokens", s.prefixCacheHitTokens},
+                  {"kv_restored_tokens", s.kvRestoredTokens},
+                  {"ttft_ms", s.ttftMs},
+                  {"prefill_tokens_per_second", s.prefillTokensPerSecond},
+                  {"decode_tokens_per_second", s.decodeTokensPerSecond},
+                  {"finish_reason", QString::fromStdString(s.finishReason)}};
+    return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
+}
+
+GenerationStats statsFromJson(const std::string& json) {
+    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+    GenerationStats s;
+    s.promptTokens = o["prompt_tokens"].toInt();
+    s.generatedTokens = o["generated_tokens"].toInt();
+    s.prefixCacheHitTokens = o["prefix_cache_hit_tokens"].toInt();
+    s.kvRestoredTokens = o["kv_restored_tokens"].toInt();
+    s.ttftMs = o["ttft_ms"].toDouble();
+    s.prefillTokensPerSecond = o["prefill_tokens_per_second"].toDouble();
+    s.decodeTokensPerSecond = o["decode_tokens_per_second"].toDouble();
+    s.finishReason = o["finish_reason"].toString().toStdString();
+    return s;
+}
+
+}  // namespace hearth

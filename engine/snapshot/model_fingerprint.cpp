@@ -1,0 +1,67 @@
+// XXH3-128 (libxxhash, header-only inline build: nothing to link) over a mapped model file.
+#include "engine/snapshot/model_fingerprint.h"
+
+#include <chrono>
+#include <filesystem>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "engine/str_cat.h"
+#include "engine/util/mapped_file.h"
+
+namespace hearth {
+
+ModelFingerprint fingerprintBytes(std::span<const uint8_t> bytes) {
+    const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    ModelFingerprint fp;
+    static_assert(sizeof c.digest == sizeof fp);
+    std::copy(std::begin(c.digest), std::end(c.digest), fp.begin());
+    return fp;
+}
+
+Result<ModelFingerprint> fingerprintFile(const std::string& path) {
+    auto mapped = MappedFile::open(path);
+    if (!mapped) return std::unexpected(mapped.error());
+    return fingerprintBytes((*mapped)->bytes());
+}
+
+std::string fingerprintHex(const ModelFingerprint& fp) {
+    static const char* digits = "0123456789abcdef";
+    std::string s;
+    for (uint8_t b : fp) {
+        s += digits[b >> 4];
+        s += digits[b & 15];
+    }
+    return s;
+}
+
+std::optional<ModelFingerprint> fingerprintFromHex(std::string_view hex) {
+    if (hex.size() != 32) return std::nullopt;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    ModelFingerprint fp;
+    for (size_t i = 0; i < fp.size(); ++i) {
+        const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        fp[i] = static_cast<uint8_t>(hi << 4 | lo);
+    }
+    return fp;
+}
+
+Result<FileStamp> fileStamp(const std::string& path) {
+    // std::filesystem rather than stat(): Windows has no st_mtim and a 32-bit st_size.
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const auto mtime = ec ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(path, ec);
+    if (ec) return fail(ErrorCode::Io, strCat("cannot stat ", path));
+    return FileStamp{static_cast<uint64_t>(size),
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count()};
+}
+
+}  // namespace hearth

@@ -1,0 +1,173 @@
+// The conversation store without a model: schema pragmas, migrations from every earlier
+// version, conversations, messages and branches, search, settings, damaged files.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "app/store/conversation_store.h"
+#include "app/store/schema.h"
+#include "app/store/sqlite_db.h"
+
+using namespace hearth;
+
+class TestStoreSchema : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string path(const char* name) { return (dir_.path() + "/" + name).toStdString(); }
+
+    static std::unique_ptr<ConversationStore> openOk(const std::string& p) {
+        auto s = ConversationStore::open(p);
+        if (!s) qWarning("%s", s.error().message.c_str());
+        return s ? std::move(*s) : nullptr;
+    }
+    static int64_t pragma(const std::string& p, const char* sql) {
+        auto db = SqliteDb::open(p);
+        return db ? (*db)->queryInt(sql).value_or(-1) : -1;
+    }
+
+private slots:
+    void pragmasOfANewDatabase() {
+        const std::string p = path("new.db");
+        QVERIFY(openOk(p));
+        QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{kSchemaVersion});
+        QCOMPARE(pragma(p, "PRAGMA auto_vacuum"), int64_t{2});  // INCREMENTAL
+        auto db = SqliteDb::open(p);
+        auto st = (*db)->prepare("PRAGMA journal_mode");
+        QVERIFY(st && st->step().value_or(false));
+        QCOMPARE(QString::fromStdString(st->text(0)), QString("wal"));
+    }
+
+    // A database left at each earlier version (0 = empty file, 1 = the first schema, with
+    // data) opens, migrates step by step to the current version and keeps its rows.
+    void migratesFromEveryEarlierVersion() {
+        for (int from = 0; from < kSchemaVersion; ++from) {
+            const std::string p = path(("v" + std::to_string(from) + ".db").c_str());
+            {
+                auto db = SqliteDb::open(p);
+                QVERIFY(db);
+                QVERIFY(prepareSchema(**db, from));
+                if (from >= 1) {
+                    QVERIFY((*db)->exec("INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(7, 'old', 1, 2)"));
+                    QVERIFY((*db)->exec("INSERT INTO messages(conversation_id, role, text, created_ms) VALUES(7, 'user', 'hello', 1)"));
+                }
+            }
+            QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{from});
+            auto s = openOk(p);
+            QVERIFY(s);
+            QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{kSchemaVersion});
+            QCOMPARE(pragma(p, "SELECT count(*) FROM pragma_table_info('conversations') WHERE name = 'kv_used_ms'"), int64_t{1});
+            QCOMPARE(pragma(p, "SELECT count(*) FROM model_fingerprints"), int64_t{0});
+            if (from >= 1) {
+                auto c = s->conversation(7);
+                QVERIFY(c && *c);
+                QCOMPARE(QString::fromStdString((*c)->title), QString("old"));
+                QCOMPARE(pragma(p, "SELECT count(*) FROM messages WHERE text = 'hello'"), int64_t{1});
+            }
+            QCOMPARE(pragma(p, "PRAGMA auto_vacuum"), int64_t{2});
+        }
+    }
+
+    void refusesANewerVersion() {
+        const std::string p = path("future.db");
+        {
+            auto db = SqliteDb::open(p);
+            QVERIFY((*db)->exec("PRAGMA user_version = 99"));
+        }
+        auto s = ConversationStore::open(p);
+        QVERIFY(!s);
+        QVERIFY(s.error().message.find("newer") != std::string::npos);
+    }
+
+    void conversationsAndSearch() {
+        auto s = openOk(path("c.db"));
+        auto a = s->createConversation("Apples", "be brief");
+        QTest::qWait(5);
+        auto b = s->createConversation("Bananas");
+        QVERIFY(a && b);
+        auto list = s->listConversations();
+        QCOMPARE(list->size(), size_t{2});
+        QCOMPARE(list->front().id, b->id);  // newest first
+        QTest::qWait(5);
+        QVERIFY(s->appendMessage(a->id, 0, MessageRole::User, "tell me about Kiwis"));
+        QCOMPARE(s->listConversations()->front().id, a->id);  // a message makes it the newest
+        QCOMPARE(s->searchConversations("kiwi")->size(), size_t{1});
+        QCOMPARE(s->searchConversations("BANANA")->front().id, b->id);
+        QCOMPARE(s->searchConversations("%")->size(), size_t{0});
+        QVERIFY(s->renameConversation(b->id, "Plantains"));
+        QCOMPARE(QString::fromStdString((*s->conversation(b->id))->title), QString("Plantains"));
+        QVERIFY(s->setSettings(a->id, R"({"temp": 0.2, "top_k": 10})"));
+        QVERIFY(!s->setSettings(a->id, "not json"));
+        QCOMPARE(QString::fromStdString((*s->conversation(a->id))->settingsJson), QString(R"({"temp": 0.2, "top_k": 10})"));
+        QVERIFY(s->deleteConversation(a->id));
+        QVERIFY(!*s->conversation(a->id));
+        QCOMPARE(pragma(path("c.db"), "SELECT count(*) FROM messages"), int64_t{0});
+        QVERIFY(!s->deleteConversation(a->id));
+    }
+
+    // A regenerated reply is a sibling; switching branches changes the active path.
+    void branches() {
+        auto s = openOk(path("b.db"));
+        auto c = s->createConversation("t");
+        auto u = s->appendMessage(c->id, 0, MessageRole::User, "q");
+        auto r1 = s->appendMessage(c->id, u->id, MessageRole::Assistant, "first");
+        auto u2 = s->appendMessage(c->id, r1->id, MessageRole::User, "more");
+        auto r2 = s->appendMessage(c->id, u->id, MessageRole::Assistant, "second", false);
+        QVERIFY(u && r1 && u2 && r2);
+        auto active = s->activeBranch(c->id);
+        QCOMPARE(active->size(), size_t{2});
+        QCOMPARE(active->back().id, r2->id);
+        QVERIFY(!active->back().complete);
+        QCOMPARE(s->siblings(r2->id)->size(), size_t{2});
+        QVERIFY(s->switchBranch(r1->id));  // down to its newest descendant
+        active = s->activeBranch(c->id);
+        QCOMPARE(active->size(), size_t{3});
+        QCOMPARE(active->back().id, u2->id);
+        GenerationStats stats;
+        stats.generatedTokens = 5;
+        stats.finishReason = "eos";
+        QVERIFY(s->updateMessage(r2->id, "second, done", true, &stats));
+        auto m = s->message(r2->id);
+        QCOMPARE((*m)->stats.generatedTokens, 5);
+        QCOMPARE(QString::fromStdString((*m)->stats.finishReason), QString("eos"));
+        QVERIFY(!s->appendMessage(c->id + 100, 0, MessageRole::User, "orphan"));  // no such conversation
+    }
+
+    // Garbage where the database should be: a clear message naming the file and the way
+    // forward; the file is untouched; moveAside() keeps it and a fresh store opens.
+    void damagedFile() {
+        const std::string p = path("bad.db");
+        {
+            std::ofstream f(p, std::ios::binary);
+            for (int i = 0; i < 5000; ++i) f << "this is not a database ";
+        }
+        auto s = ConversationStore::open(p);
+        QVERIFY(!s);
+        const QString msg = QString::fromStdString(s.error().message);
+        QVERIFY2(msg.contains(QString::fromStdString(p)) && msg.contains("--db") && msg.contains("move"), qPrintable(msg));
+        auto moved = ConversationStore::moveAside(p);
+        QVERIFY(moved);
+        QVERIFY(QFile::exists(QString::fromStdString(*moved)));
+        QVERIFY(openOk(p));
+    }
+
+    // A database whose pages were damaged after it was written: refused, never a crash.
+    void damagedPages() {
+        const std::string p = path("pages.db");
+        {
+            auto s = openOk(p);
+            auto c = s->createConversation("x");
+            for (int i = 0; i < 200; ++i) QVERIFY(s->appendMessage(c->id, 0, MessageRole::User, std::string(500, 'a' + i % 26)));
+        }
+        {
+            std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(0);
+            f << "garbage header!!garbage header!!";  // the 16-byte magic and the page size
+        }
+        QVERIFY(!ConversationStore::open(p));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStoreSchema)
+#include "test_store_schema.moc"
