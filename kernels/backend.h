@@ -26,14 +26,19 @@ enum class RopeStyle {
     HalfSplit, // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
 };
 
-// One layer of one sequence's paged KV cache, F16 elements. Token at position p lives in
-// block blocks[p / blockSize], slot p % blockSize; K row = kBase(block) + slot * rowStride.
+// One layer of one sequence's paged KV cache. Token at position p lives in block
+// blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride.
+// Q8_0: the block's memory holds rows of rowStride / 32 BlockQ8_0 (GGUF's Q8_0), the row at
+// byte offset slot * kvRowBytes(layer); a head's slice starts on a block (headDim % 32 == 0).
 struct PagedKvLayer {
     f16_t* const* kBlocks = nullptr;  // [nBlocks] -> block's K rows [blockSize, rowStride]
     f16_t* const* vBlocks = nullptr;  // [nBlocks] -> block's V rows [blockSize, rowStride]
     int blockSize = 16;
     int rowStride = 0;                // nKvHeads * headDim
+    DType type = DType::F16;          // F16 or Q8_0
 };
+// Bytes of one token's K (or V) row in a layer.
+inline size_t kvRowBytes(const PagedKvLayer& layer) { return rowBytes(layer.type, layer.rowStride); }
 
 struct AttentionShape {
     int nHeads = 0;

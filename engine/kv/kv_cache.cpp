@@ -1,7 +1,7 @@
 // Paged KV memory over a BlockPool: planning and committing reservations (reuse of cached
 // prefix blocks, copy-on-write of a shared partly filled block), publishing full blocks,
 // rollback, and the per-layer block pointers the kernels read.
-// Block memory: [nLayers][K, V][blockSize][rowStride] F16 per block, allocated on first use.
+// Block memory: [nLayers][K, V][blockSize] rows of the element type, allocated on first use.
 #include "engine/kv/kv_cache.h"
 
 #include <algorithm>
@@ -16,9 +16,10 @@ namespace hearth {
 Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t maxTokens, const KvChainRoot& root) {
     if (layout.nLayers <= 0 || layout.rowStride <= 0 || layout.blockSize <= 0 || layout.blockSize > 1024 || maxTokens <= 0)
         return fail(ErrorCode::InvalidArgument, strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
-    if (layout.elementType != KvElementType::F16)
-        return fail(ErrorCode::Unsupported, strCat("KV element type ", kvElementTypeName(layout.elementType), " is not supported yet"));
-    const double bytes = double(layout.nLayers) * 2 * layout.rowStride * sizeof(f16_t) * (double(maxTokens) + layout.blockSize);
+    if (layout.elementType == KvElementType::Q8_0 && layout.rowStride % kQK != 0)
+        return fail(ErrorCode::InvalidArgument, strCat("a q8_0 KV cache needs rows of a multiple of ", kQK,
+                                                       " elements; this model's are ", layout.rowStride));
+    const double bytes = double(layout.nLayers) * 2 * double(kvRowBytes(layout)) * (double(maxTokens) + layout.blockSize);
     if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) / 2)
         return fail(ErrorCode::OutOfMemory, strCat("a KV cache of ", maxTokens, " tokens is too large"));
     return std::make_unique<KvCache>(layout, maxTokens, root);
@@ -27,14 +28,14 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t
 KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
     : layout_(layout), root_(root),
       pool_((std::max(maxTokens, 1) + layout.blockSize - 1) / layout.blockSize, layout.blockSize) {
-    elemsPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) *
-                     static_cast<size_t>(layout_.rowStride);
+    rowBytes_ = kvRowBytes(layout_);
+    bytesPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) * rowBytes_;
     blocks_.resize(static_cast<size_t>(pool_.nBlocks()));
 }
 
 KvCache::~KvCache() = default;
 
-size_t KvCache::bytesPerBlock() const { return elemsPerBlock_ * sizeof(f16_t); }
+size_t KvCache::bytesPerBlock() const { return bytesPerBlock_; }
 
 KvReservation::Unshare KvCache::planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const {
     // Only the block holding the first position to write can hold others' data: blocks past
@@ -87,7 +88,7 @@ Result<void> KvCache::ensureMemory(const KvSequence& seq, const KvReservation& r
     for (BlockId b : pool_.peekAllocations(nTaken, r.reuse)) {
         auto& slot = blocks_[static_cast<size_t>(b)];
         // Not value-initialised: every position is written before attention reads it.
-        if (!slot) slot.reset(new (std::nothrow) f16_t[elemsPerBlock_]);
+        if (!slot) slot.reset(new (std::nothrow) uint8_t[bytesPerBlock_]);
         if (!slot)
             return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", bytesPerBlock(), " bytes) for ",
                                                        seq.nTokens + r.nCachedTokens, "+ tokens"));
@@ -151,9 +152,34 @@ void KvCache::rollback(KvSequence& seq, int32_t nTokens) {
     seq.nTokens = nTokens;
 }
 
+KvSequence KvCache::fork(const KvSequence& seq) {
+    for (BlockId b : seq.blockTable) pool_.share(b);
+    return seq;
+}
+
+std::span<const uint8_t> KvCache::blockBytes(BlockId block) const {
+    const auto& slot = blocks_[static_cast<size_t>(block)];
+    return slot ? std::span<const uint8_t>(slot.get(), bytesPerBlock_) : std::span<const uint8_t>();
+}
+
+Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> bytes) {
+    if (bytes.size() != bytesPerBlock_)
+        return fail(ErrorCode::InvalidArgument, strCat("a saved KV block has ", bytes.size(), " bytes; this cache's have ", bytesPerBlock_));
+    if (pool_.find(key) >= 0) return false;
+    if (pool_.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
+    auto& slot = blocks_[static_cast<size_t>(pool_.peekAllocations(1, {}).front())];
+    if (!slot) slot.reset(new (std::nothrow) uint8_t[bytesPerBlock_]);
+    if (!slot) return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", bytesPerBlock_, " bytes)"));
+    const BlockId b = pool_.allocate();
+    std::memcpy(blockData(b), bytes.data(), bytes.size());
+    pool_.publish(b, key);
+    pool_.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
+    return true;
+}
+
 void KvCache::copyRows(BlockId from, BlockId to, int32_t nRows) {
-    const size_t half = static_cast<size_t>(layout_.blockSize) * static_cast<size_t>(layout_.rowStride);
-    const size_t bytes = static_cast<size_t>(nRows) * static_cast<size_t>(layout_.rowStride) * sizeof(f16_t);
+    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
+    const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
     for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)  // K and V of each layer
         std::memcpy(blockData(to) + part * half, blockData(from) + part * half, bytes);
 }
@@ -162,16 +188,17 @@ PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
     const size_t n = seq.blockTable.size();
     kPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
     vPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
-    const size_t half = static_cast<size_t>(layout_.blockSize) * static_cast<size_t>(layout_.rowStride);
+    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     // Pointers of layer l live at [l * n, (l + 1) * n) so that views of all layers stay valid together.
     f16_t** kOut = kPointers_.data() + static_cast<size_t>(layer) * n;
     f16_t** vOut = vPointers_.data() + static_cast<size_t>(layer) * n;
     for (size_t b = 0; b < n; ++b) {
-        f16_t* base = blockData(seq.blockTable[b]) + static_cast<size_t>(layer) * 2 * half;
-        kOut[b] = base;
-        vOut[b] = base + half;
+        uint8_t* base = blockData(seq.blockTable[b]) + static_cast<size_t>(layer) * 2 * half;
+        kOut[b] = reinterpret_cast<f16_t*>(base);  // rows of 2-byte elements or 34-byte Q8_0 blocks
+        vOut[b] = reinterpret_cast<f16_t*>(base + half);
     }
-    return PagedKvLayer{kOut, vOut, layout_.blockSize, layout_.rowStride};
+    const DType type = layout_.elementType == KvElementType::Q8_0 ? DType::Q8_0 : DType::F16;
+    return PagedKvLayer{kOut, vOut, layout_.blockSize, layout_.rowStride, type};
 }
 
 }  // namespace hearth

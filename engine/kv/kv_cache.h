@@ -2,6 +2,9 @@
 // through per-sequence block tables, with prefix sharing through a BlockPool (reference
 // counts, key index, LRU). Reservation is a plan (a KvReservation value) committed once.
 // Thread-safety: owned and called by the engine thread only.
+// TODO(#4): one pool and block table per attention group (vLLM's hybrid allocator), so that
+// Gemma 3's sliding-window layers free the blocks outside their window; today every layer
+// keeps every position (hearth-cli bench-kv prints what that costs).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +48,8 @@ struct KvReservation {
 
 class KvCache {
 public:
-    // Errors: InvalidArgument (layout), Unsupported (element type other than F16, for now),
-    // OutOfMemory (the block memory cannot be had).
+    // Errors: InvalidArgument (layout; a Q8_0 row not a multiple of 32 elements), OutOfMemory
+    // (the block memory cannot be had).
     static Result<std::unique_ptr<KvCache>> create(const KvLayout& layout, int32_t maxTokens,
                                                    const KvChainRoot& root = {});
     // maxTokens bounds the memory: ceil(maxTokens / blockSize) blocks, each allocated when
@@ -84,13 +87,24 @@ public:
     // un-shared by the next plan that writes into it.
     void rollback(KvSequence& seq, int32_t nTokens);
     void release(KvSequence& seq) { rollback(seq, 0); }
+    // A second sequence holding the same positions in the same blocks (each shared once more):
+    // a beam that branches off. Writing past the fork copies the partly filled block first.
+    KvSequence fork(const KvSequence& seq);
+
+    // Persistence (engine/snapshot): a block's bytes, bytesPerBlock() of them (all layers);
+    // empty when the block's memory was never allocated.
+    std::span<const uint8_t> blockBytes(BlockId block) const;
+    // Fills a free (else the least recently used cached) block with saved bytes and indexes it
+    // under key as a cached block, as if computed and released. False when key is already
+    // indexed (nothing changes). Errors: InvalidArgument (size), OutOfMemory (no block).
+    Result<bool> importBlock(const BlockKey& key, std::span<const uint8_t> bytes);
 
     // Pointers for one layer of seq (views of all layers stay valid together), valid until
     // the next commit/reserve/rollback of any sequence.
     PagedKvLayer layerView(const KvSequence& seq, int layer);
 
 private:
-    f16_t* blockData(BlockId block) { return blocks_[static_cast<size_t>(block)].get(); }
+    uint8_t* blockData(BlockId block) { return blocks_[static_cast<size_t>(block)].get(); }
     Result<void> ensureMemory(const KvSequence& seq, const KvReservation& reservation);
     int32_t blocksFor(int32_t nTokens) const { return (nTokens + layout_.blockSize - 1) / layout_.blockSize; }
     KvReservation::Unshare planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const;
@@ -99,8 +113,9 @@ private:
     KvLayout layout_;
     KvChainRoot root_;
     BlockPool pool_;
-    size_t elemsPerBlock_ = 0;
-    std::vector<std::unique_ptr<f16_t[]>> blocks_;  // [nBlocks] -> [nLayers][K, V][blockSize][rowStride], on first use
+    size_t rowBytes_ = 0;       // one token's K (or V) row in one layer
+    size_t bytesPerBlock_ = 0;
+    std::vector<std::unique_ptr<uint8_t[]>> blocks_;  // [nBlocks] -> [nLayers][K, V][blockSize] rows, on first use
     std::vector<f16_t*> kPointers_, vPointers_;     // scratch for layerView
 };
 

@@ -3,7 +3,9 @@
 // order, eight cache positions side by side in the lanes; then the online softmax in position
 // order with its running V sum kept in F16, eight dimensions per vector. Every lane performs
 // the reference's float operations in the reference's order (-ffp-contract=off), and exp is
-// the same libm expf the reference calls.
+// the same libm expf the reference calls. A Q8_0 cache (attendOneHeadQ8) follows
+// attendOneHeadQ8 of the reference: q quantized and q·k by this backend's bitwise-equal
+// quantizeRow/vecDot, the running V sum in float over rows dequantized as d * q.
 #include <math.h>
 
 #include "kernels/cpu/avx2/kernels.h"
@@ -76,9 +78,58 @@ inline void addWeightedV(f16_t* accum, const f16_t* v, int headDim, __m256 w) {
     }
 }
 
+inline const uint8_t* kvRowQ8(const f16_t* const* blocks, const AttentionHead& h, int p) {
+    const size_t rowSize = static_cast<size_t>(h.rowStride / kQK) * sizeof(BlockQ8_0);
+    const size_t headOffset = static_cast<size_t>(h.kvOffset / kQK) * sizeof(BlockQ8_0);
+    return reinterpret_cast<const uint8_t*>(blocks[p / h.blockSize]) + static_cast<size_t>(p % h.blockSize) * rowSize + headOffset;
+}
+
+// accum = accum + (f32(q) * d) * w over one Q8_0 row of the head.
+inline void addWeightedVQ8(float* accum, const uint8_t* row, int headDim, __m256 w) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(row);
+    for (int b = 0; b < headDim / kQK; ++b) {
+        BlockQ8_0 block;
+        std::memcpy(&block, blocks + b, sizeof block);  // rows are only 2-byte aligned
+        const __m256 d = _mm256_set1_ps(halfToFloat(block.d));
+        for (int i = 0; i < kQK; i += 8) {
+            const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block.qs + i));
+            const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), d);
+            float* a = accum + b * kQK + i;
+            _mm256_storeu_ps(a, _mm256_add_ps(_mm256_loadu_ps(a), _mm256_mul_ps(v, w)));
+        }
+    }
+}
+
+void attendOneHeadQ8(const AttentionHead& h, const float* qHead, float* scores, float* outHead) {
+    alignas(32) BlockQ8_0 q[kMaxAttentionHeadDim / kQK];
+    alignas(32) float accum[kMaxAttentionHeadDim];
+    quantizeRow(DType::Q8_0, qHead, q, h.headDim);
+    for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(accum + i, _mm256_setzero_ps());
+    for (int p = h.first; p < h.nCtx; ++p)
+        scores[p - h.first] = vecDot(DType::Q8_0, kvRowQ8(h.kBlocks, h, p), q, h.headDim) * h.scale;
+    float runningMax = -INFINITY, runningSum = 0.0f;
+    for (int p = h.first; p < h.nCtx; ++p) {
+        const float score = scores[p - h.first];
+        float accumScale = 1.0f, weight = 1.0f;
+        if (score > runningMax) {
+            accumScale = expf(runningMax - score);
+            runningMax = score;
+            for (int i = 0; i < h.headDim; i += 8)
+                _mm256_store_ps(accum + i, _mm256_mul_ps(_mm256_load_ps(accum + i), _mm256_set1_ps(accumScale)));
+        } else {
+            weight = expf(score - runningMax);
+        }
+        addWeightedVQ8(accum, kvRowQ8(h.vBlocks, h, p), h.headDim, _mm256_set1_ps(weight));
+        runningSum = runningSum * accumScale + weight;
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / runningSum);
+    for (int i = 0; i < h.headDim; i += 8) _mm256_storeu_ps(outHead + i, _mm256_mul_ps(_mm256_load_ps(accum + i), inv));
+}
+
 }  // namespace
 
 void attendOneHead(const AttentionHead& h, const float* qHead, float* scores, float* outHead) {
+    if (h.type == DType::Q8_0) return attendOneHeadQ8(h, qHead, scores, outHead);
     alignas(32) float q[kMaxAttentionHeadDim];
     alignas(32) f16_t accum[kMaxAttentionHeadDim];
     for (int i = 0; i < h.headDim; i += 8) {

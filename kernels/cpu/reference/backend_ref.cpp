@@ -62,6 +62,7 @@ public:
 
     void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                  int64_t nTokens) override {
+        if (layer.type == DType::Q8_0) return kvWriteQ8(layer, k, v, positions, nTokens);
         for (int64_t t = 0; t < nTokens; ++t) {
             const int block = positions[t] / layer.blockSize, slot = positions[t] % layer.blockSize;
             f16_t* kRow = layer.kBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
@@ -83,7 +84,9 @@ public:
             for (int h = 0; h < shape.nHeads; ++h) {
                 const float* qHead = q + t * qRowSize + h * shape.headDim;
                 const int kvOffset = (h / groupSize) * shape.headDim;
-                attendOneHead(layer, shape, qHead, kvOffset, first, nCtx, out + t * qRowSize + h * shape.headDim);
+                float* outHead = out + t * qRowSize + h * shape.headDim;
+                if (layer.type == DType::Q8_0) attendOneHeadQ8(layer, shape, qHead, kvOffset, first, nCtx, outHead);
+                else attendOneHead(layer, shape, qHead, kvOffset, first, nCtx, outHead);
             }
         }
     }
@@ -139,8 +142,55 @@ private:
         for (int i = 0; i < shape.headDim; ++i) outHead[i] = f16ToF32(accum_[static_cast<size_t>(i)]) * inv;
     }
 
+    // Q8_0 rows: each token's K and V row quantized as GGUF's Q8_0 (ref::quantizeRow).
+    void kvWriteQ8(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
+                   int64_t nTokens) {
+        const size_t rowSize = kvRowBytes(layer);
+        for (int64_t t = 0; t < nTokens; ++t) {
+            const size_t offset = static_cast<size_t>(positions[t] % layer.blockSize) * rowSize;
+            const int block = positions[t] / layer.blockSize;
+            ref::quantizeRow(DType::Q8_0, k + t * layer.rowStride, reinterpret_cast<uint8_t*>(layer.kBlocks[block]) + offset, layer.rowStride);
+            ref::quantizeRow(DType::Q8_0, v + t * layer.rowStride, reinterpret_cast<uint8_t*>(layer.vBlocks[block]) + offset, layer.rowStride);
+        }
+    }
+
+    // As attendOneHead over a Q8_0 cache, the way llama.cpp's CPU flash attention does with a
+    // Q8_0 cache: q quantized to Q8_0, q.k = ref::vecDot (integer sums per block, scaled and
+    // summed in float in block order), the running V sum kept in float over dequantized rows.
+    void attendOneHeadQ8(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
+                         int kvOffset, int first, int nCtx, float* outHead) {
+        const auto headDim = static_cast<size_t>(shape.headDim);
+        qQ8_.resize(rowBytes(DType::Q8_0, shape.headDim));
+        ref::quantizeRow(DType::Q8_0, qHead, qQ8_.data(), shape.headDim);
+        accumF32_.assign(headDim, 0.0f);
+        vRow_.resize(headDim);
+        const size_t rowSize = kvRowBytes(layer), headOffset = rowBytes(DType::Q8_0, kvOffset);
+        float runningMax = -INFINITY, runningSum = 0.0f;
+        for (int p = first; p < nCtx; ++p) {
+            const size_t offset = static_cast<size_t>(p % layer.blockSize) * rowSize + headOffset;
+            const auto* kRow = reinterpret_cast<const uint8_t*>(layer.kBlocks[p / layer.blockSize]) + offset;
+            const auto* vRow = reinterpret_cast<const uint8_t*>(layer.vBlocks[p / layer.blockSize]) + offset;
+            const float score = ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale;
+            float accumScale = 1.0f, weight = 1.0f;
+            if (score > runningMax) {
+                accumScale = std::exp(runningMax - score);
+                runningMax = score;
+                for (float& a : accumF32_) a = a * accumScale;
+            } else {
+                weight = std::exp(score - runningMax);
+            }
+            ref::dequantizeRow(DType::Q8_0, vRow, vRow_.data(), shape.headDim);
+            for (size_t i = 0; i < headDim; ++i) accumF32_[i] = accumF32_[i] + vRow_[i] * weight;
+            runningSum = runningSum * accumScale + weight;
+        }
+        const float inv = 1.0f / runningSum;
+        for (size_t i = 0; i < headDim; ++i) outHead[i] = accumF32_[i] * inv;
+    }
+
     std::vector<float> qHalf_;
     std::vector<f16_t> accum_;
+    std::vector<uint8_t> qQ8_;
+    std::vector<float> accumF32_, vRow_;
 };
 
 }  // namespace

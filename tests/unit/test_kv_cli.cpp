@@ -1,0 +1,80 @@
+// hearth-cli's KV and search options on tiny random Llamas: --kv-type (accepted with head size
+// 32, refused with a clear error otherwise), generate --beams K --json, and bench-kv.
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/tiny_llama.h"
+
+using namespace hearth;
+using test::CliRun;
+
+class TestKvCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        test::TinyLlamaShape shape;
+        shape.nEmbd = 128;  // head size 32: Q8_0 KV works
+        shape.context = 8192;
+        model32_ = dir_.filePath("tiny32.gguf");
+        QVERIFY(test::tinyLlama(shape).writeFile(model32_.toStdString()));
+        model16_ = dir_.filePath("tiny16.gguf");
+        QVERIFY(test::tinyLlama().writeFile(model16_.toStdString()));
+    }
+
+    void kvTypeQ8() {
+        const CliRun r = generate(model32_, {"--kv-type", "q8_0", "--temp", "0", "--max-tokens", "8", "--logit-bias", "2=-inf"});
+        QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
+        QCOMPARE(r.json()["tokens"].toArray().size(), 8);
+    }
+
+    void kvTypeErrors() {
+        const CliRun bad = generate(model32_, {"--kv-type", "q4_0"});
+        QVERIFY(!bad.crashed && bad.exitCode != 0);
+        QVERIFY2(bad.err.contains("--kv-type must be f16 or q8_0"), bad.err.constData());
+        const CliRun head16 = generate(model16_, {"--kv-type", "q8_0"});
+        QVERIFY(!head16.crashed);
+        QCOMPARE(head16.exitCode, 1);
+        QVERIFY2(head16.err.contains("head size") && head16.err.contains("16"), head16.err.constData());
+    }
+
+    void beamsJson() {
+        const CliRun r = generate(model32_, {"--beams", "3", "--beam-length-norm", "1", "--max-tokens", "6"});
+        QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
+        const QJsonObject o = r.json();
+        QCOMPARE(o["beams"].toInt(), 3);
+        const QJsonArray hyps = o["hypotheses"].toArray();
+        QVERIFY(!hyps.isEmpty());
+        QCOMPARE(hyps.first().toObject()["tokens"].toArray(), o["tokens"].toArray());
+        for (qsizetype i = 0; i < hyps.size(); ++i) {
+            const QJsonObject h = hyps[i].toObject();
+            const double len = h["tokens"].toArray().size();
+            QVERIFY(len >= 1 && len <= 6);
+            QVERIFY(std::abs(h["score"].toDouble() - h["log_prob"].toDouble() / len) < 1e-9);
+            if (i > 0) QVERIFY(h["score"].toDouble() <= hyps[i - 1].toObject()["score"].toDouble());
+        }
+        QCOMPARE(generate(model32_, {"--beams", "0"}).exitCode, 2);
+    }
+
+    void benchKv() {
+        const CliRun r = test::runCli({"bench-kv", "--model", model32_, "--seed", "5"});
+        QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
+        QVERIFY(r.out.contains("seed 5"));
+        // 2 layers, K and V rows of 64 elements: 512 bytes per token in F16, 2 * 2 * 2 * 34 in Q8_0.
+        QVERIFY2(r.out.contains("type=f16: 512 bytes per token"), r.out.constData());
+        QVERIFY2(r.out.contains("type=q8_0: 272 bytes per token"), r.out.constData());
+        QCOMPARE(r.out.count("paged layout, 8 sequences"), 2);
+    }
+
+private:
+    CliRun generate(const QString& model, QStringList extra) {
+        return test::runCli(QStringList{"generate", "--model", model, "--prompt", "the cat", "--raw", "--json"} + extra);
+    }
+
+    QTemporaryDir dir_;
+    QString model32_, model16_;
+};
+
+QTEST_GUILESS_MAIN(TestKvCli)
+#include "test_kv_cli.moc"
