@@ -209,6 +209,97 @@ private slots:
         }
     }
 
+    // The prefill panels (gemmPanel) directly, for every type they take: each (row, token) is
+    // bitwise the vecDot of that row and token, for 1 to 9 tokens (every tile width and
+    // remainder) and for 33 tokens, in panels at any row offset.
+    void panelsAreBitwiseVecDot() {
+        std::mt19937 rng(77);
+        const int64_t nRows = 24, nCols = 768;
+        for (DType t : kWeightTypes) {
+            if (avx2::gemmPanelBytes(t, nCols) == 0) continue;
+            const DType actType = ref::vecDotType(t);
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(actType, nCols);
+            std::vector<uint8_t> w;
+            for (int64_t r = 0; r < nRows; ++r) {
+                const std::vector<uint8_t> row = randomWeights(t, nCols, rng);
+                w.insert(w.end(), row.begin(), row.end());
+            }
+            for (int64_t nTokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 33}) {
+                std::vector<uint8_t> acts;
+                for (int64_t k = 0; k < nTokens; ++k) {
+                    const std::vector<uint8_t> a = quantizedRef(actType, randomActivations(nCols, rng, k % 4 == 1));
+                    acts.insert(acts.end(), a.begin(), a.end());
+                }
+                avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, nullptr, nRows};
+                std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                m.y = y.data();
+                std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
+                avx2::gemmActInfo(m, 0, nTokens, info.data());
+                std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
+                void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows) avx2::gemmPanel(m, info.data(), row0, aligned);
+                for (int64_t k = 0; k < nTokens; ++k)
+                    for (int64_t r = 0; r < nRows; ++r) {
+                        const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                       acts.data() + static_cast<size_t>(k) * aRow, nCols);
+                        const float got = y[static_cast<size_t>(k * nRows + r)];
+                        QVERIFY2(sameFloat(got, want), (describe(t, "row", r, got, want) + " token " + std::to_string(k) +
+                                                        " of " + std::to_string(nTokens)).c_str());
+                    }
+            }
+        }
+    }
+
+    // Float rows whose lane sums cancel (lane 0 = +big², lane 4 = -big², lane 2 = tiny²): only
+    // the reference's lane order ((l0+l4)+(l2+l6)) + ... keeps tiny², so a kernel that combines
+    // lanes in another order fails here. Decode tiles and panels, 9 rows × 5 tokens.
+    void floatLaneOrderUnderCancellation() {
+        const int64_t nRows = 9, nCols = 16, nTokens = 5;
+        for (DType t : {DType::F16, DType::BF16, DType::F32}) {
+            const float big = t == DType::F16 ? 65504.0f : 1e30f, tiny = t == DType::F16 ? 0x1p-24f : 1e-15f;
+            std::vector<float> wf(static_cast<size_t>(nRows * nCols), 0.0f), x(static_cast<size_t>(nTokens * nCols), 0.0f);
+            for (int64_t r = 0; r < nRows; ++r) wf[r * nCols] = big, wf[r * nCols + 4] = -big, wf[r * nCols + 2] = tiny;
+            for (int64_t k = 0; k < nTokens; ++k) x[k * nCols] = big, x[k * nCols + 4] = big, x[k * nCols + 2] = tiny;
+            std::vector<uint8_t> w(rowBytes(t, nCols) * static_cast<size_t>(nRows));
+            for (int64_t r = 0; r < nRows; ++r)
+                ref::quantizeRow(t, wf.data() + r * nCols, w.data() + static_cast<size_t>(r) * rowBytes(t, nCols), nCols);
+            std::vector<float> want(static_cast<size_t>(nRows * nTokens)), got(want.size());
+            ref::matmul(t, w.data(), nRows, nCols, x.data(), nTokens, want.data());
+            QVERIFY(want[0] > 0.0f);  // tiny² survived in the reference
+            makeCpuAvx2Backend(2)->matmul(WeightView{t, w.data(), nRows, nCols}, x.data(), nTokens, got.data());
+            for (size_t i = 0; i < got.size(); ++i)
+                QVERIFY2(sameFloat(got[i], want[i]), describe(t, "value", static_cast<int64_t>(i), got[i], want[i]).c_str());
+            makeCpuAvx2Backend(1)->matmul(WeightView{t, w.data(), nRows, nCols}, x.data(), 1, got.data());
+            for (int64_t r = 0; r < nRows; ++r)
+                QVERIFY2(sameFloat(got[r], want[r]), describe(t, "decode row", r, got[r], want[r]).c_str());
+        }
+    }
+
+    // Through the backend: a batch of tokens (panels, with a ragged last row group) gives
+    // each token bitwise the values it gets alone (decode tiles), for 1, 2 and 3 threads.
+    void batchedMatmulEqualsOneTokenAtATime() {
+        std::mt19937 rng(31);
+        const int64_t nRows = 45, nCols = 512, nTokens = 11;
+        for (DType t : kWeightTypes) {
+            std::vector<uint8_t> w;
+            for (int64_t r = 0; r < nRows; ++r) {
+                const std::vector<uint8_t> row = randomWeights(t, nCols, rng);
+                w.insert(w.end(), row.begin(), row.end());
+            }
+            const WeightView view{t, w.data(), nRows, nCols};
+            const std::vector<float> x = randomActivations(nTokens * nCols, rng, false);
+            for (int threads : {1, 2, 3}) {
+                auto backend = makeCpuAvx2Backend(threads);
+                std::vector<float> batch(static_cast<size_t>(nTokens * nRows)), single(batch.size());
+                backend->matmul(view, x.data(), nTokens, batch.data());
+                for (int64_t k = 0; k < nTokens; ++k) backend->matmul(view, x.data() + k * nCols, 1, single.data() + k * nRows);
+                for (size_t i = 0; i < batch.size(); ++i)
+                    QVERIFY2(sameFloat(batch[i], single[i]), (describe(t, "value", static_cast<int64_t>(i), batch[i], single[i]) +
+                                                              " threads " + std::to_string(threads)).c_str());
+            }
+        }
+    }
+
     // Paged F16 KV with random contents, GQA (3 query heads per KV head), queries at
     // scattered positions, with and without a sliding window; head sizes 64 and 8 take the AVX2
     // path, 12 the reference fallback. Equal bits to the reference for 1, 2 and 3 threads.

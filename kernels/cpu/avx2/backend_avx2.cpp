@@ -30,9 +30,49 @@ void matmulRows(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd) {
     }
 }
 
+size_t gemmPanelBytes(DType w, int64_t nCols) {
+    switch (w) {
+    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: return gemmPanelBytesQ32(nCols);
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelBytesK(nCols);
+    case DType::F32: case DType::F16: case DType::BF16: return gemmPanelBytesFloat(nCols);
+    default: return 0;
+    }
+}
+
+size_t gemmActInfoBytes(DType w, int64_t nCols) {
+    switch (w) {
+    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: return gemmActInfoBytesQ32(nCols);
+    case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoBytesFloat(nCols);
+    default: return 0;
+    }
+}
+
+void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info) {
+    switch (args.wType) {
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return;
+    case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoFloat(args, tokenBegin, tokenEnd, info);
+    default: return gemmActInfoQ32(args, tokenBegin, tokenEnd, info);
+    }
+}
+
+void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch) {
+    switch (args.wType) {
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelK(args, row0, scratch);
+    case DType::F32: case DType::F16: case DType::BF16: return gemmPanelFloat(args, actInfo, row0, scratch);
+    default: return gemmPanelQ32(args, actInfo, row0, scratch);
+    }
+}
+
 }  // namespace avx2
 
 namespace {
+
+// From this many tokens on, a matmul goes through the panels (gemmPanel): unpacking a panel
+// costs about as much as one token's products, so a few tokens already pay for it.
+constexpr int64_t kPanelMinTokens = 4;
+
+// Per-thread panel scratch: 64-byte aligned chunks (the panels' vector stores need 32).
+struct alignas(64) ScratchLine { unsigned char bytes[64]; };
 
 // Rows are handed to threads in groups of 8, the decode tile height (dot_q32.cpp), so that
 // no thread is left with a ragged tile in the middle of the matrix.
@@ -63,6 +103,8 @@ public:
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
                         ? static_cast<const void*>(x)
                         : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
+        if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
+            return matmulPanels(args, w.nRows);
         const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
             avx2::matmulRows(args, begin * kRowGroup, std::min(end * kRowGroup, w.nRows));
@@ -123,8 +165,31 @@ private:
         head.kvOffset = (h / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.nCtx = position + 1;
         head.first = shape.slidingWindow > 0 ? std::max(0, head.nCtx - shape.slidingWindow) : 0;
+        head.type = layer.type;
         const int64_t offset = (t * shape.nHeads + h) * shape.headDim;
         avx2::attendOneHead(head, q + offset, scores, out + offset);
+    }
+
+    // Whole panels split over the threads (each unpacks its panel once and runs every token
+    // through it); the last nRows % kPanelRows rows take the matrix-vector tiles.
+    void matmulPanels(const avx2::MatmulArgs& args, int64_t nRows) {
+        const void* info = nullptr;
+        if (const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols); perToken > 0) {
+            actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
+            pool_.parallelFor(args.nTokens,
+                              [&](int64_t begin, int64_t end) { avx2::gemmActInfo(args, begin, end, actInfo_.data()); });
+            info = actInfo_.data();
+        }
+        const size_t nLines = (avx2::gemmPanelBytes(args.wType, args.nCols) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine);
+        panels_.resize(static_cast<size_t>(pool_.size()));
+        for (std::vector<ScratchLine>& p : panels_)
+            if (p.size() < nLines) p.resize(nLines);
+        const int64_t nPanels = nRows / avx2::kPanelRows;
+        pool_.parallelFor(nPanels, [&](int64_t begin, int64_t end, int thread) {
+            for (int64_t p = begin; p < end; ++p)
+                avx2::gemmPanel(args, info, p * avx2::kPanelRows, panels_[static_cast<size_t>(thread)].data());
+        });
+        if (nPanels * avx2::kPanelRows < nRows) avx2::matmulRows(args, nPanels * avx2::kPanelRows, nRows);
     }
 
     // Returns [nTokens] rows of actType in scratch_, which only grows (no allocation once the
@@ -146,6 +211,8 @@ private:
     std::unique_ptr<Backend> reference_;
     std::vector<unsigned char> scratch_;
     std::vector<std::vector<float>> scores_;  // per thread: one head's attention scores
+    std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel
+    std::vector<ScratchLine> actInfo_;              // [nTokens] rows of gemmActInfo
 };
 
 }  // namespace

@@ -37,8 +37,23 @@ struct MatmulArgs {
 // its own accumulator in block order): the batch invariance of DESIGN.md.
 void matmulRows(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
 
-// One query head's attention over one layer of the paged F16 KV cache, positions
-// [first, nCtx): bitwise the reference backend's (backend_ref.cpp, attendOneHead).
+// Prefill: several tokens against panels of kPanelRows weight rows, unpacked once per panel
+// into per-thread scratch so that each activation load feeds the panel's rows (gemm_q32.cpp,
+// gemm_kquants.cpp, gemm_float.cpp). Every value is bitwise the vecDot of its row and token, as matmulRows.
+constexpr int64_t kPanelRows = 8;
+// Bytes of panel scratch (32-byte aligned) for rows of nCols of wType; 0 when wType has no
+// panel kernel (use matmulRows).
+size_t gemmPanelBytes(DType wType, int64_t nCols);
+// Bytes per token of what some types need of the activations besides their values (block
+// scales as floats, block sums; 0 when none), and its computation for tokens
+// [tokenBegin, tokenEnd) into info (the whole batch's array, 16-byte aligned).
+size_t gemmActInfoBytes(DType wType, int64_t nCols);
+void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
+// y for rows [row0, row0 + kPanelRows) and every token of args; actInfo from gemmActInfo.
+void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+
+// One query head's attention over one layer of the paged F16 or Q8_0 KV cache, positions
+// [first, nCtx): bitwise the reference backend's (backend_ref.cpp, attendOneHead[Q8]).
 constexpr int kMaxAttentionHeadDim = 512;
 struct AttentionHead {
     const f16_t* const* kBlocks = nullptr;  // as PagedKvLayer (backend.h)
@@ -50,6 +65,7 @@ struct AttentionHead {
     int kvOffset = 0;   // this head's KV head times headDim
     int first = 0;
     int nCtx = 0;
+    DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
 };
 // qHead: [headDim]; scores: scratch of nCtx - first floats; outHead: [headDim].
 void attendOneHead(const AttentionHead& head, const float* qHead, float* scores, float* outHead);
@@ -58,6 +74,16 @@ void attendOneHead(const AttentionHead& head, const float* qHead, float* scores,
 void matmulRowsQ32(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
 void matmulRowsK(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
 void matmulRowsFloat(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+size_t gemmPanelBytesQ32(int64_t nCols);
+size_t gemmActInfoBytesQ32(int64_t nCols);
+void gemmActInfoQ32(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
+void gemmPanelQ32(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+size_t gemmPanelBytesFloat(int64_t nCols);
+size_t gemmActInfoBytesFloat(int64_t nCols);
+void gemmActInfoFloat(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
+void gemmPanelFloat(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+size_t gemmPanelBytesK(int64_t nCols);
+void gemmPanelK(const MatmulArgs& args, int64_t row0, void* scratch);
 float vecDotQ32(DType w, const void* weightRow, const void* actRow, int64_t n);
 float vecDotK(DType w, const void* weightRow, const void* actRow, int64_t n);
 float vecDotFloat(DType w, const void* weightRow, const void* actRow, int64_t n);

@@ -97,5 +97,24 @@ inline __m256 gatherHalves(const f16_t* const* p) {
                                          static_cast<short>(*p[1]), static_cast<short>(*p[0])));
 }
 
+// 8x8 transpose of 32-bit elements: afterwards v[k] lane r = what was v[r] lane k.
+inline void transpose8x8Epi32(__m256i* v) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {  // u[i + c]: column c | column c + 4 of rows i..i+3
+        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int c = 0; c < 4; ++c) {
+        v[c] = _mm256_permute2x128_si256(u[c], u[c + 4], 0x20);
+        v[c + 4] = _mm256_permute2x128_si256(u[c], u[c + 4], 0x31);
+    }
+}
+
 }  // namespace
 }  // namespace hearth::avx2
