@@ -48,7 +48,11 @@ QString modelInfoText(const Engine& e) {
         .arg(tok.kind() == VocabKind::SentencePiece ? "SentencePiece" : "byte-level BPE")
         .arg(tok.bos())
         .arg(tok.eos())
-        .arg(QString::fromLatin1(e.chatFormat().name()), QString::fromStdString(e.backendName()));
+        .arg(QString::fromLatin1(e.chatFormat().name()) +
+                 (e.chatFormat().isFallback()
+                      ? QString(" (fallback: %1)").arg(QString::fromStdString(e.chatFormat().fallbackReason()))
+                      : QString()),
+             QString::fromStdString(e.backendName()));
 }
 
 }  // namespace hearth

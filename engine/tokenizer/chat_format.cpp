@@ -1,11 +1,11 @@
-// Chat formats: recognising the family from the template text, and rendering a conversation
-// the way each family's reference Jinja template does (SmolLM2's ChatML with its default system
-// prompt, Gemma 3's official template, Llama 2's), character for character.
+// Chat formats: recognising the family and its variant from literal snippets of the template
+// text (never executing it), and the family's BOS/EOS texts; the renderers are in
+// chat_format_render.cpp.
 #include "engine/tokenizer/chat_format.h"
 
 #include <optional>
 
-#include "engine/tokenizer/utf8.h"
+#include "engine/tokenizer/chat_format_render.h"
 
 namespace hearth {
 namespace {
@@ -13,40 +13,12 @@ namespace {
 constexpr std::string_view kImStart = "<|im_start|>";
 constexpr std::string_view kImEnd = "<|im_end|>";
 
-// Python's str.isspace(), which Jinja's |trim and str.strip() use.
-bool isPythonSpace(char32_t cp) {
-    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-           cp == 0x3000;
-}
-
-std::string pythonStrip(std::string_view s) {
-    size_t first = std::string_view::npos, last = 0;
-    for (size_t pos = 0; pos < s.size();) {
-        const utf8::Decoded d = utf8::decodeAt(s, pos);
-        if (!isPythonSpace(d.cp)) {
-            if (first == std::string_view::npos) first = pos;
-            last = pos + d.len;
-        }
-        pos += d.len;
-    }
-    return first == std::string_view::npos ? std::string() : std::string(s.substr(first, last - first));
-}
-
-void add(std::vector<TextSegment>& out, std::string_view text, bool allowSpecial) {
-    if (text.empty()) return;
-    if (!out.empty() && out.back().allowSpecial == allowSpecial)
-        out.back().text += text;
-    else
-        out.push_back(TextSegment{std::string(text), allowSpecial});
-}
-void addTemplate(std::vector<TextSegment>& out, std::string_view text) { add(out, text, true); }
-void addContent(std::vector<TextSegment>& out, std::string_view text) { add(out, text, false); }
+bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // The body of a Jinja string literal (\n, \t, \\, \', \" escapes); nullopt when the text holds
 // an unescaped quote or template code, i.e. it is not one literal.
 std::optional<std::string> unescapeJinjaLiteral(std::string_view raw) {
-    if (raw.find("{{") != std::string_view::npos || raw.find("{%") != std::string_view::npos) return std::nullopt;
+    if (has(raw, "{{") || has(raw, "{%")) return std::nullopt;
     std::string out;
     for (size_t i = 0; i < raw.size(); ++i) {
         const char c = raw[i];
@@ -61,7 +33,7 @@ std::optional<std::string> unescapeJinjaLiteral(std::string_view raw) {
     return out;
 }
 
-// SmolLM2-style templates write a literal '<|im_start|>system\n...<|im_end|>\n' when the
+// SmolLM2/Qwen-style templates write a literal '<|im_start|>system\n...<|im_end|>\n' when the
 // conversation does not start with a system message; that literal's text is the default.
 std::string extractChatmlDefaultSystem(std::string_view tmpl) {
     const std::string marker = std::string(kImStart) + "system";
@@ -80,63 +52,87 @@ std::string extractChatmlDefaultSystem(std::string_view tmpl) {
     return {};
 }
 
-void renderChatml(std::vector<TextSegment>& out, const std::vector<ChatMessage>& messages,
-                  const std::string& defaultSystem) {
-    if (!messages.empty() && messages[0].role != "system" && !defaultSystem.empty())
-        addTemplate(out, std::string(kImStart) + "system\n" + defaultSystem + std::string(kImEnd) + "\n");
-    for (const ChatMessage& m : messages) {
-        addTemplate(out, std::string(kImStart) + m.role + "\n");
-        addContent(out, m.content);
-        addTemplate(out, std::string(kImEnd) + "\n");
-    }
+// Whether the template's first output is bos_token ("{{ bos_token }}", "{{- bos_token }}").
+bool startsWithBosToken(std::string_view tmpl) {
+    const size_t open = tmpl.find("{{");
+    const size_t bos = tmpl.find("bos_token");
+    return open != std::string_view::npos && bos != std::string_view::npos && open < bos &&
+           tmpl.find("}}", open) > bos && tmpl.find("{%") > bos;
 }
 
-// Gemma 3's template: a system message becomes a prefix of the first turn's content; content is
-// |trim-med; the assistant's role is "model".
-void renderGemma(std::vector<TextSegment>& out, const std::vector<ChatMessage>& messages) {
-    addTemplate(out, "<bos>");
-    const bool hasSystem = !messages.empty() && messages[0].role == "system";
-    for (size_t k = hasSystem ? 1 : 0; k < messages.size(); ++k) {
-        const ChatMessage& m = messages[k];
-        addTemplate(out, "<start_of_turn>" + (m.role == "assistant" ? std::string("model") : m.role) + "\n");
-        if (hasSystem && k == 1) addContent(out, messages[0].content + "\n\n");
-        addContent(out, pythonStrip(m.content));
-        addTemplate(out, "<end_of_turn>\n");
-    }
+ChatVariant mistralVariant(std::string_view t) {
+    ChatVariant v;
+    v.bos = has(t, "bos_token");
+    v.systemInLastUser = has(t, "loop.last and system_message");
+    v.spaceBeforeInstClose = has(t, "' [/INST]'");
+    v.spaceBeforeAnswer = has(t, "' ' + message['content']");
+    v.spaceAfterEos = has(t, "eos_token + ' '");
+    return v;
 }
 
-// Llama 2's template: [INST] turns, the system prompt in <<SYS>> inside the first user turn,
-// content .strip()-ped, BOS before each user turn and EOS after each answer.
-void renderLlama2(std::vector<TextSegment>& out, const std::vector<ChatMessage>& messages) {
-    const bool hasSystem = !messages.empty() && messages[0].role == "system";
-    for (size_t k = hasSystem ? 1 : 0; k < messages.size(); ++k) {
-        const ChatMessage& m = messages[k];
-        std::string content = m.content;
-        if (hasSystem && k == 1) content = "<<SYS>>\n" + messages[0].content + "\n<</SYS>>\n\n" + content;
-        if (m.role == "user") {
-            addTemplate(out, "<s>[INST] ");
-            addContent(out, pythonStrip(content));
-            addTemplate(out, " [/INST]");
-        } else if (m.role == "assistant") {
-            addTemplate(out, " ");
-            addContent(out, pythonStrip(content));
-            addTemplate(out, " </s>");
-        }
+ChatVariant phi3Variant(std::string_view t) {
+    ChatVariant v;
+    v.bos = startsWithBosToken(t);
+    v.systemRole = has(t, "<|system|>") || has(t, "'<|' + message['role'] + '|>'");
+    v.dropEmptySystem = has(t, "message['role'] == 'system' and message['content']");
+    v.userOpensAssistant = has(t, "'<|end|>' + '\\n' + '<|assistant|>'");
+    v.eosWithoutGenPrompt = has(t, "{% else %}{{ eos_token }}");
+    return v;
+}
+
+// The family of a non-empty template, or nullopt when it is none of the known ones.
+std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialTexts& special) {
+    if (has(t, kImStart)) return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), {}, special);
+    if (has(t, "<start_of_turn>")) return ChatFormat(ChatFormatKind::Gemma, {}, {.bos = true}, special);
+    if (has(t, "<|start_header_id|>")) {
+        const ChatVariant v{.bos = true, .knowledgeDate = has(t, "Cutting Knowledge Date")};
+        return ChatFormat(ChatFormatKind::Llama3, {}, v, special);
+    }
+    if (has(t, "[INST]") && has(t, "<<SYS>>")) return ChatFormat(ChatFormatKind::Llama2, {}, {.bos = true}, special);
+    // Mistral's v7 templates ([SYSTEM_PROMPT], [AVAILABLE_TOOLS]) are a different format.
+    if (has(t, "[INST]") && !has(t, "[SYSTEM_PROMPT]")) return ChatFormat(ChatFormatKind::Mistral, {}, mistralVariant(t), special);
+    if (has(t, "<|end|>") && has(t, "<|assistant|>")) return ChatFormat(ChatFormatKind::Phi3, {}, phi3Variant(t), special);
+    if (has(t, "<|user|>") && has(t, "<|assistant|>") && has(t, "eos_token")) {
+        const ChatVariant v{.newlineAfterTurn = has(t, "eos_token }}\n")};
+        return ChatFormat(ChatFormatKind::Zephyr, {}, v, special);
+    }
+    return std::nullopt;
+}
+
+// The texts a family's templates get as bos_token / eos_token in its usual vocabulary.
+ChatSpecialTexts familyTexts(ChatFormatKind kind) {
+    switch (kind) {
+    case ChatFormatKind::Gemma: return {"<bos>", "<eos>"};
+    case ChatFormatKind::Llama3: return {"<|begin_of_text|>", "<|eot_id|>"};
+    case ChatFormatKind::Phi3: return {"<s>", "<|endoftext|>"};
+    case ChatFormatKind::ChatML: return {"", std::string(kImEnd)};
+    case ChatFormatKind::Plain: return {};
+    default: return {"<s>", "</s>"};  // Llama 2, Mistral, Zephyr
     }
 }
 
 }  // namespace
 
-ChatFormat::ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt)
-    : kind_(kind), defaultSystem_(std::move(defaultSystemPrompt)) {}
+ChatFormat::ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt, ChatVariant variant,
+                       const ChatSpecialTexts& special)
+    : kind_(kind), defaultSystem_(std::move(defaultSystemPrompt)), variant_(variant) {
+    const ChatSpecialTexts usual = familyTexts(kind);
+    bos_ = special.bos.empty() ? usual.bos : special.bos;
+    eos_ = special.eos.empty() ? usual.eos : special.eos;
+    if (kind == ChatFormatKind::Gemma || kind == ChatFormatKind::Llama2 || kind == ChatFormatKind::Llama3)
+        variant_.bos = true;
+}
 
-ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view architecture) {
-    if (chatTemplate.find(kImStart) != std::string_view::npos)
-        return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(chatTemplate));
-    if (chatTemplate.find("<start_of_turn>") != std::string_view::npos) return ChatFormat(ChatFormatKind::Gemma);
-    if (chatTemplate.empty() && architecture.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma);
-    if (chatTemplate.find("[INST]") != std::string_view::npos) return ChatFormat(ChatFormatKind::Llama2);
-    return ChatFormat(ChatFormatKind::Plain);
+ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view architecture,
+                              const ChatSpecialTexts& special) {
+    if (!chatTemplate.empty())
+        if (auto family = detectFamily(chatTemplate, special)) return *family;
+    if (chatTemplate.empty() && architecture.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
+    ChatFormat plain(ChatFormatKind::Plain);
+    plain.fallbackReason_ = chatTemplate.empty()
+                                ? "the model file has no chat template; its messages are joined as plain text"
+                                : "the model's chat template is not a known family; its messages are joined as plain text";
+    return plain;
 }
 
 const char* ChatFormat::name() const {
@@ -144,33 +140,29 @@ const char* ChatFormat::name() const {
     case ChatFormatKind::ChatML: return "chatml";
     case ChatFormatKind::Gemma: return "gemma";
     case ChatFormatKind::Llama2: return "llama2";
+    case ChatFormatKind::Llama3: return "llama3";
+    case ChatFormatKind::Mistral: return "mistral";
+    case ChatFormatKind::Phi3: return "phi3";
+    case ChatFormatKind::Zephyr: return "zephyr";
     case ChatFormatKind::Plain: break;
     }
     return "plain";
 }
 
-bool ChatFormat::startsWithBos() const {
-    return kind_ == ChatFormatKind::Gemma || kind_ == ChatFormatKind::Llama2;
-}
+bool ChatFormat::startsWithBos() const { return variant_.bos && !bos_.empty(); }
 
 std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
     std::vector<TextSegment> out;
+    const chat::RenderInput in{messages, variant_, bos_, eos_, defaultSystem_, addGenerationPrompt};
     switch (kind_) {
-    case ChatFormatKind::ChatML:
-        renderChatml(out, messages, defaultSystem_);
-        if (addGenerationPrompt) addTemplate(out, std::string(kImStart) + "assistant\n");
-        break;
-    case ChatFormatKind::Gemma:
-        renderGemma(out, messages);
-        if (addGenerationPrompt) addTemplate(out, "<start_of_turn>model\n");
-        break;
-    case ChatFormatKind::Llama2:
-        renderLlama2(out, messages);
-        break;
-    case ChatFormatKind::Plain:
-        // No template: the contents one per line, for a base model to continue.
-        for (size_t k = 0; k < messages.size(); ++k) addContent(out, (k > 0 ? "\n" : "") + messages[k].content);
-        break;
+    case ChatFormatKind::ChatML: chat::renderChatml(out, in); break;
+    case ChatFormatKind::Gemma: chat::renderGemma(out, in); break;
+    case ChatFormatKind::Llama2: chat::renderLlama2(out, in); break;
+    case ChatFormatKind::Llama3: chat::renderLlama3(out, in); break;
+    case ChatFormatKind::Mistral: chat::renderMistral(out, in); break;
+    case ChatFormatKind::Phi3: chat::renderPhi3(out, in); break;
+    case ChatFormatKind::Zephyr: chat::renderZephyr(out, in); break;
+    case ChatFormatKind::Plain: chat::renderPlain(out, in); break;
     }
     return out;
 }
@@ -179,7 +171,11 @@ std::vector<std::string> ChatFormat::endOfTurnPieces() const {
     switch (kind_) {
     case ChatFormatKind::ChatML: return {std::string(kImEnd)};
     case ChatFormatKind::Gemma: return {"<end_of_turn>"};
-    case ChatFormatKind::Llama2: return {"</s>"};
+    case ChatFormatKind::Llama3: return {"<|eot_id|>"};
+    case ChatFormatKind::Phi3: return {"<|end|>"};
+    case ChatFormatKind::Llama2:
+    case ChatFormatKind::Mistral:
+    case ChatFormatKind::Zephyr: return {eos_};
     case ChatFormatKind::Plain: break;
     }
     return {};

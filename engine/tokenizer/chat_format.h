@@ -17,17 +17,50 @@ struct ChatMessage {
     std::string content;
 };
 
-enum class ChatFormatKind { ChatML, Gemma, Llama2, Plain };
+enum class ChatFormatKind { ChatML, Gemma, Llama2, Llama3, Mistral, Phi3, Zephyr, Plain };
+
+// What a family's templates differ in, read from literal snippets of the template text (see
+// chat_format.cpp's detect*): which variant of the family it is.
+struct ChatVariant {
+    bool bos = false;                 // the template writes bos_token first (Llama 2: before each user turn)
+    bool systemRole = true;           // the template renders a system message (else see render())
+    bool systemInLastUser = false;    // Mistral v0.3/Nemo: the system text prefixes the last message if a user's
+    bool dropEmptySystem = false;     // Phi-3.5: a system message with empty content is skipped
+    bool userOpensAssistant = false;  // Phi-3-mini (first release): every user turn opens the assistant's
+    bool eosWithoutGenPrompt = false; // Phi-3: eos_token when the assistant's turn is not opened
+    bool spaceBeforeInstClose = true; // Mistral: "' [/INST]'" (v0.1) or "'[/INST]'" (v0.3)
+    bool spaceBeforeAnswer = false;   // Mistral v0.3: "' ' + content" for the assistant
+    bool spaceAfterEos = false;       // Mistral v0.1: "content + eos_token + ' '"
+    bool newlineAfterTurn = true;     // Zephyr: the template's line break after each turn
+    bool knowledgeDate = false;       // Llama 3.1: a system header with the knowledge date, always
+};
+
+// The texts of the vocabulary's BOS and EOS pieces, which templates write as bos_token and
+// eos_token. Empty: the family's usual text ("<s>", "</s>", "<|begin_of_text|>", ...).
+struct ChatSpecialTexts {
+    std::string bos, eos;
+};
 
 class ChatFormat {
 public:
     // Detects the family from the template text (empty when the file has none) and the
     // architecture name (a fallback for files without a template, e.g. Gemma 3 GGUFs).
-    static ChatFormat detect(std::string_view chatTemplate, std::string_view architecture);
-    explicit ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt = {});
+    // Neither recognised: Plain, flagged as a fallback (fallbackReason() says why). Plain, not
+    // ChatML, because ChatML's markers are control tokens only in vocabularies that define
+    // them; elsewhere they would reach the model as literal text it was never trained on, and
+    // a file without a template is most often a base model, which continues plain text.
+    static ChatFormat detect(std::string_view chatTemplate, std::string_view architecture,
+                             const ChatSpecialTexts& special = {});
+    explicit ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt = {}, ChatVariant variant = {},
+                        const ChatSpecialTexts& special = {});
 
     ChatFormatKind kind() const { return kind_; }
-    const char* name() const;  // "chatml", "gemma", "llama2", "plain"
+    const ChatVariant& variant() const { return variant_; }
+    // "chatml", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr", "plain"
+    const char* name() const;
+    // True when no family was recognised and Plain was chosen; the reason is for the user.
+    bool isFallback() const { return !fallbackReason_.empty(); }
+    const std::string& fallbackReason() const { return fallbackReason_; }
     // A default system prompt the template inserts when the conversation has none ("" if none).
     const std::string& defaultSystemPrompt() const { return defaultSystem_; }
 
@@ -35,6 +68,9 @@ public:
     // Template text (including a default system prompt the template writes) comes as
     // allowSpecial segments, message content (a conversation's own system prompt too) as plain
     // ones. Includes the BOS text only when the template itself writes it: see startsWithBos().
+    // A system message where the template rejects one (Mistral v0.1/v0.2 raise an exception)
+    // prefixes the first user message, followed by "\n\n"; where the template drops it silently
+    // (Phi-3-mini's first release), it is dropped, as the template does.
     std::vector<TextSegment> render(const std::vector<ChatMessage>& messages,
                                     bool addGenerationPrompt) const;
     // True when render() begins with the BOS piece's text ("<bos>" for Gemma, "<s>" for Llama 2)
@@ -47,6 +83,9 @@ public:
 private:
     ChatFormatKind kind_;
     std::string defaultSystem_;
+    ChatVariant variant_;
+    std::string bos_, eos_;
+    std::string fallbackReason_;
 };
 
 }  // namespace hearth

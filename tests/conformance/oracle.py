@@ -14,6 +14,18 @@ Requests:
           "logits_file": F}
       F holds float32 rows [run][position][V] for the first "logit_runs" runs (k rows each):
       row 0 follows the last prompt token; row i chose tokens[i].
+  {"op": "chat", "cases": [{"template", "bos_token", "eos_token", "messages", "add_generation_prompt"}]}
+      -> {"renders": [{"text": T} or {"error": E}]}: Jinja2 as transformers renders chat templates
+      (sandboxed, trim_blocks, lstrip_blocks, raise_exception); not cached (no model).
+  {"op": "quantize", "model": F32 P, "out": Q, "ftype": "Q4_0"|...|"BF16"}
+      -> {"ok": true}: llama_model_quantize with pure = true (every 2-D tensor the one type);
+      not cached (the output file is the result, and the test compares its tensor types).
+  {"op": "logits", "model": P, "prompts": [[ids], ...], "flash_attn": true}
+      -> {"n_vocab": V, "logits_file": F}: F holds float32 rows [prompt][position][V], every
+      position of every prompt (logits_all).
+  {"op": "perplexity", "model": P, "tokens": [ids], "n_ctx": 512, "first": 256}
+      -> {"chunks": [{"nll": sum, "n": count}], "n_scored": N, "ppl": exp(mean nll)}: chunks of
+      n_ctx tokens (BOS first), token i of a chunk scored by the logits at i - 1 for i >= first.
 """
 import hashlib
 import json
@@ -84,11 +96,83 @@ def op_greedy(req, logits_path):
     return {"runs": runs, "n_vocab": llm.n_vocab(), "logits_file": logits_path}
 
 
+def op_chat(req):
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise ValueError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    renders = []
+    for case in req["cases"]:
+        try:
+            text = env.from_string(case["template"]).render(
+                messages=case["messages"], add_generation_prompt=case["add_generation_prompt"],
+                bos_token=case["bos_token"], eos_token=case["eos_token"])
+            renders.append({"text": text})
+        except Exception as e:  # the template rejects the conversation
+            renders.append({"error": str(e)})
+    return {"renders": renders}
+
+
+# llama_ftype values of llama.cpp's include/llama.h; with pure = true the K-quant "_M" ftypes
+# give every 2-D tensor the one base type.
+FTYPES = {"F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9, "Q4_K": 15, "Q5_K": 17,
+          "Q6_K": 18, "BF16": 32}
+
+
+def op_quantize(req):
+    import ctypes
+    import llama_cpp
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = FTYPES[req["ftype"]]
+    params.pure = True
+    params.nthread = SETTINGS["n_threads"]
+    rc = llama_cpp.llama_model_quantize(req["model"].encode(), req["out"].encode(), ctypes.byref(params))
+    if rc != 0:
+        raise SystemExit("llama_model_quantize failed: %d" % rc)
+    return {"ok": True}
+
+
+def op_logits(req, logits_path):
+    import numpy as np
+    llm = load(req["model"], n_ctx=max(len(p) for p in req["prompts"]) + 8, flash_attn=req.get("flash_attn", True))
+    with open(logits_path, "wb") as out:
+        for prompt in req["prompts"]:
+            llm.reset()
+            llm.eval(prompt)
+            out.write(np.array(llm.scores[:len(prompt)], dtype=np.float32).tobytes())
+    return {"n_vocab": llm.n_vocab(), "logits_file": logits_path}
+
+
+def op_perplexity(req):
+    import numpy as np
+    n_ctx, first, tokens = req["n_ctx"], req["first"], req["tokens"]
+    llm = load(req["model"], n_ctx=n_ctx)
+    chunks = []
+    for start in range(0, len(tokens) - n_ctx + 1, n_ctx):
+        chunk = tokens[start:start + n_ctx]
+        llm.reset()
+        llm.eval(chunk)
+        logits = np.array(llm.scores[first - 1:n_ctx - 1], dtype=np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        logz = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
+        targets = np.array(chunk[first:n_ctx])
+        nll = float((logz - logits[np.arange(len(targets)), targets]).sum())
+        chunks.append({"nll": nll, "n": len(targets)})
+    n = sum(c["n"] for c in chunks)
+    return {"chunks": chunks, "n_scored": n, "ppl": float(np.exp(sum(c["nll"] for c in chunks) / max(n, 1)))}
+
+
 def main():
     req = json.load(sys.stdin)
     if req["op"] == "info":
         import llama_cpp
         print(json.dumps({"version": llama_cpp.__version__}))
+        return
+    if req["op"] in ("chat", "quantize"):
+        print(json.dumps(op_chat(req) if req["op"] == "chat" else op_quantize(req)))
         return
     path = cache_path(req)
     if os.path.exists(path):
@@ -96,6 +180,10 @@ def main():
         return
     if req["op"] == "greedy":
         answer = op_greedy(req, path[:-len(".json")] + ".logits.f32")
+    elif req["op"] == "logits":
+        answer = op_logits(req, path[:-len(".json")] + ".logits.f32")
+    elif req["op"] == "perplexity":
+        answer = op_perplexity(req)
     else:
         answer = op_tokenize(req)
     text = json.dumps(answer)

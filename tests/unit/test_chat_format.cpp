@@ -1,6 +1,11 @@
 // Chat format tests: detection from template text, and rendering that matches what each
 // family's Jinja template renders (SmolLM2's ChatML with its default system prompt, Gemma 3,
-// Llama 2), with template text and message content in the right kind of segment.
+// Llama 2/3, Mistral, Phi-3, Zephyr), with template text and message content in the right kind
+// of segment. test_conformance_chat compares the renderings with Jinja2's.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 #include "engine/tokenizer/chat_format.h"
@@ -45,6 +50,13 @@ private slots:
     void gemmaSystemPrefixesFirstTurn();
     void llama2Rendering();
     void plainRendering();
+    void detectsEveryRealTemplate();
+    void variantsFromTemplateText();
+    void llama3Rendering();
+    void mistralRendering();
+    void phi3Rendering();
+    void zephyrRendering();
+    void vocabularyTextsReplaceFamilyDefaults();
 };
 
 void TestChatFormat::detectsFamilies() {
@@ -53,9 +65,25 @@ void TestChatFormat::detectsFamilies() {
     QCOMPARE(ChatFormat::detect("", "gemma3").kind(), ChatFormatKind::Gemma);
     QCOMPARE(ChatFormat::detect("", "gemma2").kind(), ChatFormatKind::Gemma);
     QCOMPARE(ChatFormat::detect("", "llama").kind(), ChatFormatKind::Plain);
-    QCOMPARE(ChatFormat::detect("{{ bos_token + '[INST] ' + content + ' [/INST]' }}", "llama").kind(),
+    QCOMPARE(ChatFormat::detect("{{ bos_token + '[INST] <<SYS>>\\n' + content + ' [/INST]' }}", "llama").kind(),
              ChatFormatKind::Llama2);
+    QCOMPARE(ChatFormat::detect("{{ bos_token + '[INST] ' + content + ' [/INST]' }}", "llama").kind(),
+             ChatFormatKind::Mistral);
+    QCOMPARE(ChatFormat::detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}", "llama").kind(),
+             ChatFormatKind::Llama3);
+    QCOMPARE(ChatFormat::detect("{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{{ '<|assistant|>\\n' }}", "phi3").kind(),
+             ChatFormatKind::Phi3);
+    QCOMPARE(ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}{{ '<|assistant|>' }}", "llama").kind(),
+             ChatFormatKind::Zephyr);
+    // Mistral's v7 format ([SYSTEM_PROMPT]) is not the [INST] family: unrecognised.
+    QVERIFY(ChatFormat::detect("{{ '[SYSTEM_PROMPT]' + s + '[/SYSTEM_PROMPT]' }}{{ '[INST]' + c + '[/INST]' }}", "llama")
+                .isFallback());
     QCOMPARE(ChatFormat::detect("{{ messages }}", "llama").kind(), ChatFormatKind::Plain);
+    QVERIFY(ChatFormat::detect("{{ messages }}", "llama").isFallback());
+    QVERIFY(ChatFormat::detect("", "llama").isFallback());
+    QVERIFY(!ChatFormat::detect("", "llama").fallbackReason().empty());
+    QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").isFallback());
+    QVERIFY(!ChatFormat::detect("", "gemma3").isFallback());
     QCOMPARE(QString(ChatFormat::detect(kSmolTemplate, "llama").name()), QString("chatml"));
     QCOMPARE(QString(ChatFormat(ChatFormatKind::Gemma).name()), QString("gemma"));
     QCOMPARE(ChatFormat(ChatFormatKind::ChatML).endOfTurnPieces(), std::vector<std::string>{"<|im_end|>"});
@@ -135,6 +163,96 @@ void TestChatFormat::plainRendering() {
     QCOMPARE(joined(segments), std::string("Once upon\na time"));
     for (const TextSegment& s : segments) QVERIFY(!s.allowSpecial);
     QVERIFY(format.endOfTurnPieces().empty());
+}
+
+// Every real upstream template of tests/conformance/chat_templates.json is detected as its family.
+void TestChatFormat::detectsEveryRealTemplate() {
+    QFile f(qEnvironmentVariable("HEARTH_SOURCE_DIR") + "/tests/conformance/chat_templates.json");
+    QVERIFY2(f.open(QIODevice::ReadOnly), "tests/conformance/chat_templates.json");
+    const QJsonArray templates = QJsonDocument::fromJson(f.readAll()).object()["templates"].toArray();
+    QVERIFY(templates.size() >= 10);
+    QStringList families;
+    for (const QJsonValue& v : templates) {
+        const QJsonObject t = v.toObject();
+        const ChatFormat format = ChatFormat::detect(t["template"].toString().toStdString(), "llama");
+        QVERIFY2(QString(format.name()) == t["family"].toString(), qPrintable(t["name"].toString()));
+        QVERIFY(!format.isFallback());
+        families << t["family"].toString();
+    }
+    for (const char* family : {"chatml", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr"})
+        QVERIFY2(families.contains(family), family);
+}
+
+void TestChatFormat::variantsFromTemplateText() {
+    const ChatVariant v01 = ChatFormat::detect("{{ bos_token }}{{ '[INST] ' + c + ' [/INST]' }}{{ c + eos_token + ' ' }}", "llama").variant();
+    QVERIFY(v01.bos && v01.spaceBeforeInstClose && v01.spaceAfterEos && !v01.spaceBeforeAnswer && !v01.systemInLastUser);
+    const ChatVariant v03 = ChatFormat::detect(
+        "{{- bos_token }}{%- if loop.last and system_message is defined %}{{- '[INST] ' + c + '[/INST]' }}"
+        "{{- ' ' + message['content'] + eos_token}}", "llama").variant();
+    QVERIFY(v03.bos && !v03.spaceBeforeInstClose && !v03.spaceAfterEos && v03.spaceBeforeAnswer && v03.systemInLastUser);
+    const ChatVariant phiFirst = ChatFormat::detect(
+        "{{ bos_token }}{% for message in messages %}{{'<|user|>' + '\\n' + message['content'] + '<|end|>' + '\\n' + "
+        "'<|assistant|>' + '\\n'}}{% endfor %}", "phi3").variant();
+    QVERIFY(phiFirst.bos && phiFirst.userOpensAssistant && !phiFirst.systemRole);
+    const ChatVariant zephyrOneLine = ChatFormat::detect(
+        "{{ '<|user|>\\n' + message['content'] + eos_token }}{% endif %}\n{% if loop.last %}{{ '<|assistant|>' }}", "llama").variant();
+    QVERIFY(!zephyrOneLine.newlineAfterTurn);
+    QVERIFY(ChatFormat::detect("{{- \"Cutting Knowledge Date: December 2023\\n\" }}<|start_header_id|>", "llama")
+                .variant().knowledgeDate);
+}
+
+void TestChatFormat::llama3Rendering() {
+    const ChatFormat format(ChatFormatKind::Llama3);
+    const auto segments = format.render({{"system", " Sys "}, {"user", "Hi\n"}}, true);
+    QCOMPARE(joined(segments), std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nSys<|eot_id|>"
+                                           "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                                           "<|start_header_id|>assistant<|end_header_id|>\n\n"));
+    QCOMPARE(plainText(segments), std::string("Sys|Hi|"));
+    QVERIFY(format.startsWithBos());
+    QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<|eot_id|>"});
+    const ChatFormat withDate(ChatFormatKind::Llama3, {}, ChatVariant{.knowledgeDate = true});
+    QCOMPARE(joined(withDate.render({{"user", "Hi"}}, false)),
+             std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                         "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                         "\n\nHi<|eot_id|>"));
+}
+
+void TestChatFormat::mistralRendering() {
+    const std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "A "}, {"assistant", "B"}, {"user", "C"}};
+    const ChatFormat v01(ChatFormatKind::Mistral, {}, ChatVariant{.bos = true, .spaceAfterEos = true});
+    QCOMPARE(joined(v01.render(chat, true)), std::string("<s>[INST] S\n\nA  [/INST]B</s> [INST] C [/INST]"));
+    const ChatFormat v03(ChatFormatKind::Mistral, {},
+                         ChatVariant{.bos = true, .systemInLastUser = true, .spaceBeforeInstClose = false,
+                                     .spaceBeforeAnswer = true});
+    QCOMPARE(joined(v03.render(chat, true)), std::string("<s>[INST] A [/INST] B</s>[INST] S\n\nC[/INST]"));
+    QCOMPARE(plainText(v03.render(chat, true)), std::string("A |B|S\n\nC|"));
+}
+
+void TestChatFormat::phi3Rendering() {
+    const ChatFormat phi(ChatFormatKind::Phi3, {}, ChatVariant{.eosWithoutGenPrompt = true});
+    QCOMPARE(joined(phi.render({{"system", "S"}, {"user", "Q"}}, true)),
+             std::string("<|system|>\nS<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n"));
+    QCOMPARE(joined(phi.render({{"user", "Q"}, {"assistant", "A"}}, false)),
+             std::string("<|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n<|endoftext|>"));
+    const ChatFormat first(ChatFormatKind::Phi3, {}, ChatVariant{.bos = true, .systemRole = false, .userOpensAssistant = true});
+    QCOMPARE(joined(first.render({{"system", "S"}, {"user", "Q"}, {"assistant", "A"}}, true)),
+             std::string("<s><|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n"));
+}
+
+void TestChatFormat::zephyrRendering() {
+    const ChatFormat zephyr(ChatFormatKind::Zephyr);
+    const auto segments = zephyr.render({{"system", "S"}, {"user", "Q"}}, true);
+    QCOMPARE(joined(segments), std::string("<|system|>\nS</s>\n<|user|>\nQ</s>\n<|assistant|>\n"));
+    QCOMPARE(plainText(segments), std::string("S|Q|"));
+    QVERIFY(!zephyr.startsWithBos());
+    QCOMPARE(zephyr.endOfTurnPieces(), std::vector<std::string>{"</s>"});
+}
+
+void TestChatFormat::vocabularyTextsReplaceFamilyDefaults() {
+    const ChatFormat zephyr = ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}\n{{ '<|assistant|>' }}",
+                                                 "llama", {"<s>", "<|endoftext|>"});
+    QCOMPARE(joined(zephyr.render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|endoftext|>\n"));
+    QCOMPARE(zephyr.endOfTurnPieces(), std::vector<std::string>{"<|endoftext|>"});
 }
 
 QTEST_GUILESS_MAIN(TestChatFormat)

@@ -1,0 +1,182 @@
+// The renderers of the chat template families: each writes, character for character, what its
+// family's Jinja template renders (Hugging Face settings: trim_blocks, lstrip_blocks), with
+// template text as allowSpecial segments and message content as plain ones.
+#include "engine/tokenizer/chat_format_render.h"
+
+#include "engine/tokenizer/utf8.h"
+
+namespace hearth::chat {
+namespace {
+
+// Python's str.isspace(), which Jinja's |trim and str.strip() use.
+bool isPythonSpace(char32_t cp) {
+    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
+           cp == 0x3000;
+}
+
+void add(std::vector<TextSegment>& out, std::string_view text, bool allowSpecial) {
+    if (text.empty()) return;
+    if (!out.empty() && out.back().allowSpecial == allowSpecial)
+        out.back().text += text;
+    else
+        out.push_back(TextSegment{std::string(text), allowSpecial});
+}
+void addTemplate(std::vector<TextSegment>& out, std::string_view text) { add(out, text, true); }
+void addContent(std::vector<TextSegment>& out, std::string_view text) { add(out, text, false); }
+
+bool hasSystem(const std::vector<ChatMessage>& m) { return !m.empty() && m[0].role == "system"; }
+
+}  // namespace
+
+std::string pythonStrip(std::string_view s) {
+    size_t first = std::string_view::npos, last = 0;
+    for (size_t pos = 0; pos < s.size();) {
+        const utf8::Decoded d = utf8::decodeAt(s, pos);
+        if (!isPythonSpace(d.cp)) {
+            if (first == std::string_view::npos) first = pos;
+            last = pos + d.len;
+        }
+        pos += d.len;
+    }
+    return first == std::string_view::npos ? std::string() : std::string(s.substr(first, last - first));
+}
+
+// SmolLM2 / Qwen: <|im_start|>role\ncontent<|im_end|>\n; the template's default system prompt
+// when the conversation does not open with one.
+void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
+    if (!in.messages.empty() && !hasSystem(in.messages) && !in.defaultSystem.empty())
+        addTemplate(out, "<|im_start|>system\n" + in.defaultSystem + "<|im_end|>\n");
+    for (const ChatMessage& m : in.messages) {
+        addTemplate(out, "<|im_start|>" + m.role + "\n");
+        addContent(out, m.content);
+        addTemplate(out, "<|im_end|>\n");
+    }
+    if (in.addGenerationPrompt) addTemplate(out, "<|im_start|>assistant\n");
+}
+
+// Gemma 3: a system message becomes a prefix of the first turn's content; content is |trim-med;
+// the assistant's role is "model".
+void renderGemma(std::vector<TextSegment>& out, const RenderInput& in) {
+    addTemplate(out, in.bos);
+    const bool system = hasSystem(in.messages);
+    for (size_t k = system ? 1 : 0; k < in.messages.size(); ++k) {
+        const ChatMessage& m = in.messages[k];
+        addTemplate(out, "<start_of_turn>" + (m.role == "assistant" ? std::string("model") : m.role) + "\n");
+        if (system && k == 1) addContent(out, in.messages[0].content + "\n\n");
+        addContent(out, pythonStrip(m.content));
+        addTemplate(out, "<end_of_turn>\n");
+    }
+    if (in.addGenerationPrompt) addTemplate(out, "<start_of_turn>model\n");
+}
+
+// Llama 2: [INST] turns, the system prompt in <<SYS>> inside the first user turn, content
+// .strip()-ped, BOS before each user turn and EOS after each answer. No generation prompt.
+void renderLlama2(std::vector<TextSegment>& out, const RenderInput& in) {
+    const bool system = hasSystem(in.messages);
+    for (size_t k = system ? 1 : 0; k < in.messages.size(); ++k) {
+        const ChatMessage& m = in.messages[k];
+        std::string content = m.content;
+        if (system && k == 1) content = "<<SYS>>\n" + in.messages[0].content + "\n<</SYS>>\n\n" + content;
+        if (m.role == "user") {
+            addTemplate(out, in.bos + "[INST] ");
+            addContent(out, pythonStrip(content));
+            addTemplate(out, " [/INST]");
+        } else if (m.role == "assistant") {
+            addTemplate(out, " ");
+            addContent(out, pythonStrip(content));
+            addTemplate(out, " " + in.eos);
+        }
+    }
+}
+
+// Llama 3: BOS, then <|start_header_id|>role<|end_header_id|>\n\n + content|trim + <|eot_id|>.
+// Llama 3.1's template always writes a system header with its knowledge date and the date it
+// falls back to without strftime_now ("26 Jul 2024"), then the system message |trim-med.
+void renderLlama3(std::vector<TextSegment>& out, const RenderInput& in) {
+    addTemplate(out, in.bos);
+    size_t first = 0;
+    if (in.variant.knowledgeDate) {
+        addTemplate(out, "<|start_header_id|>system<|end_header_id|>\n\n"
+                         "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
+        if (hasSystem(in.messages)) addContent(out, pythonStrip(in.messages[0].content));
+        addTemplate(out, "<|eot_id|>");
+        first = hasSystem(in.messages) ? 1 : 0;
+    }
+    for (size_t k = first; k < in.messages.size(); ++k) {
+        addTemplate(out, "<|start_header_id|>" + in.messages[k].role + "<|end_header_id|>\n\n");
+        addContent(out, pythonStrip(in.messages[k].content));
+        addTemplate(out, "<|eot_id|>");
+    }
+    if (in.addGenerationPrompt) addTemplate(out, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+// Mistral: BOS, "[INST] " + content + " [/INST]" (v0.1/v0.2) or "[/INST]" (v0.3, Nemo); the
+// answer as content + EOS (v0.1 adds ' ', v0.3 prefixes ' '). v0.3 puts the system message
+// before the last message if it is a user's; v0.1/v0.2 templates reject a system message, and
+// Hearth then puts it before the first user message. Content is not stripped. No generation
+// prompt: the prompt ends with [/INST].
+void renderMistral(std::vector<TextSegment>& out, const RenderInput& in) {
+    const ChatVariant& v = in.variant;
+    if (v.bos) addTemplate(out, in.bos);
+    const bool system = hasSystem(in.messages);
+    const size_t begin = system ? 1 : 0;
+    for (size_t k = begin; k < in.messages.size(); ++k) {
+        const ChatMessage& m = in.messages[k];
+        if (m.role == "user") {
+            addTemplate(out, "[INST] ");
+            const bool withSystem = system && (v.systemInLastUser ? k + 1 == in.messages.size() : k == begin);
+            if (withSystem) addContent(out, in.messages[0].content + "\n\n");
+            addContent(out, m.content);
+            addTemplate(out, v.spaceBeforeInstClose ? " [/INST]" : "[/INST]");
+        } else if (m.role == "assistant") {
+            if (v.spaceBeforeAnswer) addTemplate(out, " ");
+            addContent(out, m.content);
+            addTemplate(out, in.eos + (v.spaceAfterEos ? " " : ""));
+        }
+    }
+}
+
+// Phi-3: <|role|>\ncontent<|end|>\n, then <|assistant|>\n (generation prompt) or EOS. The first
+// Phi-3-mini template instead opens the assistant's turn after every user turn, writes answers
+// without a header and drops system messages (as that template does).
+void renderPhi3(std::vector<TextSegment>& out, const RenderInput& in) {
+    const ChatVariant& v = in.variant;
+    if (v.bos) addTemplate(out, in.bos);
+    for (const ChatMessage& m : in.messages) {
+        if (m.role == "system" && (!v.systemRole || (v.dropEmptySystem && m.content.empty()))) continue;
+        if (v.userOpensAssistant && m.role == "assistant") {
+            addContent(out, m.content);
+            addTemplate(out, "<|end|>\n");
+            continue;
+        }
+        addTemplate(out, "<|" + m.role + "|>\n");
+        addContent(out, m.content);
+        addTemplate(out, v.userOpensAssistant && m.role == "user" ? "<|end|>\n<|assistant|>\n" : "<|end|>\n");
+    }
+    if (v.userOpensAssistant) return;
+    if (in.addGenerationPrompt)
+        addTemplate(out, "<|assistant|>\n");
+    else if (v.eosWithoutGenPrompt)
+        addTemplate(out, in.eos);
+}
+
+// Zephyr (and TinyLlama): <|role|>\ncontent + EOS, a line break after each turn (the template's
+// own, kept by trim_blocks); <|assistant|> after the last message when a turn is to be opened.
+void renderZephyr(std::vector<TextSegment>& out, const RenderInput& in) {
+    const std::string newline = in.variant.newlineAfterTurn ? "\n" : "";
+    for (const ChatMessage& m : in.messages) {
+        if (m.role != "user" && m.role != "system" && m.role != "assistant") continue;
+        addTemplate(out, "<|" + m.role + "|>\n");
+        addContent(out, m.content);
+        addTemplate(out, in.eos + newline);
+    }
+    if (in.addGenerationPrompt && !in.messages.empty()) addTemplate(out, "<|assistant|>" + newline);
+}
+
+// No template: the contents one per line, for a base model to continue.
+void renderPlain(std::vector<TextSegment>& out, const RenderInput& in) {
+    for (size_t k = 0; k < in.messages.size(); ++k) addContent(out, (k > 0 ? "\n" : "") + in.messages[k].content);
+}
+
+}  // namespace hearth::chat

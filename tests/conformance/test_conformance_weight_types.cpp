@@ -1,0 +1,190 @@
+// Conformance: every weight type Hearth reads, on a synthetic Llama-shaped model. Hearth writes
+// an F32 GGUF with random weights (tests/support/synth_llama.h), the oracle's llama.cpp quantizes
+// it (llama_model_quantize, pure) to each type, Hearth's GGUF reader checks every tensor has the
+// type asked for, and Hearth's logits are compared with llama.cpp's on the same token ids.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <random>
+
+#include "engine/model/gguf.h"
+#include "engine/model/model.h"
+#include "tests/support/python_json.h"
+#include "tests/support/synth_llama.h"
+#include "tests/support/test_env.h"
+
+using namespace hearth;
+using namespace hearth::test;
+
+namespace {
+
+QJsonObject readJson(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject{};
+}
+
+// Prompts of token ids: BOS, then seeded random ids of the vocabulary.
+std::vector<std::vector<int32_t>> makePrompts(int nVocab) {
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int32_t> id(3, nVocab - 1);
+    std::vector<std::vector<int32_t>> prompts(3);
+    for (auto& p : prompts) {
+        p.push_back(1);
+        for (int i = 1; i < 24; ++i) p.push_back(id(rng));
+    }
+    return prompts;
+}
+
+constexpr int kPrefill = 4;  // Hearth runs the first tokens as one batch, then one token at a time
+
+// Hearth's logits at positions kPrefill - 1 ... end of the prompt, row after row.
+std::vector<std::vector<float>> hearthLogits(Model& model, Backend& backend, const std::vector<int32_t>& prompt) {
+    KvCache cache(model.kvLayout(), static_cast<int32_t>(prompt.size()) + 1);
+    KvSequence seq;
+    std::vector<std::vector<float>> rows;
+    std::vector<float> logits(static_cast<size_t>(model.config().nVocab));
+    if (!model.forward(backend, cache, seq, std::span(prompt).first(kPrefill), logits)) return rows;
+    rows.push_back(logits);
+    for (size_t i = kPrefill; i < prompt.size(); ++i) {
+        if (!model.forward(backend, cache, seq, std::span(prompt).subspan(i, 1), logits)) return rows;
+        rows.push_back(logits);
+    }
+    return rows;
+}
+
+struct Stats {
+    double maxAbs = 0, minCosine = 1, maxLogit = 0;
+    int n = 0;
+};
+
+void accumulate(const float* a, const float* b, size_t nVocab, Stats& s) {
+    double dot = 0, na = 0, nb = 0;
+    for (size_t i = 0; i < nVocab; ++i) {
+        s.maxAbs = std::max(s.maxAbs, std::abs(double(a[i]) - b[i]));
+        s.maxLogit = std::max(s.maxLogit, std::abs(double(b[i])));
+        dot += double(a[i]) * b[i];
+        na += double(a[i]) * a[i];
+        nb += double(b[i]) * b[i];
+    }
+    s.minCosine = std::min(s.minCosine, dot / std::sqrt(na * nb));
+    ++s.n;
+}
+
+}  // namespace
+
+class TestConformanceWeightTypes : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void weightType_data();
+    void weightType();
+
+private:
+    QTemporaryDir dir_;
+    QString folder_;
+    QString f32Path_;
+    QJsonObject tolerances_, weightTolerances_;
+};
+
+void TestConformanceWeightTypes::initTestCase() {
+    HEARTH_REQUIRE_FILE(oraclePython());
+    tolerances_ = readJson(sourceDir() + "/tests/conformance/tolerances.json");
+    weightTolerances_ = tolerances_["weight_types"].toObject();
+    QVERIFY(!weightTolerances_.isEmpty());
+    QVERIFY(dir_.isValid());
+    // HEARTH_CONFORMANCE_KEEP: a folder that keeps the synthetic files for a look afterwards.
+    folder_ = qEnvironmentVariableIsEmpty("HEARTH_CONFORMANCE_KEEP") ? dir_.path() : qEnvironmentVariable("HEARTH_CONFORMANCE_KEEP");
+    QVERIFY(QDir().mkpath(folder_));
+    f32Path_ = folder_ + "/synth-f32.gguf";
+    auto written = synthLlamaF32().writeFile(f32Path_.toStdString());
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+}
+
+void TestConformanceWeightTypes::weightType_data() {
+    QTest::addColumn<QString>("type");
+    for (const char* t : {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
+        QTest::newRow(t) << QString(t);
+}
+
+void TestConformanceWeightTypes::weightType() {
+    QFETCH(QString, type);
+    const QString script = sourceDir() + "/tests/conformance/oracle.py";
+    QString path = f32Path_;
+    if (type != "F32") {
+        path = folder_ + "/synth-" + type + ".gguf";
+        const QJsonObject q = askPython(oraclePython(), script,
+                                        {{"op", "quantize"}, {"model", f32Path_}, {"out", path}, {"ftype", type}});
+        QVERIFY2(!q.contains("error"), qPrintable(q["error"].toString()));
+    }
+    auto file = GgufFile::open(path.toStdString());
+    QVERIFY2(file, file ? "" : file.error().message.c_str());
+    int nChecked = 0;
+    for (const GgufTensorInfo& t : (*file)->tensors()) {
+        const bool matrix = t.dims.size() >= 2 && t.dims[1] > 1;
+        const QString want = matrix ? type : QString("F32");
+        QVERIFY2(QString(dtypeInfo(t.type).name) == want,
+                 qPrintable(QString("%1 is %2, not %3").arg(QString::fromStdString(t.name), dtypeInfo(t.type).name, want)));
+        nChecked += matrix;
+    }
+    QCOMPARE(nChecked, 2 + 7 * 2);  // token_embd, output, 7 matrices per layer
+
+    auto model = Model::load(**file);
+    QVERIFY2(model, model ? "" : model.error().message.c_str());
+    auto backend = makeBestCpuBackend();
+    const auto prompts = makePrompts((*model)->config().nVocab);
+    QJsonArray promptIds;
+    for (const auto& p : prompts) promptIds.append(QJsonArray::fromVariantList([&] {
+        QVariantList l;
+        for (int32_t id : p) l << id;
+        return l;
+    }()));
+    // The oracle's rows (every position of every prompt), with flash attention on (the
+    // reference) and off (the control: llama.cpp against itself).
+    const auto oracleRows = [&](bool flashAttention) {
+        const QJsonObject answer = askPython(oraclePython(), script,
+                                             {{"op", "logits"}, {"model", path}, {"prompts", promptIds},
+                                              {"flash_attn", flashAttention}});
+        if (answer.contains("error")) qWarning("oracle: %s", qPrintable(answer["error"].toString()));
+        QFile logitsFile(answer["logits_file"].toString());
+        return logitsFile.open(QIODevice::ReadOnly) ? logitsFile.readAll() : QByteArray();
+    };
+    const QByteArray reference = oracleRows(true), control = oracleRows(false);
+    const auto nVocab = static_cast<size_t>((*model)->config().nVocab);
+    size_t nRows = 0;
+    for (const auto& p : prompts) nRows += p.size();
+    QCOMPARE(static_cast<size_t>(reference.size()), nRows * nVocab * sizeof(float));
+    QCOMPARE(static_cast<size_t>(control.size()), nRows * nVocab * sizeof(float));
+    const auto* ref = reinterpret_cast<const float*>(reference.constData());
+    const auto* ctl = reinterpret_cast<const float*>(control.constData());
+
+    Stats hearth, self;
+    size_t row0 = 0;
+    for (const auto& p : prompts) {
+        const auto ours = hearthLogits(**model, *backend, p);
+        QCOMPARE(ours.size(), p.size() - kPrefill + 1);
+        for (size_t j = 0; j < ours.size(); ++j) {
+            const size_t row = (row0 + kPrefill - 1 + j) * nVocab;
+            accumulate(ours[j].data(), ref + row, nVocab, hearth);
+            accumulate(ctl + row, ref + row, nVocab, self);
+        }
+        row0 += p.size();
+    }
+    const QJsonObject tol = weightTolerances_["max_abs"].toObject()[type.startsWith("Q") ? "quantized" : type].toObject();
+    QVERIFY2(!tol.isEmpty(), "no tolerance for this type in tolerances.json");
+    const double absLimit = std::max(tol["value"].toDouble(), tolerances_["control_factor"].toObject()["value"].toDouble() * self.maxAbs);
+    const double cosLimit = std::min(weightTolerances_["min_cosine"].toObject()["value"].toDouble(),
+                                     1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() * (1.0 - self.minCosine));
+    qInfo("| model | type | metric | hearth vs oracle | oracle FA off vs on | limit |");
+    qInfo("| synthetic llama | %s | logits max abs difference (%d positions, max |logit| %.1f) | %.5f | %.5f | <= %.4f |",
+          qPrintable(type), hearth.n, hearth.maxLogit, hearth.maxAbs, self.maxAbs, absLimit);
+    qInfo("| synthetic llama | %s | logits min cosine similarity | %.7f | %.7f | >= %.6f |", qPrintable(type),
+          hearth.minCosine, self.minCosine, cosLimit);
+    QVERIFY2(hearth.maxAbs <= absLimit, "logits differ more than the tolerance");
+    QVERIFY2(hearth.minCosine >= cosLimit, "logits cosine below the tolerance");
+}
+
+QTEST_GUILESS_MAIN(TestConformanceWeightTypes)
+#include "test_conformance_weight_types.moc"

@@ -1,0 +1,81 @@
+// A small Llama-shaped F32 GGUF with seeded random weights and a 512-piece SentencePiece
+// vocabulary, written with Hearth's GGUF writer. Every row length is a multiple of 256, so that
+// llama.cpp's quantizer can turn it into any weight type, K-quants included (the conformance
+// suite quantizes it to every type Hearth reads and compares logits).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "engine/model/gguf_writer.h"
+#include "tests/support/tiny_llama.h"
+
+namespace hearth::test {
+
+struct SynthLlamaShape {
+    int nLayers = 2, nEmbd = 256, nHeads = 4, nKvHeads = 2, nFf = 512, context = 512, nVocab = 512;
+    uint32_t seed = 7;
+};
+
+// <unk>, <s>, </s>, the 256 byte pieces, then "▁w<n>" words up to nVocab pieces.
+inline TinyVocab synthSpmVocab(int nVocab) {
+    TinyVocab v = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}}, {});
+    for (int i = 0; static_cast<int>(v.tokens.size()) < nVocab; ++i) {
+        v.tokens.push_back("\xE2\x96\x81w" + std::to_string(i));
+        v.types.push_back(1);
+        v.scores.push_back(-static_cast<float>(i));
+    }
+    return v;
+}
+
+// Weights ~ N(0, 1/cols) so that activations stay near unit size through the layers; the
+// embedding (also the output projection's input scale) ~ N(0, 0.2^2) gives logits of a few units.
+inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
+    const TinyVocab vocab = synthSpmVocab(s.nVocab);
+    GgufWriter w;
+    w.set("general.architecture", "llama");
+    w.set("general.name", "synthetic-llama-f32");
+    w.set("general.file_type", uint32_t{0});
+    w.set("llama.block_count", static_cast<uint32_t>(s.nLayers));
+    w.set("llama.context_length", static_cast<uint32_t>(s.context));
+    w.set("llama.embedding_length", static_cast<uint32_t>(s.nEmbd));
+    w.set("llama.feed_forward_length", static_cast<uint32_t>(s.nFf));
+    w.set("llama.attention.head_count", static_cast<uint32_t>(s.nHeads));
+    w.set("llama.attention.head_count_kv", static_cast<uint32_t>(s.nKvHeads));
+    w.set("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set("llama.rope.freq_base", 10000.0f);
+    w.set("llama.rope.dimension_count", static_cast<uint32_t>(s.nEmbd / s.nHeads));
+    w.set("tokenizer.ggml.model", "llama");
+    w.set("tokenizer.ggml.tokens", vocab.tokens);
+    w.set("tokenizer.ggml.scores", vocab.scores);
+    w.set("tokenizer.ggml.token_type", vocab.types);
+    w.set("tokenizer.ggml.bos_token_id", uint32_t{1});
+    w.set("tokenizer.ggml.eos_token_id", uint32_t{2});
+    w.set("tokenizer.ggml.unknown_token_id", uint32_t{0});
+    std::mt19937 rng(s.seed);
+    const int64_t kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
+    const auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float scale) {
+        w.addTensor(name, {cols, rows}, DType::F32, tinyTensorBytes(DType::F32, cols, rows, rng, scale));
+    };
+    matrix("token_embd.weight", s.nEmbd, s.nVocab, 0.2f);
+    for (int il = 0; il < s.nLayers; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        const float inScale = 1.0f / std::sqrt(static_cast<float>(s.nEmbd));
+        w.addTensor(p + "attn_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
+        w.addTensor(p + "ffn_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
+        matrix(p + "attn_q.weight", s.nEmbd, s.nEmbd, inScale);
+        matrix(p + "attn_k.weight", s.nEmbd, kvDim, inScale);
+        matrix(p + "attn_v.weight", s.nEmbd, kvDim, inScale);
+        matrix(p + "attn_output.weight", s.nEmbd, s.nEmbd, inScale);
+        matrix(p + "ffn_gate.weight", s.nEmbd, s.nFf, inScale);
+        matrix(p + "ffn_up.weight", s.nEmbd, s.nFf, inScale);
+        matrix(p + "ffn_down.weight", s.nFf, s.nEmbd, 1.0f / std::sqrt(static_cast<float>(s.nFf)));
+    }
+    w.addTensor("output_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
+    matrix("output.weight", s.nEmbd, s.nVocab, 0.2f);
+    return w;
+}
+
+}  // namespace hearth::test
