@@ -26,3 +26,16 @@ if(HEARTH_SANITIZE)
                          -fsanitize=address,undefined -fno-sanitize-recover=undefined)
   target_link_options(hearth_common INTERFACE -fsanitize=address,undefined)
 endif()
+# ThreadSanitizer (the tsan preset: the engine host and scheduler tests). g++ or clang.
+option(HEARTH_SANITIZE_THREAD "Build with ThreadSanitizer (-O1)" OFF)
+if(HEARTH_SANITIZE_THREAD)
+  target_compile_options(hearth_common INTERFACE -O1 -g -fno-omit-frame-pointer -fsanitize=thread)
+  target_link_options(hearth_common INTERFACE -fsanitize=thread)
+endif()
+# libFuzzer builds (HEARTH_FUZZ, clang-19; fuzz/CMakeLists.txt): every library is instrumented
+# for coverage; only the fuzz targets link libFuzzer itself (-fsanitize=fuzzer).
+if(HEARTH_FUZZ)
+  target_compile_options(hearth_common INTERFACE -O1 -g -fno-omit-frame-pointer
+                         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
+  target_link_options(hearth_common INTERFACE -fsanitize=address,undefined)
+endif()

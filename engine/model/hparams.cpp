@@ -3,6 +3,7 @@
 #include "engine/str_cat.h"
 #include "engine/model/hparams.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "engine/model/gguf.h"
@@ -17,6 +18,8 @@ constexpr int64_t kMaxHeads = 1024;
 constexpr int64_t kMaxFf = 1 << 20;
 constexpr int64_t kMaxContext = 1 << 24;
 constexpr int64_t kMaxVocab = 1 << 22;
+// Alignment of every weight's data in memory: that of float, the widest element the kernels load.
+constexpr uintptr_t kWeightAlignment = alignof(float);
 
 }  // namespace
 
@@ -109,7 +112,15 @@ Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int
     if (!is1d && !is2d)
         return fail(ErrorCode::InvalidFormat,
                     strCat("tensor ", name, " has the wrong shape (expected [", nCols, ", ", nRows, "])"));
-    return WeightView{t->type, file.tensorData(*t).data(), nRows, nCols};
+    // The kernels read weights as floats, halves and blocks with half scales: the data must be
+    // aligned for them. Any general.alignment of 4 or more guarantees it (the mapping starts on
+    // a page); the reader accepts 1 and 2 as well (ggml asks only for a power of two).
+    const uint8_t* data = file.tensorData(*t).data();
+    if (reinterpret_cast<uintptr_t>(data) % kWeightAlignment != 0)
+        return fail(ErrorCode::Unsupported,
+                    strCat("tensor ", name, " data at file offset ", file.dataOffset() + t->offset, " is not ",
+                           kWeightAlignment, "-byte aligned (general.alignment ", file.alignment(), ")"));
+    return WeightView{t->type, data, nRows, nCols};
 }
 
 Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n) {
@@ -117,8 +128,7 @@ Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int
     if (!w) return std::unexpected(w.error());
     if (w->type != DType::F32)
         return fail(ErrorCode::Unsupported, strCat("tensor ", name, " must be F32"));
-    // The reader guarantees the data lies within the mapping; F32 data in GGUF is 4-aligned
-    // because tensor offsets are multiples of general.alignment.
+    // The reader guarantees the data lies within the mapping; bindWeight, that it is aligned.
     return static_cast<const float*>(w->data);
 }
 

@@ -1,0 +1,41 @@
+// libFuzzer target: chat-format detection from tokenizer.chat_template text (first byte: the
+// architecture name, the fallback; the rest: the template), then rendering a conversation in it.
+// Message content must never land in a segment where special tokens are parsed.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "engine/tokenizer/chat_format.h"
+
+namespace {
+
+constexpr std::array<std::string_view, 4> kArchitectures = {"llama", "gemma3", "gemma2", ""};
+
+// A marker no template renders on its own; it appears only through message content.
+constexpr std::string_view kContentMarker = "\x01user-text\x02";
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size == 0) return 0;
+    const std::string_view arch = kArchitectures[data[0] % kArchitectures.size()];
+    const std::string_view tmpl(reinterpret_cast<const char*>(data) + 1, size - 1);
+    const hearth::ChatFormat format = hearth::ChatFormat::detect(tmpl, arch);
+    const std::string marker(kContentMarker);
+    const std::vector<hearth::ChatMessage> messages = {
+        {"system", marker}, {"user", marker}, {"assistant", marker}, {"user", marker}};
+    volatile size_t sink = format.endOfTurnPieces().size() + format.startsWithBos();
+    for (const bool open : {true, false}) {
+        for (const hearth::TextSegment& segment : format.render(messages, open)) {
+            // The default system prompt comes from the template itself, so it may hold anything;
+            // the messages' own text must stay in plain segments.
+            if (segment.allowSpecial && segment.text.find(kContentMarker) != std::string::npos &&
+                format.defaultSystemPrompt().find(kContentMarker) == std::string::npos)
+                std::abort();
+            sink = sink + segment.text.size();
+        }
+    }
+    return 0;
+}
