@@ -14,7 +14,8 @@ namespace {
 
 std::vector<cli::Command> commands() {
     return {cli::generateCommand(), cli::batchCommand(), cli::tokenizeCommand(), cli::chatCommand(),
-            cli::infoCommand()};
+            cli::infoCommand(), cli::synthCommand(), cli::benchCommand(),
+            cli::conversationsCommand(), cli::benchRestoreCommand(), cli::benchKvCommand()};
 }
 
 std::string usage() {

@@ -5,6 +5,7 @@
 
 #include "app/cli_commands.h"
 #include "app/cli_common.h"
+#include "app/cli_store.h"
 #include "app/info_text.h"
 
 namespace hearth::cli {
@@ -29,6 +30,7 @@ int cmdTokenize(const QCommandLineParser& p) {
 }
 
 int cmdChat(const QCommandLineParser& p) {
+    if (p.isSet("db")) return runStoredChat(p);  // cli_store_chat.cpp
     if (!p.isSet("model")) return usageError("chat needs --model");
     GenerateRequest req;
     QString error;
@@ -74,7 +76,8 @@ Command tokenizeCommand() {
 }
 
 Command chatCommand() {
-    return {"chat", "  chat     --model PATH [--system TEXT] [--max-tokens N] [SAMPLING]\n", nullptr, cmdChat};
+    return {"chat", "  chat     --model PATH [--system TEXT] [--max-tokens N] [SAMPLING] [--db PATH [--conversation ID]]\n",
+            storeOptions, cmdChat};
 }
 
 Command infoCommand() { return {"info", "  info     [--model PATH]\n", nullptr, cmdInfo}; }

@@ -52,6 +52,9 @@ QList<QCommandLineOption> commonOptions() {
         {"timeout-ms", "Stop after this many milliseconds (0 = no limit).", "n", "0"},
         {"requests", "batch: a JSON Lines file of requests.", "file"},
         {"sequential", "batch: one request after another."},
+        {"kv-type", "KV cache element type: f16 or q8_0 (half the memory).", "type", "f16"},
+        {"beams", "generate: beam search with K beams (1 = off; greedy beams, no sampling).", "k", "1"},
+        {"beam-length-norm", "generate --beams: rank beams by sum of log-probs / length^A (0 = off).", "a", "0"},
     };
 }
 
@@ -113,6 +116,9 @@ Result<EngineOptions> readEngineOptions(const QCommandLineParser& p) {
     bool ok = false;
     options.contextLength = p.value("ctx").toInt(&ok);
     if (!ok) return fail(ErrorCode::InvalidArgument, "--ctx must be a number");
+    const auto kvType = parseKvElementType(p.value("kv-type").toStdString());
+    if (!kvType) return fail(ErrorCode::InvalidArgument, "--kv-type must be f16 or q8_0");
+    options.kvType = *kvType;
     return options;
 }
 

@@ -63,7 +63,7 @@ bool number(const QCommandLineParser& p, const char* name, T& out, QString& erro
 
 // Sampling, limits and stop strings of the options into req (not the prompt).
 bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& error);
-// EngineOptions from --ctx and the other engine options.
+// EngineOptions from --ctx, --kv-type and the other engine options.
 Result<EngineOptions> readEngineOptions(const QCommandLineParser& p);
 Result<std::unique_ptr<Engine>> loadEngine(const QCommandLineParser& p);
 // The prompt text of --prompt or --prompt-file.

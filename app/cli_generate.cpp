@@ -7,18 +7,21 @@
 
 #include "app/cli_commands.h"
 #include "app/cli_common.h"
+#include "app/cli_store.h"
 #include "engine/str_cat.h"
 
 namespace hearth::cli {
 namespace {
 
 int cmdGenerate(const QCommandLineParser& p) {
+    if (p.isSet("db")) return runStoredGenerate(p);  // cli_store_generate.cpp
     if (!p.isSet("model")) return usageError("generate needs --model");
     if (p.isSet("prompt") == p.isSet("prompt-file")) return usageError("generate needs --prompt or --prompt-file");
     GenerateRequest req;
     QString error;
     if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
     if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
+    if (p.value("beams") != "1") return runBeamGenerate(p);  // cli_generate_beams.cpp
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
@@ -134,8 +137,10 @@ int cmdBatch(const QCommandLineParser& p) {
 Command generateCommand() {
     return {"generate",
             "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT]\n"
-            "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n",
-            nullptr, cmdGenerate};
+            "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
+            "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: no sampling)\n"
+            "           [--db PATH --conversation ID [--no-kv-restore]]  (a stored conversation's next turn)\n",
+            storeOptions, cmdGenerate};
 }
 
 Command batchCommand() {

@@ -1,87 +1,192 @@
-// Engine thread plumbing: queued invocations in, batched signals out.
+// Engine thread plumbing: queued invocations in, step()s driven by queued events so that
+// stop and new requests interleave with generation, text flushed to the GUI once per frame.
 #include "app/engine_host.h"
 
-#include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
+#include <QRandomGenerator>
 
 #include "app/error_text.h"
+#include "app/prompt_builder.h"
 #include "engine/engine.h"
 
 namespace hearth {
 
-EngineWorker::EngineWorker(std::atomic<bool>& stopFlag) : stop_(stopFlag) {}
+namespace {
+constexpr int kFrameMs = 16;
+}
+
+EngineWorker::EngineWorker(const std::atomic<quint64>& cancelledLoad) : cancelledLoad_(cancelledLoad) {
+    sinceFlush_.start();
+}
 EngineWorker::~EngineWorker() = default;
 
-void EngineWorker::loadModel(const QString& path) {
-    engine_.reset();
-    auto engine = Engine::load(path.toStdString(), EngineOptions{});
+// Reads the file once in chunks before mapping it: on a cold disk this is where the time
+// goes, so it gives an honest progress bar and a point to cancel between chunks.
+bool EngineWorker::pageIn(const QString& path, quint64 serial) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return true;  // Engine::load reports why
+    const qint64 size = std::max<qint64>(1, f.size());
+    QByteArray buffer(8 << 20, Qt::Uninitialized);
+    qint64 done = 0;
+    int lastPercent = -1;
+    for (qint64 n; (n = f.read(buffer.data(), buffer.size())) > 0;) {
+        if (cancelledLoad_.load() == serial) return false;
+        done += n;
+        const int percent = static_cast<int>(done * 90 / size);
+        if (percent != lastPercent) emit loadProgress(lastPercent = percent);
+    }
+    return true;
+}
+
+void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 serial) {
+    emit loadProgress(0);
+    if (!pageIn(path, serial)) {
+        emit loadCancelled();
+        return;
+    }
+    EngineOptions engineOptions;
+    engineOptions.contextLength = options.contextLength;
+    engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
+    auto engine = Engine::load(path.toStdString(), engineOptions);
+    if (cancelledLoad_.load() == serial) {
+        emit loadCancelled();
+        return;
+    }
     if (!engine) {
         emit loadFailed(describe(engine.error()));
         return;
     }
+    failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
-    const QString name = QString::fromStdString(engine_->config().name);
-    emit modelLoaded(QStringLiteral("%1 — %2").arg(name.isEmpty() ? QFileInfo(path).fileName() : name,
-                                                   QString::fromStdString(engine_->backendName())));
+    model_ = LoadedModel{describeModel(engine_->file()), QString::fromStdString(engine_->backendName()),
+                         engine_->contextLength()};
+    emit loadProgress(100);
+    emit modelLoaded(model_);
 }
 
-void EngineWorker::generate(const QStringList& roles, const QStringList& contents) {
+void EngineWorker::failAll(const QString& message) {
+    for (const auto& [id, a] : active_) emit replyFailed(a.ticket, message);
+    active_.clear();
+}
+
+void EngineWorker::submit(const ReplyRequest& r) {
     if (!engine_) {
-        emit replyFailed(tr("No model is loaded."));
+        emit replyFailed(r.ticket, tr("No model is loaded. Choose one with Model → Open."));
         return;
     }
-    stop_ = false;
-    std::vector<ChatMessage> messages;
-    for (qsizetype i = 0; i < roles.size() && i < contents.size(); ++i)
-        messages.push_back({roles[i].toStdString(), contents[i].toStdString()});
-    GenerateRequest req;
-    req.prompt = engine_->chatPrompt(messages);
-    req.maxTokens = 512;
-    QString pending;
-    QElapsedTimer frame;
-    frame.start();
-    auto result = engine_->generate(req, [&](TokenId, std::string_view piece) {
-        pending += QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()));
-        if (frame.elapsed() >= 16 && !pending.isEmpty()) {  // about one batch per frame
-            emit textReady(pending);
-            pending.clear();
-            frame.restart();
-        }
-        return !stop_.load();
-    });
-    if (!pending.isEmpty()) emit textReady(pending);
-    if (!result) {
-        emit replyFailed(describe(result.error()));
+    auto built = buildPrompt(*engine_, r.turns, r.settings);
+    if (!built) {
+        emit replyFailed(r.ticket, describe(built.error()));
         return;
     }
-    const GenerateTimings& t = result->timings;
-    const double tps = t.decodeMs > 0 ? t.decodeTokens / t.decodeMs * 1000.0 : 0.0;
-    emit replyFinished(tr("%1 tok/s · first token %2 ms · %3")
-                           .arg(tps, 0, 'f', 1)
-                           .arg(t.ttftMs, 0, 'f', 0)
-                           .arg(QString::fromLatin1(finishReasonName(result->finishReason))));
+    GenerateRequest g;
+    g.prompt = std::move(built->tokens);
+    g.maxTokens = r.settings.maxTokens;
+    g.sampling = r.settings.sampling;
+    g.sampling.seed = r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed)
+                                           : QRandomGenerator::global()->generate64();
+    for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
+    const int promptTokens = static_cast<int>(g.prompt.size());
+    auto id = engine_->submit(std::move(g));
+    if (!id) {
+        emit replyFailed(r.ticket, describe(id.error()));
+        return;
+    }
+    active_[*id] = Active{r.ticket, {}, promptTokens, 0};
+    emit replyStarted(ReplyStarted{r.ticket, promptTokens, engine_->contextLength(), built->omittedTurns});
+    scheduleStep();
 }
 
-EngineHost::EngineHost(QObject* parent) : QObject(parent), worker_(new EngineWorker(stop_)) {
+void EngineWorker::stop(quint64 ticket) {
+    for (const auto& [id, a] : active_)
+        if (a.ticket == ticket && engine_) engine_->cancel(id);
+    scheduleStep();
+}
+
+// One step per queued event: anything queued meanwhile (stop, submit, load) runs in between.
+void EngineWorker::scheduleStep() {
+    if (stepQueued_) return;
+    stepQueued_ = true;
+    QMetaObject::invokeMethod(this, [this] { stepQueued_ = false; runStep(); }, Qt::QueuedConnection);
+}
+
+void EngineWorker::runStep() {
+    if (!engine_ || active_.empty()) return;
+    for (EngineEvent& ev : engine_->step()) {
+        const auto it = active_.find(ev.request);
+        if (it == active_.end()) continue;
+        Active& a = it->second;
+        a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
+        if (ev.kind == EngineEvent::Kind::Token) {
+            ++a.generated;
+            continue;
+        }
+        if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
+        if (ev.reason == FinishReason::Error) {
+            emit replyFailed(a.ticket, ev.error ? describe(*ev.error) : tr("The engine failed."));
+        } else {
+            const GenerateTimings& t = ev.timings;
+            emit replyFinished(ReplyStats{a.ticket, QString::fromLatin1(finishReasonName(ev.reason)), a.promptTokens,
+                                          a.generated, t.prefixCacheHitTokens, engine_->contextLength(),
+                                          t.decodeTokensPerSecond(), t.ttftMs});
+        }
+        active_.erase(it);
+    }
+    if (sinceFlush_.elapsed() >= kFrameMs) flush();
+    if (!active_.empty()) scheduleStep();
+}
+
+void EngineWorker::flush() {
+    for (auto& [id, a] : active_) {
+        if (a.pending.isEmpty()) continue;
+        emit textReady(a.ticket, a.pending);
+        a.pending.clear();
+    }
+    sinceFlush_.restart();
+}
+
+EngineHost::EngineHost(QObject* parent) : QObject(parent), worker_(new EngineWorker(cancelledLoad_)) {
+    qRegisterMetaType<LoadOptions>();
+    qRegisterMetaType<LoadedModel>();
+    qRegisterMetaType<ReplyRequest>();
+    qRegisterMetaType<ReplyStarted>();
+    qRegisterMetaType<ReplyStats>();
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     thread_.setObjectName("hearth-engine");
     thread_.start();
 }
 
+// Quitting during generation: the loop ends after the current step; the worker (and the
+// engine with it) is deleted on its own thread before wait() returns.
 EngineHost::~EngineHost() {
-    stop_ = true;
+    cancelLoad();
     thread_.quit();
     thread_.wait();
 }
 
-void EngineHost::loadModel(const QString& path) {
-    QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(QString, path));
+void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
+    const quint64 serial = ++loadSerial_;
+    // The CPU backend reads these when the engine creates it (kernels/backend.h); set here, on
+    // the GUI thread, before the worker loads.
+    if (options.threads > 0) qputenv("HEARTH_THREADS", QByteArray::number(options.threads));
+    else qunsetenv("HEARTH_THREADS");
+    if (options.referenceBackend) qputenv("HEARTH_BACKEND", "reference");
+    else qunsetenv("HEARTH_BACKEND");
+    QMetaObject::invokeMethod(worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); },
+                              Qt::QueuedConnection);
 }
 
-void EngineHost::generate(const QStringList& roles, const QStringList& contents) {
-    QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(QStringList, roles),
-                              Q_ARG(QStringList, contents));
+quint64 EngineHost::generate(ReplyRequest request) {
+    if (request.ticket == 0) request.ticket = nextTicket_++;
+    const quint64 ticket = request.ticket;
+    QMetaObject::invokeMethod(worker_, [w = worker_, r = std::move(request)] { w->submit(r); }, Qt::QueuedConnection);
+    return ticket;
+}
+
+void EngineHost::stop(quint64 ticket) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->stop(ticket); }, Qt::QueuedConnection);
 }
 
 }  // namespace hearth

@@ -1,43 +1,105 @@
-// The engine on its own thread. The GUI talks to it only through queued calls (the public
-// slots, invoked across threads) and its signals; generated text arrives in batches of about
-// one per frame, never per token. Stop takes effect at the next token.
+// The engine on its own thread. The GUI talks to it only through EngineHost (queued calls to
+// the worker) and the worker's signals, which arrive on the GUI thread as queued events.
+// Replies run through Engine::submit/step, so a stop or a new request takes effect at the next
+// step; generated text leaves the worker in batches of about one per frame (16 ms), never per
+// token. Loading reports progress and can be cancelled; a cancelled load keeps the old model.
 #pragma once
 
+#include <QElapsedTimer>
+#include <QList>
 #include <QObject>
 #include <QString>
 #include <QThread>
 #include <atomic>
+#include <map>
 #include <memory>
-#include <vector>
 
-#include "engine/tokenizer/chat_format.h"
+#include "app/chat_settings.h"
+#include "app/model_info.h"
 
 namespace hearth {
 
 class Engine;
 
-// Lives on the engine thread; owns the Engine.
+struct LoadOptions {
+    int contextLength = 0;    // 0: the model's own
+    int threads = 0;          // 0: one per physical core
+    QString kvType = "f16";   // "f16" or "q8_0"
+    bool referenceBackend = false;  // the scalar CPU reference instead of the fastest backend
+};
+
+struct LoadedModel {
+    ModelFileInfo file;
+    QString backend;        // e.g. "CPU (AVX2)"
+    int contextLength = 0;  // the engine's (LoadOptions or the model's)
+};
+
+struct ChatTurn {
+    QString role;  // "system", "user", "assistant"
+    QString content;
+};
+
+struct ReplyRequest {
+    quint64 ticket = 0;     // the caller's id for this reply, echoed in every signal
+    QList<ChatTurn> turns;  // the conversation, oldest first, ending with the user's message
+    ChatSettings settings;  // settings.systemPrompt, when set, goes first as a system turn
+};
+
+// Sent once the prompt is built: how much of the context it uses and whether old turns were
+// left out to make it fit (the system prompt and the latest turns always stay).
+struct ReplyStarted {
+    quint64 ticket = 0;
+    int promptTokens = 0;
+    int contextLength = 0;
+    int omittedTurns = 0;
+};
+
+struct ReplyStats {
+    quint64 ticket = 0;
+    QString finishReason;  // "eos", "length", "stop", "context", "timeout", "cancelled"
+    int promptTokens = 0, generatedTokens = 0, reusedTokens = 0, contextLength = 0;
+    double tokensPerSecond = 0, ttftMs = 0;
+};
+
+// Lives on the engine thread; owns the Engine. Call only through EngineHost.
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
-    explicit EngineWorker(std::atomic<bool>& stopFlag);
+    explicit EngineWorker(const std::atomic<quint64>& cancelledLoad);
     ~EngineWorker() override;
 
-public slots:
-    void loadModel(const QString& path);
-    // roles/contents: the whole conversation so far, ending with the user's message.
-    void generate(const QStringList& roles, const QStringList& contents);
+    Q_INVOKABLE void loadModel(const QString& path, hearth::LoadOptions options, quint64 serial);
+    Q_INVOKABLE void submit(const hearth::ReplyRequest& request);
+    Q_INVOKABLE void stop(quint64 ticket);
 
 signals:
-    void modelLoaded(const QString& description);
+    void loadProgress(int percent);
+    void modelLoaded(const hearth::LoadedModel& model);
     void loadFailed(const QString& message);
-    void textReady(const QString& text);  // a batch of reply text
-    void replyFinished(const QString& summary);
-    void replyFailed(const QString& message);
+    void loadCancelled();
+    void replyStarted(const hearth::ReplyStarted& info);
+    void textReady(quint64 ticket, const QString& text);  // a batch of reply text
+    void replyFinished(const hearth::ReplyStats& stats);
+    void replyFailed(quint64 ticket, const QString& message);
 
 private:
+    struct Active {
+        quint64 ticket = 0;
+        QString pending;
+        int promptTokens = 0, generated = 0;
+    };
+    bool pageIn(const QString& path, quint64 serial);
+    void failAll(const QString& message);
+    void scheduleStep();
+    void runStep();
+    void flush();
+
     std::unique_ptr<Engine> engine_;
-    std::atomic<bool>& stop_;
+    LoadedModel model_;
+    std::map<int64_t, Active> active_;  // engine request id -> reply
+    const std::atomic<quint64>& cancelledLoad_;
+    QElapsedTimer sinceFlush_;
+    bool stepQueued_ = false;
 };
 
 // Owned by the GUI thread: starts the thread, forwards requests, stops and joins on exit.
@@ -48,14 +110,24 @@ public:
     ~EngineHost() override;
 
     EngineWorker* worker() const { return worker_; }
-    void loadModel(const QString& path);
-    void generate(const QStringList& roles, const QStringList& contents);
-    void stop() { stop_ = true; }
+    void loadModel(const QString& path, const LoadOptions& options = {});
+    void cancelLoad() { cancelledLoad_ = loadSerial_; }
+    // Returns the ticket of the reply (the same as request.ticket when that is non-zero).
+    quint64 generate(ReplyRequest request);
+    void stop(quint64 ticket);
 
 private:
     QThread thread_;
     EngineWorker* worker_;
-    std::atomic<bool> stop_{false};
+    quint64 loadSerial_ = 0;
+    quint64 nextTicket_ = 1;
+    std::atomic<quint64> cancelledLoad_{0};
 };
 
 }  // namespace hearth
+
+Q_DECLARE_METATYPE(hearth::LoadOptions)
+Q_DECLARE_METATYPE(hearth::LoadedModel)
+Q_DECLARE_METATYPE(hearth::ReplyRequest)
+Q_DECLARE_METATYPE(hearth::ReplyStarted)
+Q_DECLARE_METATYPE(hearth::ReplyStats)

@@ -1,25 +1,75 @@
 // hearth (GUI) entry point: the composition root, and the one file of app/ allowed to include
-// ui/. Builds the engine host and the window, and tears them down in reverse order.
+// ui/. Builds the settings, the store, the engine host, the controller and the window, and
+// tears them down in reverse order (the engine thread is joined before the store closes).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QLocale>
+#include <QMessageBox>
+#include <QTranslator>
 
+#include "app/app_settings.h"
+#include "app/chat_controller.h"
 #include "app/engine_host.h"
+#include "app/error_text.h"
 #include "app/paths.h"
+#include "ui/appearance.h"
 #include "ui/main_window.h"
+
+namespace {
+
+// The language: the settings' override, else the system's. English needs no file.
+void installTranslator(QApplication& app, QTranslator& translator, const QString& language) {
+    const QLocale locale = language.isEmpty() ? QLocale::system() : QLocale(language);
+    if (translator.load(locale, QStringLiteral("hearth"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        app.installTranslator(&translator);
+}
+
+std::unique_ptr<hearth::ConversationStore> openStore(const QString& path, int budgetMb) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    const int64_t budget = int64_t{budgetMb} << 20;
+    auto store = hearth::ConversationStore::open(path.toStdString(), budget);
+    if (store) return std::move(*store);
+    const auto choice = QMessageBox::critical(
+        nullptr, QObject::tr("Hearth"),
+        QObject::tr("The conversation database cannot be opened:\n%1\n\nMove it aside and start with an empty one? "
+                    "(The old file is kept, renamed.)").arg(hearth::describe(store.error())),
+        QMessageBox::Yes | QMessageBox::Cancel);
+    if (choice != QMessageBox::Yes || !hearth::ConversationStore::moveAside(path.toStdString())) return nullptr;
+    store = hearth::ConversationStore::open(path.toStdString(), budget);
+    return store ? std::move(*store) : nullptr;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("Hearth");
     QApplication::setApplicationVersion(HEARTH_VERSION);
+    QApplication::setDesktopFileName("hearth");
+    hearth::AppSettings settings;
+    QTranslator translator;
+    installTranslator(app, translator, settings.language());
     QCommandLineParser parser;
+    parser.setApplicationDescription(QObject::tr("Local LLM chat with its own inference engine."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOption({"model", "GGUF model to load.", "path", hearth::defaultModelPath()});
+    parser.addOption({"model", QObject::tr("GGUF model to load."), "path"});
+    parser.addOption({"db", QObject::tr("Conversation database."), "path", hearth::dataDir() + "/conversations.sqlite"});
     parser.process(app);
+    hearth::applyAppearance(app, settings.raw().value("ui/appearance").toString());
 
+    auto store = openStore(parser.value("db"), settings.engine().kvDiskBudgetMb);
+    if (!store) return 1;
     hearth::EngineHost host;
-    hearth::MainWindow window(host);
+    hearth::ChatController controller(*store, host, settings);
+    hearth::MainWindow window(controller, host, settings);
     window.show();
-    host.loadModel(parser.value("model"));
+    if (controller.conversations()->rowCount() > 0) controller.openConversation(controller.conversations()->idAt(0));
+    QString model = parser.value("model");
+    if (model.isEmpty()) model = settings.lastModel();
+    if (model.isEmpty() || !QFileInfo::exists(model)) model = hearth::defaultModelPath();
+    window.loadModel(model);
     return QApplication::exec();
 }

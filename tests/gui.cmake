@@ -1,4 +1,18 @@
-# GUI tests: widgets under the offscreen platform.
+# GUI tests: widgets under the offscreen platform, real models on the engine thread.
 if(HEARTH_BUILD_GUI)
-  hearth_add_test(NAME test_main_window LABELS gui LIBS hearth_ui SOURCES gui/test_main_window.cpp)
+  hearth_add_test(NAME test_chat_window LABELS gui LIBS hearth_ui SOURCES gui/test_chat_window.cpp gui/gui_app.h TIMEOUT 300)
+endif()
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_settings_and_models LABELS gui LIBS hearth_ui SOURCES gui/test_settings_and_models.cpp gui/gui_app.h TIMEOUT 300)
+endif()
+# The responsiveness benchmark: built, not run by CTest (xvfb-run -a build-gui/tests/gui_bench).
+if(HEARTH_BUILD_GUI AND HEARTH_BUILD_TESTS)
+  add_executable(gui_bench gui/bench/gui_bench.cpp)
+  target_link_libraries(gui_bench PRIVATE hearth_ui Qt6::Test hearth_common)
+  target_include_directories(gui_bench PRIVATE "${PROJECT_SOURCE_DIR}")
+endif()
+if(HEARTH_BUILD_GUI AND HEARTH_BUILD_TESTS)
+  add_executable(gui_screenshots gui/bench/gui_screenshots.cpp)
+  target_link_libraries(gui_screenshots PRIVATE hearth_ui Qt6::Test hearth_common)
+  target_include_directories(gui_screenshots PRIVATE "${PROJECT_SOURCE_DIR}")
 endif()

@@ -1,105 +1,130 @@
-// Minimal chat window wired to the engine host through queued signals.
+// Composition of the window's parts; the parts hold their own logic (the controller in app/).
 #include "ui/main_window.h"
 
-#include <QKeyEvent>
+#include <QApplication>
+#include <QFileInfo>
 #include <QLabel>
-#include <QPlainTextEdit>
-#include <QPushButton>
-#include <QScrollBar>
+#include <QProgressDialog>
+#include <QShortcut>
+#include <QSplitter>
 #include <QStatusBar>
-#include <QTextBrowser>
+#include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/engine_host.h"
+#include "app/chat_controller.h"
+#include "app/paths.h"
+#include "ui/appearance.h"
+#include "ui/chat_status.h"
+#include "ui/composer.h"
+#include "ui/conversation_sidebar.h"
+#include "ui/message_view.h"
+#include "ui/model_picker.h"
+#include "ui/settings_dialog.h"
 
 namespace hearth {
 
-MainWindow::MainWindow(EngineHost& host, QWidget* parent)
-    : QMainWindow(parent), host_(host), transcript_(new QTextBrowser), composer_(new QPlainTextEdit),
-      sendButton_(new QPushButton(tr("Send"))), status_(new QLabel(tr("Loading model…"))) {
-    setWindowTitle(tr("Hearth"));
-    transcript_->setObjectName("transcript");
-    composer_->setObjectName("composer");
-    sendButton_->setObjectName("sendButton");
-    status_->setObjectName("status");
-    auto* central = new QWidget;
-    auto* layout = new QVBoxLayout(central);
-    composer_->setPlaceholderText(tr("Message Hearth…"));
-    composer_->setMaximumHeight(100);
-    composer_->installEventFilter(this);
-    auto* row = new QHBoxLayout;
-    row->addWidget(composer_, 1);
-    row->addWidget(sendButton_);
-    layout->addWidget(transcript_, 1);
-    layout->addLayout(row);
-    setCentralWidget(central);
+MainWindow::MainWindow(ChatController& controller, EngineHost& host, AppSettings& settings, QWidget* parent)
+    : QMainWindow(parent), controller_(controller), host_(host), settings_(settings),
+      sidebar_(new ConversationSidebar(controller)), view_(new MessageView), composer_(new Composer),
+      status_(new ChatStatus), modelButton_(new QToolButton), contextNotice_(new QLabel) {
+    setObjectName("mainWindow");
+    buildLayout();
+    buildShortcuts();
+    connectController();
+    connectEngine();
+    updateTitle();
+    resize(1100, 720);
+}
+
+void MainWindow::buildLayout() {
+    view_->setModel(controller_.messages());
+    modelButton_->setObjectName("modelHeader");
+    modelButton_->setText(tr("No model loaded"));
+    modelButton_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    modelButton_->setAutoRaise(true);
+    contextNotice_->setObjectName("contextNotice");
+    contextNotice_->setWordWrap(true);
+    contextNotice_->setContentsMargins(12, 4, 12, 4);
+    contextNotice_->hide();
+    auto* pane = new QWidget;
+    auto* layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(modelButton_, 0, Qt::AlignLeft);
+    layout->addWidget(view_, 1);
+    layout->addWidget(contextNotice_);
+    layout->addWidget(composer_);
+    auto* splitter = new QSplitter;
+    splitter->addWidget(sidebar_);
+    splitter->addWidget(pane);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({260, 840});
+    setCentralWidget(splitter);
     statusBar()->addWidget(status_, 1);
-    sendButton_->setEnabled(false);
-    resize(900, 640);
-
-    EngineWorker* w = host_.worker();
-    connect(sendButton_, &QPushButton::clicked, this, [this] { generating_ ? host_.stop() : send(); });
-    connect(w, &EngineWorker::modelLoaded, this, [this](const QString& d) {
-        modelReady_ = true;
-        status_->setText(d);
-        sendButton_->setEnabled(true);
-    });
-    connect(w, &EngineWorker::loadFailed, this, [this](const QString& m) { status_->setText(tr("Cannot load the model: %1").arg(m)); });
-    connect(w, &EngineWorker::textReady, this, &MainWindow::appendText);
-    connect(w, &EngineWorker::replyFinished, this, [this](const QString& s) {
-        status_->setText(s);
-        setGenerating(false);
-    });
-    connect(w, &EngineWorker::replyFailed, this, [this](const QString& m) {
-        status_->setText(m);
-        setGenerating(false);
-    });
+    statusBar()->setSizeGripEnabled(false);
+    connect(modelButton_, &QToolButton::clicked, this, &MainWindow::openModelPicker);
+    connect(sidebar_, &ConversationSidebar::settingsRequested, this, &MainWindow::openSettings);
+    connect(sidebar_, &ConversationSidebar::modelPickerRequested, this, &MainWindow::openModelPicker);
 }
 
-bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == composer_ && event->type() == QEvent::KeyPress) {
-        auto* key = static_cast<QKeyEvent*>(event);
-        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && !(key->modifiers() & Qt::ShiftModifier)) {
-            if (!generating_) send();
-            return true;
-        }
+void MainWindow::buildShortcuts() {
+    auto add = [this](const QKeySequence& keys, auto slot) {
+        auto* s = new QShortcut(keys, this);
+        s->setContext(Qt::WindowShortcut);
+        connect(s, &QShortcut::activated, this, slot);
+    };
+    add(QKeySequence::New, [this] { controller_.newConversation(); composer_->focusInput(); });
+    add(QKeySequence::Find, [this] { sidebar_->focusSearch(); });
+    add(QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
+    add(QKeySequence::Open, [this] { openModelPicker(); });
+    add(QKeySequence(Qt::CTRL | Qt::Key_L), [this] { composer_->focusInput(); });
+    add(QKeySequence(Qt::Key_Escape), [this] { controller_.stop(); });
+}
+
+void MainWindow::connectController() {
+    connect(composer_, &Composer::sendRequested, &controller_, &ChatController::send);
+    connect(composer_, &Composer::editRequested, &controller_, &ChatController::editMessage);
+    connect(composer_, &Composer::stopRequested, &controller_, &ChatController::stop);
+    connect(composer_, &Composer::regenerateRequested, &controller_, &ChatController::regenerate);
+    connect(&controller_, &ChatController::generatingChanged, composer_, &Composer::setGenerating);
+    connect(&controller_, &ChatController::replyStarted, this, &MainWindow::onReplyStarted);
+    connect(&controller_, &ChatController::replyFinished, status_, &ChatStatus::replyFinished);
+    connect(&controller_, &ChatController::conversationOpened, this, [this] {
+        contextNotice_->hide();
+        composer_->cancelEdit();
+        sidebar_->selectCurrent();
+        updateTitle();
+    });
+    connect(controller_.conversations(), &QAbstractItemModel::modelReset, this, &MainWindow::updateTitle);
+    connect(view_->messageDelegate(), &MessageDelegate::actionTriggered, this,
+            [this](MessageDelegate::Action a, const QModelIndex& i) { onDelegateAction(static_cast<int>(a), i); });
+}
+
+void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
+    const qint64 id = index.data(MessageListModel::IdRole).toLongLong();
+    switch (static_cast<MessageDelegate::Action>(action)) {
+    case MessageDelegate::Action::CopyCode: statusBar()->showMessage(tr("Code copied"), 2000); break;
+    case MessageDelegate::Action::CopyMessage: statusBar()->showMessage(tr("Message copied"), 2000); break;
+    case MessageDelegate::Action::Edit: composer_->beginEdit(id, index.data().toString()); break;
+    case MessageDelegate::Action::Regenerate: controller_.regenerate(); break;
+    case MessageDelegate::Action::PreviousBranch: controller_.switchBranch(id, -1); break;
+    case MessageDelegate::Action::NextBranch: controller_.switchBranch(id, +1); break;
     }
-    return QMainWindow::eventFilter(watched, event);
 }
 
-void MainWindow::send() {
-    const QString text = composer_->toPlainText().trimmed();
-    if (text.isEmpty() || generating_ || !modelReady_) return;
-    composer_->clear();
-    roles_ << QStringLiteral("user") << QStringLiteral("assistant");
-    contents_ << text << QString();
-    renderTranscript();
-    setGenerating(true);
-    host_.generate(roles_.mid(0, roles_.size() - 1), contents_.mid(0, contents_.size() - 1));
+void MainWindow::onReplyStarted(const ReplyStarted& info) {
+    status_->replyStarted(info);
+    contextNotice_->setVisible(info.omittedTurns > 0);
+    contextNotice_->setText(tr("This conversation is longer than the model's context window: the %n oldest "
+                               "message(s) are left out of what the model sees (they stay saved here).",
+                               nullptr, info.omittedTurns));
 }
 
-void MainWindow::appendText(const QString& text) {
-    if (contents_.isEmpty()) return;
-    contents_.last() += text;
-    renderTranscript();
-}
-
-void MainWindow::setGenerating(bool generating) {
-    generating_ = generating;
-    sendButton_->setText(generating ? tr("Stop") : tr("Send"));
-}
-
-void MainWindow::renderTranscript() {
-    QScrollBar* bar = transcript_->verticalScrollBar();
-    const bool atBottom = bar->value() >= bar->maximum() - 4;
-    QString html;
-    for (qsizetype i = 0; i < roles_.size(); ++i) {
-        const bool user = roles_[i] == QLatin1String("user");
-        html += QStringLiteral("<p><b>%1</b><br>%2</p>")
-                    .arg(user ? tr("You") : tr("Hearth"), contents_[i].toHtmlEscaped().replace('\n', "<br>"));
-    }
-    transcript_->setHtml(html);
-    if (atBottom) bar->setValue(bar->maximum());
+void MainWindow::updateTitle() {
+    ConversationListModel* list = controller_.conversations();
+    const int row = list->rowOf(controller_.currentConversation());
+    const QString title = row >= 0 ? list->index(row).data().toString() : QString();
+    setWindowTitle(title.isEmpty() ? tr("Hearth") : tr("%1 — Hearth").arg(title));
 }
 
 }  // namespace hearth

@@ -1,43 +1,67 @@
-// The main window: a minimal chat until the chat-window issue (#7) — a transcript, a
-// composer with Send/Stop, and a status line with the model and the last reply's speed.
+// The main window: the conversation sidebar, the message view, the composer and the status
+// line, wired to the chat controller; the model picker and its load progress (cancellable);
+// the settings panel; keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Esc).
 #pragma once
 
 #include <QMainWindow>
-#include <QStringList>
+#include <QPointer>
+#include <QProgressDialog>
 
 class QLabel;
-class QPlainTextEdit;
-class QPushButton;
-class QTextBrowser;
+class QToolButton;
 
 namespace hearth {
 
+class AppSettings;
+class ChatController;
+class ChatStatus;
+class Composer;
+class ConversationSidebar;
 class EngineHost;
+class MessageView;
+struct LoadedModel;
+struct ReplyStarted;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(EngineHost& host, QWidget* parent = nullptr);
+    MainWindow(ChatController& controller, EngineHost& host, AppSettings& settings, QWidget* parent = nullptr);
 
-    // Sends the composer's text as the user's next message (also what Enter does).
-    void send();
+    // Loads a model on the engine thread behind a progress dialog with Cancel.
+    void loadModel(const QString& path);
+    void openSettings();
+    void openModelPicker();
+    QProgressDialog* loadProgress() const { return progress_; }
+    MessageView* messageView() const { return view_; }
+    Composer* composer() const { return composer_; }
+    ConversationSidebar* sidebar() const { return sidebar_; }
 
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
+signals:
+    void settingsDialogOpened(QWidget* dialog);  // tests drive the modal dialog through this
 
 private:
-    void appendText(const QString& text);
-    void setGenerating(bool generating);
-    void renderTranscript();
+    void buildLayout();
+    void buildShortcuts();
+    void connectController();
+    void connectEngine();
+    void onDelegateAction(int action, const QModelIndex& index);
+    void onModelLoaded(const LoadedModel& model);
+    void onLoadEnded(const QString& error);
+    void closeProgress();
+    void onReplyStarted(const ReplyStarted& info);
+    void updateTitle();
 
+    ChatController& controller_;
     EngineHost& host_;
-    QTextBrowser* transcript_;
-    QPlainTextEdit* composer_;
-    QPushButton* sendButton_;
-    QLabel* status_;
-    QStringList roles_, contents_;
-    bool generating_ = false;
-    bool modelReady_ = false;
+    AppSettings& settings_;
+    ConversationSidebar* sidebar_;
+    MessageView* view_;
+    Composer* composer_;
+    ChatStatus* status_;
+    QToolButton* modelButton_;
+    QLabel* contextNotice_;
+    QPointer<QProgressDialog> progress_;
+    QString loadingPath_;
 };
 
 }  // namespace hearth

@@ -1,0 +1,110 @@
+// Search runs 200 ms after the last keystroke so typing stays smooth on large stores.
+#include "ui/conversation_sidebar.h"
+
+#include <QInputDialog>
+#include <QKeyEvent>
+#include <QLineEdit>
+#include <QListView>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "app/chat_controller.h"
+
+namespace hearth {
+
+ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* parent)
+    : QWidget(parent), controller_(controller), newChat_(new QPushButton(tr("+ New chat"))),
+      search_(new QLineEdit), list_(new QListView), searchDelay_(new QTimer(this)) {
+    newChat_->setObjectName("newChatButton");
+    search_->setObjectName("searchField");
+    list_->setObjectName("conversationList");
+    search_->setPlaceholderText(tr("Search chats…"));
+    search_->setClearButtonEnabled(true);
+    list_->setModel(controller_.conversations());
+    list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    list_->setContextMenuPolicy(Qt::CustomContextMenu);
+    list_->setTextElideMode(Qt::ElideRight);
+    list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    list_->setUniformItemSizes(true);
+    list_->installEventFilter(this);
+    auto* model = new QPushButton(tr("Model…"));
+    auto* settings = new QPushButton(tr("Settings"));
+    model->setObjectName("modelButton");
+    settings->setObjectName("settingsButton");
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 8, 4, 8);
+    layout->addWidget(newChat_);
+    layout->addWidget(search_);
+    layout->addWidget(list_, 1);
+    layout->addWidget(model);
+    layout->addWidget(settings);
+    searchDelay_->setSingleShot(true);
+    searchDelay_->setInterval(200);
+    connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
+    connect(searchDelay_, &QTimer::timeout, this, [this] {
+        controller_.search(search_->text());
+        selectCurrent();
+    });
+    connect(newChat_, &QPushButton::clicked, this, [this] { controller_.newConversation(); });
+    connect(list_, &QListView::clicked, this, [this](const QModelIndex& i) {
+        controller_.openConversation(controller_.conversations()->idAt(i.row()));
+    });
+    connect(list_, &QListView::customContextMenuRequested, this, &ConversationSidebar::showMenu);
+    connect(model, &QPushButton::clicked, this, &ConversationSidebar::modelPickerRequested);
+    connect(settings, &QPushButton::clicked, this, &ConversationSidebar::settingsRequested);
+    connect(controller_.conversations(), &QAbstractItemModel::modelReset, this, &ConversationSidebar::selectCurrent);
+}
+
+void ConversationSidebar::focusSearch() {
+    search_->setFocus();
+    search_->selectAll();
+}
+
+void ConversationSidebar::selectCurrent() {
+    const int row = controller_.conversations()->rowOf(controller_.currentConversation());
+    list_->setCurrentIndex(row >= 0 ? controller_.conversations()->index(row) : QModelIndex());
+}
+
+bool ConversationSidebar::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == list_ && event->type() == QEvent::KeyPress) {
+        const int key = static_cast<QKeyEvent*>(event)->key();
+        const int row = list_->currentIndex().row();
+        if (key == Qt::Key_F2 && row >= 0) return renameAt(row), true;
+        if (key == Qt::Key_Delete && row >= 0) return deleteAt(row), true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void ConversationSidebar::showMenu(const QPoint& pos) {
+    const int row = list_->indexAt(pos).row();
+    if (row < 0) return;
+    QMenu menu(this);
+    menu.addAction(tr("Rename…"), this, [this, row] { renameAt(row); });
+    menu.addAction(tr("Delete…"), this, [this, row] { deleteAt(row); });
+    menu.exec(list_->viewport()->mapToGlobal(pos));
+}
+
+void ConversationSidebar::renameAt(int row) {
+    ConversationListModel* m = controller_.conversations();
+    bool accepted = false;
+    const QString title = QInputDialog::getText(this, tr("Rename chat"), tr("Title:"), QLineEdit::Normal,
+                                                m->index(row).data().toString(), &accepted);
+    if (accepted) controller_.renameConversation(m->idAt(row), title);
+}
+
+void ConversationSidebar::deleteAt(int row) {
+    ConversationListModel* m = controller_.conversations();
+    QMessageBox box(QMessageBox::Warning, tr("Delete chat"),
+                    tr("Delete “%1” and all its messages? This cannot be undone.").arg(m->index(row).data().toString()),
+                    QMessageBox::Cancel, this);
+    box.setObjectName("deleteConfirmation");
+    QPushButton* del = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(QMessageBox::Cancel);
+    box.exec();
+    if (box.clickedButton() == del) controller_.deleteConversation(m->idAt(row));
+}
+
+}  // namespace hearth

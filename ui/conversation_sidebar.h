@@ -1,0 +1,44 @@
+// The sidebar: New chat, search (titles and message text), the conversations newest first
+// (click opens; context menu or F2/Delete renames and deletes, deleting after confirmation),
+// and buttons for the model picker and the settings panel.
+#pragma once
+
+#include <QWidget>
+
+class QLineEdit;
+class QListView;
+class QPushButton;
+class QTimer;
+
+namespace hearth {
+
+class ChatController;
+
+class ConversationSidebar : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConversationSidebar(ChatController& controller, QWidget* parent = nullptr);
+
+    void focusSearch();
+    void selectCurrent();  // highlights the controller's open conversation
+    void renameAt(int row);
+    void deleteAt(int row);  // asks first
+
+signals:
+    void settingsRequested();
+    void modelPickerRequested();
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void showMenu(const QPoint& pos);
+
+    ChatController& controller_;
+    QPushButton* newChat_;
+    QLineEdit* search_;
+    QListView* list_;
+    QTimer* searchDelay_;
+};
+
+}  // namespace hearth

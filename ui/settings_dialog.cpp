@@ -1,0 +1,256 @@
+// Three tabs in the design's order: sampling, system prompt, engine. Every numeric field is a
+// spin box bounded by chat_settings.h's ranges, so no out-of-range value can be entered.
+#include "ui/settings_dialog.h"
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "app/backend_choices.h"
+
+namespace hearth {
+
+namespace {
+
+QString paramLabel(const QString& key) {
+    static const std::map<QString, const char*> labels = {
+        {"temperature", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Temperature")},
+        {"top_k", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Top-k")},
+        {"top_p", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Top-p")},
+        {"min_p", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Min-p")},
+        {"typical_p", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Typical-p")},
+        {"repeat_penalty", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Repetition penalty")},
+        {"presence_penalty", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Presence penalty")},
+        {"frequency_penalty", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Frequency penalty")},
+        {"repeat_last_n", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Penalty window (tokens)")},
+        {"seed", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Seed")},
+        {"max_tokens", QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Max new tokens")},
+    };
+    const auto it = labels.find(key);
+    return it == labels.end() ? key : QCoreApplication::translate("hearth::SettingsDialog", it->second);
+}
+
+QString specialText(const QString& key) {
+    if (key == QLatin1String("seed")) return QCoreApplication::translate("hearth::SettingsDialog", "random");
+    if (key == QLatin1String("repeat_last_n")) return QCoreApplication::translate("hearth::SettingsDialog", "all");
+    if (key == QLatin1String("top_k")) return QCoreApplication::translate("hearth::SettingsDialog", "off");
+    return {};
+}
+
+// Built-in preset names as the panel shows them (the stored name stays English).
+QString presetLabel(const QString& name) {
+    static const char* const names[] = {QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Precise"),
+                                        QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Balanced"),
+                                        QT_TRANSLATE_NOOP("hearth::SettingsDialog", "Creative")};
+    for (const char* n : names)
+        if (name == QLatin1String(n)) return QCoreApplication::translate("hearth::SettingsDialog", n);
+    return name;
+}
+
+}  // namespace
+
+SettingsDialog::SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults, QWidget* parent)
+    : QDialog(parent), app_(app), initial_(current), defaults_(defaults), tabs_(new QTabWidget) {
+    setObjectName("settingsDialog");
+    setWindowTitle(tr("Settings — Hearth"));
+    tabs_->addTab(samplingPage(), tr("Sampling"));
+    tabs_->addTab(promptPage(), tr("System prompt"));
+    tabs_->addTab(enginePage(), tr("Engine and app"));
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    QPushButton* reset = buttons->addButton(tr("Reset to defaults"), QDialogButtonBox::ResetRole);
+    QPushButton* saveDefaults = buttons->addButton(tr("Save as my defaults"), QDialogButtonBox::ActionRole);
+    reset->setObjectName("resetButton");
+    saveDefaults->setObjectName("saveDefaultsButton");
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(reset, &QPushButton::clicked, this, [this] {
+        SettingsValues v = values();
+        v.chat = defaults_;
+        setValues(v);
+        reset_ = true;
+    });
+    connect(saveDefaults, &QPushButton::clicked, this, [this] {
+        app_.setChatDefaults(values().chat);
+        defaults_ = values().chat;
+    });
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(tabs_);
+    layout->addWidget(buttons);
+    setValues(current);
+    resize(560, 620);
+}
+
+QWidget* SettingsDialog::samplingPage() {
+    auto* page = new QWidget;
+    auto* form = new QFormLayout(page);
+    presets_ = new QComboBox;
+    presets_->setObjectName("presetCombo");
+    auto* savePreset = new QPushButton(tr("Save as preset…"));
+    auto* presetRow = new QHBoxLayout;
+    presetRow->addWidget(presets_, 1);
+    presetRow->addWidget(savePreset);
+    form->addRow(tr("Preset"), presetRow);
+    refreshPresets();
+    connect(presets_, &QComboBox::activated, this, [this](int i) { if (i > 0) applyPreset(presets_->itemData(i).toString()); });
+    connect(savePreset, &QPushButton::clicked, this, &SettingsDialog::savePreset);
+    for (const ParamRange& r : paramRanges()) {
+        auto* spin = new QDoubleSpinBox;
+        const QString key = QString::fromLatin1(r.key);
+        spin->setObjectName("param_" + key);
+        spin->setRange(r.min, r.max);
+        spin->setDecimals(r.decimals);
+        spin->setSingleStep(r.step);
+        spin->setSpecialValueText(specialText(key));
+        const double def = paramValue(defaults_, r.key);
+        auto* hint = new QLabel(tr("default %1").arg(specialText(key).isEmpty() || def != r.min ? QString::number(def, 'f', r.decimals) : specialText(key)));
+        hint->setEnabled(false);
+        auto* row = new QHBoxLayout;
+        row->addWidget(spin, 1);
+        row->addWidget(hint);
+        form->addRow(paramLabel(key), row);
+        params_[key] = spin;
+        connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { reset_ = false; });
+    }
+    stop_ = new QPlainTextEdit;
+    stop_->setObjectName("stopStrings");
+    stop_->setPlaceholderText(tr("One stop string per line"));
+    stop_->setFixedHeight(stop_->fontMetrics().lineSpacing() * 3 + 12);
+    form->addRow(tr("Stop strings"), stop_);
+    auto* note = new QLabel(tr("Sampling changes apply to the next reply of this conversation."));
+    note->setWordWrap(true);
+    form->addRow(note);
+    return page;
+}
+
+QWidget* SettingsDialog::promptPage() {
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    systemPrompt_ = new QPlainTextEdit;
+    systemPrompt_->setObjectName("systemPrompt");
+    systemPrompt_->setPlaceholderText(tr("Empty: the model's own default system prompt, if it has one."));
+    auto* note = new QLabel(tr("The system prompt always stays in what the model sees, even when old turns are left out."));
+    note->setWordWrap(true);
+    layout->addWidget(systemPrompt_, 1);
+    layout->addWidget(note);
+    return page;
+}
+
+QWidget* SettingsDialog::enginePage() {
+    auto* page = new QWidget;
+    auto* form = new QFormLayout(page);
+    threads_ = new QSpinBox, context_ = new QSpinBox, diskBudget_ = new QSpinBox;
+    kvType_ = new QComboBox, backend_ = new QComboBox, language_ = new QComboBox, appearance_ = new QComboBox;
+    threads_->setRange(0, 256);
+    threads_->setSpecialValueText(tr("automatic"));
+    context_->setRange(0, 1 << 20);
+    context_->setSingleStep(1024);
+    context_->setSpecialValueText(tr("the model's own"));
+    diskBudget_->setRange(0, 1 << 20);
+    diskBudget_->setSuffix(tr(" MB"));
+    diskBudget_->setSingleStep(256);
+    kvType_->addItem("F16", "f16");
+    kvType_->addItem(tr("Q8_0 (half the memory)"), "q8_0");
+    backend_->setObjectName("backendCombo");
+    backend_->addItem(tr("Best available"), QString());
+    QString reasons;
+    for (const BackendChoice& b : backendChoices()) {
+        backend_->addItem(b.available ? b.name : tr("%1 — unavailable").arg(b.name), b.name);
+        if (!b.available) {
+            backend_->setItemData(backend_->count() - 1, false, Qt::UserRole - 1);  // disables the item
+            reasons += tr("%1 is unavailable: %2").arg(b.name, b.reason) + QLatin1Char('\n');
+        }
+    }
+    auto* why = new QLabel(reasons.trimmed());
+    why->setObjectName("backendReasons");
+    why->setWordWrap(true);
+    language_->addItem(tr("System language"), QString()), language_->addItem("English", "en"), language_->addItem("简体中文", "zh_CN");
+    appearance_->addItem(tr("System"), QString()), appearance_->addItem(tr("Light"), "light"), appearance_->addItem(tr("Dark"), "dark");
+    language_->setObjectName("languageCombo");
+    appearance_->setObjectName("appearanceCombo");
+    form->addRow(tr("Threads"), threads_);
+    form->addRow(tr("Context length"), context_);
+    form->addRow(tr("KV cache type"), kvType_);
+    form->addRow(tr("Backend"), backend_);
+    form->addRow(QString(), why);
+    form->addRow(tr("KV disk budget"), diskBudget_);
+    form->addRow(tr("Language"), language_);
+    form->addRow(tr("Appearance"), appearance_);
+    reloadNote_ = new QLabel;
+    reloadNote_->setObjectName("reloadNote");
+    reloadNote_->setWordWrap(true);
+    form->addRow(reloadNote_);
+    for (QSpinBox* s : {threads_, context_}) connect(s, &QSpinBox::valueChanged, this, &SettingsDialog::updateReloadNote);
+    for (QComboBox* c : {kvType_, backend_}) connect(c, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
+    connect(language_, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
+    return page;
+}
+
+void SettingsDialog::updateReloadNote() {
+    QStringList notes;
+    if (engineChanged()) notes << tr("Threads, context length, KV type and backend apply when the model reloads (on OK).");
+    if (language_->currentData().toString() != initial_.language) notes << tr("The language changes when Hearth restarts.");
+    reloadNote_->setText(notes.join(QLatin1Char('\n')));
+}
+
+void SettingsDialog::refreshPresets() {
+    presets_->clear();
+    presets_->addItem(tr("Choose a preset…"), QString());
+    for (const QString& name : builtinPresetNames()) presets_->addItem(presetLabel(name), name);
+    for (const QString& name : app_.userPresetNames()) presets_->addItem(name, name);
+}
+
+void SettingsDialog::applyPreset(const QString& name) {
+    SettingsValues v = values();
+    if (builtinPresetNames().contains(name)) v.chat = applyBuiltinPreset(name, v.chat);
+    else if (auto p = app_.userPreset(name, v.chat)) v.chat = *p;
+    setValues(v);
+}
+
+void SettingsDialog::savePreset() {
+    bool accepted = false;
+    const QString name = QInputDialog::getText(this, tr("Save preset"), tr("Name:"), QLineEdit::Normal, {}, &accepted).trimmed();
+    if (!accepted || name.isEmpty() || builtinPresetNames().contains(name)) return;
+    app_.saveUserPreset(name, values().chat);
+    refreshPresets();
+}
+
+SettingsValues SettingsDialog::values() const {
+    SettingsValues v = initial_;
+    for (const auto& [key, spin] : params_) setParamValue(v.chat, key.toLatin1().constData(), spin->value());
+    v.chat.stop = stop_->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    v.chat.systemPrompt = systemPrompt_->toPlainText().trimmed();
+    v.engine.threads = threads_->value();
+    v.engine.contextLength = context_->value();
+    v.engine.kvType = kvType_->currentData().toString();
+    v.engine.backend = backend_->currentData().toString();
+    v.engine.kvDiskBudgetMb = diskBudget_->value();
+    v.language = language_->currentData().toString();
+    v.appearance = appearance_->currentData().toString();
+    return v;
+}
+
+void SettingsDialog::setValues(const SettingsValues& v) {
+    for (const auto& [key, spin] : params_) spin->setValue(paramValue(v.chat, key.toLatin1().constData()));
+    stop_->setPlainText(v.chat.stop.join(QLatin1Char('\n')));
+    systemPrompt_->setPlainText(v.chat.systemPrompt);
+    threads_->setValue(v.engine.threads);
+    context_->setValue(v.engine.contextLength);
+    kvType_->setCurrentIndex(std::max(0, kvType_->findData(v.engine.kvType)));
+    backend_->setCurrentIndex(std::max(0, backend_->findData(v.engine.backend)));
+    diskBudget_->setValue(v.engine.kvDiskBudgetMb);
+    language_->setCurrentIndex(std::max(0, language_->findData(v.language)));
+    appearance_->setCurrentIndex(std::max(0, appearance_->findData(v.appearance)));
+    updateReloadNote();
+}
+
+}  // namespace hearth

@@ -1,0 +1,64 @@
+// The settings panel: sampling parameters (each with its range and the model's default),
+// presets (built-in and saved), stop strings; the system prompt; engine settings (threads,
+// context length, KV type, backend with the reason one is unavailable, KV disk budget) and
+// the language and appearance. OK applies: sampling to the open conversation's next reply,
+// engine changes by reloading the model (the panel says which changes need it).
+#pragma once
+
+#include <QDialog>
+#include <map>
+
+#include "app/app_settings.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPlainTextEdit;
+class QSpinBox;
+class QTabWidget;
+
+namespace hearth {
+
+struct SettingsValues {
+    ChatSettings chat;
+    EngineSettings engine;
+    QString language;    // "", "en", "zh_CN"
+    QString appearance;  // "", "light", "dark"
+};
+
+class SettingsDialog : public QDialog {
+    Q_OBJECT
+public:
+    // current: the open conversation's settings; defaults: the model's + the user's saved ones.
+    SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults,
+                   QWidget* parent = nullptr);
+
+    SettingsValues values() const;
+    bool resetRequested() const { return reset_; }  // "Reset to defaults" and nothing changed after
+    bool engineChanged() const { return !(values().engine == initial_.engine); }
+    void setValues(const SettingsValues& v);
+    void applyPreset(const QString& name);  // a built-in or saved preset's name
+
+private:
+    QWidget* samplingPage();
+    QWidget* promptPage();
+    QWidget* enginePage();
+    void refreshPresets();
+    void savePreset();
+    void updateReloadNote();
+
+    AppSettings& app_;
+    SettingsValues initial_;
+    ChatSettings defaults_;
+    bool reset_ = false;
+    std::map<QString, QDoubleSpinBox*> params_;
+    QComboBox* presets_;
+    QPlainTextEdit* stop_;
+    QPlainTextEdit* systemPrompt_;
+    QSpinBox *threads_, *context_, *diskBudget_;
+    QComboBox *kvType_, *backend_, *language_, *appearance_;
+    QLabel* reloadNote_;
+    QTabWidget* tabs_;
+};
+
+}  // namespace hearth
