@@ -15,22 +15,27 @@ namespace {
 // Bumped whenever a kernel change alters K/V values, so cached KV of older builds is not reused.
 constexpr uint32_t kNumericsVersion = 1;
 
-// Identifies the model's bytes for the KV chain root: the file's size, every tensor's name,
-// type, shape and offset, and the first and last 4 KiB of each tensor's data.
-// TODO(#6): the hash of every byte, cached by (path, size, modification time), before KV
-// blocks are persisted; this sample is enough inside one process, where the cache is the model's.
-Sha256Digest modelFingerprint(const GgufFile& file) {
-    Sha256 h;
-    h.update(strCat("gguf size=", file.fileSize(), " data=", file.dataOffset(), "\n"));
-    for (const GgufTensorInfo& t : file.tensors()) {
-        h.update(strCat(t.name, " type=", static_cast<int>(t.type), " offset=", t.offset, " dims="));
-        for (int64_t d : t.dims) h.update(strCat(d, ","));
-        const std::span<const uint8_t> data = file.tensorData(t);
-        const size_t n = std::min<size_t>(data.size(), 4096);
-        h.update(data.first(n));
-        h.update(data.last(n));
-    }
-    return h.finish();
+// The model's parameters that change K/V values without changing the KV layout: RoPE (base,
+// sliding-window base, rotated dimensions, style) and the trained context length.
+std::string ropeDescription(const ModelConfig& c) {
+    return strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
+                  " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow, " ctx_train=", c.contextLength);
+}
+
+// The chain root: SHA-256 over the file's fingerprint with the RoPE description, the layout,
+// the backend and the numerics version (KvChainRoot::derive), and the parts in words.
+KvRootInfo kvRootFor(const ModelFingerprint& fp, const ModelConfig& config, const KvLayout& layout,
+                     const std::string& backend) {
+    const std::string rope = ropeDescription(config);
+    std::vector<uint8_t> modelPart(fp.begin(), fp.end());
+    modelPart.insert(modelPart.end(), rope.begin(), rope.end());
+    KvRootInfo info;
+    info.key = KvChainRoot::derive(modelPart, layout, backend, kNumericsVersion).key;
+    info.fingerprint = fingerprintHex(fp);
+    info.layout = strCat(describe(layout), " ", rope);
+    info.backend = backend;
+    info.numericsVersion = kNumericsVersion;
+    return info;
 }
 
 }  // namespace
@@ -66,16 +71,30 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         return fail(ErrorCode::InvalidFormat,
                     strCat("the vocabulary has ", e->tokenizer_->nVocab(), " tokens but the model's embedding only ", e->config().nVocab));
     const GgufValue* tmpl = e->file_->find("tokenizer.chat_template");
+    const auto pieceOf = [&](TokenId id) { return id >= 0 ? e->tokenizer_->pieceText(id) : std::string(); };
     e->chatFormat_ = ChatFormat::detect(tmpl && tmpl->asString() ? *tmpl->asString() : std::string(),
-                                        e->config().architecture);
+                                        e->config().architecture,
+                                        {pieceOf(e->tokenizer_->bos()), pieceOf(e->tokenizer_->eos())});
     if (options.contextLength < 0 || options.kvBlockSize <= 0 || options.kvBlockSize > 1024)
         return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
-    e->backend_ = makeBestCpuBackend();  // AVX2 when the CPU has it; HEARTH_BACKEND=reference forces the reference
-    const KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
-    const Sha256Digest fingerprint = modelFingerprint(*e->file_);
-    const KvChainRoot root = KvChainRoot::derive(fingerprint, layout, e->backend_->name(), kNumericsVersion);
+    e->backend_ = makeBestCpuBackend(options.nThreads);  // AVX2 when the CPU has it; HEARTH_BACKEND=reference forces the reference
+    KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
+    layout.elementType = options.kvType;
+    if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
+        return fail(ErrorCode::Unsupported, strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK,
+                                                   "; this model's is ", e->config().headDim, " (use --kv-type f16)"));
+    ModelFingerprint fingerprint{};
+    if (options.modelFingerprint) {
+        fingerprint = *options.modelFingerprint;
+    } else {
+        auto fp = fingerprintFile(path);
+        if (!fp) return std::unexpected(fp.error());
+        fingerprint = *fp;
+    }
+    e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout, e->backend_->name());
+    const KvChainRoot root{e->kvRoot_.key};
     auto cache = KvCache::create(layout, e->contextLength_, root);
     if (!cache) return std::unexpected(cache.error());
     e->cache_ = std::move(*cache);
@@ -97,14 +116,19 @@ std::vector<TokenId> Engine::rawPrompt(std::string_view text) const {
     return tokenizer_->encode(text, tokenizer_->addBosByDefault(), false);
 }
 
-Result<RequestId> Engine::submit(GenerateRequest request) {
-    if (request.prompt.empty()) return fail(ErrorCode::InvalidArgument, "the prompt is empty");
-    if (std::ssize(request.prompt) >= contextLength_)
+Result<void> Engine::validatePrompt(const std::vector<TokenId>& prompt) const {
+    if (prompt.empty()) return fail(ErrorCode::InvalidArgument, "the prompt is empty");
+    if (std::ssize(prompt) >= contextLength_)
         return fail(ErrorCode::InvalidArgument,
-                    strCat("the prompt has ", request.prompt.size(), " tokens; the context holds ", contextLength_));
-    for (TokenId id : request.prompt)
+                    strCat("the prompt has ", prompt.size(), " tokens; the context holds ", contextLength_));
+    for (TokenId id : prompt)
         if (id < 0 || id >= config().nVocab)
             return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
+    return {};
+}
+
+Result<RequestId> Engine::submit(GenerateRequest request) {
+    if (auto r = validatePrompt(request.prompt); !r) return std::unexpected(r.error());
     if (auto r = validate(request.sampling, config().nVocab); !r) return std::unexpected(r.error());
     if (request.timeoutMs < 0) return fail(ErrorCode::InvalidArgument, "the time limit must be >= 0 ms");
     return requests_->submit(std::move(request));
@@ -112,9 +136,33 @@ Result<RequestId> Engine::submit(GenerateRequest request) {
 
 std::vector<EngineEvent> Engine::step() { return requests_->step(); }
 
+std::vector<BlockKey> Engine::kvChainKeys(std::span<const TokenId> tokens) const {
+    return hearth::kvChainKeys(cache_->root(), kvBlockSize(), tokens);
+}
+
+std::vector<KvBlockRecord> Engine::exportKv(std::span<const TokenId> tokens,
+                                            const std::function<bool(const BlockKey&)>& skip) const {
+    return exportKvBlocks(*cache_, tokens, skip);
+}
+
+KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlockRecord> records,
+                                std::span<const TokenId> tokens) {
+    return importKvBlocks(*cache_, kvRoot_, saved, records, tokens);
+}
+
 void Engine::cancel(RequestId id) { requests_->cancel(id, FinishReason::Cancelled); }
 
 bool Engine::idle() const { return requests_->idle(); }
+
+Result<BeamSearchResult> Engine::beamSearch(const std::vector<TokenId>& prompt, BeamSearchParams params) {
+    if (auto r = validatePrompt(prompt); !r) return std::unexpected(r.error());
+    if (!idle()) return fail(ErrorCode::InvalidArgument, "beam search needs an engine with no request in flight");
+    params.maxTokens = std::min<int32_t>(params.maxTokens, contextLength_ - static_cast<int32_t>(prompt.size()));
+    params.endTokens.clear();
+    for (TokenId id = 0; id < tokenizer_->nVocab(); ++id)
+        if (tokenizer_->isEndOfGeneration(id)) params.endTokens.push_back(id);
+    return runBeamSearch(*model_, *backend_, *cache_, prompt, params);
+}
 
 EngineMetrics Engine::metrics() const {
     const BlockPool& pool = cache_->pool();

@@ -16,8 +16,11 @@
 #include "engine/error.h"
 #include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
+#include "engine/runner/beam_runner.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
+#include "engine/snapshot/kv_snapshot.h"
+#include "engine/snapshot/model_fingerprint.h"
 #include "engine/tokenizer/chat_format.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -30,7 +33,14 @@ struct EngineOptions {
     // they need more, the newest is preempted and recomputed later.
     int32_t contextLength = 0;
     int32_t kvBlockSize = 16;
+    // Q8_0 holds K/V in 34/64 of F16's memory; it needs a head size that is a multiple of 32.
+    KvElementType kvType = KvElementType::F16;
     SchedulerConfig scheduler{};  // token budget per step, most sequences at once
+    // The model file's fingerprint when the caller has it cached (by path, size and mtime);
+    // when absent, load() hashes every byte of the file.
+    std::optional<ModelFingerprint> modelFingerprint;
+    // CPU threads; 0 = HEARTH_THREADS from the environment, else one per physical core.
+    int32_t nThreads = 0;
 };
 
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
@@ -116,6 +126,20 @@ public:
     std::string backendName() const { return backend_->name(); }
     int32_t contextLength() const { return contextLength_; }
 
+    // KV persistence (engine/snapshot/kv_snapshot.h): the chain root this engine's blocks
+    // start from, the keys of a token sequence's whole blocks, the cached blocks holding a
+    // prefix of tokens (those skip() accepts left out), and a checked import of saved blocks
+    // (precondition: idle()). Tokens whose KV is already cached are counted, not copied.
+    const KvRootInfo& kvRoot() const { return kvRoot_; }
+    int32_t kvBlockSize() const { return cache_->layout().blockSize; }
+    const KvLayout& kvLayout() const { return cache_->layout(); }
+    size_t kvBytesPerBlock() const { return cache_->bytesPerBlock(); }  // K and V of every layer
+    std::vector<BlockKey> kvChainKeys(std::span<const TokenId> tokens) const;
+    std::vector<KvBlockRecord> exportKv(std::span<const TokenId> tokens,
+                                        const std::function<bool(const BlockKey&)>& skip = {}) const;
+    KvImportResult importKv(const KvRootInfo& saved, std::span<const KvBlockRecord> records,
+                            std::span<const TokenId> tokens);
+
     // Tokens of a chat prompt: the format's rendering, BOS first when the vocabulary adds it
     // and the rendering does not already start with it.
     std::vector<TokenId> chatPrompt(const std::vector<ChatMessage>& messages) const;
@@ -138,10 +162,15 @@ public:
     // The request finishes (reason Cancelled) at the next step(); unknown ids are ignored.
     void cancel(RequestId id);
     bool idle() const;  // nothing submitted is unfinished
+    // Beam search from prompt (engine/runner/beam_runner.h); its end tokens are the
+    // vocabulary's end-of-generation tokens, maxTokens is capped by the context. Errors:
+    // InvalidArgument (prompt, parameters, requests in flight), those of runBeamSearch.
+    Result<BeamSearchResult> beamSearch(const std::vector<TokenId>& prompt, BeamSearchParams params);
     EngineMetrics metrics() const;
 
 private:
     Engine();
+    Result<void> validatePrompt(const std::vector<TokenId>& prompt) const;
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
@@ -151,6 +180,7 @@ private:
     std::unique_ptr<EngineRequests> requests_;  // scheduler, runner and per-request state
     ChatFormat chatFormat_{ChatFormatKind::Plain};
     int32_t contextLength_ = 0;
+    KvRootInfo kvRoot_;
 };
 
 }  // namespace hearth
