@@ -13,7 +13,8 @@ packages=(
 )
 # Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
 if [ "$mode" = test ] || [ "$mode" = package ]; then
-  packages+=(imagemagick dpkg-dev file rpm)
+  # libmagickcore-6.q16-6-extra holds the SVG reader; apt would skip it (a recommend).
+  packages+=(imagemagick libmagickcore-6.q16-6-extra dpkg-dev file rpm)
 fi
 if [ "$mode" = test ]; then
   # The packaging test (test-stages.d/50-package.sh) and the Windows cross build (40-mingw.sh).
