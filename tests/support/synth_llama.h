@@ -35,25 +35,9 @@ inline TinyVocab synthSpmVocab(int nVocab) {
 inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
     const TinyVocab vocab = synthSpmVocab(s.nVocab);
     GgufWriter w;
-    w.set("general.architecture", "llama");
-    w.set("general.name", "synthetic-llama-f32");
+    setLlamaKeys(w, "synthetic-llama-f32", s, vocab);
     w.set("general.file_type", uint32_t{0});
-    w.set("llama.block_count", static_cast<uint32_t>(s.nLayers));
-    w.set("llama.context_length", static_cast<uint32_t>(s.context));
-    w.set("llama.embedding_length", static_cast<uint32_t>(s.nEmbd));
-    w.set("llama.feed_forward_length", static_cast<uint32_t>(s.nFf));
-    w.set("llama.attention.head_count", static_cast<uint32_t>(s.nHeads));
-    w.set("llama.attention.head_count_kv", static_cast<uint32_t>(s.nKvHeads));
-    w.set("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    w.set("llama.rope.freq_base", 10000.0f);
     w.set("llama.rope.dimension_count", static_cast<uint32_t>(s.nEmbd / s.nHeads));
-    w.set("tokenizer.ggml.model", "llama");
-    w.set("tokenizer.ggml.tokens", vocab.tokens);
-    w.set("tokenizer.ggml.scores", vocab.scores);
-    w.set("tokenizer.ggml.token_type", vocab.types);
-    w.set("tokenizer.ggml.bos_token_id", uint32_t{1});
-    w.set("tokenizer.ggml.eos_token_id", uint32_t{2});
-    w.set("tokenizer.ggml.unknown_token_id", uint32_t{0});
     std::mt19937 rng(s.seed);
     const int64_t kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
     const auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float scale) {

@@ -65,13 +65,12 @@ inline TinyVocab tinySpmVocab(const std::vector<std::pair<std::string, int32_t>>
     return v;
 }
 
-inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
-    const TinyVocab vocab = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}},
-                                         {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"});
-    const int nVocab = static_cast<int>(vocab.tokens.size());
-    GgufWriter w;
+// The general.*, llama.* and SentencePiece-vocabulary keys of a test Llama of shape s (any
+// struct with nLayers, context, nEmbd, nFf, nHeads, nKvHeads): <unk> 0, <s> 1, </s> 2.
+template <class Shape>
+inline void setLlamaKeys(GgufWriter& w, const char* name, const Shape& s, const TinyVocab& vocab) {
     w.set("general.architecture", "llama");
-    w.set("general.name", "tiny-llama-test");
+    w.set("general.name", name);
     w.set("llama.block_count", static_cast<uint32_t>(s.nLayers));
     w.set("llama.context_length", static_cast<uint32_t>(s.context));
     w.set("llama.embedding_length", static_cast<uint32_t>(s.nEmbd));
@@ -87,6 +86,14 @@ inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
     w.set("tokenizer.ggml.bos_token_id", uint32_t{1});
     w.set("tokenizer.ggml.eos_token_id", uint32_t{2});
     w.set("tokenizer.ggml.unknown_token_id", uint32_t{0});
+}
+
+inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
+    const TinyVocab vocab = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}},
+                                         {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"});
+    const int nVocab = static_cast<int>(vocab.tokens.size());
+    GgufWriter w;
+    setLlamaKeys(w, "tiny-llama-test", s, vocab);
     std::mt19937 rng(s.seed);
     const int64_t qDim = int64_t{s.nEmbd}, kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
     w.addTensor("token_embd.weight", {s.nEmbd, nVocab}, s.weightType, tinyTensorBytes(s.weightType, s.nEmbd, nVocab, rng, 1.0f));
