@@ -47,6 +47,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     }
     EngineOptions engineOptions;
     engineOptions.contextLength = options.contextLength;
+    engineOptions.nThreads = options.threads;  // <= 0: one per physical core
     engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
     auto engine = Engine::load(path.toStdString(), engineOptions);
     if (cancelledLoad_.load() == serial) {
@@ -168,10 +169,8 @@ EngineHost::~EngineHost() {
 
 void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
     const quint64 serial = ++loadSerial_;
-    // The CPU backend reads these when the engine creates it (kernels/backend.h); set here, on
-    // the GUI thread, before the worker loads.
-    if (options.threads > 0) qputenv("HEARTH_THREADS", QByteArray::number(options.threads));
-    else qunsetenv("HEARTH_THREADS");
+    // The CPU backend reads this when the engine creates it (kernels/backend.h; EngineOptions
+    // has no backend choice yet); set here, on the GUI thread, before the worker loads.
     if (options.referenceBackend) qputenv("HEARTH_BACKEND", "reference");
     else qunsetenv("HEARTH_BACKEND");
     QMetaObject::invokeMethod(worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); },
