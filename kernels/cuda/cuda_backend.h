@@ -1,16 +1,29 @@
-// What the app may know of CUDA: whether a CUDA backend can run here, and why not.
-// Plain C++17 (nvcc compiles what includes it). Without the toolkit, cuda/stub/ answers.
+// What the app may know of CUDA: whether a CUDA backend can run here, and why not, and the
+// backend itself (from the plugin, loaded at run time). Plain C++17 (nvcc compiles what
+// includes it). Without the toolkit, cuda/stub/ answers; with it, cuda/loader/.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace hearth {
 
+class Backend;
+
 struct CudaProbe {
     bool available = false;
     std::string reason;  // why not available
+    std::string device;  // "NVIDIA H200 (sm_90, 139 GiB)" when available
 };
 
 CudaProbe probeCuda();
+
+// The CUDA backend on device 0, or nullptr with *whyNot set (plugin or libraries missing, no
+// device, not compiled with CUDA). The plugin stays loaded for the life of the process.
+std::unique_ptr<Backend> makeCudaBackend(std::string* whyNot);
+
+// Device read bandwidth in GB/s, measured by the plugin's streaming-read kernel over `bytes`
+// (for the benchmark: decode speed as a share of it). 0 with *whyNot set when CUDA is absent.
+double measureCudaReadBandwidth(size_t bytes, std::string* whyNot);
 
 }  // namespace hearth

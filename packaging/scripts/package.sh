@@ -8,7 +8,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$HEARTH_ROOT/packaging/scripts/install-deps.sh" package
 export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
-cmake --preset release >/dev/null
+# Packages carry the CUDA plugin for every GPU generation (sm_75 to sm_90, PTX for newer
+# ones); CI builds one architecture plus PTX to save time (issue 11), as the preset does.
+archs="75;80;86;89;90"
+if [ "${CI:-}" = "true" ]; then archs="75"; fi
+cmake --preset release -DHEARTH_CUDA_ARCHS="$archs" >/dev/null
 cmake --build --preset release --parallel "$(nproc)" --target hearth hearth-cli hearth_icons
 bash "$HEARTH_ROOT/packaging/scripts/fetch-models.sh" default
 generators="DEB"

@@ -1,9 +1,25 @@
 // The CUDA backend when Hearth was built without the CUDA toolkit (the one stub file:
-// STYLE.md 8). The real plugin is the CUDA issue's work.
+// STYLE.md 8). With the toolkit, cuda/loader/cuda_loader.cpp takes its place.
 #include "kernels/cuda/cuda_backend.h"
+
+#include "kernels/backend.h"
 
 namespace hearth {
 
-CudaProbe probeCuda() { return {false, "not compiled with CUDA"}; }
+namespace {
+constexpr const char* kNotCompiled = "not compiled with CUDA";
+}
+
+CudaProbe probeCuda() { return {false, kNotCompiled, ""}; }
+
+std::unique_ptr<Backend> makeCudaBackend(std::string* whyNot) {
+    if (whyNot != nullptr) *whyNot = kNotCompiled;
+    return nullptr;
+}
+
+double measureCudaReadBandwidth(size_t, std::string* whyNot) {
+    if (whyNot != nullptr) *whyNot = kNotCompiled;
+    return 0.0;
+}
 
 }  // namespace hearth

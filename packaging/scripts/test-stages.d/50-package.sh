@@ -13,7 +13,7 @@ fi
 source "$scripts/pkgroot.sh"
 bash "$scripts/package.sh"
 deb=$(ls "$HEARTH_BUILD"/packages/hearth_*_amd64.deb)
-rpm=$(ls "$HEARTH_BUILD"/packages/hearth-*.x86_64.rpm 2>/dev/null || true)
+rpm=$(ls "$HEARTH_BUILD"/packages/hearth-[0-9]*.x86_64.rpm 2>/dev/null || true)  # not hearth-cuda-*
 bash "$scripts/check-packages.sh" "$HEARTH_BUILD" "$deb" "$rpm"
 base=$(pkgroot_base_tar)
 out="$HEARTH_BUILD/packages/test"

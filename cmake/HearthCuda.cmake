@@ -1,0 +1,46 @@
+# The CUDA toolkit: found -> HEARTH_HAVE_CUDA and the CUDA language enabled (kernels/cuda builds
+# the plugin); not found -> the stub ("not compiled with CUDA"), except with CI=true, where a
+# missing toolkit is an error. HEARTH_CUDA_ARCHS: real architectures; the last also gets PTX
+# so that newer GPUs compile it at load. The default builds them all; the release preset (CI)
+# builds 75 + PTX (runs everywhere, JIT-compiled on newer GPUs); the sanitizer presets none.
+option(HEARTH_CUDA "Build the CUDA plugin when the toolkit is found" ON)
+set(HEARTH_CUDA_ARCHS "75;80;86;89;90" CACHE STRING "CUDA architectures (SASS for each, PTX for the last)")
+set(HEARTH_HAVE_CUDA OFF)
+if(HEARTH_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(_archs "")
+    list(LENGTH HEARTH_CUDA_ARCHS _n)
+    math(EXPR _last "${_n} - 1")
+    foreach(_i RANGE ${_last})
+      list(GET HEARTH_CUDA_ARCHS ${_i} _a)
+      if(_i EQUAL _last)
+        list(APPEND _archs "${_a}")        # SASS + PTX
+      else()
+        list(APPEND _archs "${_a}-real")   # SASS only
+      endif()
+    endforeach()
+    set(CMAKE_CUDA_ARCHITECTURES "${_archs}")
+    if(HEARTH_CCACHE)
+      set(CMAKE_CUDA_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+    endif()
+    enable_language(CUDA)
+    # CMake 3.25 knows no C++20 flag for nvcc (TOOLCHAIN.md); the .cu files are C++17 anyway.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(HEARTH_HAVE_CUDA ON)
+    message(STATUS "CUDA plugin: nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  endif()
+endif()
+if(NOT HEARTH_HAVE_CUDA)
+  if("$ENV{CI}" STREQUAL "true" AND HEARTH_CUDA)
+    message(FATAL_ERROR "CI=true but no CUDA toolkit (nvcc) was found: CI builds the CUDA plugin. "
+                        "Install it, or configure with -DHEARTH_CUDA=OFF on purpose.")
+  endif()
+  message(STATUS "CUDA plugin: not built (no CUDA toolkit)")
+endif()

@@ -1,0 +1,214 @@
+// Device-side reads of GGUF blocks: one element dequantized (embeddings, F16 tiles) and one
+// block's dot product with 8-bit activations (dp4a), following kernels/cpu/reference/quants.cpp.
+// Blocks are only 2-byte aligned (18-, 22-, 210-byte blocks): 32-bit reads go through halves.
+// Host-callable too, so that test_cuda_block_math checks them against the reference on a CPU.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/dtype.h"
+
+#define HEARTH_HD __host__ __device__
+#ifdef __CUDA_ARCH__
+#define HEARTH_UNROLL _Pragma("unroll")
+#else
+#define HEARTH_UNROLL
+#endif
+
+namespace hearth::cuda {
+
+// __dp4a: the sum of the four signed byte products, plus c.
+HEARTH_HD __forceinline__ int dp4a(int a, int b, int c) {
+#ifdef __CUDA_ARCH__
+    return __dp4a(a, b, c);
+#else
+    for (int k = 0; k < 4; ++k) c += static_cast<int8_t>(a >> (8 * k)) * static_cast<int8_t>(b >> (8 * k));
+    return c;
+#endif
+}
+
+HEARTH_HD __forceinline__ float bitsToFloat(uint32_t u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+HEARTH_HD __forceinline__ float ldHalf(const uint8_t* p) {
+    return __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(p)));
+}
+HEARTH_HD __forceinline__ int ld32a2(const uint8_t* p) {
+    const auto* h = reinterpret_cast<const uint16_t*>(p);
+    return static_cast<int>(static_cast<uint32_t>(h[0]) | (static_cast<uint32_t>(h[1]) << 16));
+}
+HEARTH_HD __forceinline__ int ld32(const void* p) { return *reinterpret_cast<const int*>(p); }
+HEARTH_HD __forceinline__ int sum4(int a, int acc) { return dp4a(a, 0x01010101, acc); }
+
+// Q4_K/Q5_K: 6-bit scale and min of sub-block j from the 12 packed bytes.
+HEARTH_HD __forceinline__ void scaleMinK(const uint8_t* s, int j, int& sc, int& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+// Element i of a row of type t.
+HEARTH_HD inline float dequantOne(DType t, const uint8_t* row, int64_t i) {
+    const int64_t b32 = i / 32, j = i % 32, b256 = i / 256, e = i % 256;
+    switch (t) {
+    case DType::F32: return reinterpret_cast<const float*>(row)[i];
+    case DType::F16: return __half2float(__ushort_as_half(reinterpret_cast<const uint16_t*>(row)[i]));
+    case DType::BF16: return bitsToFloat(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
+    case DType::Q4_0: case DType::Q4_1: {
+        const int off = t == DType::Q4_0 ? 2 : 4, size = t == DType::Q4_0 ? 18 : 20;
+        const uint8_t* b = row + b32 * size;
+        const int q = j < 16 ? (b[off + j] & 15) : (b[off + j - 16] >> 4);
+        return t == DType::Q4_0 ? static_cast<float>(q - 8) * ldHalf(b) : static_cast<float>(q) * ldHalf(b) + ldHalf(b + 2);
+    }
+    case DType::Q5_0: case DType::Q5_1: {
+        const bool one = t == DType::Q5_1;
+        const uint8_t* b = row + b32 * (one ? 24 : 22);
+        const uint8_t* qh = b + (one ? 4 : 2);
+        const uint8_t* qs = qh + 4;
+        int q = j < 16 ? (qs[j] & 15) : (qs[j - 16] >> 4);
+        q |= ((qh[j / 8] >> (j % 8)) & 1) << 4;
+        return one ? static_cast<float>(q) * ldHalf(b) + ldHalf(b + 2) : static_cast<float>(q - 16) * ldHalf(b);
+    }
+    case DType::Q8_0: {
+        const uint8_t* b = row + b32 * 34;
+        return static_cast<float>(static_cast<int8_t>(b[2 + j])) * ldHalf(b);
+    }
+    case DType::Q4_K: case DType::Q5_K: {
+        const bool five = t == DType::Q5_K;
+        const uint8_t* b = row + b256 * (five ? 176 : 144);
+        const uint8_t* qs = b + (five ? 48 : 16);
+        const int sub = static_cast<int>(e / 32), l = static_cast<int>(e % 32), c = sub / 2;
+        int q = (sub % 2) ? (qs[32 * c + l] >> 4) : (qs[32 * c + l] & 15);
+        if (five) q |= ((b[16 + l] >> sub) & 1) << 4;
+        int sc, m;
+        scaleMinK(b + 4, sub, sc, m);
+        return (ldHalf(b) * static_cast<float>(sc)) * static_cast<float>(q) - ldHalf(b + 2) * static_cast<float>(m);
+    }
+    case DType::Q6_K: {
+        const uint8_t* b = row + b256 * 210;
+        const int half = static_cast<int>(e / 128), r = static_cast<int>(e % 128), quarter = r / 32, l = r % 32;
+        const uint8_t* ql = b + 64 * half;
+        const uint8_t qh = b[128 + 32 * half + l];
+        const int lo = quarter % 2 ? ql[l + 32] : ql[l];
+        const int q = ((quarter < 2 ? lo & 15 : lo >> 4) | (((qh >> (2 * quarter)) & 3) << 4)) - 32;
+        return (ldHalf(b + 208) * static_cast<float>(static_cast<int8_t>(b[192 + e / 16]))) * static_cast<float>(q);
+    }
+    default: return 0.0f;
+    }
+}
+
+// ---- One block's share of a dot product (the reference's per-block formula) ----
+// aq: the block's 8-bit activations (4-byte aligned); ad: its scale; as: Q8_1's s.
+
+HEARTH_HD inline float dotQ4_0(const uint8_t* b, const int8_t* aq, float ad) {
+    int sumi = 0, suma = 0;
+HEARTH_UNROLL
+    for (int k = 0; k < 4; ++k) {
+        const int v = ld32a2(b + 2 + 4 * k), alo = ld32(aq + 4 * k), ahi = ld32(aq + 16 + 4 * k);
+        sumi = dp4a(v & 0x0F0F0F0F, alo, sumi);
+        sumi = dp4a((v >> 4) & 0x0F0F0F0F, ahi, sumi);
+        suma = sum4(ahi, sum4(alo, suma));
+    }
+    return (ldHalf(b) * ad) * static_cast<float>(sumi - 8 * suma);
+}
+
+HEARTH_HD inline float dotQ4_1(const uint8_t* b, const int8_t* aq, float ad, float as) {
+    int sumi = 0;
+HEARTH_UNROLL
+    for (int k = 0; k < 4; ++k) {
+        const int v = ld32a2(b + 4 + 4 * k);
+        sumi = dp4a(v & 0x0F0F0F0F, ld32(aq + 4 * k), sumi);
+        sumi = dp4a((v >> 4) & 0x0F0F0F0F, ld32(aq + 16 + 4 * k), sumi);
+    }
+    return (ldHalf(b) * ad) * static_cast<float>(sumi) + ldHalf(b + 2) * as;
+}
+
+// Bit j..j+3 of qh spread to bit 4 of each byte.
+HEARTH_HD __forceinline__ int spreadBits(uint32_t h) {
+    return static_cast<int>(((h & 1) << 4) | ((h & 2) << 11) | ((h & 4) << 18) | ((h & 8) << 25));
+}
+
+// Q5_0 (offset 16, scale only) and Q5_1 (offset 0, plus the min times s).
+template <bool kOne>
+HEARTH_HD inline float dotQ5(const uint8_t* b, const int8_t* aq, float ad, float as) {
+    const uint8_t* qhp = b + (kOne ? 4 : 2);
+    const uint32_t qh = static_cast<uint32_t>(ld32a2(qhp));
+    int sumi = 0, suma = 0;
+HEARTH_UNROLL
+    for (int k = 0; k < 4; ++k) {
+        const int v = ld32a2(qhp + 4 + 4 * k), alo = ld32(aq + 4 * k), ahi = ld32(aq + 16 + 4 * k);
+        sumi = dp4a((v & 0x0F0F0F0F) | spreadBits(qh >> (4 * k)), alo, sumi);
+        sumi = dp4a(((v >> 4) & 0x0F0F0F0F) | spreadBits(qh >> (16 + 4 * k)), ahi, sumi);
+        suma = sum4(ahi, sum4(alo, suma));
+    }
+    if (kOne) return (ldHalf(b) * ad) * static_cast<float>(sumi) + ldHalf(b + 2) * as;
+    return (ldHalf(b) * ad) * static_cast<float>(sumi - 16 * suma);
+}
+
+HEARTH_HD inline float dotQ8_0(const uint8_t* b, const int8_t* aq, float ad) {
+    int sumi = 0;
+HEARTH_UNROLL
+    for (int k = 0; k < 8; ++k) sumi = dp4a(ld32a2(b + 2 + 4 * k), ld32(aq + 4 * k), sumi);
+    return (ldHalf(b) * ad) * static_cast<float>(sumi);
+}
+
+// Q4_K (144-byte blocks, qs at 16) and Q5_K (176, qh at 16, qs at 48) × Q8_K.
+template <bool kFive>
+HEARTH_HD inline float dotScaleMinK(const uint8_t* b, const int8_t* aq, float ad, const int16_t* bsums) {
+    const uint8_t* qs = b + (kFive ? 48 : 16);
+    int isum = 0, msum = 0;
+    for (int sub = 0; sub < 8; ++sub) {
+        const uint8_t* chunk = qs + 32 * (sub / 2);
+        const int shift = 4 * (sub % 2);
+        int s = 0;
+HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) {
+            int v = (ld32a2(chunk + 4 * k) >> shift) & 0x0F0F0F0F;
+            if (kFive) v |= ((ld32a2(b + 16 + 4 * k) >> sub) & 0x01010101) << 4;
+            s = dp4a(v, ld32(aq + 32 * sub + 4 * k), s);
+        }
+        int sc, m;
+        scaleMinK(b + 4, sub, sc, m);
+        isum += sc * s;
+        msum += m * (bsums[2 * sub] + bsums[2 * sub + 1]);
+    }
+    return (ldHalf(b) * ad) * static_cast<float>(isum) - (ldHalf(b + 2) * ad) * static_cast<float>(msum);
+}
+
+HEARTH_HD inline float dotQ6_K(const uint8_t* b, const int8_t* aq, float ad) {
+    int isum = 0;
+    for (int g = 0; g < 16; ++g) {  // 16-element groups, one scale each
+        const int e0 = 16 * g, half = e0 / 128, quarter = (e0 % 128) / 32, l0 = e0 % 32;
+        const uint8_t* ql = b + 64 * half + (quarter % 2 ? 32 : 0);
+        const uint8_t* qh = b + 128 + 32 * half;
+        int s = 0, sa = 0;
+HEARTH_UNROLL
+        for (int k = 0; k < 4; ++k) {
+            const int l = l0 + 4 * k;
+            const int lo = (ld32a2(ql + l) >> (quarter < 2 ? 0 : 4)) & 0x0F0F0F0F;
+            const int hi = ((ld32a2(qh + l) >> (2 * quarter)) & 0x03030303) << 4;
+            const int a = ld32(aq + e0 + 4 * k);
+            s = dp4a(lo | hi, a, s);
+            sa = sum4(a, sa);
+        }
+        isum += static_cast<int>(static_cast<int8_t>(b[192 + g])) * (s - 32 * sa);
+    }
+    return (ldHalf(b + 208) * ad) * static_cast<float>(isum);
+}
+
+}  // namespace hearth::cuda

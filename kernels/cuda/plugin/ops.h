@@ -1,0 +1,79 @@
+// The CUDA kernels' launchers: device pointers in, device pointers out, all on one stream.
+// Plain C++17 so that both nvcc (the .cu files) and g++ (cuda_backend.cpp) compile it.
+// Semantics follow kernels/cpu/reference (the oracle); results are close, not bitwise.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace hearth::cuda {
+
+// ---- Element-wise (ops_elementwise.cu) ----
+void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s);
+// pairwise: Llama's (x[2i], x[2i+1]); else NeoX's (x[i], x[i + nRot/2]).
+void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
+          float freqBase, bool pairwise, cudaStream_t s);
+void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
+void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
+void add(float* x, const float* y, int64_t n, cudaStream_t s);
+// out[i] = row ids[i] of table (rows of nCols elements of type t, rowBytes apart), as floats.
+void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
+                   cudaStream_t s);
+// Rows [0, nRows) of a weight matrix dequantized to halves: out [nRows, nCols].
+void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s);
+void floatToHalf(const float* x, int64_t n, __half* out, cudaStream_t s);
+
+// ---- Quantized matrix-vector products (ops_matvec.cu) ----
+// Activations quantized as the reference's vecDotType(w), laid out for the GPU: per token,
+// q [nCols] int8, d [nCols/block] (the stored scale, as float), s [nCols/32] (Q8_1's s) or
+// bsums [nCols/16] (Q8_K's), f [nCols] (F32/F16/BF16 weights: x rounded to the weight type).
+struct ActBuffers {
+    int8_t* q = nullptr;
+    float* d = nullptr;
+    float* s = nullptr;
+    int16_t* bsums = nullptr;
+    float* f = nullptr;
+};
+// Bytes each of the five arrays needs for nTokens rows of nCols.
+struct ActSizes {
+    size_t q, d, s, bsums, f;
+};
+ActSizes actSizes(int64_t nTokens, int64_t nCols);
+void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t nCols, const ActBuffers& a,
+                         cudaStream_t s);
+// y[t][r] = dot(row r, x[t]) with dp4a integer sums per block; one warp per row.
+void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
+            float* y, cudaStream_t s);
+
+// ---- Paged KV cache (ops_attention.cu) ----
+struct KvTables {
+    uint8_t* const* kBlocks = nullptr;  // device array of device block pointers
+    uint8_t* const* vBlocks = nullptr;
+    int blockSize = 16;
+    int rowStride = 0;    // elements of one token's row (nKvHeads * headDim)
+    size_t rowBytes = 0;  // bytes of one token's row
+    bool q8 = false;      // Q8_0 rows, else F16
+};
+void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
+             cudaStream_t s);
+struct AttentionParams {
+    int nHeads = 0, nKvHeads = 0, headDim = 0;
+    float scale = 1.0f;
+    int slidingWindow = 0;
+    int nSplits = 1;  // ceil((max position + 1) / kAttentionSplit)
+};
+constexpr int kAttentionSplit = 256;  // positions per split: fixed, so results do not depend on the batch
+// partial: nTokens * nHeads * nSplits * (headDim + 2) floats of scratch.
+void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions,
+               int64_t nTokens, float* partial, float* out, cudaStream_t s);
+
+// ---- Measurement (ops_bandwidth.cu) ----
+// Sums `bytes` (a multiple of 16) of device memory once; returns the milliseconds it took.
+float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s);
+
+}  // namespace hearth::cuda

@@ -1,0 +1,135 @@
+// Element-wise CUDA kernels: RMSNorm, RoPE, SwiGLU/GeGLU, add, embedding rows and the
+// dequantization of weight rows to halves (for cuBLAS). The reference is backend_ref.cpp.
+#include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/ops.h"
+
+namespace hearth::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned gridFor(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+__device__ float warpSum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// One block per row; the sum of squares in float (the reference sums in double).
+__global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float eps, float* y) {
+    const float* xr = x + blockIdx.x * n;
+    float* yr = y + blockIdx.x * n;
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i] * xr[i];
+    __shared__ float partial[kThreads / 32];
+    sum = warpSum(sum);
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float v = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
+        v = warpSum(v);
+        if (threadIdx.x == 0) partial[0] = v;
+    }
+    __syncthreads();
+    const float scale = 1.0f / sqrtf(partial[0] / static_cast<float>(n) + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * scale * w[i];
+}
+
+// One thread per (token, head, pair); theta built by repeated multiplication as the reference.
+__global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
+                           float thetaScale, bool pairwise) {
+    const int half = nRot / 2;
+    const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (idx >= nTokens * nHeads * half) return;
+    const int i = static_cast<int>(idx % half);
+    const int64_t th = idx / half;  // token * nHeads + head
+    float theta = static_cast<float>(positions[th / nHeads]);
+    for (int k = 0; k < i; ++k) theta *= thetaScale;
+    float s, c;
+    sincosf(theta, &s, &c);
+    float* head = x + th * headDim;
+    const int a = pairwise ? 2 * i : i, b = pairwise ? 2 * i + 1 : i + half;
+    const float x0 = head[a], x1 = head[b];
+    head[a] = x0 * c - x1 * s;
+    head[b] = x0 * s + x1 * c;
+}
+
+__global__ void swigluKernel(const float* gate, const float* up, int64_t n, float* out) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < n) out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+__global__ void gegluKernel(const float* gate, const float* up, int64_t n, float* out) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    const float g = gate[i];
+    const float gelu = 0.5f * g * (1.0f + tanhf(0.79788456080286535588f * g * (1.0f + 0.044715f * g * g)));
+    out[i] = gelu * up[i];
+}
+
+__global__ void addKernel(float* x, const float* y, int64_t n) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < n) x[i] += y[i];
+}
+
+__global__ void embeddingKernel(DType t, const uint8_t* table, size_t rowSize, int64_t nCols, const int32_t* ids,
+                                int64_t n, float* out) {
+    const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (idx >= n * nCols) return;
+    const int64_t r = idx / nCols, c = idx % nCols;
+    out[idx] = dequantOne(t, table + rowSize * static_cast<size_t>(ids[r]), c);
+}
+
+__global__ void toHalfKernel(DType t, const uint8_t* rows, size_t rowSize, int64_t nRows, int64_t nCols, __half* out) {
+    const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (idx >= nRows * nCols) return;
+    const int64_t r = idx / nCols, c = idx % nCols;
+    out[idx] = __float2half_rn(dequantOne(t, rows + rowSize * static_cast<size_t>(r), c));
+}
+
+__global__ void floatToHalfKernel(const float* x, int64_t n, __half* out) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < n) out[i] = __float2half_rn(x[i]);
+}
+
+}  // namespace
+
+void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s) {
+    if (nRows > 0) rmsNormKernel<<<static_cast<unsigned>(nRows), kThreads, 0, s>>>(x, w, n, eps, y);
+}
+
+void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
+          bool pairwise, cudaStream_t s) {
+    const int64_t n = nTokens * nHeads * (nRot / 2);
+    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
+    if (n > 0) ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale, pairwise);
+}
+
+void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {
+    if (n > 0) swigluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+}
+
+void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {
+    if (n > 0) gegluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+}
+
+void add(float* x, const float* y, int64_t n, cudaStream_t s) {
+    if (n > 0) addKernel<<<gridFor(n), kThreads, 0, s>>>(x, y, n);
+}
+
+void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
+                   cudaStream_t s) {
+    const int64_t total = n * nCols;
+    if (total > 0) embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, table, rowBytes(t, nCols), nCols, ids, n, out);
+}
+
+void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s) {
+    const int64_t total = nRows * nCols;
+    if (total > 0) toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, rows, rowBytes(t, nCols), nRows, nCols, out);
+}
+
+void floatToHalf(const float* x, int64_t n, __half* out, cudaStream_t s) {
+    if (n > 0) floatToHalfKernel<<<gridFor(n), kThreads, 0, s>>>(x, n, out);
+}
+
+}  // namespace hearth::cuda

@@ -1,0 +1,193 @@
+// Quantized matrix-vector products for decode: activations quantized on the device as the
+// reference quantizes them (Q8_0, Q8_1, Q8_K, or rounded to F16/BF16), then one warp per
+// weight row sums per-block integer dot products (dp4a) read straight from the GGUF blocks.
+#include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/ops.h"
+
+namespace hearth::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ float warpSum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ int warpSumInt(int v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ float warpMax(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// NaN becomes 0 and the rest saturates, as the reference's toInt8Saturated.
+__device__ int8_t toInt8(float rounded) {
+    if (isnan(rounded)) return 0;
+    return static_cast<int8_t>(fminf(fmaxf(rounded, -128.0f), 127.0f));
+}
+
+// One warp per 32-element block (all tokens' blocks in a row): Q8_0, and Q8_1's s.
+__global__ void quantize32Kernel(const float* x, int64_t nBlocks, int8_t* q, float* d, float* s) {
+    const int64_t b = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.x / 32;
+    if (b >= nBlocks) return;
+    const int lane = threadIdx.x % 32;
+    const float v = x[b * 32 + lane];
+    const float amax = warpMax(fabsf(v));  // as the reference (ggml's x86 quantizer)
+    const float dq = amax / 127.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    const int8_t qi = toInt8(rintf(v * id));
+    q[b * 32 + lane] = qi;
+    const int sum = warpSumInt(qi);
+    if (lane == 0) {
+        d[b] = __half2float(__float2half_rn(dq));
+        s[b] = __half2float(__float2half_rn(static_cast<float>(sum) * dq));
+    }
+}
+
+// One block of 256 threads per Q8_K super-block: the signed element of largest magnitude
+// (the first one on ties) sets iscale = -127/max.
+__global__ void quantizeKKernel(const float* x, int8_t* q, float* d, int16_t* bsums) {
+    const int64_t b = blockIdx.x;
+    const int i = threadIdx.x;
+    const float v = x[b * 256 + i];
+    __shared__ float amax[256];
+    __shared__ int arg[256];
+    amax[i] = fabsf(v);
+    arg[i] = i;
+    __syncthreads();
+    for (int stride = 128; stride > 0; stride >>= 1) {
+        if (i < stride) {
+            const float o = amax[i + stride];
+            if (o > amax[i] || (o == amax[i] && arg[i + stride] < arg[i])) {
+                amax[i] = o;
+                arg[i] = arg[i + stride];
+            }
+        }
+        __syncthreads();
+    }
+    const float maxAbs = amax[0];
+    const float max = x[b * 256 + arg[0]];
+    const float iscale = maxAbs != 0.0f ? -127.0f / max : 0.0f;
+    const int8_t qi = maxAbs != 0.0f ? toInt8(fminf(127.0f, rintf(iscale * v))) : 0;
+    q[b * 256 + i] = qi;
+    const int lane = i % 32;
+    // Sums of each 16: lanes 0 and 16 of each warp gather their half-warp.
+    int s16 = qi;
+    for (int o = 8; o > 0; o >>= 1) s16 += __shfl_down_sync(0xffffffffu, s16, o, 16);
+    if (lane % 16 == 0) bsums[b * 16 + i / 16] = static_cast<int16_t>(s16);
+    if (i == 0) d[b] = maxAbs != 0.0f ? 1.0f / iscale : 0.0f;
+}
+
+// F32/F16/BF16 weights: the reference rounds the activations to the weight's type.
+__global__ void roundKernel(DType t, const float* x, int64_t n, float* f) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    if (t == DType::F16) f[i] = __half2float(__float2half_rn(x[i]));
+    else if (t == DType::BF16) f[i] = __bfloat162float(__float2bfloat16_rn(x[i]));
+    else f[i] = x[i];
+}
+
+__device__ float floatWeight(DType t, const uint8_t* row, int64_t i) {
+    if (t == DType::F16) return __half2float(reinterpret_cast<const __half*>(row)[i]);
+    if (t == DType::BF16) return __uint_as_float(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
+    return reinterpret_cast<const float*>(row)[i];
+}
+
+// Block b of row (of type t) against token's activations.
+template <DType kT>
+__device__ float blockDot(const uint8_t* row, int64_t b, const int8_t* q, const float* d, const float* s,
+                          const int16_t* bsums) {
+    switch (kT) {
+    case DType::Q4_0: return dotQ4_0(row + b * 18, q + b * 32, d[b]);
+    case DType::Q4_1: return dotQ4_1(row + b * 20, q + b * 32, d[b], s[b]);
+    case DType::Q5_0: return dotQ5<false>(row + b * 22, q + b * 32, d[b], 0.0f);
+    case DType::Q5_1: return dotQ5<true>(row + b * 24, q + b * 32, d[b], s[b]);
+    case DType::Q8_0: return dotQ8_0(row + b * 34, q + b * 32, d[b]);
+    case DType::Q4_K: return dotScaleMinK<false>(row + b * 144, q + b * 256, d[b], bsums + b * 16);
+    case DType::Q5_K: return dotScaleMinK<true>(row + b * 176, q + b * 256, d[b], bsums + b * 16);
+    case DType::Q6_K: return dotQ6_K(row + b * 210, q + b * 256, d[b]);
+    default: return 0.0f;
+    }
+}
+
+// One warp per (row, token); lanes take blocks lane, lane + 32, ...
+template <DType kT>
+__global__ void matvecKernel(const uint8_t* w, int64_t nRows, int64_t nCols, size_t rowSize, ActBuffers a, float* y) {
+    const int64_t r = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.x / 32;
+    const int64_t t = blockIdx.y;
+    if (r >= nRows) return;
+    const int lane = threadIdx.x % 32;
+    const uint8_t* row = w + static_cast<size_t>(r) * rowSize;
+    float acc = 0.0f;
+    if (kT == DType::F32 || kT == DType::F16 || kT == DType::BF16) {
+        const float* f = a.f + t * nCols;
+        for (int64_t i = lane; i < nCols; i += 32) acc += floatWeight(kT, row, i) * f[i];
+    } else {
+        const int64_t blockElems = (kT == DType::Q4_K || kT == DType::Q5_K || kT == DType::Q6_K) ? 256 : 32;
+        const int64_t nb = nCols / blockElems;
+        const int8_t* q = a.q + t * nCols;
+        const float* d = a.d + t * nb;
+        const float* s = a.s + t * (nCols / 32);
+        const int16_t* bs = a.bsums + t * (nCols / 16);
+        for (int64_t b = lane; b < nb; b += 32) acc += blockDot<kT>(row, b, q, d, s, bs);
+    }
+    acc = warpSum(acc);
+    if (lane == 0) y[t * nRows + r] = acc;
+}
+
+template <DType kT>
+void launchMatvec(const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens, float* y,
+                  cudaStream_t s) {
+    const dim3 grid(static_cast<unsigned>((nRows + kWarpsPerBlock - 1) / kWarpsPerBlock), static_cast<unsigned>(nTokens));
+    matvecKernel<kT><<<grid, 32 * kWarpsPerBlock, 0, s>>>(w, nRows, nCols, rowBytes(kT, nCols), a, y);
+}
+
+}  // namespace
+
+ActSizes actSizes(int64_t nTokens, int64_t nCols) {
+    const auto n = static_cast<size_t>(nTokens * nCols);
+    return {n, n / 32 * sizeof(float), n / 32 * sizeof(float), n / 16 * sizeof(int16_t), n * sizeof(float)};
+}
+
+void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t nCols, const ActBuffers& a,
+                         cudaStream_t s) {
+    const int64_t n = nTokens * nCols;
+    if (n <= 0) return;
+    switch (weight) {
+    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: {
+        const int64_t nBlocks = n / 32;
+        const auto grid = static_cast<unsigned>((nBlocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        quantize32Kernel<<<grid, 32 * kWarpsPerBlock, 0, s>>>(x, nBlocks, a.q, a.d, a.s);
+        return;
+    }
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+        quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums);
+        return;
+    default:
+        roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f);
+        return;
+    }
+}
+
+void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
+            float* y, cudaStream_t s) {
+    if (nRows <= 0 || nTokens <= 0) return;
+    switch (weight) {
+    case DType::F32: return launchMatvec<DType::F32>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::F16: return launchMatvec<DType::F16>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::BF16: return launchMatvec<DType::BF16>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q4_0: return launchMatvec<DType::Q4_0>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q4_1: return launchMatvec<DType::Q4_1>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q5_0: return launchMatvec<DType::Q5_0>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q5_1: return launchMatvec<DType::Q5_1>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q8_0: return launchMatvec<DType::Q8_0>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q4_K: return launchMatvec<DType::Q4_K>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q5_K: return launchMatvec<DType::Q5_K>(w, nRows, nCols, a, nTokens, y, s);
+    case DType::Q6_K: return launchMatvec<DType::Q6_K>(w, nRows, nCols, a, nTokens, y, s);
+    default: return;
+    }
+}
+
+}  // namespace hearth::cuda

@@ -1,0 +1,195 @@
+// hearth-gpu-bench: prefill and decode speed of the CUDA backend on synthetic models (speed
+// does not depend on weight values), with decode as a share of the device read bandwidth
+// measured in the same run: weight bytes per token / time per token / bandwidth.
+//   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only] SHAPE...
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/kv/kv_cache.h"
+#include "engine/model/gguf.h"
+#include "engine/model/model.h"
+#include "engine/model/synth.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
+
+using namespace hearth;
+
+namespace {
+
+struct Options {
+    std::string dir = "/tmp/hearth-gpu-bench";
+    DType type = DType::Q4_0;
+    int prefill = 512, decode = 32;
+    bool writeOnly = false;
+    std::vector<std::string> shapes;
+};
+
+// Forwards to the CUDA backend and counts the calls: each one is a synchronous round trip
+// (activations up, kernels, results down) in this interface, the cost a device-resident,
+// graph-captured decode step would remove.
+class CountingBackend final : public Backend {
+public:
+    explicit CountingBackend(Backend& inner) : inner_(inner) {}
+    int64_t calls = 0;
+    std::string name() const override { return inner_.name(); }
+    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override { ++calls; inner_.matmul(w, x, n, y); }
+    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
+        ++calls;
+        inner_.embeddingRows(t, ids, n, out);
+    }
+    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
+        ++calls;
+        inner_.rmsNorm(x, w, r, n, eps, y);
+    }
+    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
+        ++calls;
+        inner_.rope(x, n, h, d, r, p, b, s);
+    }
+    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
+        ++calls;
+        inner_.kvWrite(l, k, v, p, n);
+    }
+    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
+                   float* out) override {
+        ++calls;
+        inner_.attention(l, s, q, p, n, out);
+    }
+    void swiglu(const float* g, const float* u, int64_t n, float* out) override { ++calls; inner_.swiglu(g, u, n, out); }
+    void geglu(const float* g, const float* u, int64_t n, float* out) override { ++calls; inner_.geglu(g, u, n, out); }
+    void add(float* x, const float* y, int64_t n) override { ++calls; inner_.add(x, y, n); }
+
+private:
+    Backend& inner_;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The model file for a shape, written unless it is already there.
+std::string modelPath(const Options& o, const SynthShape& shape) {
+    const std::string path = o.dir + "/" + shape.name + "-" + dtypeInfo(o.type).name + ".gguf";
+    if (!std::filesystem::exists(path)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (auto r = writeSynthModel(shape, {o.type, 1}, path + ".part"); !r) {
+            std::fprintf(stderr, "%s: %s\n", shape.name.c_str(), r.error().message.c_str());
+            return "";
+        }
+        std::filesystem::rename(path + ".part", path);
+        std::printf("wrote %s (%.0f MB) in %.1f s\n", path.c_str(), synthTensorBytes(shape, o.type) / 1e6, secondsSince(t0));
+    }
+    return path;
+}
+
+// Bytes of weights one decoded token reads: every matrix but the embedding table, which is
+// read whole only when it doubles as the output projection.
+double weightBytesPerToken(const GgufFile& file) {
+    double bytes = 0;
+    bool tied = file.findTensor("output.weight") == nullptr;
+    for (const GgufTensorInfo& t : file.tensors())
+        if (t.name != "token_embd.weight" || tied) bytes += static_cast<double>(t.nBytes);
+    return bytes;
+}
+
+bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) {
+    const std::string path = modelPath(o, shape);
+    if (path.empty()) return false;
+    auto file = GgufFile::open(path);
+    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), false;
+    auto model = Model::load(**file);
+    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), false;
+    std::string why;
+    auto backend = makeCudaBackend(&why);
+    if (!backend) return std::fprintf(stderr, "no CUDA backend: %s\n", why.c_str()), false;
+    Model& m = **model;
+    std::vector<int32_t> prompt(static_cast<size_t>(o.prefill));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(3 + (i * 131) % 250);
+    std::vector<float> logits(static_cast<size_t>(m.config().nVocab));
+    {  // warm-up: uploads every weight once (the timed runs then read device copies)
+        KvCache warm(m.kvLayout(), o.prefill + o.decode + 16);
+        KvSequence seq;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!m.forward(*backend, warm, seq, std::span(prompt.data(), 16), logits)) return false;
+        std::printf("%s: weights uploaded and first forward in %.2f s\n", shape.name.c_str(), secondsSince(t0));
+    }
+    KvCache cache(m.kvLayout(), o.prefill + o.decode + 16);
+    KvSequence seq;
+    auto t0 = std::chrono::steady_clock::now();
+    if (!m.forward(*backend, cache, seq, prompt, logits)) return false;
+    const double prefillS = secondsSince(t0);
+    CountingBackend counting(*backend);
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.decode; ++i) {
+        const int32_t token = 3 + i;
+        if (!m.forward(counting, cache, seq, std::span(&token, 1), logits)) return false;
+    }
+    const double perToken = secondsSince(t0) / o.decode;
+    std::printf("%s: %.0f backend calls per decoded token, each a synchronous host<->device round trip "
+                "(no CUDA graph: the Backend interface passes host pointers)\n",
+                shape.name.c_str(), static_cast<double>(counting.calls) / o.decode);
+    const double bytes = weightBytesPerToken(**file);
+    const double gbs = bytes / perToken / 1e9;
+    std::printf("RESULT %-15s %s: prefill %d tok %.1f tok/s | decode %.1f tok/s (%.2f ms/tok), %.0f MB weights/tok = "
+                "%.0f GB/s = %.1f%% of read bandwidth %.0f GB/s\n",
+                shape.name.c_str(), dtypeInfo(o.type).name, o.prefill, o.prefill / prefillS, 1.0 / perToken,
+                perToken * 1e3, bytes / 1e6, gbs, 100.0 * gbs / bandwidthGBs, bandwidthGBs);
+    std::fflush(stdout);
+    return true;
+}
+
+bool parse(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool hasValue = i + 1 < argc;
+        if (a == "--dir" && hasValue) o.dir = argv[++i];
+        else if (a == "--prefill" && hasValue) o.prefill = std::atoi(argv[++i]);
+        else if (a == "--decode" && hasValue) o.decode = std::atoi(argv[++i]);
+        else if (a == "--write-only") o.writeOnly = true;
+        else if (a == "--type" && hasValue) {
+            const std::string t = argv[++i];
+            bool found = false;
+            for (uint32_t id = 0; id < 64 && !found; ++id)
+                if (dtypeInfo(id).name != nullptr && t == dtypeInfo(id).name && isWeightType(static_cast<DType>(id))) {
+                    o.type = static_cast<DType>(id);
+                    found = true;
+                }
+            if (!found) return std::fprintf(stderr, "unknown weight type %s\n", t.c_str()), false;
+        } else if (!a.empty() && a[0] != '-') o.shapes.push_back(a);
+        else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), false;
+    }
+    if (o.prefill < 16 || o.decode < 1 || o.shapes.empty())
+        return std::fprintf(stderr, "usage: hearth-gpu-bench --dir DIR [--type T] [--prefill N>=16] [--decode N] [--write-only] SHAPE...\n"), false;
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    if (!parse(argc, argv, o)) return 2;
+    std::filesystem::create_directories(o.dir);
+    double bandwidth = 0;
+    if (!o.writeOnly) {
+        std::string why;
+        bandwidth = measureCudaReadBandwidth(size_t{4} << 30, &why);
+        if (bandwidth <= 0) return std::fprintf(stderr, "no CUDA device: %s\n", why.c_str()), 1;
+        std::printf("device read bandwidth (4 GiB streaming read): %.0f GB/s\n", bandwidth);
+    }
+    int failures = 0;
+    for (const std::string& name : o.shapes) {
+        auto shape = findSynthShape(name);
+        if (!shape) {
+            std::fprintf(stderr, "%s\n", shape.error().message.c_str());
+            ++failures;
+            continue;
+        }
+        const bool ok = o.writeOnly ? !modelPath(o, *shape).empty() : benchShape(o, *shape, bandwidth);
+        if (!ok) ++failures;
+    }
+    return failures == 0 ? 0 : 1;
+}

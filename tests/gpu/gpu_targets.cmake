@@ -1,0 +1,29 @@
+# The gpu tests and the GPU benchmark: plain executables (no Qt Test: the device machine has
+# no Qt) that exit 77 (CTest's skip) without a CUDA device. Included by tests/gpu.cmake (the
+# normal build, engine = hearth_engine) and by the HEARTH_DEVICE_CHECK build (engine =
+# hearth_engine_core: the engine without the tokenizer, so without SentencePiece).
+# Executables go to <build>/bin so that the loader finds the plugin in <build>/lib/hearth.
+function(hearth_add_gpu_executable name engine)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE ${engine} hearth_kernels hearth_common)
+  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}")
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endfunction()
+
+function(hearth_add_gpu_tests engine)
+  set(dir "${PROJECT_SOURCE_DIR}/tests/gpu")
+  hearth_add_gpu_executable(test_cuda_ops ${engine} "${dir}/test_cuda_ops.cpp" "${dir}/test_cuda_attention.cpp")
+  hearth_add_gpu_executable(test_cuda_forward ${engine} "${dir}/test_cuda_forward.cpp")
+  hearth_add_gpu_executable(hearth-gpu-bench ${engine} "${dir}/gpu_bench.cpp")
+  foreach(t test_cuda_ops test_cuda_forward)
+    add_test(NAME ${t} COMMAND ${t})
+    set_tests_properties(${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+  # The kernels' block arithmetic on the CPU (nvcc-compiled host code; no device needed).
+  if(HEARTH_HAVE_CUDA)
+    hearth_add_gpu_executable(test_cuda_block_math ${engine} "${dir}/test_cuda_block_math.cu" "${dir}/block_math_weights.cpp")
+    set_target_properties(test_cuda_block_math PROPERTIES CUDA_RUNTIME_LIBRARY Static)
+    add_test(NAME test_cuda_block_math COMMAND test_cuda_block_math)
+    set_tests_properties(test_cuda_block_math PROPERTIES LABELS "unit;gpu" TIMEOUT 60)
+  endif()
+endfunction()

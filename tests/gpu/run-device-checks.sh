@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The CUDA backend's device check, for a lent GPU machine (nvcc, CMake, ninja; no Qt): builds
+# kernels/, the tokenizer-free engine and the gpu tests for sm_90 (-DHEARTH_DEVICE_CHECK=ON),
+# writes Q4_0 synthetic models of four shapes while the parity tests run, then benchmarks
+# prefill and decode with decode as a share of the measured read bandwidth. Aims at < 5 min.
+# Usage: tests/gpu/run-device-checks.sh [BUILD_DIR]   (logs also go to $OUT when it is set)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-device}
+models=${HEARTH_DEVICE_MODELS:-/tmp/hearth-device-models}
+logs=${OUT:-$build/device-logs}
+shapes=(smollm2-135m gemma3-270m tinyllama-1.1b llama-8b)
+mkdir -p "$logs" "$models"
+start=$SECONDS
+step() { echo "== [$((SECONDS - start)) s] $*"; }
+
+step "configure + build (sm_90)"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_DEVICE_CHECK=ON > "$logs/configure.log" 2>&1 \
+  || { tail -30 "$logs/configure.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" > "$logs/build.log" 2>&1 || { grep -E "error|FAILED" "$logs/build.log" | head -30; exit 1; }
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+
+step "writing synthetic models in the background"
+pids=()
+for s in "${shapes[@]}"; do
+  "$build/bin/hearth-gpu-bench" --dir "$models" --write-only "$s" > "$logs/write-$s.log" 2>&1 &
+  pids+=($!)
+done
+
+step "parity tests (label gpu; a skip counts as a failure here)"
+HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu --output-on-failure > "$logs/ctest.log" 2>&1
+tests_rc=$?
+grep -E "FAIL|checks passed|tests passed|Passed|Failed|SKIP" "$logs/ctest.log" | head -60
+
+step "waiting for the models"
+write_rc=0
+for p in "${pids[@]}"; do wait "$p" || write_rc=1; done
+cat "$logs"/write-*.log
+
+step "benchmark"
+bench_rc=1
+if [[ $write_rc -eq 0 ]]; then
+  timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 32 "${shapes[@]}" 2>&1 | tee "$logs/bench.log"
+  bench_rc=${PIPESTATUS[0]}
+fi
+step "done: tests rc=$tests_rc, model writing rc=$write_rc, bench rc=$bench_rc"
+[[ $tests_rc -eq 0 && $write_rc -eq 0 && $bench_rc -eq 0 ]]

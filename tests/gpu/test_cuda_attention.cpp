@@ -1,0 +1,111 @@
+// Paged KV writes and attention on CUDA vs the CPU reference (part of test_cuda_ops): F16 and
+// Q8_0 caches, grouped-query heads, sliding windows, contexts spanning several decode splits.
+#include <cstring>
+#include <random>
+
+#include "tests/gpu/gpu_check.h"
+
+using namespace hearth;
+using namespace hearth::gpu_test;
+
+namespace {
+
+// Host KV blocks of one layer, as KvCache lays them out.
+struct HostKv {
+    std::vector<std::vector<uint8_t>> k, v;
+    std::vector<f16_t*> kPtrs, vPtrs;
+    PagedKvLayer layer;
+
+    HostKv(int nTokens, int rowStride, DType type) {
+        layer.blockSize = 16;
+        layer.rowStride = rowStride;
+        layer.type = type;
+        const size_t blockBytes = kvRowBytes(layer) * static_cast<size_t>(layer.blockSize);
+        const int nBlocks = (nTokens + layer.blockSize - 1) / layer.blockSize;
+        for (int b = 0; b < nBlocks; ++b) {
+            k.emplace_back(blockBytes, 0xAB);  // garbage where nothing was written
+            v.emplace_back(blockBytes, 0xCD);
+            kPtrs.push_back(reinterpret_cast<f16_t*>(k.back().data()));
+            vPtrs.push_back(reinterpret_cast<f16_t*>(v.back().data()));
+        }
+        layer.kBlocks = kPtrs.data();
+        layer.vBlocks = vPtrs.data();
+    }
+    bool sameBytes(const HostKv& o) const { return k == o.k && v == o.v; }
+};
+
+std::vector<float> randomFloats(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> out(n);
+    for (float& x : out) x = dist(rng);
+    return out;
+}
+
+struct Case {
+    const char* name;
+    DType type;
+    int nHeads, nKvHeads, headDim, nCtx, window;
+    double tol;  // relative; the reference keeps its F16-cache running sum in F16
+};
+
+void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
+    const int rowStride = cs.nKvHeads * cs.headDim, qRow = cs.nHeads * cs.headDim;
+    const std::vector<float> k = randomFloats(static_cast<size_t>(cs.nCtx) * rowStride, 1);
+    const std::vector<float> v = randomFloats(static_cast<size_t>(cs.nCtx) * rowStride, 2);
+    const std::vector<float> q = randomFloats(static_cast<size_t>(cs.nCtx) * qRow, 3);
+    std::vector<int32_t> positions(static_cast<size_t>(cs.nCtx));
+    for (int p = 0; p < cs.nCtx; ++p) positions[static_cast<size_t>(p)] = p;
+    HostKv cpuKv(cs.nCtx, rowStride, cs.type), gpuKv(cs.nCtx, rowStride, cs.type);
+    cpu.kvWrite(cpuKv.layer, k.data(), v.data(), positions.data(), cs.nCtx);
+    const int prefill = cs.nCtx - 5;  // a prefill, then token-by-token writes
+    gpu.kvWrite(gpuKv.layer, k.data(), v.data(), positions.data(), prefill);
+    for (int p = prefill; p < cs.nCtx; ++p)
+        gpu.kvWrite(gpuKv.layer, k.data() + static_cast<size_t>(p) * rowStride, v.data() + static_cast<size_t>(p) * rowStride,
+                    &positions[static_cast<size_t>(p)], 1);
+    const std::string name = cs.name;
+    c.expect(cpuKv.sameBytes(gpuKv), name + ": the host KV blocks hold the reference's bytes after CUDA writes");
+
+    AttentionShape shape{cs.nHeads, cs.nKvHeads, cs.headDim, 1.0f / std::sqrt(static_cast<float>(cs.headDim)), cs.window};
+    std::vector<float> want(q.size()), got(q.size());
+    cpu.attention(cpuKv.layer, shape, q.data(), positions.data(), cs.nCtx, want.data());
+    gpu.attention(gpuKv.layer, shape, q.data(), positions.data(), cs.nCtx, got.data());
+    c.expect(relativeError(got, want) < cs.tol, describeError(name + ": prefill attention", relativeError(got, want), cs.tol));
+
+    // Decode of the last token: the same bits as in the batch, and the same again when the
+    // blocks were written by the host (a restore) rather than by CUDA.
+    const size_t last = static_cast<size_t>(cs.nCtx - 1) * qRow;
+    std::vector<float> alone(static_cast<size_t>(qRow)), restored(alone.size());
+    gpu.attention(gpuKv.layer, shape, q.data() + last, &positions.back(), 1, alone.data());
+    c.expect(std::memcmp(alone.data(), got.data() + last, alone.size() * sizeof(float)) == 0,
+             name + ": decode gives the last token the bits it got in the prefill batch");
+    gpu.attention(cpuKv.layer, shape, q.data() + last, &positions.back(), 1, restored.data());
+    c.expect(std::memcmp(alone.data(), restored.data(), alone.size() * sizeof(float)) == 0,
+             name + ": blocks written on the host are uploaded before they are read");
+
+    // The host overwrites blocks the device already mirrors (a block reused for a restored
+    // or copied prefix): the device must notice and read the new bytes.
+    const std::vector<float> k2 = randomFloats(k.size(), 4), v2 = randomFloats(v.size(), 5);
+    HostKv other(cs.nCtx, rowStride, cs.type);
+    cpu.kvWrite(other.layer, k2.data(), v2.data(), positions.data(), cs.nCtx);
+    std::vector<float> wantOther(alone.size()), gotReused(alone.size());
+    gpu.attention(other.layer, shape, q.data() + last, &positions.back(), 1, wantOther.data());
+    for (size_t b = 0; b < gpuKv.k.size(); ++b) {  // same sizes: the same host addresses
+        std::memcpy(gpuKv.k[b].data(), other.k[b].data(), other.k[b].size());
+        std::memcpy(gpuKv.v[b].data(), other.v[b].data(), other.v[b].size());
+    }
+    gpu.attention(gpuKv.layer, shape, q.data() + last, &positions.back(), 1, gotReused.data());
+    c.expect(std::memcmp(wantOther.data(), gotReused.data(), gotReused.size() * sizeof(float)) == 0,
+             name + ": blocks the host overwrote after CUDA mirrored them are read anew");
+}
+
+}  // namespace
+
+void checkAttention(Backend& cpu, Backend& gpu, Checks& c) {
+    const Case cases[] = {
+        {"f16 gqa 8/2 x64, 600 positions (3 splits)", DType::F16, 8, 2, 64, 600, 0, 5e-3},
+        {"f16 4/1 x256, window 64", DType::F16, 4, 1, 256, 130, 64, 5e-3},
+        {"q8_0 9/3 x64, window 100, 300 positions", DType::Q8_0, 9, 3, 64, 300, 100, 2e-2},
+    };
+    for (const Case& cs : cases) runCase(cpu, gpu, cs, c);
+}

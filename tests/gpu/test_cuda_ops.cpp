@@ -1,0 +1,127 @@
+// CUDA vs the CPU reference, operator by operator and weight type by weight type, with the
+// tolerances stated next to each check (relative to the reference output's largest value).
+// Also: a token's result does not depend on its batch (mat-vec, attention), and KV rows the
+// host wrote itself (a restore) are read correctly. Skips (77) without a CUDA device.
+#include <cstring>
+#include <random>
+
+#include "engine/model/synth.h"
+#include "kernels/cpu/reference/quants.h"
+#include "tests/gpu/gpu_check.h"
+
+using namespace hearth;
+using namespace hearth::gpu_test;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+struct Weights {
+    std::vector<uint8_t> bytes;
+    WeightView view;
+};
+
+Weights quantized(DType t, int64_t nRows, int64_t nCols, uint32_t seed) {
+    const std::vector<float> f = randomFloats(static_cast<size_t>(nRows * nCols), seed, 0.05f);
+    Weights w;
+    const size_t rowSize = rowBytes(t, nCols);
+    w.bytes.resize(rowSize * static_cast<size_t>(nRows));
+    for (int64_t r = 0; r < nRows; ++r) synthQuantizeRow(t, f.data() + r * nCols, w.bytes.data() + rowSize * r, nCols);
+    w.view = {t, w.bytes.data(), nRows, nCols};
+    return w;
+}
+
+const DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                              DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+// Mat-vec (1 and 3 tokens: dp4a kernels) and GEMM (20 tokens: F16 tiles + cuBLAS).
+void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
+    const int64_t nRows = 96, nCols = 512;
+    for (DType t : kWeightTypes) {
+        const Weights w = quantized(t, nRows, nCols, 11);
+        const std::string name = dtypeInfo(t).name;
+        std::vector<float> single;
+        for (int64_t nTokens : {1, 3, 20}) {
+            const std::vector<float> x = randomFloats(static_cast<size_t>(nTokens * nCols), 5);
+            std::vector<float> want(static_cast<size_t>(nTokens * nRows)), got(want.size());
+            cpu.matmul(w.view, x.data(), nTokens, want.data());
+            gpu.matmul(w.view, x.data(), nTokens, got.data());
+            // Same activation quantization, float vs in-order accumulation: 1e-3. cuBLAS
+            // multiplies F16 activations instead of the reference's 8-bit ones: 3e-2.
+            const double tol = nTokens >= 16 ? 3e-2 : 1e-3;
+            c.expect(relativeError(got, want) < tol, describeError("matmul " + name + " x" + std::to_string(nTokens),
+                                                                   relativeError(got, want), tol));
+            if (nTokens == 1) single = got;
+            if (nTokens == 3)  // token 0 of the batch equals the same token alone, bit for bit
+                c.expect(std::memcmp(got.data(), single.data(), single.size() * sizeof(float)) == 0,
+                         "matmul " + name + ": batch of 3 gives token 0 the bits it gets alone");
+        }
+    }
+}
+
+void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {
+    const int32_t ids[] = {3, 0, 77, 3, 95};
+    for (DType t : kWeightTypes) {
+        const Weights w = quantized(t, 96, 512, 13);
+        std::vector<float> want(5 * 512), got(want.size());
+        cpu.embeddingRows(w.view, ids, 5, want.data());
+        gpu.embeddingRows(w.view, ids, 5, got.data());
+        c.expect(relativeError(got, want) < 1e-6, describeError(std::string("embedding ") + dtypeInfo(t).name,
+                                                                relativeError(got, want), 1e-6));
+    }
+}
+
+void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
+    const int64_t n = 3 * 640;
+    const std::vector<float> x = randomFloats(n, 1), y = randomFloats(n, 2), w = randomFloats(640, 3);
+    std::vector<float> want(n), got(n);
+    cpu.rmsNorm(x.data(), w.data(), 3, 640, 1e-6f, want.data());
+    gpu.rmsNorm(x.data(), w.data(), 3, 640, 1e-6f, got.data());
+    c.expect(relativeError(got, want) < 1e-5, describeError("rmsNorm", relativeError(got, want), 1e-5));
+    cpu.swiglu(x.data(), y.data(), n, want.data());
+    gpu.swiglu(x.data(), y.data(), n, got.data());
+    c.expect(relativeError(got, want) < 1e-5, describeError("swiglu", relativeError(got, want), 1e-5));
+    cpu.geglu(x.data(), y.data(), n, want.data());
+    gpu.geglu(x.data(), y.data(), n, got.data());
+    c.expect(relativeError(got, want) < 1e-5, describeError("geglu", relativeError(got, want), 1e-5));
+    want = x;
+    got = x;
+    cpu.add(want.data(), y.data(), n);
+    gpu.add(got.data(), y.data(), n);
+    c.expect(relativeError(got, want) < 1e-6, describeError("add", relativeError(got, want), 1e-6));
+    const int32_t positions[] = {0, 17, 4000};  // large angles: sin/cos of big arguments
+    for (RopeStyle style : {RopeStyle::Pairwise, RopeStyle::HalfSplit}) {
+        want = x;
+        got = x;
+        cpu.rope(want.data(), 3, 5, 128, 64, positions, 10000.0f, style);  // 5 heads of 128, 64 rotated
+        gpu.rope(got.data(), 3, 5, 128, 64, positions, 10000.0f, style);
+        const std::string name = style == RopeStyle::Pairwise ? "rope pairwise" : "rope half-split";
+        c.expect(relativeError(got, want) < 1e-4, describeError(name, relativeError(got, want), 1e-4));
+    }
+}
+
+}  // namespace
+
+void checkAttention(Backend& cpu, Backend& gpu, Checks& c);  // test_cuda_attention.cpp
+
+int main() {
+    auto gpu = cudaOrSkip();
+    if (!gpu) return noDeviceExit();
+    auto cpu = makeCpuReferenceBackend();
+    Checks c;
+    try {
+        checkElementwise(*cpu, *gpu, c);
+        checkEmbedding(*cpu, *gpu, c);
+        checkMatmul(*cpu, *gpu, c);
+        checkAttention(*cpu, *gpu, c);
+    } catch (const std::exception& e) {
+        c.expect(false, std::string("exception: ") + e.what());
+    }
+    return c.exitCode();
+}
