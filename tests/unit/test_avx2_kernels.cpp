@@ -301,9 +301,21 @@ private slots:
     }
 
     // Paged F16 KV with random contents, GQA (3 query heads per KV head), queries at
-    // scattered positions, with and without a sliding window; head sizes 64 and 8 take the AVX2
-    // path, 12 the reference fallback. Equal bits to the reference for 1, 2 and 3 threads.
+    // scattered positions, a prefill run of consecutive positions (queries computed together)
+    // and one decode token (heads split over threads), with and without a sliding window; head
+    // sizes 64 and 8 take the AVX2 path, 12 the reference fallback. Equal bits to the reference
+    // for 1, 2 and 3 threads.
+    void attentionIsBitwiseReference_data() {
+        QTest::addColumn<std::vector<int32_t>>("positions");
+        QTest::newRow("scattered") << std::vector<int32_t>{0, 7, 8, 33, 64, 95, 17};
+        std::vector<int32_t> run;
+        for (int32_t p = 3; p < 45; ++p) run.push_back(p);
+        QTest::newRow("prefill run") << run;
+        QTest::newRow("decode") << std::vector<int32_t>{90};
+    }
+
     void attentionIsBitwiseReference() {
+        QFETCH(std::vector<int32_t>, positions);
         std::mt19937 rng(5);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (int headDim : {64, 8, 12})
@@ -321,15 +333,14 @@ private slots:
                 }
                 const PagedKvLayer layer{kBlocks.data(), vBlocks.data(), blockSize, rowStride};
                 const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
-                const int32_t positions[] = {0, 7, 8, 33, 64, 95, 17};
-                const int64_t nTokens = 7;
+                const auto nTokens = static_cast<int64_t>(positions.size());
                 std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
                 for (float& v : q) v = 2.0f * normal(rng);
                 std::vector<float> want(q.size());
-                makeCpuReferenceBackend()->attention(layer, shape, q.data(), positions, nTokens, want.data());
+                makeCpuReferenceBackend()->attention(layer, shape, q.data(), positions.data(), nTokens, want.data());
                 for (int threads : {1, 2, 3}) {
                     std::vector<float> got(q.size(), -1.0f);
-                    makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions, nTokens, got.data());
+                    makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions.data(), nTokens, got.data());
                     for (size_t i = 0; i < got.size(); ++i)
                         QVERIFY2(sameFloat(got[i], want[i]),
                                  ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +

@@ -125,20 +125,24 @@ public:
                  int64_t nTokens) override {
         reference_->kvWrite(layer, k, v, positions, nTokens);
     }
-    // Heads (of every token) are independent: split over the threads, each with its own
-    // scores scratch. Each head is reduced exactly as the reference does (attention.cpp).
+    // Queries (a token's head) are independent. A task takes the query heads of one KV head
+    // for a run of consecutive tokens, so that they share one pass over K and V; when that
+    // leaves too few tasks for the threads (decode), tasks take fewer heads. Each query is
+    // reduced exactly as the reference does whatever its task (attention.cpp).
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
                    const int32_t* positions, int64_t nTokens, float* out) override {
         if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim)
             return reference_->attention(layer, shape, q, positions, nTokens, out);
-        int maxCtx = 0;
-        for (int64_t t = 0; t < nTokens; ++t) maxCtx = std::max(maxCtx, positions[t] + 1);
+        planAttention(shape, positions, nTokens);
+        int maxSpan = 0;
+        for (const AttentionTask& t : attentionTasks_) maxSpan = std::max(maxSpan, taskSpan(shape, positions, t));
         scores_.resize(static_cast<size_t>(pool_.size()));
+        const size_t need = static_cast<size_t>(maxSpan + 7) * avx2::kMaxAttentionQueries;
         for (std::vector<float>& s : scores_)
-            if (s.size() < static_cast<size_t>(maxCtx)) s.resize(static_cast<size_t>(maxCtx));
-        pool_.parallelFor(nTokens * shape.nHeads, [&](int64_t begin, int64_t end, int thread) {
-            for (int64_t task = begin; task < end; ++task)
-                attendTask(layer, shape, q, positions[task / shape.nHeads], task, scores_[static_cast<size_t>(thread)].data(), out);
+            if (s.size() < need) s.resize(need);
+        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
+            for (int64_t i = begin; i < end; ++i)
+                attendTask(layer, shape, q, positions, attentionTasks_[static_cast<size_t>(i)], scores_[static_cast<size_t>(thread)].data(), out);
         });
     }
 
@@ -151,10 +155,54 @@ public:
     void add(float* x, const float* y, int64_t n) override { reference_->add(x, y, n); }
 
 private:
-    void attendTask(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, int32_t position,
-                    int64_t task, float* scores, float* out) const {
-        const int64_t t = task / shape.nHeads;
-        const int h = static_cast<int>(task % shape.nHeads);
+    struct AttentionTask {
+        int64_t token0, token1;  // consecutive positions
+        int head0, head1;        // query heads of one KV head
+    };
+    static int queryFirst(const AttentionShape& shape, int nCtx) {
+        return shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
+    }
+
+    static int taskSpan(const AttentionShape& shape, const int32_t* positions, const AttentionTask& t) {
+        int lo = positions[t.token0] + 1, hi = 0;
+        for (int64_t k = t.token0; k < t.token1; ++k) {
+            lo = std::min(lo, queryFirst(shape, positions[k] + 1));
+            hi = std::max(hi, positions[k] + 1);
+        }
+        return hi - lo;
+    }
+
+    // Fills attentionTasks_ (reused between calls).
+    void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) {
+        const int group = shape.nHeads / shape.nKvHeads;
+        const int64_t wanted = pool_.size() > 1 ? 2 * static_cast<int64_t>(pool_.size()) : 1;  // tasks for the threads
+        int headsPerTask = group;
+        int64_t tokensPerTask = std::max(1, avx2::kMaxAttentionQueries / group);
+        if (nTokens * shape.nKvHeads < wanted * tokensPerTask) tokensPerTask = 1;
+        if (nTokens * shape.nKvHeads < wanted) {
+            const int64_t splits = (wanted + nTokens * shape.nKvHeads - 1) / (nTokens * shape.nKvHeads);
+            headsPerTask = static_cast<int>(std::max<int64_t>(1, (group + splits - 1) / splits));
+        }
+        headsPerTask = std::min(headsPerTask, avx2::kMaxAttentionQueries);
+        attentionTasks_.clear();
+        for (int64_t t0 = 0; t0 < nTokens;) {
+            int64_t t1 = t0 + 1;
+            while (t1 < nTokens && t1 - t0 < tokensPerTask && positions[t1] == positions[t1 - 1] + 1) ++t1;
+            for (int kv = 0; kv < shape.nKvHeads; ++kv)
+                for (int h0 = kv * group; h0 < (kv + 1) * group; h0 += headsPerTask)
+                    attentionTasks_.push_back({t0, t1, h0, std::min(h0 + headsPerTask, (kv + 1) * group)});
+            t0 = t1;
+        }
+        // Later tokens see more positions: alternate short and long tasks so that every
+        // thread's contiguous share of the list holds about the same work.
+        const size_t n = attentionTasks_.size();
+        zigzag_.resize(n);
+        for (size_t i = 0; i < n; ++i) zigzag_[i] = attentionTasks_[i % 2 == 0 ? i / 2 : n - 1 - i / 2];
+        attentionTasks_.swap(zigzag_);
+    }
+
+    void attendTask(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
+                    const AttentionTask& task, float* scores, float* out) const {
         avx2::AttentionHead head;
         head.kBlocks = layer.kBlocks;
         head.vBlocks = layer.vBlocks;
@@ -162,12 +210,17 @@ private:
         head.rowStride = layer.rowStride;
         head.headDim = shape.headDim;
         head.scale = shape.scale;
-        head.kvOffset = (h / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
-        head.nCtx = position + 1;
-        head.first = shape.slidingWindow > 0 ? std::max(0, head.nCtx - shape.slidingWindow) : 0;
+        head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
-        const int64_t offset = (t * shape.nHeads + h) * shape.headDim;
-        avx2::attendOneHead(head, q + offset, scores, out + offset);
+        avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+        int n = 0;
+        for (int64_t t = task.token0; t < task.token1; ++t)
+            for (int h = task.head0; h < task.head1; ++h) {
+                const int64_t offset = (t * shape.nHeads + h) * shape.headDim;
+                const int nCtx = positions[t] + 1;
+                queries[n++] = {q + offset, out + offset, queryFirst(shape, nCtx), nCtx};
+            }
+        avx2::attendQueries(head, queries, n, scores);
     }
 
     // Whole panels split over the threads (each unpacks its panel once and runs every token
@@ -210,7 +263,8 @@ private:
     ThreadPool pool_;
     std::unique_ptr<Backend> reference_;
     std::vector<unsigned char> scratch_;
-    std::vector<std::vector<float>> scores_;  // per thread: one head's attention scores
+    std::vector<std::vector<float>> scores_;  // per thread: one task's attention scores
+    std::vector<AttentionTask> attentionTasks_, zigzag_;
     std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel
     std::vector<ScratchLine> actInfo_;              // [nTokens] rows of gemmActInfo
 };

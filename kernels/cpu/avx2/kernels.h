@@ -52,9 +52,11 @@ void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, v
 // y for rows [row0, row0 + kPanelRows) and every token of args; actInfo from gemmActInfo.
 void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 
-// One query head's attention over one layer of the paged F16 or Q8_0 KV cache, positions
-// [first, nCtx): bitwise the reference backend's (backend_ref.cpp, attendOneHead[Q8]).
+// Attention over one layer of the paged F16 or Q8_0 KV cache, for one KV head of the layer:
+// bitwise the reference backend's (backend_ref.cpp, attendOneHead[Q8]) for every query,
+// whichever queries are computed together.
 constexpr int kMaxAttentionHeadDim = 512;
+constexpr int kMaxAttentionQueries = 16;
 struct AttentionHead {
     const f16_t* const* kBlocks = nullptr;  // as PagedKvLayer (backend.h)
     const f16_t* const* vBlocks = nullptr;
@@ -63,12 +65,21 @@ struct AttentionHead {
     int headDim = 0;    // a multiple of 8, at most kMaxAttentionHeadDim
     float scale = 1.0f;
     int kvOffset = 0;   // this head's KV head times headDim
-    int first = 0;
+    int first = 0;      // unused by attendQueries (each query has its own range)
     int nCtx = 0;
     DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
 };
-// qHead: [headDim]; scores: scratch of nCtx - first floats; outHead: [headDim].
-void attendOneHead(const AttentionHead& head, const float* qHead, float* scores, float* outHead);
+// One query head of one token: q [headDim] attends to positions [first, nCtx); out [headDim].
+struct AttentionQuery {
+    const float* q = nullptr;
+    float* out = nullptr;
+    int first = 0;
+    int nCtx = 0;
+};
+// nQueries (1..kMaxAttentionQueries) queries on the KV head of `head`, K and V read once for
+// all of them. The union of their ranges must be contiguous (e.g. consecutive positions).
+// scores: scratch of nQueries * (max nCtx - min first + 7) floats.
+void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores);
 
 // Parts of matmulRows by type family (one source file each).
 void matmulRowsQ32(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
