@@ -6,7 +6,7 @@ namespace hearth {
 QString describe(const Error& error) {
     QString lead;
     switch (error.code) {
-    case ErrorCode::Io: lead = QStringLiteral("cannot read the file"); break;
+    case ErrorCode::Io: lead = QStringLiteral("cannot read or write the file"); break;
     case ErrorCode::InvalidFormat: lead = QStringLiteral("the file is not a valid model"); break;
     case ErrorCode::Unsupported: lead = QStringLiteral("not supported"); break;
     case ErrorCode::InvalidArgument: lead = QStringLiteral("invalid setting"); break;

@@ -1,4 +1,5 @@
-// Writes the fuzz targets' starting inputs with Hearth's own GGUF writer, each at most 4 KB:
+// Writes the fuzz targets' starting inputs with Hearth's own GGUF writer (and, for kv_import
+// and store, its engine and store encodings: seeds_kv_store.cpp), each at most 4 KB:
 // make_seeds OUT_DIR replaces OUT_DIR with OUT_DIR/<target>/<seed>. A seed over the limit is an
 // error, so the seeds stay small enough for libFuzzer to mutate quickly.
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/gguf_writer.h"
+#include "fuzz/seeds_kv_store.h"
 
 namespace {
 
@@ -264,5 +266,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(root);  // only these seeds: nothing a fuzzer run left there
     bool ok = true;
     for (const auto& [target, seed] : seeds) ok = writeSeed(root / target, seed.first, seed.second) && ok;
+    for (const auto& [target, list] : hearth::fuzz::kvAndStoreSeeds())
+        for (const hearth::fuzz::Seed& seed : list) ok = writeSeed(root / target, seed.name, seed.bytes) && ok;
     return ok ? 0 : 1;
 }

@@ -35,7 +35,25 @@ ConversationStore::ConversationStore(std::string path, std::unique_ptr<SqliteDb>
 ConversationStore::~ConversationStore() = default;
 
 Result<std::unique_ptr<ConversationStore>> ConversationStore::open(const std::string& path, int64_t diskBudgetBytes) {
-    auto db = SqliteDb::open(path);
+    return openDb(SqliteDb::open(path), path, diskBudgetBytes);
+}
+
+Result<std::unique_ptr<ConversationStore>> ConversationStore::openImage(std::span<const uint8_t> image,
+                                                                        int64_t diskBudgetBytes) {
+    const std::string name = "(in-memory database image)";
+    return openDb(SqliteDb::openImage(image, name), name, diskBudgetBytes);
+}
+
+Result<std::vector<uint8_t>> ConversationStore::serialize() { return db_->serialize(); }
+
+Result<void> ConversationStore::saveCopy(const std::string& path) {
+    std::string quoted = "'";
+    for (const char ch : path) quoted += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return db_->exec(strCat("VACUUM INTO ", quoted, "'"));
+}
+
+Result<std::unique_ptr<ConversationStore>> ConversationStore::openDb(Result<std::unique_ptr<SqliteDb>> db,
+                                                                     const std::string& path, int64_t diskBudgetBytes) {
     Result<void> ready = db ? prepareSchema(**db) : Result<void>(std::unexpected(db.error()));
     if (ready) {
         auto check = (*db)->queryInt("SELECT count(*) FROM conversations");  // a first real read
@@ -43,11 +61,13 @@ Result<std::unique_ptr<ConversationStore>> ConversationStore::open(const std::st
     }
     if (!ready) {
         Error e = ready.error();
-        const std::string way = e.code == ErrorCode::InvalidFormat
+        const bool full = e.message.find("The disk is full") != std::string::npos;  // its own way forward
+        const std::string way = full ? std::string()
+                              : e.code == ErrorCode::InvalidFormat
                                     ? strCat("Open another one (--db PATH) or move this file aside (it is kept, renamed to ",
                                              path, ".damaged-...) and start fresh.")
                                     : "Check that the folder exists and can be written, or open another one (--db PATH).";
-        e.message = strCat("cannot open the conversation database ", path, ": ", e.message, ". ", way);
+        e.message = strCat("cannot open the conversation database ", path, ": ", e.message, full ? "" : ". ", way);
         return std::unexpected(e);
     }
     return std::unique_ptr<ConversationStore>(new ConversationStore(path, std::move(*db), diskBudgetBytes));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,16 @@ public:
     // Renames a damaged database (and its -wal/-shm files) to PATH.damaged-YYYYmmdd-HHMMSS so
     // that open(path) starts fresh. Returns the new name of the main file.
     static Result<std::string> moveAside(const std::string& path);
+    // The same over an in-memory copy of a database file's bytes (sqlite3_deserialize): what
+    // the fuzzer and tests use to open a database built or damaged in memory. Nothing touches
+    // the disk; the budget counts no file. Errors: those of open().
+    static Result<std::unique_ptr<ConversationStore>> openImage(std::span<const uint8_t> image,
+                                                                int64_t diskBudgetBytes = kDefaultDiskBudgetBytes);
+    // The database as the bytes of a database file (sqlite3_serialize; an in-memory one's).
+    Result<std::vector<uint8_t>> serialize();
+    // Writes everything committed to a new database file at path (VACUUM INTO), also when this
+    // one's file was deleted or moved while open: the way to keep what a user wrote. Errors: Io.
+    Result<void> saveCopy(const std::string& path);
     ~ConversationStore();
     ConversationStore(const ConversationStore&) = delete;
     ConversationStore& operator=(const ConversationStore&) = delete;
@@ -106,6 +117,8 @@ public:
 
 private:
     ConversationStore(std::string path, std::unique_ptr<SqliteDb> db, int64_t diskBudgetBytes);
+    static Result<std::unique_ptr<ConversationStore>> openDb(Result<std::unique_ptr<SqliteDb>> db, const std::string& path,
+                                                             int64_t diskBudgetBytes);
     Result<void> touch(int64_t conversationId);
 
     std::string path_;

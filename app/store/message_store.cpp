@@ -61,12 +61,25 @@ Result<std::optional<Message>> ConversationStore::message(int64_t messageId) con
 }
 
 Result<std::vector<Message>> ConversationStore::branchTo(int64_t messageId) const {
-    // A child is always inserted after its parent, so ids increase along a branch.
+    // A child is always inserted after its parent, so ids increase along a branch. UNION, not
+    // UNION ALL: a damaged file whose parents form a cycle must not make the walk endless.
     const std::string sql = strCat(
-        "WITH RECURSIVE up(id) AS (SELECT ?1 UNION ALL SELECT m.parent_id FROM messages m JOIN up ON m.id = up.id"
+        "WITH RECURSIVE up(id) AS (SELECT ?1 UNION SELECT m.parent_id FROM messages m JOIN up ON m.id = up.id"
         " WHERE m.parent_id IS NOT NULL) ",
         kMessageSelect, " WHERE id IN (SELECT id FROM up) ORDER BY id");
-    return readMessages(*db_, sql, messageId);
+    auto branch = readMessages(*db_, sql, messageId);
+    if (!branch || branch->empty()) return branch;
+    // Found by fuzzing (fuzz/regressions/store): a cycle, a missing parent or a parent in another
+    // conversation is a damaged file, said as such, never a wrong or endless branch.
+    const std::vector<Message>& b = *branch;
+    for (size_t i = 0; i < b.size(); ++i) {
+        const bool linked = i == 0 ? b[i].parentId == 0 : b[i].parentId == b[i - 1].id;
+        if (!linked || b[i].conversationId != b.front().conversationId || b.back().id != messageId)
+            return fail(ErrorCode::InvalidFormat,
+                        strCat(db_->path(), ": the messages leading to message ", messageId,
+                               " do not form a chain from a first message (the database is damaged)"));
+    }
+    return branch;
 }
 
 Result<std::vector<Message>> ConversationStore::activeBranch(int64_t conversationId) const {
@@ -90,7 +103,8 @@ Result<void> ConversationStore::switchBranch(int64_t messageId) {
     if (!*m) return fail(ErrorCode::InvalidArgument, strCat("no message ", messageId));
     int64_t leaf = messageId;
     while (true) {  // down through the most recent child
-        auto st = db_->prepare(strCat("SELECT max(id) FROM messages WHERE parent_id = ", leaf));
+        // id > leaf: children come after their parent; in a damaged file this still ends.
+        auto st = db_->prepare(strCat("SELECT max(id) FROM messages WHERE parent_id = ", leaf, " AND id > ", leaf));
         if (!st) return std::unexpected(st.error());
         auto row = st->step();
         if (!row) return std::unexpected(row.error());

@@ -3,18 +3,42 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include "app/store/kill_point.h"
 #include "engine/str_cat.h"
 
 namespace hearth {
 
-Error sqliteError(int code, std::string_view what, std::string_view detail, const std::string& path) {
+namespace {
+
+// What a user can do about the faults a disk or another program causes (tests/store/test_store_faults.cpp).
+const char* faultHint(int code, int sysErrno) {
+    // An I/O error's errno says what happened (a full disk when growing the -shm file, say);
+    // for other codes it may be left from an earlier, harmless failure.
+    if ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_CANTOPEN) {
+        if (sysErrno == ENOSPC || sysErrno == EDQUOT) code = SQLITE_FULL;
+        if (sysErrno == EROFS || sysErrno == EACCES || sysErrno == EPERM) code = SQLITE_READONLY;
+    }
+    if (code == SQLITE_READONLY_DBMOVED)
+        return ". The database file was moved or deleted while Hearth was running: nothing more can be saved to it";
+    if ((code & 0xff) == SQLITE_FULL) return ". The disk is full: free some space and try again; what was saved before is kept";
+    if ((code & 0xff) == SQLITE_READONLY)
+        return ". The database file (or its folder) cannot be written: check its permissions; what was saved before is kept";
+    return "";
+}
+
+}  // namespace
+
+Error sqliteError(int code, std::string_view what, std::string_view detail, const std::string& path, int sysErrno) {
     const int primary = code & 0xff;
     ErrorCode ec = ErrorCode::Io;
     if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) ec = ErrorCode::InvalidFormat;
     else if (primary == SQLITE_NOMEM) ec = ErrorCode::OutOfMemory;
     else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH || primary == SQLITE_RANGE) ec = ErrorCode::InvalidArgument;
-    return Error{ec, strCat(path, ": ", what, ": ", detail, " (", sqlite3_errstr(code), ")")};
+    return Error{ec, strCat(path, ": ", what, ": ", detail, " (", sqlite3_errstr(code), ")", faultHint(code, sysErrno))};
 }
 
 Statement::~Statement() {
@@ -47,12 +71,31 @@ Statement& Statement::bindNull(int i) {
     return *this;
 }
 
+namespace {
+
+// In WAL mode SQLite goes on writing into a database file that was deleted or renamed (its
+// checks are for rollback journals): what it wrote would vanish with the process. Every write
+// asks first (one stat()).
+bool databaseMoved(sqlite3* db) {
+    int moved = 0;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0;
+}
+
+Error movedError(std::string_view what, const std::string& path) {
+    return sqliteError(SQLITE_READONLY_DBMOVED, what, "the file is no longer where it was opened", path);
+}
+
+}  // namespace
+
 Result<bool> Statement::step() {
+    sqlite3* db = sqlite3_db_handle(stmt_);
+    if (!sqlite3_stmt_busy(stmt_) && !sqlite3_stmt_readonly(stmt_) && databaseMoved(db))
+        return std::unexpected(movedError("cannot write", *path_));
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    sqlite3* db = sqlite3_db_handle(stmt_);
-    return std::unexpected(sqliteError(sqlite3_extended_errcode(db), "query failed", sqlite3_errmsg(db), *path_));
+    return std::unexpected(
+        sqliteError(sqlite3_extended_errcode(db), "query failed", sqlite3_errmsg(db), *path_, sqlite3_system_errno(db)));
 }
 
 Result<void> Statement::run() {
@@ -103,10 +146,40 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path) {
     return std::unique_ptr<SqliteDb>(new SqliteDb(db, path));
 }
 
+Result<std::unique_ptr<SqliteDb>> SqliteDb::openImage(std::span<const uint8_t> image, const std::string& name) {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    auto* copy = rc == SQLITE_OK ? static_cast<unsigned char*>(sqlite3_malloc64(std::max<size_t>(image.size(), 1))) : nullptr;
+    if (copy) {
+        if (!image.empty()) std::memcpy(copy, image.data(), image.size());
+        const auto n = static_cast<sqlite3_int64>(image.size());
+        // FREEONCLOSE: SQLite owns (and frees) the copy, even when deserializing fails.
+        rc = sqlite3_deserialize(db, "main", copy, n, n, SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+    } else if (rc == SQLITE_OK) {
+        rc = SQLITE_NOMEM;
+    }
+    if (rc != SQLITE_OK) {
+        Error e = sqliteError(rc, "cannot open the database image", db ? sqlite3_errmsg(db) : "", name);
+        sqlite3_close(db);
+        return std::unexpected(e);
+    }
+    sqlite3_extended_result_codes(db, 1);
+    return std::unique_ptr<SqliteDb>(new SqliteDb(db, name));
+}
+
+Result<std::vector<uint8_t>> SqliteDb::serialize() {
+    sqlite3_int64 size = 0;
+    unsigned char* bytes = sqlite3_serialize(db_, "main", &size, 0);
+    if (!bytes) return std::unexpected(lastError("cannot serialize the database"));
+    std::vector<uint8_t> out(bytes, bytes + size);
+    sqlite3_free(bytes);
+    return out;
+}
+
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 Error SqliteDb::lastError(std::string_view what) const {
-    return sqliteError(sqlite3_extended_errcode(db_), what, sqlite3_errmsg(db_), path_);
+    return sqliteError(sqlite3_extended_errcode(db_), what, sqlite3_errmsg(db_), path_, sqlite3_system_errno(db_));
 }
 
 Result<void> SqliteDb::exec(std::string_view sql) {
@@ -138,6 +211,7 @@ Transaction::~Transaction() {
 }
 
 Result<void> Transaction::begin() {
+    if (databaseMoved(db_.handle())) return std::unexpected(movedError("cannot write", db_.path()));
     auto r = db_.exec("BEGIN IMMEDIATE");
     open_ = r.has_value();
     return r;

@@ -52,6 +52,9 @@ class SqliteDb {
 public:
     // Opens or creates path. Errors: Io (cannot open), InvalidFormat (not a database).
     static Result<std::unique_ptr<SqliteDb>> open(const std::string& path);
+    // An in-memory database holding a copy of image (a serialized database file, as
+    // serialize() returns; sqlite3_deserialize), named `name` in messages. Errors: InvalidFormat.
+    static Result<std::unique_ptr<SqliteDb>> openImage(std::span<const uint8_t> image, const std::string& name);
     ~SqliteDb();
 
     const std::string& path() const { return path_; }
@@ -61,6 +64,8 @@ public:
     // The single int64 the query returns (0 when it returns no row).
     Result<int64_t> queryInt(std::string_view sql);
     int64_t lastInsertId() const;
+    // The main database as the bytes of a database file (sqlite3_serialize).
+    Result<std::vector<uint8_t>> serialize();
     int changes() const;
     // An error for the last failed call, with the file name.
     Error lastError(std::string_view what) const;
@@ -84,7 +89,9 @@ private:
     bool open_ = false;
 };
 
-// Error for a SQLite result code (SQLITE_CORRUPT/NOTADB -> InvalidFormat, CANTOPEN/IOERR -> Io).
-Error sqliteError(int code, std::string_view what, std::string_view detail, const std::string& path);
+// Error for a SQLite result code (SQLITE_CORRUPT/NOTADB -> InvalidFormat, CANTOPEN/IOERR -> Io),
+// with what the user can do about a full disk, a read-only or a moved file (sysErrno: the
+// failed system call's errno, sqlite3_system_errno(), which tells a full disk behind an I/O error).
+Error sqliteError(int code, std::string_view what, std::string_view detail, const std::string& path, int sysErrno = 0);
 
 }  // namespace hearth

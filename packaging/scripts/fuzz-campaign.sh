@@ -2,7 +2,8 @@
 # The fuzzing campaign of issue #10: builds the fuzz preset (build-fuzz/, clang-19) and runs each
 # libFuzzer target for FUZZ_RUNS executions (default 10^6) or FUZZ_SECONDS (default 1200, i.e.
 # 20 minutes), whichever comes first, one target after another, at low priority.
-# Usage: fuzz-campaign.sh [TARGET...]     (targets: gguf tokenizer chat_template; default all)
+# Usage: fuzz-campaign.sh [TARGET...]     (targets: gguf tokenizer chat_template kv_import store;
+# default all)
 # The corpus grows in $HEARTH_CACHE/fuzz-corpus/TARGET and is kept between campaigns; logs and
 # crash inputs go to build-fuzz/campaign/. A finding stops that target and makes the script
 # exit 1: fix it, then commit the input to fuzz/regressions/TARGET/ (the fuzz CTest replays it;
@@ -13,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 runs="${FUZZ_RUNS:-1000000}"
 seconds="${FUZZ_SECONDS:-1200}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer chat_template)
+[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer chat_template kv_import store)
 export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 cmake --preset fuzz >/dev/null
