@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 
 #include "app/error_text.h"
+#include "app/store/kv_block_store.h"
 
 namespace hearth {
 
@@ -37,6 +38,8 @@ ChatController::ChatController(ConversationStore& store, EngineHost& host, AppSe
         emit modelChanged();
     });
     ok(conversations_.refresh());
+    // The engine thread opens its own connection to the same database for the KV blocks.
+    host_.useKvStore(KvStoreOptions{fromStd(store_.path()), store_.kv().diskBudgetBytes()});
 }
 
 template <class T>
@@ -138,7 +141,7 @@ bool ChatController::startReply(qint64 parentId) {
     streaming_.sinceSave.start();
     reloadMessages();
     ok(conversations_.refresh());
-    lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings()};
+    lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings(), current_};
     streaming_.ticket = host_.generate(lastRequest_);
     lastRequest_.ticket = streaming_.ticket;
     messages_.setStreaming(reply->id, true);

@@ -76,8 +76,16 @@ Result<FirstToken> timeFirstToken(Engine& e, ConversationStore* store, int64_t c
     return out;
 }
 
-// The conversation as stored messages, prefilled in `e`, its KV saved. Returns its id.
-Result<int64_t> saveHistory(ConversationStore& s, Engine& e, const std::vector<ChatMessage>& history, double& saveMs) {
+struct SavedHistory {
+    int64_t conversationId = 0;
+    int32_t storedTokens = 0;  // the tokens whose K/V were saved (full blocks and the partial last one)
+    double saveMs = 0;
+};
+
+// As a chat does it: the history (ending with a user message) as stored messages, a reply of up
+// to 32 tokens generated in `e` and stored, the K/V of what was computed (the prompt and the
+// reply but its last token) saved. history gets the reply.
+Result<SavedHistory> saveHistory(ConversationStore& s, Engine& e, std::vector<ChatMessage>& history) {
     auto conv = s.createConversation("bench-restore");
     if (!conv) return std::unexpected(conv.error());
     int64_t parent = 0;
@@ -87,21 +95,27 @@ Result<int64_t> saveHistory(ConversationStore& s, Engine& e, const std::vector<C
         parent = msg->id;
     }
     GenerateRequest req;
-    req.maxTokens = 1;
+    req.maxTokens = 32;
     req.sampling.temperature = 0;
     req.prompt = e.chatPrompt(history);
-    if (auto r = timeFirstToken(e, nullptr, conv->id, req); !r) return std::unexpected(r.error());
+    std::string reply;
+    auto r = e.generate(req, [&](TokenId, std::string_view text) { return reply += text, true; });
+    if (!r) return std::unexpected(r.error());
+    if (auto m = s.appendMessage(conv->id, parent, MessageRole::Assistant, reply); !m) return std::unexpected(m.error());
+    history.push_back({"assistant", reply});
+    std::vector<TokenId> computed = req.prompt;
+    if (!r->tokens.empty()) computed.insert(computed.end(), r->tokens.begin(), r->tokens.end() - 1);
     const auto t0 = Clock::now();
-    auto saved = saveKv(e, s.kv(), conv->id, req.prompt);
+    auto saved = saveKv(e, s.kv(), conv->id, computed);
     if (!saved) return std::unexpected(saved.error());
-    saveMs = msSince(t0);
-    return conv->id;
+    return SavedHistory{conv->id, static_cast<int32_t>(computed.size()), msSince(t0)};
 }
 
 QJsonObject benchJson(const QCommandLineParser& p, ConversationStore& s, const Engine& e, int32_t historyTokens,
-                      const GenerateRequest& req, const FirstToken& restored, const FirstToken& reprefill, double saveMs) {
+                      const GenerateRequest& req, const FirstToken& restored, const FirstToken& reprefill,
+                      const SavedHistory& saved) {
     const int64_t dbBytes = s.kv().diskUsageBytes();
-    const int64_t storedTokens = s.kv().blockCount().value_or(0) * e.kvBlockSize();
+    const int64_t storedTokens = saved.storedTokens;
     QJsonObject o{{"model", p.value("model")},
                   {"backend", QString::fromStdString(e.backendName())},
                   {"conversation_tokens", historyTokens},
@@ -112,7 +126,7 @@ QJsonObject benchJson(const QCommandLineParser& p, ConversationStore& s, const E
                   {"reprefill_ttft_ms", reprefill.ttftMs},
                   {"speedup", restored.ttftMs > 0 ? reprefill.ttftMs / restored.ttftMs : 0.0},
                   {"same_first_token", restored.token == reprefill.token},
-                  {"save_ms", saveMs},
+                  {"save_ms", saved.saveMs},
                   {"stored_tokens", static_cast<qint64>(storedTokens)},
                   {"db_bytes", static_cast<qint64>(dbBytes)},
                   {"bytes_per_token", storedTokens > 0 ? double(dbBytes) / double(storedTokens) : 0.0}};
@@ -133,10 +147,10 @@ int cmdBenchRestore(const QCommandLineParser& p) {
     auto first = loadEngineWithStore(p, s);
     if (!first) return failWith(first.error());
     std::vector<ChatMessage> history = buildConversation(**first, nTokens);
-    const auto historyTokens = static_cast<int32_t>((*first)->chatPrompt(history).size());
-    double saveMs = 0;
-    auto conv = saveHistory(s, **first, history, saveMs);
+    if (history.back().role == "assistant") history.pop_back();  // the engine writes the last reply
+    auto conv = saveHistory(s, **first, history);
     if (!conv) return failWith(conv.error());
+    const auto historyTokens = static_cast<int32_t>((*first)->chatPrompt(history).size());
     first->reset();  // the restart: new engines below, the model file in the page cache
 
     history.push_back({"user", "Summarise our conversation in one sentence."});
@@ -146,15 +160,15 @@ int cmdBenchRestore(const QCommandLineParser& p) {
     auto restoreEngine = loadEngineWithStore(p, s);
     if (!restoreEngine) return failWith(restoreEngine.error());
     req.prompt = (*restoreEngine)->chatPrompt(history);
-    auto restored = timeFirstToken(**restoreEngine, &s, *conv, req);
+    auto restored = timeFirstToken(**restoreEngine, &s, conv->conversationId, req);
     if (!restored) return failWith(restored.error());
     restoreEngine->reset();
     auto prefillEngine = loadEngineWithStore(p, s);
     if (!prefillEngine) return failWith(prefillEngine.error());
-    auto reprefill = timeFirstToken(**prefillEngine, nullptr, *conv, req);
+    auto reprefill = timeFirstToken(**prefillEngine, nullptr, conv->conversationId, req);
     if (!reprefill) return failWith(reprefill.error());
 
-    const QJsonObject o = benchJson(p, s, **prefillEngine, historyTokens, req, *restored, *reprefill, saveMs);
+    const QJsonObject o = benchJson(p, s, **prefillEngine, historyTokens, req, *restored, *reprefill, *conv);
     if (p.isSet("json")) {
         writeOut(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString() + "\n");
         return 0;

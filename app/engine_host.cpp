@@ -8,6 +8,8 @@
 
 #include "app/error_text.h"
 #include "app/prompt_builder.h"
+#include "app/store/conversation_store.h"
+#include "app/store/kv_block_store.h"
 #include "engine/engine.h"
 
 namespace hearth {
@@ -49,6 +51,9 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     engineOptions.contextLength = options.contextLength;
     engineOptions.nThreads = options.threads;  // <= 0: one per physical core
     engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
+    engineOptions.backend = options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
+    if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
+        if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;
     auto engine = Engine::load(path.toStdString(), engineOptions);
     if (cancelledLoad_.load() == serial) {
         emit loadCancelled();
@@ -89,12 +94,14 @@ void EngineWorker::submit(const ReplyRequest& r) {
                                            : QRandomGenerator::global()->generate64();
     for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
     const int promptTokens = static_cast<int>(g.prompt.size());
+    Active a{r.ticket, {}, promptTokens, 0, r.conversationId, g.prompt, 0, 0, {}};
+    restoreKv(a);
     auto id = engine_->submit(std::move(g));
     if (!id) {
         emit replyFailed(r.ticket, describe(id.error()));
         return;
     }
-    active_[*id] = Active{r.ticket, {}, promptTokens, 0};
+    active_[*id] = std::move(a);
     emit replyStarted(ReplyStarted{r.ticket, promptTokens, engine_->contextLength(), built->omittedTurns});
     scheduleStep();
 }
@@ -121,16 +128,15 @@ void EngineWorker::runStep() {
         a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
         if (ev.kind == EngineEvent::Kind::Token) {
             ++a.generated;
+            a.tokens.push_back(ev.token);
             continue;
         }
         if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
         if (ev.reason == FinishReason::Error) {
             emit replyFailed(a.ticket, ev.error ? describe(*ev.error) : tr("The engine failed."));
         } else {
-            const GenerateTimings& t = ev.timings;
-            emit replyFinished(ReplyStats{a.ticket, QString::fromLatin1(finishReasonName(ev.reason)), a.promptTokens,
-                                          a.generated, t.prefixCacheHitTokens, engine_->contextLength(),
-                                          t.decodeTokensPerSecond(), t.ttftMs});
+            emit replyFinished(finishedStats(a, ev));
+            saveKv(a);  // after the GUI has the reply: a long save delays only the next request
         }
         active_.erase(it);
     }
@@ -149,6 +155,7 @@ void EngineWorker::flush() {
 
 EngineHost::EngineHost(QObject* parent) : QObject(parent), worker_(new EngineWorker(cancelledLoad_)) {
     qRegisterMetaType<LoadOptions>();
+    qRegisterMetaType<KvStoreOptions>();
     qRegisterMetaType<LoadedModel>();
     qRegisterMetaType<ReplyRequest>();
     qRegisterMetaType<ReplyStarted>();
@@ -169,12 +176,12 @@ EngineHost::~EngineHost() {
 
 void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
     const quint64 serial = ++loadSerial_;
-    // The CPU backend reads this when the engine creates it (kernels/backend.h; EngineOptions
-    // has no backend choice yet); set here, on the GUI thread, before the worker loads.
-    if (options.referenceBackend) qputenv("HEARTH_BACKEND", "reference");
-    else qunsetenv("HEARTH_BACKEND");
     QMetaObject::invokeMethod(worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); },
                               Qt::QueuedConnection);
+}
+
+void EngineHost::useKvStore(const KvStoreOptions& options) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, options] { w->openKvStore(options); }, Qt::QueuedConnection);
 }
 
 quint64 EngineHost::generate(ReplyRequest request) {

@@ -28,6 +28,7 @@ public:
     void cancel(RequestId id, FinishReason reason);
     bool idle() const { return requests_.empty(); }
     const Scheduler& scheduler() const { return scheduler_; }
+    Scheduler& scheduler() { return scheduler_; }
 
 private:
     using Clock = std::chrono::steady_clock;

@@ -1,39 +1,95 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
+<context>
+    <name>QObject</name>
+    <message>
+        <location filename="../app/gui_main.cpp" line="35"/>
+        <source>Hearth</source>
+        <translation>Hearth</translation>
+    </message>
+    <message>
+        <location filename="../app/gui_main.cpp" line="36"/>
+        <source>The conversation database cannot be opened:
+%1
+
+Move it aside and start with an empty one? (The old file is kept, renamed.)</source>
+        <translation>无法打开对话数据库：
+%1
+
+将其移到一旁并使用新的空数据库吗？（旧文件会被保留并重命名。）</translation>
+    </message>
+    <message>
+        <location filename="../app/gui_main.cpp" line="55"/>
+        <source>Local LLM chat with its own inference engine.</source>
+        <translation>使用自有推理引擎的本地大模型聊天。</translation>
+    </message>
+    <message>
+        <location filename="../app/gui_main.cpp" line="58"/>
+        <source>GGUF model to load.</source>
+        <translation>要加载的 GGUF 模型。</translation>
+    </message>
+    <message>
+        <location filename="../app/gui_main.cpp" line="59"/>
+        <source>Conversation database.</source>
+        <translation>对话数据库。</translation>
+    </message>
+</context>
 <context>
     <name>hearth::ChatController</name>
     <message>
+        <location filename="../app/chat_controller.cpp" line="211"/>
         <source>The reply stopped because the context window is full. Start a new conversation, or raise the context length in Settings → Engine.</source>
         <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
     </message>
-<message>
+    <message>
         <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
-        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
+        <translation type="vanished">无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
     </message>
 </context>
 <context>
     <name>hearth::ChatStatus</name>
     <message>
+        <location filename="../ui/chat_status.cpp" line="35"/>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
     </message>
     <message>
+        <location filename="../ui/chat_status.cpp" line="47"/>
         <source>%1 tok/s · first token %2 ms</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒</translation>
     </message>
     <message>
+        <location filename="../ui/chat_status.cpp" line="55"/>
         <source>KV reused: %1 of %2 prompt tokens</source>
         <translation>KV 复用：%2 个提示词元中的 %1 个</translation>
     </message>
     <message>
+        <location filename="../ui/chat_status.cpp" line="59"/>
         <source>KV: computed in full</source>
         <translation>KV：全部重新计算</translation>
     </message>
     <message>
-        <source>KV restored: %1 of %2 tokens</source>
-        <translation>KV 已恢复：%2 个词元中的 %1 个</translation>
+        <location filename="../ui/chat_status.cpp" line="59"/>
+        <source>KV: computed in full (%1)</source>
+        <translation>KV：全部重新计算（%1）</translation>
     </message>
     <message>
+        <location filename="../ui/chat_status.cpp" line="64"/>
+        <source>KV restored: %1 tokens (saved ~%2 s)</source>
+        <translation>KV 已恢复：%1 个词元（节省约 %2 秒）</translation>
+    </message>
+    <message>
+        <location filename="../ui/chat_status.cpp" line="65"/>
+        <source>KV restored: %1 tokens</source>
+        <translation>KV 已恢复：%1 个词元</translation>
+    </message>
+    <message>
+        <source>KV restored: %1 of %2 tokens</source>
+        <translation type="vanished">KV 已恢复：%2 个词元中的 %1 个</translation>
+    </message>
+    <message>
+        <location filename="../ui/chat_status.cpp" line="69"/>
         <source>context %1 / %2</source>
         <translation>上下文 %1 / %2</translation>
     </message>
@@ -41,34 +97,43 @@
 <context>
     <name>hearth::Composer</name>
     <message>
+        <location filename="../ui/composer.cpp" line="14"/>
+        <location filename="../ui/composer.cpp" line="78"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="15"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="15"/>
         <source>Cancel edit</source>
         <translation>取消编辑</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="20"/>
         <source>Message Hearth… (Enter sends, Shift+Enter adds a line)</source>
         <translation>给 Hearth 发消息…（Enter 发送，Shift+Enter 换行）</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="24"/>
         <source>Editing a message: Send keeps both versions as branches.</source>
         <translation>正在编辑消息：发送后两个版本都会作为分支保留。</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="78"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="79"/>
         <source>Stop the reply (Esc)</source>
         <translation>停止回复（Esc）</translation>
     </message>
     <message>
+        <location filename="../ui/composer.cpp" line="79"/>
         <source>Send (Enter)</source>
         <translation>发送（Enter）</translation>
     </message>
@@ -76,46 +141,57 @@
 <context>
     <name>hearth::ConversationSidebar</name>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="19"/>
         <source>+ New chat</source>
         <translation>+ 新对话</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="24"/>
         <source>Search chats…</source>
         <translation>搜索对话…</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="33"/>
         <source>Model…</source>
         <translation>模型…</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="34"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="85"/>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="86"/>
         <source>Delete…</source>
         <translation>删除…</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="93"/>
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="93"/>
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="100"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="101"/>
         <source>Delete “%1” and all its messages? This cannot be undone.</source>
         <translation>删除“%1”及其全部消息？此操作无法撤销。</translation>
     </message>
     <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="104"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
@@ -123,78 +199,103 @@
 <context>
     <name>hearth::EngineWorker</name>
     <message>
+        <location filename="../app/engine_host.cpp" line="66"/>
         <source>The model was changed before this reply finished.</source>
         <translation>回复完成前模型已被更换。</translation>
     </message>
     <message>
+        <location filename="../app/engine_host.cpp" line="81"/>
         <source>No model is loaded. Choose one with Model → Open.</source>
         <translation>尚未加载模型。请通过“模型 → 打开”选择一个。</translation>
     </message>
     <message>
+        <location filename="../app/engine_host.cpp" line="136"/>
         <source>The engine failed.</source>
         <translation>引擎出错。</translation>
+    </message>
+    <message>
+        <location filename="../app/engine_host_kv.cpp" line="33"/>
+        <source>another reply is running</source>
+        <translation>另一条回复正在生成</translation>
     </message>
 </context>
 <context>
     <name>hearth::MainWindow</name>
     <message>
+        <location filename="../ui/main_window.cpp" line="42"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
+        <location filename="../ui/main_window.cpp" line="106"/>
         <source>Code copied</source>
         <translation>代码已复制</translation>
     </message>
     <message>
+        <location filename="../ui/main_window.cpp" line="107"/>
         <source>Message copied</source>
         <translation>消息已复制</translation>
     </message>
     <message numerus="yes">
-        <source>This conversation is longer than the model's context window: the %n oldest message(s) are left out of what the model sees (they stay saved here).</source>
+        <location filename="../ui/main_window.cpp" line="118"/>
+        <source>This conversation is longer than the model&apos;s context window: the %n oldest message(s) are left out of what the model sees (they stay saved here).</source>
         <translation>
-            <numerusform>此对话超出了模型的上下文窗口：最早的 %n 条消息未提供给模型（它们仍保存在这里）。</numerusform></translation>
+            <numerusform>此对话超出了模型的上下文窗口：最早的 %n 条消息未提供给模型（它们仍保存在这里）。</numerusform>
+        </translation>
     </message>
     <message>
+        <location filename="../ui/main_window.cpp" line="127"/>
         <source>Hearth</source>
         <translation>Hearth</translation>
     </message>
     <message>
+        <location filename="../ui/main_window.cpp" line="127"/>
         <source>%1 — Hearth</source>
         <translation>%1 — Hearth</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="30"/>
+        <location filename="../ui/main_window_engine.cpp" line="38"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="30"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="32"/>
         <source>Loading model — Hearth</source>
         <translation>正在加载模型 — Hearth</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="57"/>
         <source>%1 ▾</source>
         <translation>%1 ▾</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="58"/>
         <source>%1 · %2 · %3 · context %4 · %5 chat format</source>
         <translation>%1 · %2 · %3 · 上下文 %4 · %5 对话格式</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="72"/>
         <source>Loading cancelled; %1 is still loaded.</source>
         <translation>已取消加载；%1 仍在使用中。</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="73"/>
         <source>Loading cancelled. Choose a model with Model… (Ctrl+O).</source>
         <translation>已取消加载。请通过“模型…”（Ctrl+O）选择模型。</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="76"/>
         <source>Cannot load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
+        <location filename="../ui/main_window_engine.cpp" line="77"/>
         <source>Cannot load %1: %2
 
 Choose another model with **Model…** (Ctrl+O); the default model is fetched by `packaging/scripts/fetch-models.sh`.</source>
@@ -206,18 +307,22 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::MessageDelegate</name>
     <message>
+        <location filename="../ui/message_delegate.cpp" line="175"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
+        <location filename="../ui/message_delegate.cpp" line="181"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
+        <location filename="../ui/message_delegate.cpp" line="182"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
     <message>
+        <location filename="../ui/message_delegate.cpp" line="183"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
@@ -225,288 +330,330 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::ModelPicker</name>
     <message>
+        <location filename="../ui/model_picker.cpp" line="18"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="20"/>
         <source>Choose a model — Hearth</source>
         <translation>选择模型 — Hearth</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="32"/>
         <source>Open file…</source>
         <translation>打开文件…</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="37"/>
         <source>Models in %1</source>
         <translation>%1 中的模型</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="46"/>
         <source>Open a GGUF model</source>
         <translation>打开 GGUF 模型</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="46"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="52"/>
         <source>Choose a model file.</source>
         <translation>请选择一个模型文件。</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="71"/>
         <source>This file cannot be used: %1</source>
         <translation>无法使用此文件：%1</translation>
     </message>
     <message>
+        <location filename="../ui/model_picker.cpp" line="74"/>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Architecture: %2&lt;br&gt;Size: %3&lt;br&gt;Quantization: %4&lt;br&gt;Context length: %5 tokens&lt;br&gt;Chat format: %6</source>
         <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;架构：%2&lt;br&gt;大小：%3&lt;br&gt;量化：%4&lt;br&gt;上下文长度：%5 个词元&lt;br&gt;对话格式：%6</translation>
     </message>
 </context>
 <context>
-    <name>QObject</name>
-    <message>
-        <source>Hearth</source>
-        <translation>Hearth</translation>
-    </message>
-    <message>
-        <source>The conversation database cannot be opened:
-%1
-
-Move it aside and start with an empty one? (The old file is kept, renamed.)</source>
-        <translation>无法打开对话数据库：
-%1
-
-将其移到一旁并使用新的空数据库吗？（旧文件会被保留并重命名。）</translation>
-    </message>
-    <message>
-        <source>Local LLM chat with its own inference engine.</source>
-        <translation>使用自有推理引擎的本地大模型聊天。</translation>
-    </message>
-    <message>
-        <source>GGUF model to load.</source>
-        <translation>要加载的 GGUF 模型。</translation>
-    </message>
-    <message>
-        <source>Conversation database.</source>
-        <translation>对话数据库。</translation>
-    </message>
-</context>
-<context>
     <name>hearth::SettingsDialog</name>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="65"/>
         <source>Settings — Hearth</source>
         <translation>设置 — Hearth</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="66"/>
         <source>Sampling</source>
         <translation>采样</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="67"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="68"/>
         <source>Engine and app</source>
         <translation>引擎与应用</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="70"/>
         <source>Reset to defaults</source>
         <translation>恢复默认</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="71"/>
         <source>Save as my defaults</source>
         <translation>保存为我的默认值</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="98"/>
         <source>Save as preset…</source>
         <translation>另存为预设…</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="102"/>
         <source>Preset</source>
         <translation>预设</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="115"/>
         <source>default %1</source>
         <translation>默认 %1</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="126"/>
         <source>One stop string per line</source>
         <translation>每行一个停止字符串</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="128"/>
         <source>Stop strings</source>
         <translation>停止字符串</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="129"/>
         <source>Sampling changes apply to the next reply of this conversation.</source>
         <translation>采样设置将用于本对话的下一条回复。</translation>
     </message>
     <message>
-        <source>Empty: the model's own default system prompt, if it has one.</source>
+        <location filename="../ui/settings_dialog.cpp" line="140"/>
+        <source>Empty: the model&apos;s own default system prompt, if it has one.</source>
         <translation>留空：使用模型自带的默认系统提示词（如有）。</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="141"/>
         <source>The system prompt always stays in what the model sees, even when old turns are left out.</source>
         <translation>即使较早的轮次被省略，系统提示词也始终保留在模型的输入中。</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="154"/>
         <source>automatic</source>
         <translation>自动</translation>
     </message>
     <message>
-        <source>the model's own</source>
+        <location filename="../ui/settings_dialog.cpp" line="157"/>
+        <source>the model&apos;s own</source>
         <translation>模型自身的值</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="159"/>
         <source> MB</source>
         <translation> MB</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="162"/>
         <source>Q8_0 (half the memory)</source>
         <translation>Q8_0（约一半内存）</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="164"/>
         <source>Best available</source>
         <translation>最佳可用</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="167"/>
         <source>%1 — unavailable</source>
         <translation>%1 — 不可用</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="170"/>
         <source>%1 is unavailable: %2</source>
         <translation>%1 不可用：%2</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="176"/>
         <source>System language</source>
         <translation>系统语言</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="177"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="177"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="177"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="180"/>
         <source>Threads</source>
         <translation>线程数</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="181"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="182"/>
         <source>KV cache type</source>
         <translation>KV 缓存类型</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="183"/>
         <source>Backend</source>
         <translation>计算后端</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="185"/>
         <source>KV disk budget</source>
         <translation>KV 磁盘配额</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="186"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="187"/>
         <source>Appearance</source>
         <translation>外观</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="200"/>
         <source>Threads, context length, KV type and backend apply when the model reloads (on OK).</source>
         <translation>线程数、上下文长度、KV 类型和后端将在模型重新加载时生效（点击“确定”后）。</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="201"/>
         <source>The language changes when Hearth restarts.</source>
         <translation>语言将在 Hearth 重启后更改。</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="207"/>
         <source>Choose a preset…</source>
         <translation>选择预设…</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="221"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="221"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
-<message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="27"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="28"/>
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="29"/>
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="30"/>
         <source>Min-p</source>
         <translation>Min-p</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="31"/>
         <source>Typical-p</source>
         <translation>Typical-p</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="32"/>
         <source>Repetition penalty</source>
         <translation>重复惩罚</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="33"/>
         <source>Presence penalty</source>
         <translation>存在惩罚</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="34"/>
         <source>Frequency penalty</source>
         <translation>频率惩罚</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="35"/>
         <source>Penalty window (tokens)</source>
         <translation>惩罚窗口（词元）</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="36"/>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="37"/>
         <source>Max new tokens</source>
         <translation>最大生成词元数</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="44"/>
         <source>random</source>
         <translation>随机</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="45"/>
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="46"/>
         <source>off</source>
         <translation>关闭</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="52"/>
         <source>Precise</source>
         <translation>精确</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="53"/>
         <source>Balanced</source>
         <translation>均衡</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="54"/>
         <source>Creative</source>
         <translation>创意</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::T</name>
+    <message>
+        <location filename="../app/chat_controller.cpp" line="48"/>
+        <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
+        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
     </message>
 </context>
 </TS>

@@ -46,13 +46,23 @@ void ChatStatus::replyStarted(const ReplyStarted& info) { setContext(info.prompt
 void ChatStatus::replyFinished(const ReplyStats& s) {
     speed_->setText(tr("%1 tok/s · first token %2 ms").arg(s.tokensPerSecond, 0, 'f', 1).arg(s.ttftMs, 0, 'f', 0));
     setContext(s.promptTokens + s.generatedTokens, s.contextLength);
-    kv_->setText(s.reusedTokens > 0 ? tr("KV reused: %1 of %2 prompt tokens").arg(QLocale().toString(s.reusedTokens), QLocale().toString(s.promptTokens))
-                                    : tr("KV: computed in full"));
+    kv_->setToolTip(s.kvNote);
+    if (s.kvRestoredTokens > 0) {
+        showRestored(s.kvRestoredTokens, s.kvSavedSeconds);
+        return;
+    }
+    if (s.reusedTokens > 0) {
+        kv_->setText(tr("KV reused: %1 of %2 prompt tokens").arg(QLocale().toString(s.reusedTokens), QLocale().toString(s.promptTokens)));
+        return;
+    }
+    // Why nothing came from the store, when something was refused or failed.
+    kv_->setText(s.kvNote.isEmpty() ? tr("KV: computed in full") : tr("KV: computed in full (%1)").arg(s.kvNote.left(80)));
 }
 
-void ChatStatus::showRestored(int kvRestoredTokens, int promptTokens) {
-    if (kvRestoredTokens > 0)
-        kv_->setText(tr("KV restored: %1 of %2 tokens").arg(QLocale().toString(kvRestoredTokens), QLocale().toString(promptTokens)));
+void ChatStatus::showRestored(int kvRestoredTokens, double savedSeconds) {
+    const QString n = QLocale().toString(kvRestoredTokens);
+    kv_->setText(savedSeconds >= 0 ? tr("KV restored: %1 tokens (saved ~%2 s)").arg(n, QLocale().toString(savedSeconds, 'f', 1))
+                                   : tr("KV restored: %1 tokens").arg(n));
 }
 
 void ChatStatus::setContext(int used, int total) {

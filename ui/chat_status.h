@@ -21,7 +21,8 @@ public:
     void setMessage(const QString& text);  // e.g. "Loading…", a load error
     void replyStarted(const ReplyStarted& info);
     void replyFinished(const ReplyStats& stats);
-    void showRestored(int kvRestoredTokens, int promptTokens);
+    // "KV restored: N tokens (saved ~X s)"; savedSeconds < 0: unknown, left out.
+    void showRestored(int kvRestoredTokens, double savedSeconds);
 
 private:
     void setContext(int used, int total);

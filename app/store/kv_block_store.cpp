@@ -2,6 +2,7 @@
 // per-conversation references and the disk budget's eviction and reclaiming.
 #include "app/store/kv_block_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -17,7 +18,8 @@ std::span<const uint8_t> keyBytes(const BlockKey& k) { return {k.data(), k.size(
 
 BlockKey keyFrom(std::span<const uint8_t> bytes) {
     BlockKey k{};
-    std::memcpy(k.data(), bytes.data(), std::min(bytes.size(), k.size()));
+    // copy_n, not memcpy: an empty or NULL column is a null pointer (found by fuzzing).
+    std::copy_n(bytes.begin(), std::min(bytes.size(), k.size()), k.begin());
     return k;
 }
 
@@ -27,7 +29,7 @@ std::span<const uint8_t> tokenBytes(const std::vector<int32_t>& t) {
 
 std::vector<int32_t> tokensFrom(std::span<const uint8_t> bytes) {
     std::vector<int32_t> t(bytes.size() / sizeof(int32_t));
-    std::memcpy(t.data(), bytes.data(), t.size() * sizeof(int32_t));
+    if (!t.empty()) std::memcpy(t.data(), bytes.data(), t.size() * sizeof(int32_t));  // a blob of < 4 bytes: none
     return t;
 }
 
@@ -128,6 +130,21 @@ Result<SavedKvChain> KvBlockStore::load(std::span<const BlockKey> keys) const {
         if (chain.records.empty()) chain.root = rootFrom(*st);
         chain.records.push_back(recordFrom(*st));
         st->reset();
+    }
+    return chain;
+}
+
+Result<SavedKvChain> KvBlockStore::tails(const BlockKey& parent, int32_t blockSize) const {
+    SavedKvChain chain;
+    auto st = db_.prepare(strCat(kBlockSelect, " WHERE b.parent_key = ? AND length(b.tokens) < ? LIMIT 64"));
+    if (!st) return std::unexpected(st.error());
+    st->bindBlob(1, keyBytes(parent)).bind(2, int64_t{blockSize} * int64_t{sizeof(int32_t)});
+    while (true) {
+        auto row = st->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        if (chain.records.empty()) chain.root = rootFrom(*st);
+        if (rootFrom(*st).key == chain.root.key) chain.records.push_back(recordFrom(*st));
     }
     return chain;
 }

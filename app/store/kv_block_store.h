@@ -43,6 +43,9 @@ public:
                          std::span<const BlockKey> chainKeys);
     // The stored blocks of keys, in order, up to the first one missing.
     Result<SavedKvChain> load(std::span<const BlockKey> keys) const;
+    // The stored partial last blocks (fewer than blockSize tokens, engine/snapshot's tails)
+    // that continue the block `parent` (a block key, or a root key for a chain's first block).
+    Result<SavedKvChain> tails(const BlockKey& parent, int32_t blockSize) const;
     // Up to n blocks the conversation saved under a root other than `current`, from the start
     // of their chain: what a restore refuses, and why, after a model or layout change.
     Result<SavedKvChain> foreignChain(int64_t conversationId, const BlockKey& current, int n = 1) const;

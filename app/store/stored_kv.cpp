@@ -1,9 +1,34 @@
 // restoreKv and saveKv: lookups by chain key, the refusal path, and append-only saves.
 #include "app/store/stored_kv.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace hearth {
+namespace {
+
+// The stored tail (partial last block) continuing chain's last block (or the root) that shares
+// the longest run of tokens with the prompt there; nullopt when none shares any.
+Result<std::optional<KvBlockRecord>> bestTail(const Engine& engine, const KvBlockStore& store, const SavedKvChain& chain,
+                                              std::span<const TokenId> tokens) {
+    const BlockKey& parent = chain.records.empty() ? engine.kvRoot().key : chain.records.back().key;
+    if (!chain.records.empty() && chain.root.key != engine.kvRoot().key) return std::optional<KvBlockRecord>();
+    const size_t start = chain.records.size() * static_cast<size_t>(engine.kvBlockSize());
+    if (start >= tokens.size()) return std::optional<KvBlockRecord>();
+    auto tails = store.tails(parent, engine.kvBlockSize());
+    if (!tails) return std::unexpected(tails.error());
+    const std::span<const TokenId> rest = tokens.subspan(start);
+    std::optional<KvBlockRecord> best;
+    std::ptrdiff_t bestLen = 0;
+    for (KvBlockRecord& r : tails->records) {
+        const auto n = std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
+        if (n > bestLen) bestLen = n, best = std::move(r);
+    }
+    return best;
+}
+
+}  // namespace
 
 Result<KvRestoreReport> restoreKv(Engine& engine, KvBlockStore& store, int64_t conversationId,
                                   std::span<const TokenId> prompt) {
@@ -12,6 +37,12 @@ Result<KvRestoreReport> restoreKv(Engine& engine, KvBlockStore& store, int64_t c
     const std::span<const TokenId> cacheable = prompt.empty() ? prompt : prompt.first(prompt.size() - 1);
     auto chain = store.load(engine.kvChainKeys(cacheable));
     if (!chain) return std::unexpected(chain.error());
+    if (auto tail = bestTail(engine, store, *chain, cacheable); !tail) {
+        return std::unexpected(tail.error());
+    } else if (*tail) {
+        if (chain->records.empty()) chain->root = engine.kvRoot();
+        chain->records.push_back(std::move(**tail));
+    }
     if (chain->records.empty()) {
         // Nothing saved under this engine's root: if the conversation saved blocks under
         // another one (another model file, layout, backend), the engine says why it refuses them.
@@ -19,10 +50,10 @@ Result<KvRestoreReport> restoreKv(Engine& engine, KvBlockStore& store, int64_t c
         if (!chain) return std::unexpected(chain.error());
     }
     const KvImportResult imported = engine.importKv(chain->root, chain->records, cacheable);
-    report.restoredTokens = imported.nImported * engine.kvBlockSize();
-    report.acceptedTokens = imported.nTokens;
+    report.restoredTokens = imported.nImported * engine.kvBlockSize() + imported.tailRows;
+    report.acceptedTokens = imported.nTokens + imported.tailRows;
     report.refusal = imported.refusal;
-    if (imported.nBlocks > 0)
+    if (imported.nBlocks > 0 || imported.tailRows > 0)
         if (auto r = store.markUsed(conversationId); !r) return std::unexpected(r.error());
     report.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return report;
@@ -37,6 +68,9 @@ Result<int32_t> saveKv(Engine& engine, KvBlockStore& store, int64_t conversation
     });
     if (!lookup) return std::unexpected(lookup.error());
     std::vector<BlockKey> keys = engine.kvChainKeys(tokens);
+    const size_t tailStart = keys.size() * static_cast<size_t>(engine.kvBlockSize());
+    if (tailStart < tokens.size())  // the partial last block's key, linked when it is stored
+        keys.push_back(kvTailKey(keys.empty() ? engine.kvRoot().key : keys.back(), tokens.subspan(tailStart)));
     return store.save(conversationId, engine.kvRoot(), records, keys);
 }
 

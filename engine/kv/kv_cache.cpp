@@ -177,6 +177,28 @@ Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> 
     return true;
 }
 
+std::vector<uint8_t> KvCache::packedRows(BlockId block, int32_t nRows) const {
+    const auto& slot = blocks_[static_cast<size_t>(block)];
+    if (!slot || nRows <= 0 || nRows > layout_.blockSize) return {};
+    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
+    const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
+    std::vector<uint8_t> out(tailBytes(nRows));
+    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)  // K and V of each layer
+        std::memcpy(out.data() + part * bytes, slot.get() + part * half, bytes);
+    return out;
+}
+
+Result<void> KvCache::writeRows(BlockId block, std::span<const uint8_t> packed, int32_t nSavedRows, int32_t nRows) {
+    if (nRows <= 0 || nRows > nSavedRows || nSavedRows > layout_.blockSize || packed.size() != tailBytes(nSavedRows))
+        return fail(ErrorCode::InvalidArgument, strCat("a saved partial KV block has ", packed.size(), " bytes for ", nSavedRows,
+                                                       " rows; this cache's rows need ", tailBytes(nSavedRows)));
+    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
+    const size_t saved = static_cast<size_t>(nSavedRows) * rowBytes_;
+    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)
+        std::memcpy(blockData(block) + part * half, packed.data() + part * saved, static_cast<size_t>(nRows) * rowBytes_);
+    return {};
+}
+
 void KvCache::copyRows(BlockId from, BlockId to, int32_t nRows) {
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;

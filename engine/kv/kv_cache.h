@@ -98,6 +98,13 @@ public:
     // under key as a cached block, as if computed and released. False when key is already
     // indexed (nothing changes). Errors: InvalidArgument (size), OutOfMemory (no block).
     Result<bool> importBlock(const BlockKey& key, std::span<const uint8_t> bytes);
+    // A sequence's trailing partial block, saved and restored (engine/snapshot): the first
+    // nRows rows of every layer's K and V, packed (tailBytes(nRows) bytes); empty when the
+    // block's memory was never allocated. writeRows fills the first nRows rows of a block the
+    // caller holds from the first nRows rows of such packed bytes (saved with nSavedRows >= nRows).
+    size_t tailBytes(int32_t nRows) const { return static_cast<size_t>(nRows) * 2 * static_cast<size_t>(layout_.nLayers) * rowBytes_; }
+    std::vector<uint8_t> packedRows(BlockId block, int32_t nRows) const;
+    Result<void> writeRows(BlockId block, std::span<const uint8_t> packed, int32_t nSavedRows, int32_t nRows);
 
     // Pointers for one layer of seq (views of all layers stay valid together), valid until
     // the next commit/reserve/rollback of any sequence.

@@ -191,6 +191,11 @@ void Scheduler::remove(SeqId id) {
     seqs_.erase(id);
 }
 
+void Scheduler::park(std::vector<int32_t> tokens, KvSequence kv) {
+    releaseParked();
+    parked_ = Parked{std::move(tokens), std::move(kv)};
+}
+
 void Scheduler::releaseParked() {
     if (!parked_) return;
     cache_.release(parked_->kv);

@@ -69,6 +69,11 @@ public:
     // next admitted sequence continues when it shares a longer prefix with it than the cached
     // blocks do (a chat that goes on without re-reading); otherwise its blocks are released.
     void finish(SeqId seq, bool keepForReuse);
+    // The parked sequence (nullptr when none), and parking one built elsewhere (KV restored
+    // from disk, engine/snapshot), which replaces and releases the current one.
+    const KvSequence* parkedKv() const { return parked_ ? &parked_->kv : nullptr; }
+    std::span<const int32_t> parkedTokens() const { return parked_ ? std::span<const int32_t>(parked_->tokens) : std::span<const int32_t>(); }
+    void park(std::vector<int32_t> tokens, KvSequence kv);
 
     bool contains(SeqId seq) const { return seqs_.contains(seq); }
     bool idle() const { return running_.empty() && waiting_.empty(); }

@@ -3,11 +3,13 @@
 #include "engine/snapshot/kv_snapshot.h"
 
 #include <algorithm>
+#include <optional>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "engine/str_cat.h"
+#include "engine/util/sha256.h"
 
 namespace hearth {
 namespace {
@@ -32,6 +34,23 @@ std::string describeRootMismatch(const KvRootInfo& saved, const KvRootInfo& curr
 
 uint64_t kvChecksum(std::span<const uint8_t> data) { return XXH3_64bits(data.data(), data.size()); }
 
+bool isKvTail(const KvBlockRecord& r, int32_t blockSize) {
+    return !r.tokens.empty() && std::ssize(r.tokens) < blockSize;
+}
+
+BlockKey kvTailKey(const BlockKey& parent, std::span<const int32_t> tokens) {
+    Sha256 h;
+    h.update(std::string_view("hearth kv tail"));
+    h.update(parent);
+    for (int32_t t : tokens) {
+        const auto u = static_cast<uint32_t>(t);
+        const uint8_t le[4] = {static_cast<uint8_t>(u), static_cast<uint8_t>(u >> 8), static_cast<uint8_t>(u >> 16),
+                               static_cast<uint8_t>(u >> 24)};
+        h.update(std::span<const uint8_t>(le, 4));
+    }
+    return h.finish();
+}
+
 std::vector<BlockKey> kvChainKeys(const KvChainRoot& root, int32_t blockSize, std::span<const int32_t> tokens) {
     std::vector<BlockKey> keys;
     BlockKey key = root.key;
@@ -43,15 +62,42 @@ std::vector<BlockKey> kvChainKeys(const KvChainRoot& root, int32_t blockSize, st
     return keys;
 }
 
+namespace {
+
+// The tail record of tokens after nFull full blocks (parent: the last one's key), when holder
+// holds all of tokens and fewer than a block of them follow; empty key when not.
+std::optional<KvBlockRecord> tailRecord(const KvCache& cache, std::span<const int32_t> tokens, size_t nFull,
+                                        const BlockKey& parent, const KvSequence* holder,
+                                        std::span<const int32_t> holderTokens) {
+    const auto bs = static_cast<size_t>(cache.layout().blockSize);
+    const size_t start = nFull * bs;
+    if (!holder || tokens.size() <= start || tokens.size() - start >= bs) return std::nullopt;
+    if (holder->nTokens < std::ssize(tokens) || holderTokens.size() < tokens.size() || holder->blockTable.size() <= nFull ||
+        !std::equal(tokens.begin(), tokens.end(), holderTokens.begin()))
+        return std::nullopt;
+    KvBlockRecord r;
+    r.tokens.assign(tokens.begin() + static_cast<std::ptrdiff_t>(start), tokens.end());
+    r.data = cache.packedRows(holder->blockTable[nFull], static_cast<int32_t>(r.tokens.size()));
+    if (r.data.empty()) return std::nullopt;
+    r.parent = parent;
+    r.key = kvTailKey(parent, r.tokens);
+    r.position = static_cast<int32_t>(start);
+    r.checksum = kvChecksum(r.data);
+    return r;
+}
+
+}  // namespace
+
 std::vector<KvBlockRecord> exportKvBlocks(const KvCache& cache, std::span<const int32_t> tokens,
-                                          const std::function<bool(const BlockKey&)>& skip) {
+                                          const std::function<bool(const BlockKey&)>& skip, const KvSequence* holder,
+                                          std::span<const int32_t> holderTokens) {
     const int32_t bs = cache.layout().blockSize;
     const CachedPrefix prefix = cache.pool().longestCachedPrefix(cache.root().key, tokens);
     std::vector<KvBlockRecord> out;
     for (size_t i = 0; i < prefix.blocks.size(); ++i) {
         if (skip && skip(prefix.keys[i])) continue;
         const std::span<const uint8_t> bytes = cache.blockBytes(prefix.blocks[i]);
-        if (bytes.empty()) break;
+        if (bytes.empty()) return out;
         KvBlockRecord r;
         r.key = prefix.keys[i];
         r.parent = i == 0 ? cache.root().key : prefix.keys[i - 1];
@@ -62,6 +108,9 @@ std::vector<KvBlockRecord> exportKvBlocks(const KvCache& cache, std::span<const 
         r.checksum = kvChecksum(r.data);
         out.push_back(std::move(r));
     }
+    const BlockKey& parent = prefix.keys.empty() ? cache.root().key : prefix.keys.back();
+    if (auto tail = tailRecord(cache, tokens, prefix.blocks.size(), parent, holder, holderTokens))
+        if (!skip || !skip(tail->key)) out.push_back(std::move(*tail));
     return out;
 }
 
@@ -84,6 +133,25 @@ std::string checkRecord(const KvCache& cache, const KvBlockRecord& r, size_t i, 
     return {};
 }
 
+// Why a tail record cannot follow block i-1 of tokens' chain (parent); empty when it can.
+// rows: how many of its rows continue tokens.
+std::string checkTail(const KvCache& cache, const KvBlockRecord& r, size_t i, const BlockKey& parent,
+                      std::span<const int32_t> tokens, int32_t& rows) {
+    const auto bs = static_cast<size_t>(cache.layout().blockSize);
+    const std::string where = strCat("the partial KV block at token ", i * bs);
+    if (r.position != static_cast<int32_t>(i * bs) || r.parent != parent)
+        return strCat(where, ": it does not continue the chain (position or parent key)");
+    if (kvTailKey(parent, r.tokens) != r.key) return strCat(where, ": its key is not SHA-256(tail, parent, tokens)");
+    const auto n = static_cast<int32_t>(r.tokens.size());
+    if (r.data.size() != cache.tailBytes(n))
+        return strCat(where, ": it has ", r.data.size(), " bytes, this cache's ", n, " rows ", cache.tailBytes(n));
+    if (kvChecksum(r.data) != r.checksum) return strCat(where, ": checksum mismatch (the saved bytes are damaged)");
+    const std::span<const int32_t> rest = tokens.size() > i * bs ? tokens.subspan(i * bs) : std::span<const int32_t>();
+    const auto common = std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
+    rows = static_cast<int32_t>(common);
+    return {};
+}
+
 }  // namespace
 
 KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const KvRootInfo& saved,
@@ -98,6 +166,13 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
     const int32_t budget = cache.nFreeBlocks() - reserveBlocks;
     BlockKey parent = cache.root().key;
     for (size_t i = 0; i < records.size(); ++i) {
+        if (isKvTail(records[i], cache.layout().blockSize)) {
+            int32_t rows = 0;
+            std::string why = checkTail(cache, records[i], i, parent, tokens, rows);
+            if (!why.empty()) result.refusal = "saved KV refused from " + why;
+            else if (rows > 0) result.tailRecord = static_cast<int32_t>(i), result.tailRows = rows;
+            break;
+        }
         if (std::string why = checkRecord(cache, records[i], i, parent, tokens); !why.empty()) {
             result.refusal = "saved KV refused from " + why;
             break;
@@ -114,6 +189,26 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
         parent = records[i].key;
     }
     return result;
+}
+
+Result<KvSequence> restoreKvTail(KvCache& cache, std::span<const int32_t> tokens, int32_t nFullBlocks,
+                                 const KvBlockRecord& tail, int32_t nRows) {
+    const int32_t bs = cache.layout().blockSize;
+    const int32_t nFull = nFullBlocks * bs;
+    if (nRows <= 0 || std::ssize(tokens) < nFull) return fail(ErrorCode::InvalidArgument, "no partial KV block to restore");
+    KvSequence seq;
+    auto plan = cache.plan(seq, nFull, tokens.first(static_cast<size_t>(nFull)));
+    if (!plan) return std::unexpected(plan.error());
+    if (plan->nCachedTokens != nFull) return fail(ErrorCode::InvalidArgument, "the full KV blocks before the partial one are not cached");
+    if (auto c = cache.commit(seq, *plan); !c) return std::unexpected(c.error());
+    Result<void> written = cache.reserve(seq, nFull + nRows);
+    if (written) written = cache.writeRows(seq.blockTable.back(), tail.data, static_cast<int32_t>(tail.tokens.size()), nRows);
+    if (!written) {
+        cache.release(seq);
+        return std::unexpected(written.error());
+    }
+    seq.nTokens = nFull + nRows;
+    return seq;
 }
 
 }  // namespace hearth

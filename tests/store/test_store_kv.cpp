@@ -59,7 +59,9 @@ private slots:
         auto restored = restoreKv(*e, (*store)->kv(), conv, prompt2);
         QVERIFY(restored);
         QVERIFY2(restored->refusal.empty(), restored->refusal.c_str());
-        QCOMPARE(restored->restoredTokens, int32_t((prompt2.size() - 1) / 16 * 16));
+        // Every computed token, the trailing partial block (136 = 8 x 16 + 8) included.
+        QCOMPARE(restored->restoredTokens, int32_t(prompt2.size() - 1));
+        QVERIFY(restored->restoredTokens % 16 != 0);
         const GenerateResult second = greedy(*e, prompt2, 100);
         QCOMPARE(second.timings.prefixCacheHitTokens, restored->restoredTokens);
         QCOMPARE(concat(first, second.tokens), all.tokens);
@@ -112,6 +114,47 @@ private slots:
         QCOMPARE(restored->restoredTokens, 16);
         QVERIFY2(restored->refusal.find("checksum mismatch") != std::string::npos, restored->refusal.c_str());
         QCOMPARE(greedy(*e, prompt, 60).tokens, original.tokens);
+    }
+
+    // The trailing partial block: restored up to where the next prompt still agrees with it
+    // (rows after a differing token left out), refused when its bytes are damaged; the reply
+    // is each time that of a fresh engine.
+    void partialBlockFitsOrIsRefused() {
+        const std::vector<TokenId> prompt = tinyPrompt(14, 75);
+        GenerateResult original;
+        const int64_t conv = saveConversation(db("tail.db"), prompt, &original);  // 75 + 59 = 8 x 16 + 6
+        QVERIFY(conv);
+        std::vector<TokenId> diverging = concat(prompt, std::span(original.tokens).first(56));
+        diverging.push_back(original.tokens[56] == 5 ? 6 : 5);  // the tail's 4th token differs
+        diverging.push_back(3);
+        auto fresh = loadTiny(model1_);
+        {
+            auto store = ConversationStore::open(db("tail.db"));
+            auto e = loadTiny(model1_);
+            auto restored = restoreKv(*e, (*store)->kv(), conv, diverging);
+            QVERIFY2(restored->refusal.empty(), restored->refusal.c_str());
+            QCOMPARE(restored->restoredTokens, 128 + 3);
+            const GenerateResult a = greedy(*e, diverging, 20), b = greedy(*fresh, diverging, 20);
+            QCOMPARE(a.tokens, b.tokens);
+            QVERIFY(bitwiseEqual(a.topLogits[0], b.topLogits[0]));
+        }
+        {
+            auto sdb = SqliteDb::open(db("tail.db"));
+            auto st = (*sdb)->prepare("SELECT data FROM kv_blocks WHERE length(tokens) < 64");
+            QVERIFY(st && st->step().value_or(false));
+            std::vector<uint8_t> data = st->blob(0);
+            data[data.size() / 2] ^= 0x01;
+            auto put = (*sdb)->prepare("UPDATE kv_blocks SET data = ? WHERE length(tokens) < 64");
+            QVERIFY(put->bindBlob(1, data).run());
+        }
+        const std::vector<TokenId> next = concat(prompt, original.tokens);
+        auto store = ConversationStore::open(db("tail.db"));
+        auto e = loadTiny(model1_);
+        auto restored = restoreKv(*e, (*store)->kv(), conv, next);
+        QCOMPARE(restored->restoredTokens, 128);
+        QVERIFY2(restored->refusal.find("partial KV block") != std::string::npos &&
+                     restored->refusal.find("checksum mismatch") != std::string::npos, restored->refusal.c_str());
+        QCOMPARE(greedy(*e, next, 20).tokens, greedy(*fresh, next, 20).tokens);
     }
 
     // The fingerprint comes from the cache while (path, size, mtime) are unchanged — shown by
