@@ -15,7 +15,8 @@ namespace {
 std::vector<cli::Command> commands() {
     return {cli::generateCommand(), cli::batchCommand(), cli::tokenizeCommand(), cli::chatCommand(),
             cli::infoCommand(), cli::synthCommand(), cli::benchCommand(),
-            cli::conversationsCommand(), cli::benchRestoreCommand(), cli::benchKvCommand()};
+            cli::conversationsCommand(), cli::benchRestoreCommand(), cli::benchKvCommand(),
+            cli::benchSpecCommand()};
 }
 
 std::string usage() {

@@ -16,8 +16,11 @@ Command benchCommand();     // cli_bench.cpp
 Command conversationsCommand();  // cli_conversations.cpp
 Command benchRestoreCommand();   // cli_bench_restore.cpp
 Command benchKvCommand();        // cli_bench_kv.cpp
+Command benchSpecCommand();      // cli_bench_spec.cpp
 
 // generate --beams K (K > 1): beam search instead of sampling (cli_generate_beams.cpp).
 int runBeamGenerate(const QCommandLineParser& p);
+// generate --spec ngram|draft:PATH: speculative decoding (cli_generate_spec.cpp).
+int runSpecGenerate(const QCommandLineParser& p);
 
 }  // namespace hearth::cli

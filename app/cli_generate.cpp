@@ -22,6 +22,7 @@ int cmdGenerate(const QCommandLineParser& p) {
     if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
     if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
     if (p.value("beams") != "1") return runBeamGenerate(p);  // cli_generate_beams.cpp
+    if (p.isSet("spec")) return runSpecGenerate(p);          // cli_generate_spec.cpp
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
@@ -139,6 +140,7 @@ Command generateCommand() {
             "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT]\n"
             "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
             "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: no sampling)\n"
+            "           [--spec ngram|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"
             "           [--db PATH --conversation ID [--no-kv-restore]]  (a stored conversation's next turn)\n",
             storeOptions, cmdGenerate};
 }

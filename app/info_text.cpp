@@ -52,7 +52,8 @@ QString modelInfoText(const Engine& e) {
                  (e.chatFormat().isFallback()
                       ? QString(" (fallback: %1)").arg(QString::fromStdString(e.chatFormat().fallbackReason()))
                       : QString()),
-             QString::fromStdString(e.backendName()));
+             QString::fromStdString(e.backendName()) +
+                 (e.backendNote().empty() ? QString() : QString(" (%1)").arg(QString::fromStdString(e.backendNote()))));
 }
 
 }  // namespace hearth

@@ -4,10 +4,13 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
+#include "engine/spec/spec_runner.h"
 #include "engine/util/sha256.h"
+#include "kernels/cuda/cuda_backend.h"
 
 namespace hearth {
 namespace {
@@ -20,6 +23,21 @@ constexpr uint32_t kNumericsVersion = 1;
 std::string ropeDescription(const ModelConfig& c) {
     return strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
                   " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow, " ctx_train=", c.contextLength);
+}
+
+// The backend options ask for. CUDA (EngineOptions::BackendKind::Cuda, or HEARTH_BACKEND=cuda
+// in the environment) is opt-in until its kernels have run on a GPU; when it cannot start,
+// the engine runs on the best CPU backend and *note says why.
+std::unique_ptr<Backend> chooseBackend(const EngineOptions& options, std::string* note) {
+    using Kind = EngineOptions::BackendKind;
+    if (options.backend == Kind::Reference) return makeCpuReferenceBackend();
+    const char* env = std::getenv("HEARTH_BACKEND");
+    if (options.backend == Kind::Cuda || (env && std::string_view(env) == "cuda")) {
+        std::string why;
+        if (auto cuda = makeCudaBackend(&why)) return cuda;
+        *note = strCat("CUDA is unavailable (", why, "); running on the CPU");
+    }
+    return makeBestCpuBackend(options.nThreads);
 }
 
 // The chain root: SHA-256 over the file's fingerprint with the RoPE description, the layout,
@@ -79,7 +97,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
-    e->backend_ = makeBestCpuBackend(options.nThreads);  // AVX2 when the CPU has it; HEARTH_BACKEND=reference forces the reference
+    e->backend_ = chooseBackend(options, &e->backendNote_);
     KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
     layout.elementType = options.kvType;
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
@@ -131,6 +149,8 @@ Result<RequestId> Engine::submit(GenerateRequest request) {
     if (auto r = validatePrompt(request.prompt); !r) return std::unexpected(r.error());
     if (auto r = validate(request.sampling, config().nVocab); !r) return std::unexpected(r.error());
     if (request.timeoutMs < 0) return fail(ErrorCode::InvalidArgument, "the time limit must be >= 0 ms");
+    if (request.spec.drafter != SpecDrafter::Off)
+        return fail(ErrorCode::InvalidArgument, "speculative decoding runs through Engine::generate(), not submit()");
     return requests_->submit(std::move(request));
 }
 
@@ -142,12 +162,31 @@ std::vector<BlockKey> Engine::kvChainKeys(std::span<const TokenId> tokens) const
 
 std::vector<KvBlockRecord> Engine::exportKv(std::span<const TokenId> tokens,
                                             const std::function<bool(const BlockKey&)>& skip) const {
-    return exportKvBlocks(*cache_, tokens, skip);
+    const Scheduler& sched = requests_->scheduler();
+    return exportKvBlocks(*cache_, tokens, skip, sched.parkedKv(), sched.parkedTokens());
 }
 
 KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlockRecord> records,
                                 std::span<const TokenId> tokens) {
-    return importKvBlocks(*cache_, kvRoot_, saved, records, tokens);
+    KvImportResult r = importKvBlocks(*cache_, kvRoot_, saved, records, tokens);
+    if (r.tailRecord < 0) return r;
+    // The partial last block becomes the parked sequence the next request continues, unless the
+    // engine's own parked sequence already holds as much of tokens.
+    const int32_t covered = r.nTokens + r.tailRows;
+    Scheduler& sched = requests_->scheduler();
+    const std::span<const int32_t> parked = sched.parkedTokens();
+    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >= covered) {
+        r.tailRows = 0;  // held already: nothing copied
+        return r;
+    }
+    auto seq = restoreKvTail(*cache_, tokens, r.nBlocks, records[static_cast<size_t>(r.tailRecord)], r.tailRows);
+    if (!seq) {
+        r.refusal = "the partial KV block was not restored: " + seq.error().message;
+        r.tailRows = 0;
+        return r;
+    }
+    sched.park(std::vector<int32_t>(tokens.begin(), tokens.begin() + covered), std::move(*seq));
+    return r;
 }
 
 void Engine::cancel(RequestId id) { requests_->cancel(id, FinishReason::Cancelled); }
@@ -172,6 +211,7 @@ EngineMetrics Engine::metrics() const {
 
 // A loop over submit()/step(): callers that want one reply with a callback keep this shape.
 Result<GenerateResult> Engine::generate(const GenerateRequest& request, const TokenCallback& onToken) {
+    if (request.spec.drafter != SpecDrafter::Off) return generateSpeculative(request, onToken);
     auto id = submit(request);
     if (!id) return std::unexpected(id.error());
     GenerateResult result;

@@ -21,12 +21,14 @@
 #include "engine/sched/scheduler.h"
 #include "engine/snapshot/kv_snapshot.h"
 #include "engine/snapshot/model_fingerprint.h"
+#include "engine/spec/spec_options.h"
 #include "engine/tokenizer/chat_format.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace hearth {
 
 class GgufFile;
+struct SpecSession;
 
 struct EngineOptions {
     // 0 = the model's own. Also the KV cache's size, shared by all requests in flight: when
@@ -41,6 +43,12 @@ struct EngineOptions {
     std::optional<ModelFingerprint> modelFingerprint;
     // CPU threads; 0 = HEARTH_THREADS from the environment, else one per physical core.
     int32_t nThreads = 0;
+    // Best: the fastest CPU backend here (AVX2 when the CPU has it; HEARTH_BACKEND=reference in
+    // the environment, the CLI's override, forces the reference); Reference: the scalar reference.
+    // Cuda: the CUDA plugin on device 0 (opt-in, not yet run on a GPU; also HEARTH_BACKEND=cuda);
+    // when it cannot start, the best CPU backend and backendNote() says why.
+    enum class BackendKind { Best, Reference, Cuda };
+    BackendKind backend = BackendKind::Best;
 };
 
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
@@ -59,6 +67,10 @@ struct GenerateRequest {
     int32_t nTopLogits = 0;
     std::vector<std::string> stop;  // stop strings: generation ends before them, never shown
     int64_t timeoutMs = 0;          // > 0: finish with Timeout this long after submit()
+    // Speculative decoding (engine/spec): generate() only; submit() refuses it. The same
+    // tokens (greedy) or the same distribution (sampling) as without. nTopLogits is ignored.
+    // TODO(#8): speculation inside step(), verifying in the scheduler's batches.
+    SpecOptions spec{};
 };
 
 using RequestId = SeqId;
@@ -81,6 +93,7 @@ struct GenerateResult {
     FinishReason finishReason = FinishReason::Length;
     GenerateTimings timings;
     std::vector<std::vector<std::pair<TokenId, float>>> topLogits;  // [tokens][nTopLogits]
+    SpecStats spec;  // drafted, accepted and bonus tokens when request.spec was on
 };
 
 // What step() reports. Token: one generated token and the text it releases (whole UTF-8
@@ -124,6 +137,8 @@ public:
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     const ChatFormat& chatFormat() const { return chatFormat_; }
     std::string backendName() const { return backend_->name(); }
+    // Why the backend asked for is not the one running (empty when it is).
+    const std::string& backendNote() const { return backendNote_; }
     int32_t contextLength() const { return contextLength_; }
 
     // KV persistence (engine/snapshot/kv_snapshot.h): the chain root this engine's blocks
@@ -171,16 +186,20 @@ public:
 private:
     Engine();
     Result<void> validatePrompt(const std::vector<TokenId>& prompt) const;
+    // generate() with request.spec on (engine/spec/engine_spec.cpp).
+    Result<GenerateResult> generateSpeculative(const GenerateRequest& request, const TokenCallback& onToken);
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<Model> model_;
     std::unique_ptr<Backend> backend_;
+    std::string backendNote_;
     std::unique_ptr<KvCache> cache_;
     std::unique_ptr<EngineRequests> requests_;  // scheduler, runner and per-request state
     ChatFormat chatFormat_{ChatFormatKind::Plain};
     int32_t contextLength_ = 0;
     KvRootInfo kvRoot_;
+    std::unique_ptr<SpecSession> spec_;  // kept between speculative requests
 };
 
 }  // namespace hearth

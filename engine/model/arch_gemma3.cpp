@@ -165,8 +165,9 @@ Result<void> Gemma3Model::forward(Backend& b, KvCache& cache, KvSequence& seq,
     for (int32_t id : tokens)
         if (id < 0 || id >= c.nVocab)
             return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
-    if (!logits.empty() && static_cast<int64_t>(logits.size()) != c.nVocab)
-        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats");
+    const auto nRows = static_cast<int64_t>(logits.size()) / c.nVocab;
+    if (static_cast<int64_t>(logits.size()) % c.nVocab != 0 || nRows > nTokens)
+        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats per row, for at most every token");
     if (auto r = cache.reserve(seq, seq.nTokens + static_cast<int32_t>(nTokens)); !r) return r;
 
     resizeActivations(nTokens);
@@ -184,10 +185,10 @@ Result<void> Gemma3Model::forward(Backend& b, KvCache& cache, KvSequence& seq,
     }
     seq.nTokens += static_cast<int32_t>(nTokens);
     if (logits.empty()) return {};
-    // Only the last token's logits are needed: norm and project one row.
-    const float* last = x_.data() + (nTokens - 1) * c.nEmbd;
-    b.rmsNorm(last, head_.outputNorm, 1, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(head_.output, xn_.data(), 1, logits.data());
+    // Only the last nRows tokens' logits are wanted (usually one; a speculative verify wants all).
+    const float* first = x_.data() + (nTokens - nRows) * c.nEmbd;
+    b.rmsNorm(first, head_.outputNorm, nRows, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(head_.output, xn_.data(), nRows, logits.data());
     if (logitSoftcap_ > 0)  // Gemma 2 style cap, only when the file asks for it
         for (float& v : logits) v = logitSoftcap_ * std::tanh(v / logitSoftcap_);
     return {};

@@ -58,7 +58,9 @@ public:
 
     // Runs tokens (at positions seq.nTokens, seq.nTokens + 1, ...) through the model, writing
     // their K/V into seq (already reserved by the caller) and advancing seq.nTokens.
-    // logits: [nVocab] for the last token, or empty when not wanted (e.g. a prefill chunk).
+    // logits: [nVocab] for the last token, or empty when not wanted (e.g. a prefill chunk), or
+    // [k, nVocab] for the last k tokens (k <= tokens.size(); a speculative verify), each row
+    // bitwise what decoding that token alone would give on the CPU.
     virtual Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq,
                                  std::span<const int32_t> tokens, std::span<float> logits) = 0;
 

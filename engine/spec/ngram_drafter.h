@@ -1,0 +1,21 @@
+// NGramDrafter: prompt lookup decoding. The last n tokens (n from maxN down to minN) are
+// looked up in the earlier tokens of the same sequence; the tokens that followed their most
+// recent earlier occurrence are the draft. No model; strong when a reply quotes or edits.
+#pragma once
+
+#include "engine/spec/drafter.h"
+
+namespace hearth {
+
+class NGramDrafter final : public Drafter {
+public:
+    NGramDrafter(int32_t minN, int32_t maxN);
+    Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
+    // The draft alone, for the policy's repetition check.
+    std::vector<int32_t> lookup(std::span<const int32_t> context, int32_t maxTokens) const;
+
+private:
+    int32_t minN_, maxN_;
+};
+
+}  // namespace hearth

@@ -1,0 +1,74 @@
+// The chain's stages in Sampler::sample's order, ending in probabilities instead of a draw.
+#include "engine/spec/spec_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hearth {
+
+SpecSampler::SpecSampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
+
+std::span<const int32_t> SpecSampler::penaltyWindow() const {
+    std::span<const int32_t> all(history_);
+    if (params_.repeatLastN < 0) return all;
+    return all.last(std::min(all.size(), static_cast<size_t>(params_.repeatLastN)));
+}
+
+bool SpecSampler::penaltiesActive() const {
+    return params_.repeatLastN != 0 &&
+           (params_.repeatPenalty != 1.0f || params_.presencePenalty != 0.0f || params_.frequencyPenalty != 0.0f);
+}
+
+std::span<TokenLogit> SpecSampler::biasedCandidates(std::span<const float> logits) {
+    cands_.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
+    std::span<TokenLogit> c(cands_);
+    applyLogitBias(c, params_.logitBias);
+    if (penaltiesActive())
+        applyPenalties(c, penaltyWindow(), params_.repeatPenalty, params_.presencePenalty, params_.frequencyPenalty);
+    return c;
+}
+
+int32_t SpecSampler::greedyToken(std::span<const float> logits) {
+    if (params_.logitBias.empty() && !penaltiesActive()) return argmax(logits);
+    return argmax(std::span<const TokenLogit>(biasedCandidates(logits)));
+}
+
+std::vector<TokenProb> SpecSampler::distribution(std::span<const float> logits) {
+    std::span<TokenLogit> c = biasedCandidates(logits);
+    c = c.first(sampleTopK(c, params_.topK));
+    c = c.first(sampleTypicalP(c, params_.typicalP));
+    c = c.first(sampleTopP(c, params_.topP));
+    c = c.first(sampleMinP(c, params_.minP));
+    applyTemperature(c, params_.temperature);
+    double maxLogit = -INFINITY;
+    for (const TokenLogit& t : c) maxLogit = std::max(maxLogit, static_cast<double>(t.logit));
+    std::vector<TokenProb> dist;
+    dist.reserve(c.size());
+    double sum = 0.0;
+    for (const TokenLogit& t : c) {
+        const double e = std::isfinite(t.logit) ? std::exp(static_cast<double>(t.logit) - maxLogit) : 0.0;
+        if (e > 0.0) dist.push_back({t.id, e});
+        sum += e;
+    }
+    for (TokenProb& t : dist) t.p /= sum;
+    return dist;
+}
+
+int32_t SpecSampler::draw(std::span<const TokenProb> dist) {
+    const double u = uniform();
+    double cumulative = 0.0;
+    for (const TokenProb& t : dist) {
+        cumulative += t.p;
+        if (u < cumulative) return t.id;
+    }
+    return dist.empty() ? 0 : dist.back().id;  // rounding left the sum just under 1
+}
+
+double probabilityOf(std::span<const TokenProb> dist, int32_t id) {
+    for (const TokenProb& t : dist)
+        if (t.id == id) return t.p;
+    return 0.0;
+}
+
+}  // namespace hearth

@@ -1,0 +1,33 @@
+// The verifier: given the target's logits for the last context token and each drafted token
+// (k + 1 rows from one forward pass), decides which drafted tokens the target keeps and the
+// one token that follows them. Greedy: exact match with the target's greedy choice. Sampling:
+// Leviathan et al. (arXiv 2211.17192) rejection sampling — keep a drafted token with
+// probability min(1, p/q); at the first rejection draw from norm(max(p - q, 0)); when every
+// one is kept, a bonus token from the last row. The output is distributed exactly as the
+// target's own sampling.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/spec/drafter.h"
+#include "engine/spec/spec_sampler.h"
+
+namespace hearth {
+
+struct VerifyOutcome {
+    std::vector<int32_t> tokens;  // the kept drafted tokens, then one more (correction or bonus)
+    int32_t nAccepted = 0;        // drafted tokens kept
+    bool bonus = false;           // every drafted token was kept
+};
+
+// rows: [draft.tokens.size() + 1, nVocab]. sampler's history is the context; the output tokens
+// are pushed onto it. Precondition: draft.q is empty or has one entry per drafted token.
+VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler);
+
+// A token from norm(max(p - q, 0)); q empty: a point mass on `drafted`. Falls back to p when
+// the residual is empty (only reachable through rounding).
+int32_t drawResidual(std::span<const TokenProb> p, std::span<const TokenProb> q, int32_t drafted, SpecSampler& sampler);
+
+}  // namespace hearth

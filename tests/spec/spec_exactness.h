@@ -1,0 +1,54 @@
+// The exactness check shared by the tiny and model tests: greedy token ids with speculation
+// (a given drafter, policy switch-off disabled) against plain decoding, prompt by prompt,
+// printing drafted / accepted / rejected counts.
+#pragma once
+
+#include <QtTest>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace hearth::test {
+
+struct ExactnessTally {
+    int prompts = 0, withDrafts = 0, withRejections = 0, mismatches = 0;
+};
+
+// Plain greedy generation of each prompt, then speculative with each of specs; QVERIFY-style
+// failures are reported by the caller from the tally.
+inline ExactnessTally checkExactness(Engine& e, const std::vector<std::vector<TokenId>>& prompts,
+                                     const std::vector<SpecOptions>& specs, int32_t maxTokens, const char* label) {
+    ExactnessTally t;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        GenerateRequest req;
+        req.prompt = prompts[i];
+        req.maxTokens = maxTokens;
+        req.sampling.temperature = 0.0f;
+        const auto ignore = [](TokenId, std::string_view) { return true; };
+        auto plain = e.generate(req, ignore);
+        if (!plain) QTest::qFail(plain.error().message.c_str(), __FILE__, __LINE__);
+        for (const SpecOptions& spec : specs) {
+            req.spec = spec;
+            auto sp = e.generate(req, ignore);
+            if (!sp) QTest::qFail(sp.error().message.c_str(), __FILE__, __LINE__);
+            if (!plain || !sp) return t;
+            const SpecStats& s = sp->spec;
+            const bool same = sp->tokens == plain->tokens;
+            std::printf("%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
+                        "bonus %2d, forwards %2d%s\n", label, i, spec.drafter == SpecDrafter::NGram ? "ngram" : "draft",
+                        sp->tokens.size(), s.drafted, s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards,
+                        same ? "" : "  MISMATCH");
+            ++t.prompts;
+            t.withDrafts += s.drafted > 0;
+            t.withRejections += s.rollbacks > 0;
+            t.mismatches += !same;
+        }
+    }
+    std::fflush(stdout);
+    return t;
+}
+
+}  // namespace hearth::test

@@ -1,0 +1,230 @@
+// Sampled speculative decoding keeps the target's distribution (label tiny). Target:
+// stories260K with penalties, top-k 40, top-p and temperature; draft: the same model with its
+// logits perturbed by fixed noise, so q differs from p. Thousands of seeded two-token runs
+// through runSpeculative; the first and second tokens' frequencies against the target's exact
+// p (from its own forward passes) by chi-squared, cells with expected count < 5 pooled.
+// Controls: the plain Sampler passes the same test; a verifier that keeps every draft fails it.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "engine/model/gguf.h"
+#include "engine/spec/draft_model_drafter.h"
+#include "engine/spec/spec_runner.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/support/test_env.h"
+
+using namespace hearth;
+
+namespace {
+
+constexpr int kTrials = 3000;
+constexpr int32_t kContext = 128;
+
+SamplingParams params() {
+    SamplingParams s;
+    s.repeatPenalty = 1.3f;
+    s.topK = 40;
+    s.topP = 0.95f;
+    s.minP = 0.0f;
+    s.temperature = 0.9f;
+    return s;
+}
+
+// Keeps every drafted token (and adds a token from the last row): the wrong verifier.
+VerifyOutcome acceptAll(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler) {
+    VerifyOutcome o;
+    for (int32_t t : draft.tokens) sampler.push(t);
+    o.tokens = draft.tokens;
+    o.nAccepted = static_cast<int32_t>(draft.tokens.size());
+    const auto last = rows.subspan(draft.tokens.size() * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
+    o.tokens.push_back(sampler.draw(sampler.distribution(last)));
+    sampler.push(o.tokens.back());
+    o.bonus = true;
+    return o;
+}
+
+struct ChiSquare {
+    double statistic = 0, critical = 0;
+    int cells = 0, impossible = 0;  // observations of tokens with p = 0
+    bool passes() const { return impossible == 0 && statistic <= critical; }
+};
+
+// Pearson's chi-squared of observed counts against n * expected, cells with expected count < 5
+// pooled (and the pool merged into the smallest cell when itself < 5); critical value at
+// alpha = 0.001 by the Wilson-Hilferty approximation.
+ChiSquare chiSquare(const std::map<int32_t, int>& observed, const std::map<int32_t, double>& expected, int n) {
+    std::vector<std::pair<double, double>> cells;  // (expected count, observed)
+    double poolE = 0, poolO = 0;
+    ChiSquare r;
+    for (const auto& [id, count] : observed)
+        if (!expected.contains(id)) r.impossible += count;
+    for (const auto& [id, p] : expected) {
+        const double e = p * n;
+        const double o = observed.contains(id) ? observed.at(id) : 0;
+        if (e < 5) { poolE += e; poolO += o; } else cells.emplace_back(e, o);
+    }
+    if (poolE > 0) {
+        if (poolE < 5 && !cells.empty()) {
+            auto smallest = std::min_element(cells.begin(), cells.end());
+            smallest->first += poolE;
+            smallest->second += poolO;
+        } else {
+            cells.emplace_back(poolE, poolO);
+        }
+    }
+    for (const auto& [e, o] : cells) r.statistic += (o - e) * (o - e) / e;
+    r.cells = static_cast<int>(cells.size());
+    const double k = std::max(1, r.cells - 1), z = 3.090;  // the 0.999 quantile of N(0, 1)
+    r.critical = k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
+    return r;
+}
+
+class Stories {
+public:
+    bool load(const QString& path) {
+        auto f = GgufFile::open(path.toStdString());
+        if (!f) return false;
+        file = std::move(*f);
+        auto m = Model::load(*file);
+        auto t = Tokenizer::fromGguf(*file);
+        if (!m || !t) return false;
+        model = std::move(*m);
+        vocab = std::move(*t);
+        backend = makeBestCpuBackend(1);
+        auto c = KvCache::create(model->kvLayout(), kContext);
+        if (!c) return false;
+        cache = std::move(*c);
+        return true;
+    }
+    // The logits after tokens, from a fresh sequence.
+    std::vector<float> logitsAfter(const std::vector<int32_t>& tokens) {
+        std::vector<float> logits(static_cast<size_t>(model->config().nVocab));
+        KvSequence seq;
+        if (!model->forward(*backend, *cache, seq, tokens, logits)) logits.clear();
+        cache->release(seq);
+        return logits;
+    }
+    // The chain's distribution of the token after tokens (penalties over all of them).
+    std::map<int32_t, double> next(const std::vector<int32_t>& tokens) {
+        SpecSampler s(params());
+        s.observe(tokens);
+        std::map<int32_t, double> out;
+        for (const TokenProb& t : s.distribution(logitsAfter(tokens))) out[t.id] = t.p;
+        return out;
+    }
+    std::unique_ptr<GgufFile> file;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Tokenizer> vocab;
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<KvCache> cache;
+};
+
+struct Samples {
+    std::map<int32_t, int> first, second;
+    SpecStats total;
+};
+
+}  // namespace
+
+class TestSpecDistribution : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        path_ = test::testDataFile("stories260K.gguf");
+        HEARTH_REQUIRE_FILE(path_);
+        QVERIFY(target_.load(path_));
+        prompt_ = target_.vocab->encode("Once upon a time, there was a little", true, false);
+        p1_ = target_.next(prompt_);
+        for (const auto& [t1, p] : p1_) {
+            std::vector<int32_t> ctx = prompt_;
+            ctx.push_back(t1);
+            for (const auto& [t2, q] : target_.next(ctx)) p2_[t2] += p * q;
+        }
+        std::printf("target: %zu first tokens possible, %zu second\n", p1_.size(), p2_.size());
+    }
+
+    void plainSamplerMatchesTargetDistribution() {
+        const std::vector<float> row = target_.logitsAfter(prompt_);
+        std::map<int32_t, int> first;
+        for (int i = 0; i < kTrials; ++i) {
+            SamplingParams sp = params();
+            sp.seed = 1000 + static_cast<uint64_t>(i);
+            Sampler s(sp);
+            s.observe(prompt_);
+            ++first[s.sample(row)];
+        }
+        const ChiSquare c = chiSquare(first, p1_, kTrials);
+        std::printf("plain sampler, first token: chi2 %.1f, %d cells, critical %.1f\n", c.statistic, c.cells, c.critical);
+        QVERIFY(c.passes());
+    }
+
+    void speculativeMatchesTarget() {
+        const Samples s = sampleSpeculative(false);
+        const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
+        std::printf("speculative: drafted %d accepted %d rejected %d; first chi2 %.1f (%d cells, critical %.1f), "
+                    "second chi2 %.1f (%d cells, critical %.1f)\n", s.total.drafted, s.total.accepted, s.total.rejected,
+                    c1.statistic, c1.cells, c1.critical, c2.statistic, c2.cells, c2.critical);
+        QVERIFY(s.total.rejected > kTrials / 10);  // the draft is really different
+        QVERIFY(s.total.accepted > kTrials / 10);
+        QVERIFY(c1.passes());
+        QVERIFY(c2.passes());
+    }
+
+    void acceptEverythingVerifierFails() {
+        const Samples s = sampleSpeculative(true);
+        const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
+        std::printf("accept-all control: first chi2 %.1f (critical %.1f, %d impossible), second chi2 %.1f "
+                    "(critical %.1f, %d impossible)\n", c1.statistic, c1.critical, c1.impossible, c2.statistic,
+                    c2.critical, c2.impossible);
+        QVERIFY(!c1.passes());
+        QVERIFY(!c2.passes());
+    }
+
+private:
+    Samples sampleSpeculative(bool wrongVerifier) {
+        Samples out;
+        const SpecOptions options = alwaysOn(specDraftModel(path_.toStdString(), 2));
+        auto session = SpecSession::create(options, *target_.vocab, target_.model->config().nVocab, *target_.backend, kContext);
+        if (!session) QTest::qFail(session.error().message.c_str(), __FILE__, __LINE__);
+        if (!session) return out;
+        std::vector<float> noise(static_cast<size_t>(target_.model->config().nVocab));
+        std::mt19937 rng(7);
+        std::normal_distribution<float> normal(0.0f, 2.0f);
+        for (float& v : noise) v = normal(rng);
+        static_cast<DraftModelDrafter&>(*(*session)->drafter).setLogitTransform([noise](std::span<float> logits) {
+            for (size_t i = 0; i < logits.size(); ++i) logits[i] += noise[i];
+        });
+        if (wrongVerifier) (*session)->verify = acceptAll;
+        for (int i = 0; i < kTrials; ++i) {
+            (*session)->policy = SpecPolicy({.maxDraft = 2, .allowSwitchOff = false});
+            SamplingParams sp = params();
+            sp.seed = static_cast<uint64_t>(i);
+            SpecSampler sampler(sp);
+            sampler.observe(prompt_);
+            std::vector<int32_t> got;
+            const SpecRunInput input{prompt_, 3, kContext};  // two drafted tokens in the first step
+            auto st = runSpeculative(*target_.model, *target_.backend, *target_.cache, input, sampler, **session,
+                                     [&](int32_t t) { got.push_back(t); return true; });
+            if (!st || got.size() != 3) QTest::qFail("a run failed", __FILE__, __LINE__);
+            if (!st || got.size() != 3) return out;
+            ++out.first[got[0]];
+            ++out.second[got[1]];
+            out.total.drafted += st->drafted;
+            out.total.accepted += st->accepted;
+            out.total.rejected += st->rejected;
+        }
+        return out;
+    }
+
+    QString path_;
+    Stories target_;
+    std::vector<int32_t> prompt_;
+    std::map<int32_t, double> p1_, p2_;
+};
+
+QTEST_GUILESS_MAIN(TestSpecDistribution)
+#include "test_spec_distribution.moc"
