@@ -1,5 +1,5 @@
-// Perplexity over chunks of token ids: a prefill of each chunk's unscored head, then one forward
-// per scored position, the log-softmax taken in double precision.
+// Perplexity over chunks of token ids: a prefill of each chunk's unscored head, then the scored
+// positions in batches with every row's logits, the log-softmax taken in double precision.
 #include "engine/eval/perplexity.h"
 
 #include <algorithm>
@@ -19,17 +19,26 @@ double negativeLogLikelihood(std::span<const float> logits, int32_t target) {
     return std::log(sum) + top - static_cast<double>(logits[static_cast<size_t>(target)]);
 }
 
+// Scored positions run through forward() this many at a time, with every row's logits.
+constexpr size_t kScoredBatch = 32;
+
 Result<double> chunkNll(Model& model, Backend& backend, std::span<const int32_t> chunk, int firstScored) {
     KvCache cache(model.kvLayout(), static_cast<int32_t>(chunk.size()));
     KvSequence seq;
-    std::vector<float> logits(static_cast<size_t>(model.config().nVocab));
-    if (auto r = model.forward(backend, cache, seq, chunk.first(static_cast<size_t>(firstScored)), logits); !r)
+    const size_t nVocab = static_cast<size_t>(model.config().nVocab);
+    std::vector<float> logits(nVocab * kScoredBatch);
+    const std::span<float> lastRow(logits.data(), nVocab);
+    if (auto r = model.forward(backend, cache, seq, chunk.first(static_cast<size_t>(firstScored)), lastRow); !r)
         return std::unexpected(r.error());
-    double nll = 0.0;
-    for (size_t i = static_cast<size_t>(firstScored); i < chunk.size(); ++i) {
-        nll += negativeLogLikelihood(logits, chunk[i]);
-        if (i + 1 == chunk.size()) break;
-        if (auto r = model.forward(backend, cache, seq, chunk.subspan(i, 1), logits); !r) return std::unexpected(r.error());
+    double nll = negativeLogLikelihood(lastRow, chunk[static_cast<size_t>(firstScored)]);
+    // Token i + 1 is scored by the logits of token i; the kernels are batch-invariant, so these
+    // rows equal one-token-at-a-time decoding bit for bit.
+    for (size_t i = static_cast<size_t>(firstScored); i + 1 < chunk.size(); i += kScoredBatch) {
+        const size_t n = std::min(kScoredBatch, chunk.size() - 1 - i);
+        const std::span<float> rows(logits.data(), n * nVocab);
+        if (auto r = model.forward(backend, cache, seq, chunk.subspan(i, n), rows); !r)
+            return std::unexpected(r.error());
+        for (size_t k = 0; k < n; ++k) nll += negativeLogLikelihood(rows.subspan(k * nVocab, nVocab), chunk[i + k + 1]);
     }
     return nll;
 }

@@ -1,7 +1,7 @@
 // Perplexity of a model over chunks of token ids, by llama.cpp's protocol: each chunk is run
 // from an empty cache, and token i of a chunk (i >= firstScored) is scored by the log-softmax of
 // the logits at position i - 1. The first firstScored tokens are one prefill batch; the scored
-// half runs one token at a time, since Model::forward returns the last row's logits only.
+// half runs in batches of 32 with every row's logits (equal to one-token decoding, bit for bit).
 // Thread-safety: uses the model and backend exclusively while it runs.
 #pragma once
 
