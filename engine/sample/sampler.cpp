@@ -193,29 +193,29 @@ void Sampler::append(int32_t token) {
         history_.erase(history_.begin(), history_.end() - static_cast<std::ptrdiff_t>(n));
 }
 
-std::span<const int32_t> Sampler::penaltyWindow() const {
-    std::span<const int32_t> all(history_);
-    if (params_.repeatLastN < 0) return all;
-    return all.last(std::min(all.size(), static_cast<size_t>(params_.repeatLastN)));
+std::span<const int32_t> penaltyWindow(std::span<const int32_t> history, int32_t repeatLastN) {
+    if (repeatLastN < 0) return history;
+    return history.last(std::min(history.size(), static_cast<size_t>(repeatLastN)));
 }
 
-bool Sampler::penaltiesActive() const {
-    return params_.repeatLastN != 0 &&
-           (params_.repeatPenalty != 1.0f || params_.presencePenalty != 0.0f || params_.frequencyPenalty != 0.0f);
+bool penaltiesActive(const SamplingParams& params) {
+    return params.repeatLastN != 0 &&
+           (params.repeatPenalty != 1.0f || params.presencePenalty != 0.0f || params.frequencyPenalty != 0.0f);
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
     const bool greedy = params_.temperature <= 0.0f;
     int32_t token;
-    if (greedy && params_.logitBias.empty() && !penaltiesActive()) {
+    if (greedy && params_.logitBias.empty() && !penaltiesActive(params_)) {
         token = argmax(logits);
     } else {
         cands_.resize(logits.size());
         for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
         std::span<TokenLogit> c(cands_);
         applyLogitBias(c, params_.logitBias);
-        if (penaltiesActive())
-            applyPenalties(c, penaltyWindow(), params_.repeatPenalty, params_.presencePenalty, params_.frequencyPenalty);
+        if (penaltiesActive(params_))
+            applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty,
+                           params_.presencePenalty, params_.frequencyPenalty);
         if (greedy) {
             token = argmax(std::span<const TokenLogit>(c));
         } else {

@@ -49,6 +49,9 @@ void applyLogitBias(std::span<TokenLogit> cands, std::span<const LogitBias> bias
 // `repeat`, a negative one multiplied by it; then count * frequency + presence is subtracted.
 void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window, float repeat,
                     float presence, float frequency);
+// Whether params ask for any penalty, and the last repeatLastN tokens of history they look at.
+bool penaltiesActive(const SamplingParams& params);
+std::span<const int32_t> penaltyWindow(std::span<const int32_t> history, int32_t repeatLastN);
 size_t sampleTopK(std::span<TokenLogit> cands, int32_t k);    // k <= 0: sorts them all
 size_t sampleTypicalP(std::span<TokenLogit> cands, float p);  // needs sorted candidates
 size_t sampleTopP(std::span<TokenLogit> cands, float p);      // needs sorted candidates
@@ -74,8 +77,6 @@ public:
     int32_t sample(std::span<const float> logits);
 
 private:
-    std::span<const int32_t> penaltyWindow() const;
-    bool penaltiesActive() const;
     void append(int32_t token);
 
     SamplingParams params_;

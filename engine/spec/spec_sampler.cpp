@@ -8,29 +8,19 @@ namespace hearth {
 
 SpecSampler::SpecSampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 
-std::span<const int32_t> SpecSampler::penaltyWindow() const {
-    std::span<const int32_t> all(history_);
-    if (params_.repeatLastN < 0) return all;
-    return all.last(std::min(all.size(), static_cast<size_t>(params_.repeatLastN)));
-}
-
-bool SpecSampler::penaltiesActive() const {
-    return params_.repeatLastN != 0 &&
-           (params_.repeatPenalty != 1.0f || params_.presencePenalty != 0.0f || params_.frequencyPenalty != 0.0f);
-}
-
 std::span<TokenLogit> SpecSampler::biasedCandidates(std::span<const float> logits) {
     cands_.resize(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
     std::span<TokenLogit> c(cands_);
     applyLogitBias(c, params_.logitBias);
-    if (penaltiesActive())
-        applyPenalties(c, penaltyWindow(), params_.repeatPenalty, params_.presencePenalty, params_.frequencyPenalty);
+    if (penaltiesActive(params_))
+        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty,
+                       params_.presencePenalty, params_.frequencyPenalty);
     return c;
 }
 
 int32_t SpecSampler::greedyToken(std::span<const float> logits) {
-    if (params_.logitBias.empty() && !penaltiesActive()) return argmax(logits);
+    if (params_.logitBias.empty() && !penaltiesActive(params_)) return argmax(logits);
     return argmax(std::span<const TokenLogit>(biasedCandidates(logits)));
 }
 

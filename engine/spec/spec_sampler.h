@@ -42,8 +42,6 @@ public:
 
 private:
     std::span<TokenLogit> biasedCandidates(std::span<const float> logits);
-    std::span<const int32_t> penaltyWindow() const;
-    bool penaltiesActive() const;
 
     SamplingParams params_;
     std::mt19937_64 rng_;
