@@ -52,6 +52,19 @@ KvRootInfo rootFrom(const Statement& st) {
     return KvRootInfo{keyFrom(st.blobView(6)), st.text(7), st.text(8), st.text(9), static_cast<uint32_t>(st.int64(10))};
 }
 
+// The rows of st (a kBlockSelect) whose root is the first row's, in the order they come.
+Result<SavedKvChain> chainOfFirstRoot(Statement& st) {
+    SavedKvChain chain;
+    while (true) {
+        auto row = st.step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        if (chain.records.empty()) chain.root = rootFrom(st);
+        if (rootFrom(st).key == chain.root.key) chain.records.push_back(recordFrom(st));
+    }
+    return chain;
+}
+
 }  // namespace
 
 int64_t KvBlockStore::diskUsageBytes() const {
@@ -135,35 +148,19 @@ Result<SavedKvChain> KvBlockStore::load(std::span<const BlockKey> keys) const {
 }
 
 Result<SavedKvChain> KvBlockStore::tails(const BlockKey& parent, int32_t blockSize) const {
-    SavedKvChain chain;
     auto st = db_.prepare(strCat(kBlockSelect, " WHERE b.parent_key = ? AND length(b.tokens) < ? LIMIT 64"));
     if (!st) return std::unexpected(st.error());
     st->bindBlob(1, keyBytes(parent)).bind(2, int64_t{blockSize} * int64_t{sizeof(int32_t)});
-    while (true) {
-        auto row = st->step();
-        if (!row) return std::unexpected(row.error());
-        if (!*row) break;
-        if (chain.records.empty()) chain.root = rootFrom(*st);
-        if (rootFrom(*st).key == chain.root.key) chain.records.push_back(recordFrom(*st));
-    }
-    return chain;
+    return chainOfFirstRoot(*st);
 }
 
 Result<SavedKvChain> KvBlockStore::foreignChain(int64_t conversationId, const BlockKey& current, int n) const {
-    SavedKvChain chain;
     auto st = db_.prepare(strCat(kBlockSelect,
                                  " JOIN conversation_kv c USING(block_key) WHERE c.conversation_id = ? AND b.root_key <> ?"
                                  " ORDER BY b.position LIMIT ?"));
     if (!st) return std::unexpected(st.error());
     st->bind(1, conversationId).bindBlob(2, keyBytes(current)).bind(3, int64_t{n});
-    while (true) {
-        auto row = st->step();
-        if (!row) return std::unexpected(row.error());
-        if (!*row) break;
-        if (chain.records.empty()) chain.root = rootFrom(*st);
-        if (rootFrom(*st).key == chain.root.key) chain.records.push_back(recordFrom(*st));
-    }
-    return chain;
+    return chainOfFirstRoot(*st);
 }
 
 Result<void> KvBlockStore::markUsed(int64_t conversationId) {
