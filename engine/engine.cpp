@@ -4,7 +4,6 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
@@ -31,8 +30,7 @@ std::string ropeDescription(const ModelConfig& c) {
 std::unique_ptr<Backend> chooseBackend(const EngineOptions& options, std::string* note) {
     using Kind = EngineOptions::BackendKind;
     if (options.backend == Kind::Reference) return makeCpuReferenceBackend();
-    const char* env = std::getenv("HEARTH_BACKEND");
-    if (options.backend == Kind::Cuda || (env && std::string_view(env) == "cuda")) {
+    if (options.backend == Kind::Cuda || cudaRequestedByEnvironment()) {
         std::string why;
         if (auto cuda = makeCudaBackend(&why)) return cuda;
         *note = strCat("CUDA is unavailable (", why, "); running on the CPU");

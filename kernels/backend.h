@@ -91,5 +91,7 @@ std::unique_ptr<Backend> makeCpuReferenceBackend();
 // reference. nThreads <= 0: one thread per physical core. HEARTH_BACKEND=reference in the
 // environment forces the reference; HEARTH_THREADS=N sets the threads when nThreads <= 0.
 std::unique_ptr<Backend> makeBestCpuBackend(int nThreads = 0);
+// HEARTH_BACKEND=cuda in the environment: the engine asks for the CUDA plugin.
+bool cudaRequestedByEnvironment();
 
 }  // namespace hearth

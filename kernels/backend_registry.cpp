@@ -27,12 +27,14 @@ std::string avx2Unavailable() {
 #endif
 }
 
+bool backendVariableIs(const char* value) {
+    const char* v = std::getenv("HEARTH_BACKEND");
+    return v != nullptr && std::strcmp(v, value) == 0;
+}
+
 // HEARTH_BACKEND=reference: run the portable reference kernels even where AVX2 would run
 // (to compare results or timings, or to work around a fast-path bug).
-bool referenceForced() {
-    const char* v = std::getenv("HEARTH_BACKEND");
-    return v != nullptr && std::strcmp(v, "reference") == 0;
-}
+bool referenceForced() { return backendVariableIs("reference"); }
 
 // HEARTH_THREADS=N (N >= 1) overrides the physical-core default.
 int defaultThreads() {
@@ -42,6 +44,8 @@ int defaultThreads() {
 }
 
 }  // namespace
+
+bool cudaRequestedByEnvironment() { return backendVariableIs("cuda"); }
 
 std::vector<BackendInfo> listBackends() {
     std::vector<BackendInfo> out;
