@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
+#include "kernels/cuda/plugin/warp_reduce.cuh"
 
 namespace hearth::cuda {
 namespace {
@@ -13,14 +14,6 @@ namespace {
 constexpr int kMaxHeadDim = 256;
 constexpr int kPerLane = kMaxHeadDim / 32;
 
-__device__ float warpSum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ float warpMax(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
 
 __device__ uint8_t* rowAt(uint8_t* const* blocks, const KvTables& kv, int position) {
     return blocks[position / kv.blockSize] + static_cast<size_t>(position % kv.blockSize) * kv.rowBytes;

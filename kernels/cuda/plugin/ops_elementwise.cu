@@ -2,6 +2,7 @@
 // dequantization of weight rows to halves (for cuBLAS). The reference is backend_ref.cpp.
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
+#include "kernels/cuda/plugin/warp_reduce.cuh"
 
 namespace hearth::cuda {
 namespace {
@@ -10,10 +11,6 @@ constexpr int kThreads = 256;
 
 unsigned gridFor(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-__device__ float warpSum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 // One block per row; the sum of squares in float (the reference sums in double).
 __global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float eps, float* y) {

@@ -3,24 +3,13 @@
 // weight row sums per-block integer dot products (dp4a) read straight from the GGUF blocks.
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
+#include "kernels/cuda/plugin/warp_reduce.cuh"
 
 namespace hearth::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
 
-__device__ float warpSum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ int warpSumInt(int v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ float warpMax(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
 
 // NaN becomes 0 and the rest saturates, as the reference's toInt8Saturated.
 __device__ int8_t toInt8(float rounded) {
