@@ -20,7 +20,7 @@ size_t touchValue(const hearth::GgufValue& value) {
     n += value.asFloat().has_value() + value.asBool().value_or(false);
     if (const std::string* s = value.asString()) n += s->size();
     if (const hearth::GgufArray* a = value.asArray())
-        for (const hearth::GgufValue& item : a->items) n += touchValue(item);
+        for (uint64_t i = 0; i < a->size(); ++i) n += touchValue(a->item(i)) + a->stringAt(i).size();
     return n;
 }
 

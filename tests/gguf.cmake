@@ -10,3 +10,5 @@ target_compile_definitions(test_gguf_testdata PRIVATE HEARTH_GGUF_MODEL_SET=1)
 hearth_add_test(NAME test_gguf_models LABELS model LIBS hearth_engine
                 SOURCES model/test_gguf_models.cpp)
 target_compile_definitions(test_gguf_models PRIVATE HEARTH_GGUF_MODEL_SET=2)
+# test_gguf_in_place: long metadata arrays left in the file (GgufArray::inPlace), hostile ones too.
+hearth_add_test(NAME test_gguf_in_place LABELS unit LIBS hearth_engine SOURCES unit/test_gguf_in_place.cpp)

@@ -2,6 +2,7 @@
 // and answers lookups; GgufValue's typed accessors; the reader's message helpers.
 #include "engine/model/gguf.h"
 
+#include <bit>
 #include <limits>
 #include <new>
 
@@ -40,7 +41,40 @@ std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_
                           " bytes and the file ends at " + std::to_string(fileSize));
 }
 
+GgufValue decodeScalar(GgufType type, const uint8_t* p) {
+    uint64_t v = 0;
+    for (uint64_t i = 0; i < scalarBytes(type); ++i) v |= uint64_t{p[i]} << (8 * i);
+    switch (type) {
+        case GgufType::I8: return {type, int64_t{static_cast<int8_t>(v)}};
+        case GgufType::I16: return {type, int64_t{static_cast<int16_t>(v)}};
+        case GgufType::I32: return {type, int64_t{static_cast<int32_t>(v)}};
+        case GgufType::I64: return {type, static_cast<int64_t>(v)};
+        case GgufType::F32: return {type, static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v)))};
+        case GgufType::F64: return {type, std::bit_cast<double>(v)};
+        case GgufType::BOOL: return {type, v == 1};
+        default: return {type, v};  // U8, U16, U32, U64
+    }
+}
+
 }  // namespace gguf_detail
+
+GgufValue GgufArray::item(uint64_t i) const {
+    if (!items.empty()) return items[i];
+    if (elemType == GgufType::STRING) return {elemType, std::string(stringAt(i))};
+    return gguf_detail::decodeScalar(elemType, inPlace.bytes.data() + i * gguf_detail::scalarBytes(elemType));
+}
+
+std::string_view GgufArray::stringAt(uint64_t i) const {
+    if (!items.empty()) {
+        const std::string* text = i < items.size() ? items[i].asString() : nullptr;
+        return text ? std::string_view(*text) : std::string_view();
+    }
+    if (elemType != GgufType::STRING || i >= inPlace.count) return {};
+    const uint8_t* at = inPlace.bytes.data() + inPlace.starts[i];  // length, then the bytes
+    uint64_t length = 0;
+    for (int k = 0; k < 8; ++k) length |= uint64_t{at[k]} << (8 * k);
+    return {reinterpret_cast<const char*>(at + 8), length};
+}
 
 namespace {
 

@@ -6,7 +6,8 @@
 // Beyond the spec it refuses empty keys and tensor names, keys with control bytes, zero dims,
 // and anything past GgufLimits.
 // Thread-safety: a GgufFile is immutable after open(); any thread may read it.
-// Metadata values are copied out of the file; tensor data is read in place from the mapping.
+// Metadata values are copied out of the file, except long arrays of scalars or strings (GgufArray);
+// tensor data is read in place from the mapping.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +43,26 @@ struct GgufLimits {
 };
 
 struct GgufValue;
-// An array's elements share one type; nested arrays are arrays of GgufValue.
+// An array's elements share one type. Two storages: `items`, the elements as values (arrays
+// built in memory for GgufWriter, arrays of arrays, and a file's arrays of up to
+// kMaxItemsCopied elements), or, for a file's longer arrays of scalars or strings (a vocabulary:
+// 262,144 pieces, scores and types), the elements left in place in the file, validated but not
+// copied: `items` is then empty and `inPlace` says where they are. size(), item() and stringAt()
+// read either storage; an in-place array is valid while its GgufFile lives.
 struct GgufArray {
+    static constexpr uint64_t kMaxItemsCopied = 1024;
+
     GgufType elemType = GgufType::U8;
     std::vector<GgufValue> items;
+    struct InPlace {
+        std::span<const uint8_t> bytes;  // the elements' encoding in the file
+        uint64_t count = 0;
+        std::vector<uint64_t> starts;    // STRING: offset in bytes of element i's length field
+    } inPlace;
+
+    uint64_t size() const { return items.empty() ? inPlace.count : items.size(); }
+    GgufValue item(uint64_t i) const;             // element i (i < size()) as a value
+    std::string_view stringAt(uint64_t i) const;  // element i of a STRING array; "" otherwise
 };
 
 // One metadata value. Storage by kind: unsigned integers as uint64_t, signed as int64_t, F32/F64

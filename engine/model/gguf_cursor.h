@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "engine/error.h"
+#include "engine/model/gguf.h"
 
 namespace hearth::gguf_detail {
 
@@ -43,6 +44,9 @@ public:
         return true;
     }
 
+    // The bytes from offset `from` (<= pos()) up to pos().
+    std::span<const uint8_t> since(uint64_t from) const { return bytes_.subspan(from, pos_ - from); }
+
     // The next n bytes (n <= left(), checked by the caller), advancing past them.
     std::span<const uint8_t> take(uint64_t n) {
         const auto out = bytes_.subspan(pos_, n);
@@ -64,10 +68,23 @@ Result<T> readInt(Cursor& cursor, const Field& field) {
     return value;
 }
 
-// Reads a GGUF string (u64 length + bytes, no NUL). The length is checked against the bytes left
-// in the file before anything is allocated, then against maxBytes.
+// Bytes of one encoded element of a fixed-size type (every type but STRING and ARRAY; 1 else).
+inline uint64_t scalarBytes(GgufType type) {
+    switch (type) {
+        case GgufType::U16: case GgufType::I16: return 2;
+        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
+        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
+        default: return 1;
+    }
+}
+
+// The value of the fixed-size element of `type` encoded (little-endian) at p; gguf.cpp.
+GgufValue decodeScalar(GgufType type, const uint8_t* p);
+
+// Reads a GGUF string (u64 length + bytes, no NUL) in place: its bytes, still in the file. The
+// length is checked against the bytes left in the file, then against maxBytes.
 template <class Field>
-Result<std::string> readString(Cursor& cursor, const Field& field, uint64_t maxBytes) {
+Result<std::span<const uint8_t>> takeString(Cursor& cursor, const Field& field, uint64_t maxBytes) {
     const uint64_t at = cursor.pos();
     const auto length = readInt<uint64_t>(cursor, [&] { return field() + " string length"; });
     if (!length) return std::unexpected(length.error());
@@ -82,8 +99,15 @@ Result<std::string> readString(Cursor& cursor, const Field& field, uint64_t maxB
                           field() + " string length " + std::to_string(*length), at,
                           "exceeds the limit of " + std::to_string(maxBytes) + " bytes");
     }
-    const auto bytes = cursor.take(*length);
-    return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return cursor.take(*length);
+}
+
+// As takeString, copied out.
+template <class Field>
+Result<std::string> readString(Cursor& cursor, const Field& field, uint64_t maxBytes) {
+    const auto bytes = takeString(cursor, field, maxBytes);
+    if (!bytes) return std::unexpected(bytes.error());
+    return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 
 }  // namespace hearth::gguf_detail

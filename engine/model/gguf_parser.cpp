@@ -82,6 +82,7 @@ private:
     Result<GgufValue> readFloat64(const ValuePath& path);
     Result<GgufValue> readBool(const ValuePath& path);
     Result<GgufValue> readArray(ValuePath& path, int depth);
+    Result<void> readInPlace(GgufArray& array, ValuePath& path);
 
     Cursor& cursor_;
     uint64_t nArrayElements_ = 0;
@@ -163,6 +164,11 @@ Result<GgufValue> ValueReader::readArray(ValuePath& path, int depth) {
     nArrayElements_ += *count;
     auto array = std::make_shared<GgufArray>();
     array->elemType = *elemType;
+    if (*elemType != GgufType::ARRAY && *count > GgufArray::kMaxItemsCopied) {
+        array->inPlace.count = *count;
+        if (auto ok = readInPlace(*array, path); !ok) return std::unexpected(ok.error());
+        return GgufValue{GgufType::ARRAY, std::move(array)};
+    }
     array->items.reserve(*count);
     path.index.push_back(0);
     for (uint64_t i = 0; i < *count; ++i) {
@@ -173,6 +179,37 @@ Result<GgufValue> ValueReader::readArray(ValuePath& path, int depth) {
     }
     path.index.pop_back();
     return GgufValue{GgufType::ARRAY, std::move(array)};
+}
+
+// A long array of scalars or strings, validated as read() would and left in the file: its bytes,
+// and for strings where each starts (GgufArray::InPlace). The count is already bounded.
+Result<void> ValueReader::readInPlace(GgufArray& array, ValuePath& path) {
+    GgufArray::InPlace& in = array.inPlace;
+    const uint64_t begin = cursor_.pos();
+    path.index.push_back(0);
+    if (array.elemType == GgufType::STRING) {
+        in.starts.reserve(in.count);
+        for (uint64_t i = 0; i < in.count; ++i) {
+            path.index.back() = i;
+            in.starts.push_back(cursor_.pos() - begin);
+            const auto text = gguf_detail::takeString(cursor_, [&] { return path.str(); },
+                                                      std::numeric_limits<uint64_t>::max());
+            if (!text) return std::unexpected(text.error());
+        }
+    } else {
+        // read() checked count <= left / element size, so the elements are all in the file.
+        const auto bytes = cursor_.take(in.count * gguf_detail::scalarBytes(array.elemType));
+        for (uint64_t i = 0; array.elemType == GgufType::BOOL && i < in.count; ++i) {
+            if (bytes[i] > 1) {  // spec: 0 is false and 1 is true; anything else is invalid
+                path.index.back() = i;
+                return fieldError(ErrorCode::InvalidFormat, path.str() + " bool " + num(bytes[i]),
+                                  begin + i, "is neither 0 nor 1");
+            }
+        }
+    }
+    path.index.pop_back();
+    in.bytes = cursor_.since(begin);
+    return {};
 }
 
 // Spec: keys are ASCII, at most 65535 bytes (checked while reading). Hearth also refuses an

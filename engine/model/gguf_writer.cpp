@@ -60,10 +60,8 @@ void putValue(ByteSink& sink, const GgufValue& value) {
         case GgufType::ARRAY: {  // spec: u32 element type, u64 count, the elements
             const GgufArray* array = value.asArray();
             sink.put(static_cast<uint32_t>(array ? array->elemType : GgufType::U8));
-            sink.put<uint64_t>(array ? array->items.size() : 0);
-            if (array) {
-                for (const GgufValue& item : array->items) putValue(sink, item);
-            }
+            sink.put<uint64_t>(array ? array->size() : 0);
+            for (uint64_t i = 0; array && i < array->size(); ++i) putValue(sink, array->item(i));
             break;
         }
         default:  // an out-of-range type id (a hostile test): the id, no value

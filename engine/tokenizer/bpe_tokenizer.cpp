@@ -126,7 +126,7 @@ void BpeTokenizer::appendWordTokens(std::string_view word, std::vector<TokenId>&
 
 std::string BpeTokenizer::tokenBytes(TokenId id, bool renderSpecial) const {
     if (!validId(id)) return {};
-    const std::string& text = pieces_[static_cast<size_t>(id)];
+    const std::string text(pieces_[static_cast<size_t>(id)]);
     switch (tokenTypes_[static_cast<size_t>(id)]) {
     case token_type::kControl:
     case token_type::kUnknown:

@@ -8,7 +8,7 @@
 
 namespace hearth {
 
-void SpecialMatcher::Table::add(const std::string& text, TokenId id) {
+void SpecialMatcher::Table::add(std::string_view text, TokenId id) {
     if (text.empty()) return;
     byText[text] = id;  // a text given twice: the last id wins, as in the piece index
     firstByte[static_cast<uint8_t>(text[0])] = true;
@@ -34,7 +34,7 @@ TokenId SpecialMatcher::Table::matchAt(std::string_view text, size_t pos, size_t
     return -1;
 }
 
-SpecialMatcher::SpecialMatcher(std::span<const std::string> pieces, std::span<const int32_t> tokenTypes) {
+SpecialMatcher::SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes) {
     for (size_t i = 0; i < pieces.size(); ++i) {
         const int32_t type = tokenTypes[i];
         const auto id = static_cast<TokenId>(i);

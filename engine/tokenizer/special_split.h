@@ -21,7 +21,7 @@ struct Fragment {
 
 class SpecialMatcher {
 public:
-    SpecialMatcher(std::span<const std::string> pieces, std::span<const int32_t> tokenTypes);
+    SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes);
 
     // Text fragments are never empty and never adjacent (text across segments is joined).
     // At each position the longest special piece starting there wins (leftmost-longest).
@@ -32,7 +32,7 @@ private:
         PieceIndex byText;
         std::vector<size_t> lengthsDesc;   // distinct piece lengths, longest first
         std::array<bool, 256> firstByte{};  // bytes some piece starts with
-        void add(const std::string& text, TokenId id);
+        void add(std::string_view text, TokenId id);
         void finish();
         TokenId matchAt(std::string_view text, size_t pos, size_t& len) const;
     };

@@ -7,6 +7,7 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <span>
 
@@ -45,7 +46,7 @@ std::string placeholderName(size_t id) { return strCat("\x01hearth-placeholder-"
 // The ModelProto's view of the vocabulary. Views in pieces point into the tokenizer's piece
 // table or into names, so a ProtoVocab is filled in place and never moved.
 struct ProtoVocab {
-    std::vector<std::string> names;  // [n + 1] proto text where it differs from the GGUF's
+    std::deque<std::string> names;  // proto texts that differ from the GGUF's (a deque: views stay valid)
     std::vector<SpmPiece> pieces;
     std::vector<TokenId> byteTokens = std::vector<TokenId>(256, -1);
     int32_t unkId = -1;
@@ -80,15 +81,14 @@ int32_t chooseUnknown(const VocabSpec& vocab, std::span<const int32_t> types) {
 // text->id map keeps the last id, and SentencePiece refuses duplicates); a control piece spelled
 // like a byte piece.
 void usePlaceholder(ProtoVocab& out, size_t i) {
-    out.names[i] = placeholderName(i);
+    out.names.push_back(placeholderName(i));
     SpmPiece& piece = out.pieces[i];
-    piece = SpmPiece{out.names[i], 0.0f, piece.type == SpmPieceType::Unknown ? SpmPieceType::Unknown : SpmPieceType::Control};
+    piece = SpmPiece{out.names.back(), 0.0f, piece.type == SpmPieceType::Unknown ? SpmPieceType::Unknown : SpmPieceType::Control};
 }
 
-Result<void> mapPieces(const Tokenizer& tok, std::span<const std::string> texts, std::span<const int32_t> types,
+Result<void> mapPieces(const Tokenizer& tok, const PieceTable& texts, std::span<const int32_t> types,
                        const VocabSpec& vocab, ProtoVocab& out) {
     const size_t n = texts.size();
-    out.names.assign(n + 1, std::string());
     out.pieces.assign(n, SpmPiece{});
     out.unkId = chooseUnknown(vocab, types);
     for (size_t i = 0; i < n; ++i) {
@@ -99,8 +99,8 @@ Result<void> mapPieces(const Tokenizer& tok, std::span<const std::string> texts,
         if (piece.type == SpmPieceType::Byte) {
             if (!byte) return fail(ErrorCode::InvalidFormat, strCat("tokenizer.ggml.tokens[", i, "]: byte token is not <0xXX>"));
             if (const TokenId earlier = out.byteTokens[*byte]; earlier >= 0) usePlaceholder(out, static_cast<size_t>(earlier));
-            out.names[i] = canonicalBytePiece(*byte);
-            piece.text = out.names[i];
+            out.names.push_back(canonicalBytePiece(*byte));
+            piece.text = out.names.back();
             out.byteTokens[*byte] = static_cast<TokenId>(i);
             continue;
         }
@@ -109,8 +109,8 @@ Result<void> mapPieces(const Tokenizer& tok, std::span<const std::string> texts,
             usePlaceholder(out, i);
     }
     if (out.unkId < 0) {
-        out.names[n] = placeholderName(n);
-        out.pieces.push_back(SpmPiece{out.names[n], 0.0f, SpmPieceType::Unknown});
+        out.names.push_back(placeholderName(n));
+        out.pieces.push_back(SpmPiece{out.names.back(), 0.0f, SpmPieceType::Unknown});
         out.unkId = static_cast<int32_t>(n);
     }
     // SentencePiece's byte fallback needs all 256 byte pieces; with fewer, none may be BYTE.
@@ -141,7 +141,10 @@ Result<std::unique_ptr<Tokenizer>> SpmTokenizer::create(VocabSpec& vocab) {
     options.addDummyPrefix = vocab.addSpacePrefix.value_or(true);
     options.byteFallback = proto.byteFallback;
     t->processor_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
-    const auto status = t->processor_->LoadFromSerializedProto(buildSentencePieceModel(proto.pieces, options));
+    const std::string model = buildSentencePieceModel(proto.pieces, options);
+    proto.pieces = {};  // before SentencePiece builds its own tables: a lower peak
+    proto.names = {};
+    const auto status = t->processor_->LoadFromSerializedProto(model);
     if (!status.ok())
         return fail(ErrorCode::InvalidFormat, strCat("SentencePiece refused the vocabulary: ", status.ToString()));
     return std::unique_ptr<Tokenizer>(std::move(t));
@@ -164,7 +167,7 @@ void SpmTokenizer::appendBytes(std::string_view text, std::vector<TokenId>& out)
 
 std::string SpmTokenizer::tokenBytes(TokenId id, bool renderSpecial) const {
     if (!validId(id)) return {};
-    const std::string& text = pieces_[static_cast<size_t>(id)];
+    const std::string text(pieces_[static_cast<size_t>(id)]);
     switch (tokenTypes_[static_cast<size_t>(id)]) {
     case token_type::kByte: {
         const auto byte = parseBytePiece(text);

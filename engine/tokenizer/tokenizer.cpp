@@ -55,13 +55,11 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::fromVocab(VocabSpec vocab) {
 
 Result<void> Tokenizer::initCommon(VocabSpec& vocab, bool addBosDefault) {
     if (auto r = checkShape(vocab); !r) return r;
-    pieces_ = std::move(vocab.tokens);
-    vocab.tokens.clear();
+    pieces_ = PieceTable(vocab.tokens);
+    vocab.tokens = {};  // the copies in the table are all that is kept
     tokenTypes_.assign(pieces_.size(), token_type::kNormal);
     for (size_t i = 0; i < vocab.tokenTypes.size(); ++i)
         if (vocab.tokenTypes[i] != 0) tokenTypes_[i] = vocab.tokenTypes[i];
-    pieceIndex_.reserve(pieces_.size());
-    for (size_t i = 0; i < pieces_.size(); ++i) pieceIndex_[pieces_[i]] = static_cast<TokenId>(i);
 
     auto checked = [&](int64_t id) { return id >= 0 && id < nVocab() ? static_cast<TokenId>(id) : TokenId{-1}; };
     bos_ = checked(vocab.bosId);
@@ -121,8 +119,7 @@ int32_t Tokenizer::tokenType(TokenId id) const {
 }
 
 TokenId Tokenizer::findPiece(std::string_view text) const {
-    const auto it = pieceIndex_.find(text);
-    return it == pieceIndex_.end() ? -1 : it->second;
+    return pieces_.find(text);
 }
 
 }  // namespace hearth

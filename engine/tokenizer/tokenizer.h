@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/tokenizer/piece_table.h"
 #include "engine/tokenizer/vocab_spec.h"
 
 namespace hearth {
@@ -81,7 +83,11 @@ public:
     // Id of a piece given by its exact text (e.g. "<|im_end|>"), -1 when absent. When the
     // vocabulary holds a text twice, the last id wins (as in llama.cpp).
     TokenId findPiece(std::string_view text) const;
-    const std::string& pieceText(TokenId id) const { return pieces_.at(static_cast<size_t>(id)); }
+    // Throws std::out_of_range for an invalid id, as before the pieces moved into one buffer.
+    std::string pieceText(TokenId id) const {
+        if (!validId(id)) throw std::out_of_range("Tokenizer::pieceText: invalid id");
+        return std::string(pieces_[static_cast<size_t>(id)]);
+    }
 
 protected:
     Tokenizer();
@@ -92,9 +98,8 @@ protected:
     // Appends the ids of plain text (no special tokens in it).
     virtual void appendTextTokens(std::string_view text, std::vector<TokenId>& out) const = 0;
 
-    std::vector<std::string> pieces_;     // raw GGUF token text
+    PieceTable pieces_;                   // raw GGUF token text, and the text -> id index
     std::vector<int32_t> tokenTypes_;     // GGUF token_type (0 read as normal)
-    PieceIndex pieceIndex_;               // text -> id (views into pieces_)
     std::vector<TokenId> endOfGeneration_;
     std::unique_ptr<SpecialMatcher> specials_;
     TokenId bos_ = -1, eos_ = -1, eot_ = -1;

@@ -26,12 +26,10 @@ Result<std::vector<std::string>> readStrings(const GgufFile& file, std::string_v
     if (!array) return std::unexpected(array.error());
     std::vector<std::string> out;
     if (!*array) return out;
-    out.reserve((*array)->items.size());
-    for (size_t i = 0; i < (*array)->items.size(); ++i) {
-        const std::string* s = (*array)->items[i].asString();
-        if (!s) return fail(ErrorCode::InvalidFormat, strCat(key, "[", i, "]: not a string"));
-        out.push_back(*s);
-    }
+    if ((*array)->elemType != GgufType::STRING && (*array)->size() > 0)
+        return fail(ErrorCode::InvalidFormat, strCat(key, "[0]: not a string"));
+    out.reserve((*array)->size());
+    for (uint64_t i = 0; i < (*array)->size(); ++i) out.emplace_back((*array)->stringAt(i));
     return out;
 }
 
@@ -40,9 +38,9 @@ Result<std::vector<float>> readFloats(const GgufFile& file, std::string_view key
     if (!array) return std::unexpected(array.error());
     std::vector<float> out;
     if (!*array) return out;
-    out.reserve((*array)->items.size());
-    for (size_t i = 0; i < (*array)->items.size(); ++i) {
-        const auto f = (*array)->items[i].asFloat();
+    out.reserve((*array)->size());
+    for (uint64_t i = 0; i < (*array)->size(); ++i) {
+        const auto f = (*array)->item(i).asFloat();
         if (!f) return fail(ErrorCode::InvalidFormat, strCat(key, "[", i, "]: not a number"));
         out.push_back(static_cast<float>(*f));
     }
@@ -54,9 +52,9 @@ Result<std::vector<int32_t>> readTypes(const GgufFile& file, std::string_view ke
     if (!array) return std::unexpected(array.error());
     std::vector<int32_t> out;
     if (!*array) return out;
-    out.reserve((*array)->items.size());
-    for (size_t i = 0; i < (*array)->items.size(); ++i) {
-        const auto v = (*array)->items[i].asInt();
+    out.reserve((*array)->size());
+    for (uint64_t i = 0; i < (*array)->size(); ++i) {
+        const auto v = (*array)->item(i).asInt();
         if (!v || *v < 0 || *v > 6)
             return fail(ErrorCode::InvalidFormat, strCat(key, "[", i, "]: not a token type (0..6)"));
         out.push_back(static_cast<int32_t>(*v));

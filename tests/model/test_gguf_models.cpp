@@ -63,12 +63,12 @@ void compareValue(const QString& key, const GgufValue& ours, const QJsonObject& 
         return;
     }
     QCOMPARE(int(array->elemType), ref["elem_type"].toInt());
-    QCOMPARE(qint64(array->items.size()), ref["count"].toInteger());
+    QCOMPARE(qint64(array->size()), ref["count"].toInteger());
     const QJsonArray items = ref["items"].toArray();
     if (array->elemType == GgufType::ARRAY) return;  // the reference flattens nested arrays
-    QCOMPARE(qsizetype(array->items.size()), items.size());
+    QCOMPARE(qsizetype(array->size()), items.size());
     for (qsizetype i = 0; i < items.size(); ++i) {
-        if (asDumped(array->items[size_t(i)]) != items[i]) {
+        if (asDumped(array->item(uint64_t(i))) != items[i]) {
             QFAIL(qPrintable(QString("%1[%2] differs").arg(key).arg(i)));
         }
     }

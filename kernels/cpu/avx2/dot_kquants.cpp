@@ -105,6 +105,9 @@ float dotRow(const typename T::W* w, const BlockQ8_K* a, int64_t nBlocks) {
     return acc;
 }
 
+// Decode tiles prefetch the rows this many tiles ahead (prefetchSlice, simd.h).
+constexpr size_t kPrefetchTiles = 2;
+
 // NR rows × NT tokens (NR·NT <= 8) in the lanes p = r·NT + t of one float accumulator.
 template <class T, int NR, int NT>
 void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
@@ -116,8 +119,10 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
     const BlockQ8_K* aRow[NT];
     for (int r = 0; r < NR; ++r) wRow[r] = reinterpret_cast<const W*>(wBase + r * m.weightRowBytes);
     for (int t = 0; t < NT; ++t) aRow[t] = reinterpret_cast<const BlockQ8_K*>(aBase + t * m.actRowBytes);
+    const size_t span = NR * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b) {
+        if constexpr (NT == 1) prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
         __m256i part[8];
         __m128i mins[8] = {};
         const W* wb[8];

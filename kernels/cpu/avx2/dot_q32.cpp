@@ -14,11 +14,14 @@ namespace {
 // and as eight lanes. Every block type here starts with its f16 d (then, for Q4_1/Q5_1, its
 // f16 m), so the 32-bit word at a block's start holds d in its low and m in its high half.
 
-// Types whose value is d·q (q signed): acc + ((dw*da) * isum).
+// Types whose value is d·q (q signed): acc + ((dw*da) * isum). Q4_0 and Q5_0 store q + kOffset
+// (8, 16) as an unsigned u: their weights() give u, dot() the sums of u·a (maddubs takes u as it
+// is: no sign fix-ups), and isum = Σu·a - kOffset·Σa, exact integer arithmetic.
 template <class WBlock>
 struct ScaleOnly {
     using W = WBlock;
     using A = BlockQ8_0;
+    static constexpr int kOffset = 0;
     static __m256i dot(__m256i w, const BlockQ8_0& a) { return dotS8(w, load256(a.qs)); }
     static float actSum(const BlockQ8_0&) { return 0.0f; }
     static float term(const WBlock& w, const BlockQ8_0& a, int isum) {
@@ -34,6 +37,7 @@ template <class WBlock>
 struct ScaleMin {
     using W = WBlock;
     using A = BlockQ8_1;
+    static constexpr int kOffset = 0;
     static __m256i dot(__m256i w, const BlockQ8_1& a) { return dotU8(w, load256(a.qs)); }
     static float actSum(const BlockQ8_1& a) { return halfToFloat(a.s); }
     static float term(const WBlock& w, const BlockQ8_1& a, int isum) {
@@ -47,16 +51,21 @@ struct ScaleMin {
 };
 
 struct TQ4_0 : ScaleOnly<BlockQ4_0> {
-    static __m256i weights(const BlockQ4_0& b) {
-        return _mm256_sub_epi8(unpackNibbles32(b.qs), _mm256_set1_epi8(8));
-    }
+    static constexpr int kOffset = 8;
+    static __m256i weights(const BlockQ4_0& b) { return unpackNibbles32(b.qs); }
+    static __m256i dot(__m256i w, const BlockQ8_0& a) { return dotU8(w, load256(a.qs)); }
 };
 struct TQ5_0 : ScaleOnly<BlockQ5_0> {
-    static __m256i weights(const BlockQ5_0& b) {
-        const __m256i q = _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh));
-        return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
-    }
+    static constexpr int kOffset = 16;
+    static __m256i weights(const BlockQ5_0& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
+    static __m256i dot(__m256i w, const BlockQ8_0& a) { return dotU8(w, load256(a.qs)); }
 };
+
+// kOffset·Σa of an activation block, the term that takes the offset off Σu·a.
+template <class T>
+int offsetSum(const typename T::A& a) {
+    return T::kOffset * hsumInt32(dotU8(_mm256_set1_epi8(1), load256(a.qs)));
+}
 struct TQ8_0 : ScaleOnly<BlockQ8_0> {
     static __m256i weights(const BlockQ8_0& b) { return load256(b.qs); }
 };
@@ -73,8 +82,11 @@ struct TQ5_1 : ScaleMin<BlockQ5_1> {
 template <class T>
 float dotRow(const typename T::W* w, const typename T::A* a, int64_t nBlocks) {
     float acc = 0.0f;
-    for (int64_t i = 0; i < nBlocks; ++i)
-        acc = acc + T::term(w[i], a[i], hsumInt32(T::dot(T::weights(w[i]), a[i])));
+    for (int64_t i = 0; i < nBlocks; ++i) {
+        int isum = hsumInt32(T::dot(T::weights(w[i]), a[i]));
+        if constexpr (T::kOffset != 0) isum -= offsetSum<T>(a[i]);
+        acc = acc + T::term(w[i], a[i], isum);
+    }
     return acc;
 }
 
@@ -126,6 +138,9 @@ inline __m256 byToken(const float* x) {
     else return _mm256_setr_ps(x[0], x[1], x[0], x[1], x[0], x[1], x[0], x[1]);
 }
 
+// Decode tiles prefetch the rows this many tiles ahead (prefetchSlice, simd.h).
+constexpr size_t kPrefetchTiles = 2;
+
 // NR rows × NT tokens (NR·NT = 8, or NR = 4 and NT = 1), each (row, token) value in its own
 // lane p = r·NT + t. A weight block is unpacked once for NT tokens; an activation block is
 // read for NR rows. Lanes beyond NR·NT compute garbage and are not stored.
@@ -140,8 +155,10 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
     const A* aRow[NT];
     for (int r = 0; r < NR; ++r) wRow[r] = reinterpret_cast<const W*>(wBase + r * m.weightRowBytes);
     for (int t = 0; t < NT; ++t) aRow[t] = reinterpret_cast<const A*>(aBase + t * m.actRowBytes);
+    const size_t span = NR * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b) {
+        if constexpr (NT == 1) prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
         __m256i part[8];
         const void* blocks[NR];
         for (int r = 0; r < NR; ++r) {
@@ -154,7 +171,13 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
         blockScales<NR>(blocks, dw, mw);
         float da[NT], sa[NT];
         for (int t = 0; t < NT; ++t) da[t] = halfToFloat(aRow[t][b].d), sa[t] = T::actSum(aRow[t][b]);
-        const __m256 terms = T::terms(byRow<NT>(dw), byRow<NT>(mw), byToken<NT>(da), byToken<NT>(sa), hsumInt32x8(part));
+        __m256i isum = hsumInt32x8(part);
+        if constexpr (T::kOffset != 0) {  // lane r·NT + t less token t's offset term
+            int off[NT];
+            for (int t = 0; t < NT; ++t) off[t] = offsetSum<T>(aRow[t][b]);
+            isum = _mm256_sub_epi32(isum, NT == 1 ? _mm256_set1_epi32(off[0]) : _mm256_setr_epi32(off[0], off[NT - 1], off[0], off[NT - 1], off[0], off[NT - 1], off[0], off[NT - 1]));
+        }
+        const __m256 terms = T::terms(byRow<NT>(dw), byRow<NT>(mw), byToken<NT>(da), byToken<NT>(sa), isum);
         acc = _mm256_add_ps(acc, terms);
     }
     alignas(32) float lanes[8];

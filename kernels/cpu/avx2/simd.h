@@ -87,6 +87,18 @@ inline __m256i fifthBits32(const uint8_t* qhBytes) {
     return _mm256_and_si256(isSet, _mm256_set1_epi8(0x10));
 }
 
+// Decode tiles read NR rows side by side, a few hundred bytes apart: a pattern the hardware
+// prefetchers follow poorly. A tile over a span of rows (nBlocks blocks per row) calls this at
+// each block b with step = ceil(span / nBlocks): it asks for slice b of the span that starts
+// at `next` (the rows of a later tile), so that the tile reading them finds its lines in cache.
+// A prefetch never faults, so `next` may lie past the matrix (an integer address: no pointer
+// arithmetic outside the matrix).
+inline void prefetchSlice(uintptr_t next, size_t step, int64_t b) {
+    const size_t begin = step * static_cast<size_t>(b);
+    for (size_t off = begin & ~size_t{63}; off < begin + step; off += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(next + off), _MM_HINT_T0);
+}
+
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Eight halves from eight addresses (one field of eight blocks), as floats.
