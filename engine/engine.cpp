@@ -15,7 +15,7 @@ namespace hearth {
 namespace {
 
 // Bumped whenever a kernel change alters K/V values, so cached KV of older builds is not reused.
-constexpr uint32_t kNumericsVersion = 1;
+constexpr uint32_t kNumericsVersion = 2;  // 2: attention with FMA scores, softmaxExp, a float V sum
 
 // The model's parameters that change K/V values without changing the KV layout: RoPE (base,
 // sliding-window base, rotated dimensions, style) and the trained context length.

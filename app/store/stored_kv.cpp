@@ -49,13 +49,18 @@ Result<KvRestoreReport> restoreKv(Engine& engine, KvBlockStore& store, int64_t c
         chain = store.foreignChain(conversationId, engine.kvRoot().key);
         if (!chain) return std::unexpected(chain.error());
     }
+    const auto t1 = std::chrono::steady_clock::now();
     const KvImportResult imported = engine.importKv(chain->root, chain->records, cacheable);
+    const auto t2 = std::chrono::steady_clock::now();
     report.restoredTokens = imported.nImported * engine.kvBlockSize() + imported.tailRows;
     report.acceptedTokens = imported.nTokens + imported.tailRows;
     report.refusal = imported.refusal;
     if (imported.nBlocks > 0 || imported.tailRows > 0)
         if (auto r = store.markUsed(conversationId); !r) return std::unexpected(r.error());
-    report.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
+    report.readMs = ms(t0, t1);
+    report.importMs = ms(t1, t2);
+    report.ms = ms(t0, std::chrono::steady_clock::now());
     return report;
 }
 

@@ -1,20 +1,20 @@
 // AVX2 attention over the paged F16 KV cache, bit for bit the reference's (backend_ref.cpp,
-// attendOneHead): q rounded to F16; each q·k summed in float in dimension order, eight cache
-// positions side by side in the lanes; then the online softmax in position order with its
-// running V sum kept in F16, eight dimensions per vector. Every lane performs the reference's
-// float operations in the reference's order (-ffp-contract=off), and exp is the same libm
-// expf the reference calls. Several queries over the same KV head (a GQA group, consecutive
-// tokens) share one pass over K and V: each K chunk is transposed and converted once and each
-// V row converted once for all of them, while every query keeps its own order (attendQueries).
-// A Q8_0 cache (attendOneHeadQ8) follows attendOneHeadQ8 of the reference: q quantized and q·k
-// by this backend's bitwise-equal quantizeRow/vecDot, the running V sum in float over rows
-// dequantized as d * q.
+// attendOneHead): q rounded to F16; each q·k a chain of fused multiply-adds in dimension order,
+// eight cache positions side by side in the lanes; the weights exp(score - max) by softmaxExp8
+// (the reference's softmaxExp on eight lanes) and their sum in eight partial sums; the V sum in
+// float, fused multiply-adds in position order, eight dimensions per vector. Several queries over
+// the same KV head (a GQA group, consecutive tokens) share one pass over K and V: each K chunk is
+// transposed and converted once and each V row converted once for all of them, while every query
+// keeps its own order (attendQueries). A Q8_0 cache (attendOneHeadQ8) follows attendOneHeadQ8 of
+// the reference: q quantized and q·k by this backend's bitwise-equal quantizeRow/vecDot, an
+// online softmax with libm expf, the running V sum in float over rows dequantized as d * q.
 #include <math.h>
 
 #include <algorithm>
 
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/simd.h"
+#include "kernels/cpu/avx2/softmax_exp_avx2.h"
 
 namespace hearth::avx2 {
 namespace {
@@ -57,23 +57,29 @@ void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
     }
 }
 
-// For each of nq (at most 4) queries: out[r][j] = (Σ_i q_r[i]·k_{p+j}[i]) · scale, summed in
-// dimension order; the queries' chains are independent, interleaved only to hide latency.
-template <int nq>
-void scoreChunk(const __m256* kT, int headDim, const float* const* q, float scale, float* const* out) {
-    __m256 dot[nq];
-    for (int r = 0; r < nq; ++r) dot[r] = _mm256_setzero_ps();
+// For each of nq (at most 4) queries and nc (1 or 2) chunks of 8 positions from p:
+// out[r][8c + j] = (Σ_i q_r[i]·k_{p+8c+j}[i]) · scale, a chain of fused multiply-adds in dimension
+// order; the nq·nc chains are independent, interleaved only to hide the latency.
+template <int nq, int nc>
+void scoreChunks(const __m256* const* kT, int headDim, const float* const* q, float scale, float* const* out) {
+    __m256 dot[nq][nc];
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_setzero_ps();
     for (int i = 0; i < headDim; ++i)
-        for (int r = 0; r < nq; ++r) dot[r] = _mm256_add_ps(dot[r], _mm256_mul_ps(_mm256_broadcast_ss(q[r] + i), kT[i]));
-    for (int r = 0; r < nq; ++r) _mm256_storeu_ps(out[r], _mm256_mul_ps(dot[r], _mm256_set1_ps(scale)));
+        for (int r = 0; r < nq; ++r) {
+            const __m256 qi = _mm256_broadcast_ss(q[r] + i);
+            for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_fmadd_ps(qi, kT[c][i], dot[r][c]);
+        }
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) _mm256_storeu_ps(out[r] + 8 * c, _mm256_mul_ps(dot[r][c], _mm256_set1_ps(scale)));
 }
 
-// accum = f16(f32(accum) * s) over the head (s a broadcast float).
-inline void scaleAccum(f16_t* accum, int headDim, __m256 s) {
-    for (int i = 0; i < headDim; i += 8) {
-        __m128i* a = reinterpret_cast<__m128i*>(accum + i);
-        _mm_storeu_si128(a, _mm256_cvtps_ph(_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(a)), s), _MM_FROUND_TO_NEAREST_INT));
-    }
+template <int nc>
+void scoreGroup(int nq, const __m256* const* kT, int headDim, const float* const* q, float scale, float* const* out) {
+    if (nq == 4) scoreChunks<4, nc>(kT, headDim, q, scale, out);
+    else if (nq == 3) scoreChunks<3, nc>(kT, headDim, q, scale, out);
+    else if (nq == 2) scoreChunks<2, nc>(kT, headDim, q, scale, out);
+    else scoreChunks<1, nc>(kT, headDim, q, scale, out);
 }
 
 inline const uint8_t* kvRowQ8(const f16_t* const* blocks, const AttentionHead& h, int p) {
@@ -132,10 +138,13 @@ inline int scoreStride(int lo, int hi) { return (hi - lo + 7) & ~7; }
 // own range are computed too (the union is contiguous, so they are cache positions of another
 // query) and never read.
 void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi, float* scores) {
-    alignas(32) __m256 kT[kMaxAttentionHeadDim];
+    alignas(32) __m256 kT0[kMaxAttentionHeadDim], kT1[kMaxAttentionHeadDim];
+    const __m256* const kT[2] = {kT0, kT1};
     const int stride = scoreStride(lo, hi);
-    for (int p = lo; p < hi; p += 8) {
-        transposeChunk(h, p, hi, kT);
+    for (int p = lo; p < hi; p += 16) {
+        const bool two = p + 8 < hi;  // a second chunk of positions
+        transposeChunk(h, p, hi, kT0);
+        if (two) transposeChunk(h, p + 8, hi, kT1);
         for (int r0 = 0; r0 < n; r0 += 4) {
             const float* qs[4];
             float* outs[4];
@@ -144,71 +153,117 @@ void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi,
                 qs[k] = q + (r0 + k) * kMaxAttentionHeadDim;
                 outs[k] = scores + (r0 + k) * stride + (p - lo);
             }
-            if (m == 4) scoreChunk<4>(kT, h.headDim, qs, h.scale, outs);
-            else if (m == 3) scoreChunk<3>(kT, h.headDim, qs, h.scale, outs);
-            else if (m == 2) scoreChunk<2>(kT, h.headDim, qs, h.scale, outs);
-            else scoreChunk<1>(kT, h.headDim, qs, h.scale, outs);
+            if (two) scoreGroup<2>(m, kT, h.headDim, qs, h.scale, outs);
+            else scoreGroup<1>(m, kT, h.headDim, qs, h.scale, outs);
         }
     }
 }
 
-// The online softmax of every query over its own range, in position order, and its F16 running
-// V sum (accum: n rows of kMaxAttentionHeadDim); each V row is loaded and converted once.
-void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo, int hi, const float* scores,
-                 f16_t* accum, float* runningSum) {
-    float runningMax[kMaxAttentionQueries];
-    for (int r = 0; r < n; ++r) runningMax[r] = -INFINITY, runningSum[r] = 0.0f;
-    for (int p = lo; p < hi; ++p) {
-        f16_t* active[kMaxAttentionQueries];  // the accum rows of the queries that see p
-        __m256 weights[kMaxAttentionQueries];
-        int nActive = 0;
-        for (int r = 0; r < n; ++r) {
-            if (p < qs[r].first || p >= qs[r].nCtx) continue;
-            const float score = scores[r * scoreStride(lo, hi) + (p - lo)];
-            float accumScale = 1.0f, weight = 1.0f;
-            if (score > runningMax[r]) {
-                accumScale = expf(runningMax[r] - score);
-                runningMax[r] = score;
-                scaleAccum(accum + r * kMaxAttentionHeadDim, h.headDim, _mm256_set1_ps(accumScale));
-            } else {
-                weight = expf(score - runningMax[r]);
-            }
-            runningSum[r] = runningSum[r] * accumScale + weight;
-            active[nActive] = accum + r * kMaxAttentionHeadDim;
-            weights[nActive++] = _mm256_set1_ps(weight);
+// Lanes [0, count) set (count < 8: the last, partial chunk of a query's range).
+inline __m256i laneMask(int count) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+
+// The reference's order of the eight partial sums: ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
+inline float laneSum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+
+// One query's scores s[0, len) (its own range) become its softmax weights exp(s - max) in
+// place; returns their sum, kept in eight partial sums by position mod 8 from the range's start.
+float softmaxWeights(float* s, int len) {
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < len; j += 8) {
+        const __m256 x = len - j >= 8 ? _mm256_loadu_ps(s + j) : _mm256_maskload_ps(s + j, laneMask(len - j));
+        const __m256 live = _mm256_castsi256_ps(laneMask(len - j));
+        vmax = _mm256_max_ps(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, live), vmax);
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    const __m256 maxScore = _mm256_set1_ps(_mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1))));
+    __m256 sum = _mm256_setzero_ps();
+    for (int j = 0; j < len; j += 8) {
+        const __m256i live = laneMask(len - j);
+        const __m256 x = len - j >= 8 ? _mm256_loadu_ps(s + j) : _mm256_maskload_ps(s + j, live);
+        const __m256 w = _mm256_and_ps(softmaxExp8(_mm256_sub_ps(x, maxScore)), _mm256_castsi256_ps(live));
+        sum = _mm256_add_ps(sum, w);
+        if (len - j >= 8) _mm256_storeu_ps(s + j, w);
+        else _mm256_maskstore_ps(s + j, live, w);
+    }
+    return laneSum(sum);
+}
+
+// acc[0, 8 * nv) += w[p] * v[p] for p in [0, count), in position order (v: rows of vStride floats).
+template <int nv>
+void accumulateRows(const float* v, int vStride, const float* w, int count, float* acc) {
+    __m256 a[nv];
+    for (int k = 0; k < nv; ++k) a[k] = _mm256_loadu_ps(acc + 8 * k);
+    for (int p = 0; p < count; ++p) {
+        const __m256 wp = _mm256_broadcast_ss(w + p);
+        for (int k = 0; k < nv; ++k) a[k] = _mm256_fmadd_ps(wp, _mm256_loadu_ps(v + p * vStride + 8 * k), a[k]);
+    }
+    for (int k = 0; k < nv; ++k) _mm256_storeu_ps(acc + 8 * k, a[k]);
+}
+
+void accumulateSpan(const float* v, int headDim, const float* w, int count, float* acc) {
+    for (int d = 0; d < headDim; d += 64) {
+        switch (std::min(8, (headDim - d) / 8)) {
+            case 8: accumulateRows<8>(v + d, headDim, w, count, acc + d); break;
+            case 7: accumulateRows<7>(v + d, headDim, w, count, acc + d); break;
+            case 6: accumulateRows<6>(v + d, headDim, w, count, acc + d); break;
+            case 5: accumulateRows<5>(v + d, headDim, w, count, acc + d); break;
+            case 4: accumulateRows<4>(v + d, headDim, w, count, acc + d); break;
+            case 3: accumulateRows<3>(v + d, headDim, w, count, acc + d); break;
+            case 2: accumulateRows<2>(v + d, headDim, w, count, acc + d); break;
+            default: accumulateRows<1>(v + d, headDim, w, count, acc + d); break;
         }
-        const f16_t* v = kvRow(h.vBlocks, h, p);
-        for (int i = 0; i < h.headDim; i += 8) {
-            const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
-            for (int a = 0; a < nActive; ++a) {  // accum = f16(f32(accum) + f32(v) * w)
-                auto* acc = reinterpret_cast<__m128i*>(active[a] + i);
-                const __m256 sum = _mm256_add_ps(_mm256_cvtph_ps(_mm_load_si128(acc)), _mm256_mul_ps(vv, weights[a]));
-                _mm_store_si128(acc, _mm256_cvtps_ph(sum, _MM_FROUND_TO_NEAREST_INT));
-            }
+    }
+}
+
+// Each query's V sum acc[r] = sum of its weights times the V rows of its range, in float, in
+// position order. V rows are converted to float once per slab of positions for all queries.
+void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo, int hi, const float* weights,
+                 float* acc) {
+    constexpr int kSlabFloats = 8192;
+    alignas(32) float slab[kSlabFloats];
+    const int slabRows = kSlabFloats / h.headDim, stride = scoreStride(lo, hi);
+    for (int p0 = lo; p0 < hi; p0 += slabRows) {
+        const int p1 = std::min(hi, p0 + slabRows);
+        for (int p = p0; p < p1; ++p) {
+            const f16_t* v = kvRow(h.vBlocks, h, p);
+            for (int i = 0; i < h.headDim; i += 8)
+                _mm256_store_ps(slab + (p - p0) * h.headDim + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
+        }
+        for (int r = 0; r < n; ++r) {
+            const int a = std::max(p0, qs[r].first), b = std::min(p1, qs[r].nCtx);
+            if (a < b)
+                accumulateSpan(slab + (a - p0) * h.headDim, h.headDim, weights + r * stride + (a - lo), b - a,
+                               acc + r * kMaxAttentionHeadDim);
         }
     }
 }
 
 void attendQueriesF16(const AttentionHead& h, const AttentionQuery* qs, int n, float* scores) {
     alignas(32) float q[kMaxAttentionQueries * kMaxAttentionHeadDim];
-    alignas(32) f16_t accum[kMaxAttentionQueries * kMaxAttentionHeadDim];
+    alignas(32) float acc[kMaxAttentionQueries * kMaxAttentionHeadDim];
     int lo = qs[0].first, hi = qs[0].nCtx;
     for (int r = 0; r < n; ++r) {
         lo = std::min(lo, qs[r].first), hi = std::max(hi, qs[r].nCtx);
         for (int i = 0; i < h.headDim; i += 8) {
             const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(qs[r].q + i), _MM_FROUND_TO_NEAREST_INT);
             _mm256_store_ps(q + r * kMaxAttentionHeadDim + i, _mm256_cvtph_ps(half));
-            _mm_store_si128(reinterpret_cast<__m128i*>(accum + r * kMaxAttentionHeadDim + i), _mm_setzero_si128());
+            _mm256_store_ps(acc + r * kMaxAttentionHeadDim + i, _mm256_setzero_ps());
         }
     }
     scoreQueries(h, q, n, lo, hi, scores);
-    float runningSum[kMaxAttentionQueries];
-    accumulateV(h, qs, n, lo, hi, scores, accum, runningSum);
+    float weightSum[kMaxAttentionQueries];
+    for (int r = 0; r < n; ++r)
+        weightSum[r] = softmaxWeights(scores + r * scoreStride(lo, hi) + (qs[r].first - lo), qs[r].nCtx - qs[r].first);
+    accumulateV(h, qs, n, lo, hi, scores, acc);
     for (int r = 0; r < n; ++r) {
-        const __m256 inv = _mm256_set1_ps(1.0f / runningSum[r]);
-        const f16_t* a = accum + r * kMaxAttentionHeadDim;
+        const __m256 inv = _mm256_set1_ps(1.0f / weightSum[r]);
         for (int i = 0; i < h.headDim; i += 8)
-            _mm256_storeu_ps(qs[r].out + i, _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(a + i))), inv));
+            _mm256_storeu_ps(qs[r].out + i, _mm256_mul_ps(_mm256_load_ps(acc + r * kMaxAttentionHeadDim + i), inv));
     }
 }
 

@@ -7,6 +7,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/reference/matmul.h"
 #include "kernels/cpu/reference/quants.h"
+#include "kernels/cpu/reference/softmax_exp.h"
 
 namespace hearth {
 namespace {
@@ -109,37 +110,43 @@ public:
     }
 
 private:
-    // Softmax(q.K^T * scale) . V over positions [first, nCtx), in position order, computed the
-    // way llama.cpp's CPU flash attention does with an F16 cache, so that Hearth lands close to
-    // it: q rounded to F16, q.k summed in float, an online softmax (Milakov & Gimelshein,
-    // arXiv 1805.02867) whose running V sum is kept in F16, divided by the sum at the end.
+    // Softmax(q.K^T * scale) . V over positions [first, nCtx) with an F16 cache, in the order
+    // the AVX2 path reproduces lane by lane (avx2/attention.cpp): q rounded to F16 (as llama.cpp's
+    // CPU flash attention does); each score a chain of fused multiply-adds in dimension order,
+    // times the scale; weights w_p = softmaxExp(score_p - max score); their sum kept in eight
+    // partial sums by (p - first) mod 8; the V sum in float, fused multiply-adds in position
+    // order; divided by the sum of the weights at the end.
     void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
                        int kvOffset, int first, int nCtx, float* outHead) {
-        qHalf_.resize(static_cast<size_t>(shape.headDim));
-        accum_.assign(static_cast<size_t>(shape.headDim), f32ToF16(0.0f));
-        for (int i = 0; i < shape.headDim; ++i) qHalf_[static_cast<size_t>(i)] = f16ToF32(f32ToF16(qHead[i]));
-        float runningMax = -INFINITY, runningSum = 0.0f;
+        const auto headDim = static_cast<size_t>(shape.headDim);
+        qHalf_.resize(headDim);
+        for (size_t i = 0; i < headDim; ++i) qHalf_[i] = f16ToF32(f32ToF16(qHead[i]));
+        scores_.resize(static_cast<size_t>(nCtx - first));  // [nCtx - first]: scores, then weights
+        float maxScore = -INFINITY;
         for (int p = first; p < nCtx; ++p) {
-            const int64_t slot = static_cast<int64_t>(p % layer.blockSize) * layer.rowStride + kvOffset;
-            const f16_t* kRow = layer.kBlocks[p / layer.blockSize] + slot;
-            const f16_t* vRow = layer.vBlocks[p / layer.blockSize] + slot;
+            const f16_t* kRow = kvRow(layer.kBlocks, layer, kvOffset, p);
             float dot = 0.0f;
-            for (int i = 0; i < shape.headDim; ++i) dot += qHalf_[static_cast<size_t>(i)] * f16ToF32(kRow[i]);
+            for (size_t i = 0; i < headDim; ++i) dot = std::fma(qHalf_[i], f16ToF32(kRow[i]), dot);
             const float score = dot * shape.scale;
-            float accumScale = 1.0f, weight = 1.0f;
-            if (score > runningMax) {
-                accumScale = std::exp(runningMax - score);
-                runningMax = score;
-                for (f16_t& a : accum_) a = f32ToF16(f16ToF32(a) * accumScale);
-            } else {
-                weight = std::exp(score - runningMax);
-            }
-            for (int i = 0; i < shape.headDim; ++i)
-                accum_[static_cast<size_t>(i)] = f32ToF16(f16ToF32(accum_[static_cast<size_t>(i)]) + f16ToF32(vRow[i]) * weight);
-            runningSum = runningSum * accumScale + weight;
+            scores_[static_cast<size_t>(p - first)] = score;
+            if (score > maxScore) maxScore = score;
         }
-        const float inv = 1.0f / runningSum;
-        for (int i = 0; i < shape.headDim; ++i) outHead[i] = f16ToF32(accum_[static_cast<size_t>(i)]) * inv;
+        float partialSums[8] = {};
+        accumF32_.assign(headDim, 0.0f);
+        for (int p = first; p < nCtx; ++p) {
+            const float weight = softmaxExp(scores_[static_cast<size_t>(p - first)] - maxScore);
+            partialSums[(p - first) % 8] += weight;
+            const f16_t* vRow = kvRow(layer.vBlocks, layer, kvOffset, p);
+            for (size_t i = 0; i < headDim; ++i) accumF32_[i] = std::fma(weight, f16ToF32(vRow[i]), accumF32_[i]);
+        }
+        const float* s = partialSums;
+        const float sum = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+        const float inv = 1.0f / sum;
+        for (size_t i = 0; i < headDim; ++i) outHead[i] = accumF32_[i] * inv;
+    }
+
+    static const f16_t* kvRow(const f16_t* const* blocks, const PagedKvLayer& layer, int kvOffset, int p) {
+        return blocks[p / layer.blockSize] + static_cast<int64_t>(p % layer.blockSize) * layer.rowStride + kvOffset;
     }
 
     // Q8_0 rows: each token's K and V row quantized as GGUF's Q8_0 (ref::quantizeRow).
@@ -187,8 +194,7 @@ private:
         for (size_t i = 0; i < headDim; ++i) outHead[i] = accumF32_[i] * inv;
     }
 
-    std::vector<float> qHalf_;
-    std::vector<f16_t> accum_;
+    std::vector<float> qHalf_, scores_;
     std::vector<uint8_t> qQ8_;
     std::vector<float> accumF32_, vRow_;
 };
