@@ -1,7 +1,8 @@
 // The Gemma 3 architecture (arch "gemma3"): embeddings scaled by sqrt(nEmbd), sandwich RMSNorms
 // around attention and FFN, per-head RMSNorm of Q and K before NeoX (half-split) RoPE, local
 // sliding-window layers interleaved with global ones (each with its own RoPE base), GeGLU FFN,
-// output tied to token_embd. Buffers are commented with their shapes, llama2.c style.
+// output tied to token_embd. One pass runs a batch of sequences (ForwardBatch): their rows go
+// together through every op but attention. Buffers are commented with their shapes, llama2.c style.
 // Numerics follow llama.cpp's gemma3 graph, which is what GGUF files are converted and tested for.
 #include <cmath>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "engine/str_cat.h"
 #include "engine/model/arch_registry.h"
+#include "engine/model/forward_batch.h"
 #include "engine/model/gguf.h"
 #include "engine/model/hparams.h"
 
@@ -39,12 +41,11 @@ struct Gemma3Layer {
 class Gemma3Model final : public Model {
 public:
     Result<void> bind(const GgufFile& file, ModelConfig config, float attentionScale, float logitSoftcap);
-    Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq,
-                         std::span<const int32_t> tokens, std::span<float> logits) override;
+    Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
 
 private:
     Result<void> bindLayer(const GgufFile& file, int il);
-    void attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int layer, int64_t nTokens);
+    void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
     void resizeActivations(int64_t nTokens);
 
@@ -53,10 +54,11 @@ private:
     float attentionScale_ = 1.0f;
     float logitSoftcap_ = 0.0f;  // 0: none
 
+    // The batch's rows (nTokens of them, all items together) and their positions.
+    ForwardBatch batch_;
     // Activations, resized per call: x/xn/proj [nTokens, nEmbd]; q/att [nTokens, nHeads*headDim];
-    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf]; positions [nTokens].
+    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
     std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
-    std::vector<int32_t> positions_;
 };
 
 Result<void> Gemma3Model::bind(const GgufFile& file, ModelConfig config, float attentionScale, float logitSoftcap) {
@@ -104,7 +106,7 @@ Result<void> Gemma3Model::bindLayer(const GgufFile& file, int il) {
     return {};
 }
 
-void Gemma3Model::attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int il, int64_t nTokens) {
+void Gemma3Model::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const Gemma3Layer& L = layers_[static_cast<size_t>(il)];
     const bool local = !c.slidingLayers.empty() && c.slidingLayers[static_cast<size_t>(il)];
@@ -116,15 +118,13 @@ void Gemma3Model::attentionBlock(Backend& b, KvCache& cache, const KvSequence& s
     // QK-norm: each head's row of headDim normalised on its own (V is not normalised).
     b.rmsNorm(q_.data(), L.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_.data());
     b.rmsNorm(k_.data(), L.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_.data());
-    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, positions_.data(), ropeBase, c.ropeStyle);
-    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, positions_.data(), ropeBase, c.ropeStyle);
-    const PagedKvLayer kv = cache.layerView(seq, il);
-    b.kvWrite(kv, k_.data(), v_.data(), positions_.data(), nTokens);
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle);
     // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (llama-hparams is_masked_swa,
     // LLAMA_SWA_TYPE_STANDARD): the query sees the window positions (p1 - window, p1], which
     // is AttentionShape::slidingWindow's meaning. The full cache is kept; the window only masks.
     const AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, attentionScale_, local ? c.slidingWindow : 0};
-    b.attention(kv, shape, q_.data(), positions_.data(), nTokens, att_.data());
+    batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
     b.matmul(L.wo, att_.data(), nTokens, proj_.data());
     b.rmsNorm(proj_.data(), L.postAttnNorm, nTokens, c.nEmbd, c.rmsEps, proj_.data());
     b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
@@ -154,43 +154,29 @@ void Gemma3Model::resizeActivations(int64_t nTokens) {
     v_.resize(k_.size());
     gate_.resize(static_cast<size_t>(nTokens * c.nFf));
     up_.resize(gate_.size());
-    positions_.resize(static_cast<size_t>(nTokens));
 }
 
-Result<void> Gemma3Model::forward(Backend& b, KvCache& cache, KvSequence& seq,
-                                  std::span<const int32_t> tokens, std::span<float> logits) {
-    const ModelConfig& c = config_;
-    const auto nTokens = static_cast<int64_t>(tokens.size());
+Result<void> Gemma3Model::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    if (auto r = batch_.prepare(*this, cache, items); !r) return r;
+    const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};
-    for (int32_t id : tokens)
-        if (id < 0 || id >= c.nVocab)
-            return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
-    const auto nRows = static_cast<int64_t>(logits.size()) / c.nVocab;
-    if (static_cast<int64_t>(logits.size()) % c.nVocab != 0 || nRows > nTokens)
-        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats per row, for at most every token");
-    if (auto r = cache.reserve(seq, seq.nTokens + static_cast<int32_t>(nTokens)); !r) return r;
-
     resizeActivations(nTokens);
-    for (int64_t t = 0; t < nTokens; ++t) positions_[static_cast<size_t>(t)] = seq.nTokens + static_cast<int32_t>(t);
-
-    b.embeddingRows(head_.tokenEmbd, tokens.data(), nTokens, x_.data());
+    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_.data());
     // Gemma scales token embeddings by sqrt(nEmbd), in float as llama.cpp does (sqrtf, not
     // rounded to bf16 as Hugging Face's bf16 checkpoints do).
     // TODO(#3): a Backend scale op once activations live on a device.
-    const float embdScale = std::sqrt(static_cast<float>(c.nEmbd));
+    const float embdScale = std::sqrt(static_cast<float>(config_.nEmbd));
     for (float& v : x_) v *= embdScale;
-    for (int il = 0; il < c.nLayers; ++il) {
-        attentionBlock(b, cache, seq, il, nTokens);
+    for (int il = 0; il < config_.nLayers; ++il) {
+        attentionBlock(b, cache, il, nTokens);
         feedForwardBlock(b, il, nTokens);
     }
-    seq.nTokens += static_cast<int32_t>(nTokens);
-    if (logits.empty()) return {};
-    // Only the last nRows tokens' logits are wanted (usually one; a speculative verify wants all).
-    const float* first = x_.data() + (nTokens - nRows) * c.nEmbd;
-    b.rmsNorm(first, head_.outputNorm, nRows, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(head_.output, xn_.data(), nRows, logits.data());
+    batch_.finish(b, head_, config_.rmsEps, x_.data());
     if (logitSoftcap_ > 0)  // Gemma 2 style cap, only when the file asks for it
-        for (float& v : logits) v = logitSoftcap_ * std::tanh(v / logitSoftcap_);
+        for (const ForwardItem& item : items) {
+            if (item.tokens.empty()) continue;  // skipped: its logits were not written
+            for (float& v : item.logits) v = logitSoftcap_ * std::tanh(v / logitSoftcap_);
+        }
     return {};
 }
 
@@ -203,11 +189,11 @@ Result<std::vector<bool>> readSlidingLayers(const GgufFile& file, int nLayers) {
     const GgufValue* v = file.find(key);
     if (v && v->asArray()) {
         const GgufArray& a = *v->asArray();
-        if (std::ssize(a.items) != nLayers)
-            return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " has ", a.items.size(),
+        if (a.size() != static_cast<uint64_t>(nLayers))
+            return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " has ", a.size(),
                                                          " elements for ", nLayers, " layers"));
         for (int il = 0; il < nLayers; ++il) {
-            const GgufValue& item = a.items[static_cast<size_t>(il)];
+            const GgufValue item = a.item(static_cast<uint64_t>(il));
             const std::optional<int64_t> n = item.asInt();
             const std::optional<bool> flag = n ? std::optional<bool>(*n != 0) : item.asBool();
             if (!flag)

@@ -1,11 +1,13 @@
 // The Llama architecture (TinyLlama, Llama 2/3, Mistral, SmolLM2): pre-norm RMSNorm, RoPE on
 // consecutive pairs, grouped-query attention over the paged KV cache, SwiGLU, tied or untied
-// output. Buffers are commented with their shapes, llama2.c style.
+// output. One pass runs a batch of sequences (ForwardBatch): their rows go together through
+// every op but attention. Buffers are commented with their shapes, llama2.c style.
 #include <cmath>
 #include <vector>
 
 #include "engine/str_cat.h"
 #include "engine/model/arch_registry.h"
+#include "engine/model/forward_batch.h"
 #include "engine/model/gguf.h"
 #include "engine/model/hparams.h"
 
@@ -22,20 +24,21 @@ struct LlamaLayer {
 class LlamaModel final : public Model {
 public:
     Result<void> bind(const GgufFile& file, ModelConfig config);
-    Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq,
-                         std::span<const int32_t> tokens, std::span<float> logits) override;
+    Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
 
 private:
-    void attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int layer, int64_t nTokens);
+    void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
+    void resizeActivations(int64_t nTokens);
 
     OutputHead head_;
     std::vector<LlamaLayer> layers_;
 
-    // Activations, resized per call: x/xn [nTokens, nEmbd]; q/att [nTokens, nHeads*headDim];
-    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf]; positions [nTokens].
+    // The batch's rows (nTokens of them, all items together) and their positions.
+    ForwardBatch batch_;
+    // Activations, resized per call: x/xn/proj [nTokens, nEmbd]; q/att [nTokens, nHeads*headDim];
+    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
     std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
-    std::vector<int32_t> positions_;
 };
 
 Result<void> LlamaModel::bind(const GgufFile& file, ModelConfig config) {
@@ -72,19 +75,17 @@ Result<void> LlamaModel::bind(const GgufFile& file, ModelConfig config) {
     return {};
 }
 
-void LlamaModel::attentionBlock(Backend& b, KvCache& cache, const KvSequence& seq, int il, int64_t nTokens) {
+void LlamaModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const LlamaLayer& L = layers_[static_cast<size_t>(il)];
     b.rmsNorm(x_.data(), L.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
     b.matmul(L.wq, xn_.data(), nTokens, q_.data());
     b.matmul(L.wk, xn_.data(), nTokens, k_.data());
     b.matmul(L.wv, xn_.data(), nTokens, v_.data());
-    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, positions_.data(), c.ropeFreqBase, c.ropeStyle);
-    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, positions_.data(), c.ropeFreqBase, c.ropeStyle);
-    const PagedKvLayer kv = cache.layerView(seq, il);
-    b.kvWrite(kv, k_.data(), v_.data(), positions_.data(), nTokens);
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle);
     const AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, 1.0f / std::sqrt(static_cast<float>(c.headDim))};
-    b.attention(kv, shape, q_.data(), positions_.data(), nTokens, att_.data());
+    batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
     b.matmul(L.wo, att_.data(), nTokens, proj_.data());
     b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
 }
@@ -100,19 +101,8 @@ void LlamaModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
     b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
 }
 
-Result<void> LlamaModel::forward(Backend& b, KvCache& cache, KvSequence& seq,
-                                 std::span<const int32_t> tokens, std::span<float> logits) {
+void LlamaModel::resizeActivations(int64_t nTokens) {
     const ModelConfig& c = config_;
-    const auto nTokens = static_cast<int64_t>(tokens.size());
-    if (nTokens == 0) return {};
-    for (int32_t id : tokens)
-        if (id < 0 || id >= c.nVocab)
-            return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
-    const auto nRows = static_cast<int64_t>(logits.size()) / c.nVocab;
-    if (static_cast<int64_t>(logits.size()) % c.nVocab != 0 || nRows > nTokens)
-        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats per row, for at most every token");
-    if (auto r = cache.reserve(seq, seq.nTokens + static_cast<int32_t>(nTokens)); !r) return r;
-
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
     x_.resize(static_cast<size_t>(nTokens * c.nEmbd));
     xn_.resize(x_.size());
@@ -123,20 +113,19 @@ Result<void> LlamaModel::forward(Backend& b, KvCache& cache, KvSequence& seq,
     v_.resize(k_.size());
     gate_.resize(static_cast<size_t>(nTokens * c.nFf));
     up_.resize(gate_.size());
-    positions_.resize(static_cast<size_t>(nTokens));
-    for (int64_t t = 0; t < nTokens; ++t) positions_[static_cast<size_t>(t)] = seq.nTokens + static_cast<int32_t>(t);
+}
 
-    b.embeddingRows(head_.tokenEmbd, tokens.data(), nTokens, x_.data());
-    for (int il = 0; il < c.nLayers; ++il) {
-        attentionBlock(b, cache, seq, il, nTokens);
+Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    if (auto r = batch_.prepare(*this, cache, items); !r) return r;
+    const int64_t nTokens = batch_.nRows();
+    if (nTokens == 0) return {};
+    resizeActivations(nTokens);
+    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_.data());
+    for (int il = 0; il < config_.nLayers; ++il) {
+        attentionBlock(b, cache, il, nTokens);
         feedForwardBlock(b, il, nTokens);
     }
-    seq.nTokens += static_cast<int32_t>(nTokens);
-    if (logits.empty()) return {};
-    // Only the last nRows tokens' logits are wanted (usually one; a speculative verify wants all).
-    const float* first = x_.data() + (nTokens - nRows) * c.nEmbd;
-    b.rmsNorm(first, head_.outputNorm, nRows, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(head_.output, xn_.data(), nRows, logits.data());
+    batch_.finish(b, head_, config_.rmsEps, x_.data());
     return {};
 }
 

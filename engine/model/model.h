@@ -1,7 +1,8 @@
 // A loaded model: hyperparameters read from GGUF metadata, tensors bound to the mapping, and
 // the architecture's forward pass. One file per architecture (arch_llama.cpp, ...), chosen by
-// a registry keyed on general.architecture.
-// Thread-safety: forward() is called by the engine thread only.
+// a registry keyed on general.architecture. forwardBatch() runs several sequences' tokens
+// through one pass (continuous batching); forward() is its one-sequence case.
+// Thread-safety: forward() and forwardBatch() are called by the engine thread only.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,14 @@
 namespace hearth {
 
 class GgufFile;
+
+// One sequence's share of a batched forward pass: tokens at positions seq->nTokens,
+// seq->nTokens + 1, ...; logits [k, nVocab] receives the last k tokens' logits (k may be 0).
+struct ForwardItem {
+    KvSequence* seq = nullptr;
+    std::span<const int32_t> tokens;
+    std::span<float> logits;
+};
 
 struct ModelConfig {
     std::string architecture;   // general.architecture
@@ -60,9 +69,23 @@ public:
     // their K/V into seq (already reserved by the caller) and advancing seq.nTokens.
     // logits: [nVocab] for the last token, or empty when not wanted (e.g. a prefill chunk), or
     // [k, nVocab] for the last k tokens (k <= tokens.size(); a speculative verify), each row
-    // bitwise what decoding that token alone would give on the CPU.
-    virtual Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq,
-                                 std::span<const int32_t> tokens, std::span<float> logits) = 0;
+    // bitwise what decoding that token alone would give on the CPU. forwardBatch of one item.
+    Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq, std::span<const int32_t> tokens,
+                         std::span<float> logits);
+
+    // Every item's tokens in one pass: the rows of all items go together through the
+    // embeddings, norms, matmuls, RoPE and FFN; K/V writes and attention run on each item's
+    // rows with its own block table; only the rows whose logits are wanted reach the output
+    // head. Each item's logits are bitwise what forward() of that item alone gives (the CPU
+    // kernels are batch-invariant). Items with no tokens are skipped. All items are checked
+    // (checkItem, no two on one sequence) and all KV reserved before anything is computed; on
+    // error nothing is computed (reservations of earlier items stay, as reserve() leaves them)
+    // and, with several items, the message starts "item I: ". Errors: InvalidArgument,
+    // OutOfMemory (KV cache).
+    virtual Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) = 0;
+    // What forwardBatch checks of one item without touching the cache: a sequence, token ids
+    // in the vocabulary, logits of whole rows for at most every token.
+    Result<void> checkItem(const ForwardItem& item) const;
 
 protected:
     ModelConfig config_;

@@ -1,7 +1,6 @@
 // Runner: computes a StepPlan with the architecture's forward pass and returns the logits of
-// the rows to sample. Each planned chunk is one forward() call, sequence after sequence.
-// TODO(#4): one forward over all sequences' tokens (a real batch with per-row positions and
-// block tables) once Model::forward takes several sequences.
+// the rows to sample. All chunks of a step (prefill chunks and decode tokens of every running
+// sequence) go through one Model::forwardBatch; a chunk that cannot run fails alone.
 // Thread-safety: engine thread only.
 #pragma once
 
@@ -16,8 +15,8 @@ namespace hearth {
 
 struct ChunkOutput {
     SeqId seq = 0;
-    std::optional<Error> error;  // forward() failed; the sequence should be finished
-    std::vector<float> logits;   // [nVocab] when the chunk samples and ran
+    std::optional<Error> error;  // the chunk did not run; the sequence should be finished
+    std::vector<float> logits;   // [chunk.logitRows, nVocab] when the chunk samples and ran
 };
 
 class Runner {
@@ -26,10 +25,18 @@ public:
     Runner(Model& model, Backend& backend, KvCache& cache) : model_(model), backend_(backend), cache_(cache) {}
 
     // One output per chunk of plan, in its order. Reads the block tables through scheduler
-    // (forward() advances each sequence's nTokens; Scheduler::complete agrees with it).
+    // (forwardBatch advances each sequence's nTokens; Scheduler::complete agrees with it).
+    // A chunk that does not start at its sequence's nTokens, asks for logitRows outside
+    // [1, tokens], has a token outside the vocabulary, repeats a sequence or cannot reserve
+    // its KV gets an error and is left out; the other chunks run together.
     std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler);
 
 private:
+    // Checks chunk against its sequence kv and the chunks already accepted, sizes out.logits
+    // and reserves kv's positions; the error when the chunk cannot run.
+    std::optional<Error> prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
+                                      std::span<const ForwardItem> accepted);
+
     Model& model_;
     Backend& backend_;
     KvCache& cache_;

@@ -30,6 +30,9 @@ struct PlannedChunk {
     int32_t start = 0;
     std::vector<int32_t> tokens;
     bool sample = false;  // the last token's logits choose the sequence's next token
+    // With sample: how many of the last tokens' logits the runner returns ([logitRows, nVocab]);
+    // 1 for ordinary decode, k + 1 for a speculative verify of k drafted tokens.
+    int32_t logitRows = 1;
     bool operator==(const PlannedChunk&) const = default;
 };
 

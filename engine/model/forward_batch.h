@@ -1,0 +1,49 @@
+// ForwardBatch: the rows of one batched forward pass (Model::forwardBatch) — every item's tokens
+// end to end, with their positions — and the per-item steps every architecture shares: checks
+// and KV reservation, K/V write and attention on each item's slice, the output head.
+// Thread-safety: owned by one Model, engine thread only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/model/model.h"
+
+namespace hearth {
+
+struct OutputHead;
+
+class ForwardBatch {
+public:
+    // Checks every item (Model::checkItem; no two items on one sequence), then reserves each
+    // item's KV for its new positions, then lays out the rows of the items with tokens. On error
+    // nothing else happens; with several items the message starts "item I: ".
+    Result<void> prepare(const Model& model, KvCache& cache, std::span<const ForwardItem> items);
+
+    int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
+    const int32_t* tokens() const { return tokens_.data(); }        // [nRows]
+    const int32_t* positions() const { return positions_.data(); }  // [nRows]
+
+    // Per item: stores its rows of k and v ([nRows, nKvHeads*headDim]) into its sequence's
+    // layer, then attends its rows of q ([nRows, nHeads*headDim]) into the same rows of out.
+    void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
+                   const float* k, const float* v, float* out) const;
+
+    // After the last layer: advances every item's sequence past its tokens, and writes the
+    // logits each item wants — its last logits.size() / nVocab rows of x ([nRows, nEmbd]),
+    // normalised with head.outputNorm — through one output matmul over all such rows.
+    void finish(Backend& b, const OutputHead& head, float rmsEps, const float* x);
+
+private:
+    void writeLogits(Backend& b, const OutputHead& head, float rmsEps, const float* x);
+
+    std::vector<ForwardItem> items_;   // the items with tokens, in order
+    std::vector<int64_t> firstRow_;    // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
+    std::vector<int32_t> tokens_, positions_;
+    std::vector<float> normed_;        // [rows wanting logits, nEmbd]
+    std::vector<float> logits_;        // [rows wanting logits, nVocab], when several items want logits
+};
+
+}  // namespace hearth
