@@ -1,7 +1,8 @@
 // hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter and with
 // a draft model, on three kinds of prompt (repeat/edit a passage, code completion, open-ended
 // chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
-// with the acceptance rate, target forward passes per output token and the speedup.
+// with the acceptance rate, target forward passes per output token and the speedup. Each
+// speculative reply starts with a fresh policy (and draft model), as in a new engine.
 #include <QFileInfo>
 #include <algorithm>
 #include <cstdio>
@@ -54,6 +55,7 @@ Result<void> runOnce(Engine& e, const std::vector<TokenId>& prompt, const Mode& 
     req.maxTokens = maxTokens;
     req.sampling.temperature = 0.0f;
     req.spec = mode.spec;
+    e.resetSpeculation();  // each reply from a fresh policy: no switch-off carried over from another prompt
     auto r = e.generate(req, [](TokenId, std::string_view) { return true; });
     if (!r) return std::unexpected(r.error());
     cell.tokensPerSecond.push_back(r->timings.decodeTokensPerSecond());

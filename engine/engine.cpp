@@ -7,7 +7,6 @@
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
-#include "engine/spec/spec_runner.h"
 #include "engine/util/sha256.h"
 #include "kernels/cuda/cuda_backend.h"
 
@@ -147,8 +146,6 @@ Result<RequestId> Engine::submit(GenerateRequest request) {
     if (auto r = validatePrompt(request.prompt); !r) return std::unexpected(r.error());
     if (auto r = validate(request.sampling, config().nVocab); !r) return std::unexpected(r.error());
     if (request.timeoutMs < 0) return fail(ErrorCode::InvalidArgument, "the time limit must be >= 0 ms");
-    if (request.spec.drafter != SpecDrafter::Off)
-        return fail(ErrorCode::InvalidArgument, "speculative decoding runs through Engine::generate(), not submit()");
     return requests_->submit(std::move(request));
 }
 
@@ -189,6 +186,8 @@ KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlock
 
 void Engine::cancel(RequestId id) { requests_->cancel(id, FinishReason::Cancelled); }
 
+void Engine::resetSpeculation() { requests_->specSessions().clear(); }
+
 bool Engine::idle() const { return requests_->idle(); }
 
 Result<BeamSearchResult> Engine::beamSearch(const std::vector<TokenId>& prompt, BeamSearchParams params) {
@@ -207,12 +206,13 @@ EngineMetrics Engine::metrics() const {
             requests_->scheduler().nWaiting(), requests_->scheduler().nPreemptionsTotal()};
 }
 
-// A loop over submit()/step(): callers that want one reply with a callback keep this shape.
+// A loop over submit()/step() (speculative or not): callers that want one reply with a
+// callback keep this shape.
 Result<GenerateResult> Engine::generate(const GenerateRequest& request, const TokenCallback& onToken) {
-    if (request.spec.drafter != SpecDrafter::Off) return generateSpeculative(request, onToken);
     auto id = submit(request);
     if (!id) return std::unexpected(id.error());
     GenerateResult result;
+    bool stopped = false;  // the callback said stop: later tokens of the same step are dropped
     while (true) {
         std::vector<EngineEvent> events = step();
         if (events.empty() && requests_->idle())
@@ -220,15 +220,18 @@ Result<GenerateResult> Engine::generate(const GenerateRequest& request, const To
         for (EngineEvent& e : events) {
             if (e.request != *id) continue;
             if (e.kind == EngineEvent::Kind::Token) {
+                if (stopped) continue;
                 result.tokens.push_back(e.token);
                 if (request.nTopLogits > 0) result.topLogits.push_back(std::move(e.topLogits));
-                if (!onToken(e.token, e.text)) requests_->cancel(*id, FinishReason::Stop);
+                stopped = !onToken(e.token, e.text);
+                if (stopped) requests_->cancel(*id, FinishReason::Stop);
                 continue;
             }
             if (!e.text.empty()) onToken(-1, e.text);
             if (e.error) return std::unexpected(*e.error);
             result.finishReason = e.reason;
             result.timings = e.timings;
+            result.spec = e.spec;
             return result;
         }
     }

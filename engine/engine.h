@@ -28,7 +28,6 @@
 namespace hearth {
 
 class GgufFile;
-struct SpecSession;
 
 struct EngineOptions {
     // 0 = the model's own. Also the KV cache's size, shared by all requests in flight: when
@@ -67,9 +66,12 @@ struct GenerateRequest {
     int32_t nTopLogits = 0;
     std::vector<std::string> stop;  // stop strings: generation ends before them, never shown
     int64_t timeoutMs = 0;          // > 0: finish with Timeout this long after submit()
-    // Speculative decoding (engine/spec): generate() only; submit() refuses it. The same
-    // tokens (greedy) or the same distribution (sampling) as without. nTopLogits is ignored.
-    // TODO(#8): speculation inside step(), verifying in the scheduler's batches.
+    // Speculative decoding (engine/spec), for submit() and generate() alike: while its decode
+    // chunk is planned the request drafts tokens, step() verifies them in the same batch as the
+    // other requests' chunks and keeps what the target model agrees with. The same tokens
+    // (greedy) or the same distribution (sampling) as without; one step may then emit several
+    // Token events for the request. Requests with equal options share (one at a time) a
+    // session the engine keeps: a draft model stays loaded, the policy's on/off carries over.
     SpecOptions spec{};
 };
 
@@ -81,7 +83,7 @@ struct GenerateTimings {
     int32_t prefillTokens = 0;     // prompt tokens computed
     double prefillMs = 0;          // request submitted -> prompt done (shared with other requests)
     double ttftMs = 0;             // request submitted -> first generated token
-    int32_t decodeTokens = 0;      // generated tokens after the first
+    int32_t decodeTokens = 0;      // generated tokens after the first step's (one, or more with speculation)
     double decodeMs = 0;           // first generated token -> last
     // Tokens per second; 0 when nothing was timed.
     double prefillTokensPerSecond() const { return prefillMs > 0 ? prefillTokens / prefillMs * 1000.0 : 0.0; }
@@ -93,13 +95,14 @@ struct GenerateResult {
     FinishReason finishReason = FinishReason::Length;
     GenerateTimings timings;
     std::vector<std::vector<std::pair<TokenId, float>>> topLogits;  // [tokens][nTopLogits]
-    SpecStats spec;  // drafted, accepted and bonus tokens when request.spec was on
+    SpecStats spec;  // drafted, accepted and bonus tokens when request.spec was on (else zeros)
 };
 
 // What step() reports. Token: one generated token and the text it releases (whole UTF-8
 // characters, possibly empty while a character is incomplete or text is held back as a
 // possible stop string). Finish: the last event of a request, with text left over (held back
-// text, an incomplete character as U+FFFD), the reason, and the timings.
+// text, an incomplete character as U+FFFD), the reason, the timings and, when it speculated,
+// the speculation counters.
 struct EngineEvent {
     enum class Kind { Token, Finish };
     Kind kind = Kind::Token;
@@ -110,6 +113,7 @@ struct EngineEvent {
     FinishReason reason = FinishReason::Length;        // Finish
     GenerateTimings timings;                           // Finish
     std::optional<Error> error;                        // Finish with reason Error
+    SpecStats spec;                                    // Finish, when request.spec was on
 };
 
 struct EngineMetrics {
@@ -169,11 +173,17 @@ public:
     // Precondition: no other request in flight (their events would be dropped).
     Result<GenerateResult> generate(const GenerateRequest& request, const TokenCallback& onToken);
 
-    // Queues a request; it runs in the next step()s. Errors: InvalidArgument (prompt, sampling).
+    // Queues a request; it runs in the next step()s. Errors: InvalidArgument (prompt, sampling,
+    // speculation options, a draft model with another vocabulary), those of loading the draft
+    // model.
     Result<RequestId> submit(GenerateRequest request);
-    // Computes one step of every admitted request (a prefill chunk or one decode token each)
-    // and returns what happened, in order. Empty when nothing is in flight.
+    // Computes one step of every admitted request (a prefill chunk or one decode token each, plus
+    // the drafted tokens of speculating requests) and returns what happened, in order. Empty
+    // when nothing is in flight.
     std::vector<EngineEvent> step();
+    // Forgets the idle speculation sessions (drafters, loaded draft models, policies): the next
+    // speculating request starts afresh, as in a new engine (benchmarks that compare prompts).
+    void resetSpeculation();
     // The request finishes (reason Cancelled) at the next step(); unknown ids are ignored.
     void cancel(RequestId id);
     bool idle() const;  // nothing submitted is unfinished
@@ -186,8 +196,6 @@ public:
 private:
     Engine();
     Result<void> validatePrompt(const std::vector<TokenId>& prompt) const;
-    // generate() with request.spec on (engine/spec/engine_spec.cpp).
-    Result<GenerateResult> generateSpeculative(const GenerateRequest& request, const TokenCallback& onToken);
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
@@ -199,7 +207,6 @@ private:
     ChatFormat chatFormat_{ChatFormatKind::Plain};
     int32_t contextLength_ = 0;
     KvRootInfo kvRoot_;
-    std::unique_ptr<SpecSession> spec_;  // kept between speculative requests
 };
 
 }  // namespace hearth

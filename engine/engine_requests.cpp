@@ -1,5 +1,6 @@
 // Requests in flight: each step expires timed-out and cancelled requests, lets the scheduler
-// plan, runs the plan, samples, and turns each sampled token into events and stop decisions.
+// plan (speculating requests propose drafts as their sampling chunk is planned), runs the
+// plan, samples or verifies, and turns each output token into events and stop decisions.
 #include "engine/engine_requests.h"
 
 #include <algorithm>
@@ -27,13 +28,20 @@ std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, 
 
 EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, const Tokenizer& tokenizer,
                                int32_t contextLength, SchedulerConfig config)
-    : tokenizer_(tokenizer), contextLength_(contextLength), scheduler_(cache, config), runner_(model, backend, cache) {}
+    : tokenizer_(tokenizer), contextLength_(contextLength), nVocab_(model.config().nVocab), scheduler_(cache, config),
+      runner_(model, backend, cache), specSessions_(tokenizer, nVocab_, backend, contextLength) {}
 
 EngineRequests::~EngineRequests() = default;
 
-RequestId EngineRequests::submit(GenerateRequest request) {
+Result<RequestId> EngineRequests::submit(GenerateRequest request) {
     auto r = std::make_unique<Request>(Request{request, Sampler(request.sampling), {}, StopMatcher(request.stop),
-                                               0, Clock::now(), {}, std::nullopt, std::nullopt});
+                                               0, Clock::now(), {}, std::nullopt, std::nullopt, std::nullopt, nullptr, 0});
+    if (request.spec.drafter != SpecDrafter::Off) {
+        auto session = specSessions_.take(request.spec);
+        if (!session) return std::unexpected(session.error());
+        r->spec = std::make_unique<SpecRequest>(std::move(*session), request.sampling, request.prompt,
+                                                request.maxTokens, contextLength_);
+    }
     r->sampler.observe(request.prompt);  // the penalties look back over the prompt too
     if (request.timeoutMs > 0) r->deadline = r->submitted + std::chrono::milliseconds(request.timeoutMs);
     const RequestId id = scheduler_.add(std::move(request.prompt));
@@ -48,51 +56,93 @@ void EngineRequests::cancel(RequestId id, FinishReason reason) {
 void EngineRequests::expire(std::vector<EngineEvent>& events) {
     const auto now = Clock::now();
     std::vector<std::pair<RequestId, FinishReason>> done;
+    std::vector<std::pair<RequestId, Error>> failed;
     for (const auto& [id, r] : requests_) {
-        if (r->cancelWith) done.emplace_back(id, *r->cancelWith);
+        if (r->failWith) failed.emplace_back(id, *r->failWith);
+        else if (r->cancelWith) done.emplace_back(id, *r->cancelWith);
         else if (r->deadline && now >= *r->deadline) done.emplace_back(id, FinishReason::Timeout);
     }
     for (const auto& [id, reason] : done) finish(id, reason, events);
+    for (const auto& [id, error] : failed) finish(id, FinishReason::Error, events, error);
 }
 
 std::vector<EngineEvent> EngineRequests::step() {
     std::vector<EngineEvent> events;
+    const auto stepStart = Clock::now();
     expire(events);
-    const StepPlan plan = scheduler_.schedule();
+    const StepPlan plan = scheduler_.schedule([this](SeqId id, std::span<const int32_t> context, int32_t room) {
+        return propose(id, context, room);
+    });
     for (SeqId id : plan.failed)
         finish(id, FinishReason::Error, events, Error{ErrorCode::OutOfMemory, "the KV cache cannot hold this request"});
     if (plan.chunks.empty()) return events;
     std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_);
-    sampleOutputs(plan, outputs, events);
+    sampleOutputs(plan, outputs, events, stepStart);
     return events;
 }
 
+std::vector<int32_t> EngineRequests::propose(RequestId id, std::span<const int32_t> context, int32_t room) {
+    auto it = requests_.find(id);
+    if (it == requests_.end() || !it->second->spec || it->second->failWith) return {};
+    auto drafts = it->second->spec->propose(context, room);
+    if (drafts) return std::move(*drafts);
+    it->second->failWith = drafts.error();
+    return {};
+}
+
 void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs,
-                                   std::vector<EngineEvent>& events) {
+                                   std::vector<EngineEvent>& events, Clock::time_point stepStart) {
     StepResult result;
-    std::vector<std::vector<std::pair<TokenId, float>>> tops;
-    for (ChunkOutput& out : outputs) {
+    std::vector<std::vector<std::vector<std::pair<TokenId, float>>>> tops;  // per sampled, per token
+    const double stepMs = msBetween(stepStart, Clock::now());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        ChunkOutput& out = outputs[i];
         if (out.error) {
             finish(out.seq, FinishReason::Error, events, out.error);
             continue;
         }
         if (out.logits.empty()) continue;
         Request& r = *requests_.at(out.seq);
-        tops.push_back(r.request.nTopLogits > 0 ? topLogits(out.logits, r.request.nTopLogits)
-                                                : std::vector<std::pair<TokenId, float>>{});
-        result.sampled.push_back({out.seq, r.sampler.sample(out.logits)});
+        result.sampled.push_back(sampleChunk(r, plan.chunks[i], out.logits, stepMs, tops.emplace_back()));
     }
     scheduler_.complete(plan, result);
-    for (size_t i = 0; i < result.sampled.size(); ++i)
-        onToken(result.sampled[i].seq, result.sampled[i].token, std::move(tops[i]), events);
+    // Token by token: an end, a stop string or the length limit inside an accepted run cuts it
+    // there (finish() removes the request; its remaining tokens are dropped).
+    for (size_t i = 0; i < result.sampled.size(); ++i) {
+        const SampledToken& s = result.sampled[i];
+        const size_t n = s.accepted.size() + 1;
+        for (size_t j = 0; j < n && requests_.contains(s.seq); ++j) {
+            Request& r = *requests_.at(s.seq);
+            if (j == 0 && r.nGenerated == 0) r.nFirstStep = static_cast<int32_t>(n);
+            onToken(s.seq, j < s.accepted.size() ? s.accepted[j] : s.token, std::move(tops[i][j]), events);
+        }
+    }
 }
 
-std::optional<FinishReason> EngineRequests::stopReason(RequestId id, const Request& r, TokenId token,
-                                                       bool stopString) const {
+SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
+                                         double stepMs, std::vector<std::vector<std::pair<TokenId, float>>>& tops) {
+    const auto nVocab = static_cast<size_t>(nVocab_);
+    const auto row = [&](size_t i) { return logits.subspan(i * nVocab, nVocab); };
+    const auto top = [&](size_t i) {
+        return r.request.nTopLogits > 0 ? topLogits(row(i), r.request.nTopLogits) : std::vector<std::pair<TokenId, float>>{};
+    };
+    if (!r.spec) {
+        tops.push_back(top(0));
+        return {chunk.seq, r.sampler.sample(row(0))};
+    }
+    const int32_t nDrafts = chunk.nDrafts();
+    const bool prefill = std::ssize(chunk.tokens) - nDrafts > 1;
+    const VerifyOutcome o = r.spec->verify(logits, nVocab_, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
+    for (size_t i = 0; i < o.tokens.size(); ++i) tops.push_back(top(i));
+    return {chunk.seq, o.tokens.back(), std::vector<int32_t>(o.tokens.begin(), o.tokens.end() - 1)};
+}
+
+std::optional<FinishReason> EngineRequests::stopReason(const Request& r, TokenId token, bool stopString) const {
     if (stopString) return FinishReason::Stop;
     if (tokenizer_.isEndOfGeneration(token)) return FinishReason::Eos;
-    // The next token would need position nTokens, which the context does not have.
-    if (scheduler_.tokens(id).size() >= static_cast<size_t>(contextLength_)) return FinishReason::Context;
+    // The next token would need position prompt + generated, which the context does not have.
+    // (Counted, not read from the scheduler: a verify step appends several tokens at once.)
+    if (std::ssize(r.request.prompt) + r.nGenerated >= contextLength_) return FinishReason::Context;
     if (r.nGenerated >= r.request.maxTokens) return FinishReason::Length;
     if (r.deadline && Clock::now() >= *r.deadline) return FinishReason::Timeout;
     return std::nullopt;
@@ -115,7 +165,7 @@ void EngineRequests::onToken(RequestId id, TokenId token, std::vector<std::pair<
     e.text = shown.text;
     e.topLogits = std::move(top);
     events.push_back(std::move(e));
-    if (const auto reason = stopReason(id, r, token, shown.stopped)) finish(id, *reason, events);
+    if (const auto reason = stopReason(r, token, shown.stopped)) finish(id, *reason, events);
 }
 
 void EngineRequests::finish(RequestId id, FinishReason reason, std::vector<EngineEvent>& events,
@@ -135,8 +185,12 @@ void EngineRequests::finish(RequestId id, FinishReason reason, std::vector<Engin
     t.prefillTokens = static_cast<int32_t>(r.request.prompt.size()) - t.prefixCacheHitTokens;
     const auto prefillEnd = r.nGenerated > 0 ? r.firstToken : now;
     t.prefillMs = t.ttftMs = msBetween(r.submitted, prefillEnd);
-    t.decodeTokens = std::max(0, r.nGenerated - 1);
+    t.decodeTokens = std::max(0, r.nGenerated - std::max(1, r.nFirstStep));
     t.decodeMs = r.nGenerated > 0 ? msBetween(r.firstToken, now) : 0.0;
+    if (r.spec) {
+        e.spec = r.spec->stats();
+        specSessions_.put(r.spec->release());
+    }
     scheduler_.finish(id, reason != FinishReason::Error);
     requests_.erase(it);
     events.push_back(std::move(e));

@@ -1,5 +1,6 @@
-// EngineRequests: the engine's requests in flight — per-request sampling, UTF-8 and stop
-// state, the scheduler and the runner — behind Engine::submit/step/cancel. Internal to engine/.
+// EngineRequests: the engine's requests in flight — per-request sampling, speculation, UTF-8
+// and stop state, the scheduler and the runner — behind Engine::submit/step/cancel. Internal
+// to engine/ (and to tests that drive it with their own speculation sessions).
 // Thread-safety: engine thread only.
 #pragma once
 
@@ -10,6 +11,8 @@
 
 #include "engine/engine.h"
 #include "engine/runner/runner.h"
+#include "engine/spec/spec_request.h"
+#include "engine/spec/spec_session.h"
 #include "engine/stop/stop_matcher.h"
 
 namespace hearth {
@@ -22,13 +25,18 @@ public:
     ~EngineRequests();
 
     // Precondition: request validated (non-empty prompt shorter than the context, sampling).
-    RequestId submit(GenerateRequest request);
+    // Errors: those of SpecSessionPool::take when request.spec is on (a draft model that does
+    // not load or has another vocabulary, draft lengths out of range).
+    Result<RequestId> submit(GenerateRequest request);
     std::vector<EngineEvent> step();
     // Finishes the request with `reason` at the next step().
     void cancel(RequestId id, FinishReason reason);
     bool idle() const { return requests_.empty(); }
     const Scheduler& scheduler() const { return scheduler_; }
     Scheduler& scheduler() { return scheduler_; }
+    // Sessions that speculating requests take up (tests put in ones with a changed drafter or
+    // verifier, and keep a pointer to adjust its policy while it is idle).
+    SpecSessionPool& specSessions() { return specSessions_; }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -41,19 +49,29 @@ private:
         Clock::time_point submitted, firstToken;
         std::optional<Clock::time_point> deadline;
         std::optional<FinishReason> cancelWith;
+        std::optional<Error> failWith;       // the drafter failed: finish with Error next step
+        std::unique_ptr<SpecRequest> spec;   // request.spec on
+        int32_t nFirstStep = 0;              // tokens of the step that gave the first one
     };
 
     void expire(std::vector<EngineEvent>& events);
-    void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events);
+    std::vector<int32_t> propose(RequestId id, std::span<const int32_t> context, int32_t room);
+    void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
+                       Clock::time_point stepStart);
+    // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's.
+    SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
+                             double stepMs, std::vector<std::vector<std::pair<TokenId, float>>>& tops);
     void onToken(RequestId id, TokenId token, std::vector<std::pair<TokenId, float>> top,
                  std::vector<EngineEvent>& events);
-    std::optional<FinishReason> stopReason(RequestId id, const Request& r, TokenId token, bool stopString) const;
+    std::optional<FinishReason> stopReason(const Request& r, TokenId token, bool stopString) const;
     void finish(RequestId id, FinishReason reason, std::vector<EngineEvent>& events, std::optional<Error> error = {});
 
     const Tokenizer& tokenizer_;
     int32_t contextLength_;
+    int32_t nVocab_;
     Scheduler scheduler_;
     Runner runner_;
+    SpecSessionPool specSessions_;
     std::map<RequestId, std::unique_ptr<Request>> requests_;
 };
 

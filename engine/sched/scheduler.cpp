@@ -1,7 +1,8 @@
 // Step planning: running sequences first (oldest first), then admission of waiting ones
 // within what is left of the token budget; KV is reserved as the plan is made, so the runner
 // never fails half-way for lack of blocks. Preemption frees the newest sequence's blocks
-// (its full blocks stay cached, so recomputing it often reuses them).
+// (its full blocks stay cached, so recomputing it often reuses them). Speculative drafts ride
+// on a sampling chunk and are rolled back by complete() past what the verifier kept.
 #include "engine/sched/scheduler.h"
 
 #include <algorithm>
@@ -29,13 +30,31 @@ void Scheduler::cancel(SeqId seq) {
     if (auto it = seqs_.find(seq); it != seqs_.end()) it->second.cancelled = true;
 }
 
-StepPlan Scheduler::schedule() {
+StepPlan Scheduler::schedule(const DraftSource& drafts) {
     StepPlan plan;
     dropCancelled(plan);
     int32_t budget = config_.tokenBudget;
     planRunning(plan, budget);
     admitWaiting(plan, budget);
+    // Drafts last: they use the budget that prompts left, so speculation never delays a prompt.
+    for (PlannedChunk& c : plan.chunks) budget -= addDrafts(c, budget, drafts);
     return plan;
+}
+
+// Drafts after a sampling chunk, within room, with KV reserved only from free blocks: a guess
+// never preempts a sequence. Returns the number added.
+int32_t Scheduler::addDrafts(PlannedChunk& chunk, int32_t room, const DraftSource& drafts) {
+    if (!drafts || !chunk.sample || room <= 0) return 0;
+    Seq& s = seqs_.at(chunk.seq);
+    std::vector<int32_t> d = drafts(chunk.seq, s.tokens, room);
+    if (std::ssize(d) > room) d.resize(static_cast<size_t>(room));
+    if (d.empty()) return 0;
+    const auto end = static_cast<int32_t>(chunk.start + std::ssize(chunk.tokens) + std::ssize(d));
+    auto r = cache_.plan(s.kv, end);
+    if (!r || !cache_.commit(s.kv, *r)) return 0;
+    chunk.tokens.insert(chunk.tokens.end(), d.begin(), d.end());
+    chunk.logitRows = 1 + static_cast<int32_t>(d.size());
+    return chunk.logitRows - 1;
 }
 
 void Scheduler::dropCancelled(StepPlan& plan) {
@@ -50,7 +69,7 @@ void Scheduler::dropCancelled(StepPlan& plan) {
 
 PlannedChunk Scheduler::chunkOf(SeqId id, int32_t n) const {
     const Seq& s = seqs_.at(id);
-    PlannedChunk c{id, s.kv.nTokens, {}, false};
+    PlannedChunk c{id, s.kv.nTokens, {}, false, 1};
     c.tokens.assign(s.tokens.begin() + c.start, s.tokens.begin() + c.start + n);
     c.sample = c.start + n == std::ssize(s.tokens);
     return c;
@@ -163,12 +182,21 @@ void Scheduler::complete(const StepPlan& plan, const StepResult& result) {
     for (const PlannedChunk& c : plan.chunks) {
         auto it = seqs_.find(c.seq);
         if (it == seqs_.end()) continue;
+        Seq& s = it->second;
+        const auto sampled = std::find_if(result.sampled.begin(), result.sampled.end(),
+                                          [&](const SampledToken& t) { return t.seq == c.seq; });
+        // The accepted drafts: a prefix of the chunk's; positions of the others are dropped.
+        const auto nAccepted = sampled == result.sampled.end() ? 0
+            : static_cast<int32_t>(std::min<std::ptrdiff_t>(std::ssize(sampled->accepted), c.nDrafts()));
         // Assigned, not added: forward() has usually advanced it already.
-        it->second.kv.nTokens = c.start + static_cast<int32_t>(c.tokens.size());
-        cache_.publish(it->second.kv, it->second.tokens);
+        s.kv.nTokens = c.start + static_cast<int32_t>(c.tokens.size());
+        if (c.nDrafts() > 0) cache_.rollback(s.kv, s.kv.nTokens - c.nDrafts() + nAccepted);
+        if (sampled != result.sampled.end()) {
+            s.tokens.insert(s.tokens.end(), sampled->accepted.begin(), sampled->accepted.begin() + nAccepted);
+            s.tokens.push_back(sampled->token);
+        }
+        cache_.publish(s.kv, s.tokens);
     }
-    for (const SampledToken& t : result.sampled)
-        if (auto it = seqs_.find(t.seq); it != seqs_.end()) it->second.tokens.push_back(t.token);
 }
 
 void Scheduler::finish(SeqId seq, bool keepForReuse) {

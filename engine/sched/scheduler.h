@@ -1,13 +1,16 @@
 // Scheduler: admits sequences and plans each step as plain data — prefill chunks within a
-// token budget plus one decode token per running sequence — and reserves their KV blocks.
+// token budget plus one decode token per running sequence, and the drafted tokens of
+// speculative decoding after sampling ones — and reserves their KV blocks.
 // It never touches tensors: the runner computes a StepPlan and hands back a StepResult.
 // Thread-safety: engine thread only.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "engine/kv/kv_cache.h"
@@ -34,6 +37,8 @@ struct PlannedChunk {
     // 1 for ordinary decode, k + 1 for a speculative verify of k drafted tokens.
     int32_t logitRows = 1;
     bool operator==(const PlannedChunk&) const = default;
+    // Drafted tokens at the end of tokens (speculative decoding): not yet part of the sequence.
+    int32_t nDrafts() const { return sample ? logitRows - 1 : 0; }
 };
 
 struct StepPlan {
@@ -47,10 +52,18 @@ struct StepPlan {
 struct SampledToken {
     SeqId seq = 0;
     int32_t token = 0;
+    // Speculative decoding: the leading drafted tokens of the chunk the verifier kept (at most
+    // its nDrafts()); they come before token. The rest of the drafts' positions are rolled back.
+    std::vector<int32_t> accepted = {};
 };
 struct StepResult {
     std::vector<SampledToken> sampled;  // one per chunk with sample = true that ran
 };
+
+// Speculative decoding: called while planning a chunk that samples, with the sequence's tokens
+// (prompt and output) and the most drafted tokens that fit the budget; returns the tokens to
+// verify after it (fewer or none is fine). They are computed in the same chunk.
+using DraftSource = std::function<std::vector<int32_t>(SeqId seq, std::span<const int32_t> context, int32_t maxTokens)>;
 
 class Scheduler {
 public:
@@ -63,10 +76,14 @@ public:
     // Removes the sequence at the next schedule() (listed in StepPlan::cancelled).
     void cancel(SeqId seq);
     // Plans the next step and commits its KV reservations. Sequences are preempted (newest
-    // first) when blocks run out; a sequence that does not fit alone is failed.
-    StepPlan schedule();
+    // first) when blocks run out; a sequence that does not fit alone is failed. With drafts, a
+    // sampling chunk carries the drafted tokens it returns (logitRows = 1 + their number); they
+    // get what the prompts left of the token budget (oldest sequence first) and KV only from
+    // free blocks, never by preempting.
+    StepPlan schedule(const DraftSource& drafts = {});
     // Records what ran: each chunk's positions now hold K/V (full blocks are published for
-    // prefix sharing) and sampled tokens are appended. Unknown (finished) sequences are skipped.
+    // prefix sharing), drafted positions past the accepted ones are rolled back (blocks freed),
+    // and accepted and sampled tokens are appended. Unknown (finished) sequences are skipped.
     void complete(const StepPlan& plan, const StepResult& result);
     // Removes a sequence now. keepForReuse: its KV stays as the "parked" sequence that the
     // next admitted sequence continues when it shares a longer prefix with it than the cached
@@ -107,6 +124,7 @@ private:
     void planRunning(StepPlan& plan, int32_t& budget);
     void admitWaiting(StepPlan& plan, int32_t& budget);
     bool admit(SeqId id, StepPlan& plan, int32_t& budget);
+    int32_t addDrafts(PlannedChunk& chunk, int32_t room, const DraftSource& drafts);
     bool reserveOrPreempt(SeqId id, int32_t nTokens, StepPlan& plan);
     void preempt(SeqId id, StepPlan& plan);
     void fail(SeqId id, StepPlan& plan);

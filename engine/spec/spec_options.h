@@ -1,5 +1,6 @@
 // Speculative decoding's settings and counters as plain values: what GenerateRequest carries
-// and GenerateResult reports (engine/engine.h). The machinery is in engine/spec/spec_runner.h.
+// and GenerateResult / EngineEvent::Finish report (engine/engine.h). The machinery is in
+// engine/spec/spec_request.h.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +48,7 @@ struct SpecStats {
     int32_t rejected = 0;        // drafted tokens the verifier refused (drafted - accepted)
     int32_t rollbacks = 0;       // verify steps that refused one (and rolled back the KV cache)
     int32_t bonus = 0;           // extra tokens from the last row when every drafted one was kept
-    int32_t targetForwards = 0;  // target forward passes after the prompt (verify or plain)
+    int32_t targetForwards = 0;  // target forward passes that chose output tokens (verify or plain)
     int32_t draftForwards = 0;   // draft-model forward passes (0 for n-gram)
     int32_t switchedOff = 0;     // times the policy turned speculation off, and back on
     int32_t switchedOn = 0;
@@ -55,7 +56,6 @@ struct SpecStats {
     // The policy's latest measurements: a plain step's ms, and ms per output token of the
     // speculative steps of its current window (0 when none yet).
     double plainMsPerToken = 0, specMsPerToken = 0;
-    double prefillMs = 0;  // the prompt but its last token (the first step computes that one)
 };
 
 }  // namespace hearth

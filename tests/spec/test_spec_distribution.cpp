@@ -1,8 +1,10 @@
 // Sampled speculative decoding keeps the target's distribution (label tiny). Target:
 // stories260K with penalties, top-k 40, top-p and temperature; draft: the same model with its
-// logits perturbed by fixed noise, so q differs from p. Thousands of seeded two-token runs
-// through runSpeculative; the first and second tokens' frequencies against the target's exact
-// p (from its own forward passes) by chi-squared, cells with expected count < 5 pooled.
+// logits perturbed by fixed noise, so q differs from p. Thousands of seeded three-token requests
+// stepped by the engine's request machinery (EngineRequests: the drafts ride on the prompt's
+// last chunk and are verified from its logit rows); the first and second tokens' frequencies
+// against the target's exact p (from its own forward passes) by chi-squared, cells with
+// expected count < 5 pooled.
 // Controls: the plain Sampler passes the same test; a verifier that keeps every draft fails it.
 #include <QtTest>
 
@@ -11,9 +13,10 @@
 #include <map>
 #include <random>
 
+#include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
 #include "engine/spec/draft_model_drafter.h"
-#include "engine/spec/spec_runner.h"
+#include "engine/spec/spec_session.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/support/test_env.h"
 
@@ -199,25 +202,42 @@ private:
             for (size_t i = 0; i < logits.size(); ++i) logits[i] += noise[i];
         });
         if (wrongVerifier) (*session)->verify = acceptAll;
+        SpecSession* const shared = session->get();  // idle in the pool between requests
+        EngineRequests requests(*target_.model, *target_.backend, *target_.cache, *target_.vocab, kContext, {});
+        requests.specSessions().put(std::move(*session));
         for (int i = 0; i < kTrials; ++i) {
-            (*session)->policy = SpecPolicy({.maxDraft = 2, .allowSwitchOff = false});
-            SamplingParams sp = params();
-            sp.seed = static_cast<uint64_t>(i);
-            SpecSampler sampler(sp);
-            sampler.observe(prompt_);
-            std::vector<int32_t> got;
-            const SpecRunInput input{prompt_, 3, kContext};  // two drafted tokens in the first step
-            auto st = runSpeculative(*target_.model, *target_.backend, *target_.cache, input, sampler, **session,
-                                     [&](int32_t t) { got.push_back(t); return true; });
-            if (!st || got.size() != 3) QTest::qFail("a run failed", __FILE__, __LINE__);
-            if (!st || got.size() != 3) return out;
+            shared->policy = SpecPolicy({.maxDraft = 2, .allowSwitchOff = false});
+            GenerateRequest req;
+            req.prompt = prompt_;
+            req.maxTokens = 3;  // two drafted tokens ride on the prompt's last chunk
+            req.sampling = params();
+            req.sampling.seed = static_cast<uint64_t>(i);
+            req.spec = options;
+            const std::vector<int32_t> got = run(requests, std::move(req), out.total);
+            if (got.size() != 3) QTest::qFail("a run failed", __FILE__, __LINE__);
+            if (got.size() != 3) return out;
             ++out.first[got[0]];
             ++out.second[got[1]];
-            out.total.drafted += st->drafted;
-            out.total.accepted += st->accepted;
-            out.total.rejected += st->rejected;
         }
         return out;
+    }
+
+    // Steps one request to its end: its tokens, its counters added to total.
+    static std::vector<int32_t> run(EngineRequests& requests, GenerateRequest req, SpecStats& total) {
+        auto id = requests.submit(std::move(req));
+        if (!id) return {};
+        std::vector<int32_t> got;
+        while (!requests.idle()) {
+            for (const EngineEvent& e : requests.step()) {
+                if (e.kind == EngineEvent::Kind::Token) got.push_back(e.token);
+                if (e.kind != EngineEvent::Kind::Finish) continue;
+                if (e.error) return {};
+                total.drafted += e.spec.drafted;
+                total.accepted += e.spec.accepted;
+                total.rejected += e.spec.rejected;
+            }
+        }
+        return got;
     }
 
     QString path_;

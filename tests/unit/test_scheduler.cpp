@@ -1,5 +1,6 @@
 // The scheduler's plans, exactly, without a model: chunked prefill beside decode, cancellation,
-// release of finished sequences, preemption and resume, prefix reuse, a request too large.
+// release of finished sequences, preemption and resume, prefix reuse, a request too large,
+// speculative drafts on sampling chunks (budget, KV without preempting, rollback on complete).
 #include <QtTest>
 #include <numeric>
 
@@ -110,6 +111,50 @@ private slots:
         p = s.schedule();
         QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(c, 10, {62, 5}, true)}));
         QCOMPARE(s.prefixHitTokens(c), 10);
+    }
+
+    void draftsRideOnSamplingChunksAndRollBack() {
+        KvCache cache({1, 4, 4}, 64);
+        Scheduler s(cache, {.tokenBudget = 12, .maxRunning = 4});
+        const SeqId a = s.add({1, 2, 3});
+        std::vector<std::pair<SeqId, int32_t>> asked;
+        const DraftSource drafts = [&](SeqId seq, std::span<const int32_t> context, int32_t room) {
+            asked.emplace_back(seq, room);
+            Tokens d = range(50, 20);  // more than fits: cut to room
+            d.insert(d.begin(), context.back());
+            return d;
+        };
+        StepPlan p = s.schedule(drafts);  // a: 3 prompt tokens + 9 drafts = the budget
+        QCOMPARE(asked, (std::vector<std::pair<SeqId, int32_t>>{{a, 9}}));
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{{a, 0, {1, 2, 3, 3, 50, 51, 52, 53, 54, 55, 56, 57}, true, 10}}));
+        QCOMPARE(p.chunks[0].nDrafts(), 9);
+        QCOMPARE(cache.pool().nUsed(), 3);
+        s.complete(p, {{{a, 99, {3, 50}}}});  // two drafts kept, then 99
+        QCOMPARE(s.tokens(a), (Tokens{1, 2, 3, 3, 50, 99}));
+        QCOMPARE(s.kvSequence(a).nTokens, 5);
+        QCOMPARE(cache.pool().nUsed(), 2);  // the third block's positions were rolled back
+        const SeqId b = s.add(range(10, 20));
+        asked.clear();
+        p = s.schedule(drafts);  // b's prompt takes the whole budget: no drafts for a
+        QVERIFY(asked.empty());
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 5, {99}, true), chunk(b, 0, range(10, 12), false)}));
+        s.complete(p, {{{a, 7, {}}}});
+        p = s.schedule(drafts);  // b's last 8 tokens; what is left (4) goes to a's drafts first
+        QCOMPARE(asked, (std::vector<std::pair<SeqId, int32_t>>{{a, 4}}));
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{{a, 6, {7, 7, 50, 51, 52}, true, 5}, chunk(b, 12, range(22, 8), true)}));
+        s.complete(p, {{{a, 8, {7, 50, 51, 52}}, {b, 9}}});  // all kept: a bonus token
+        QCOMPARE(s.tokens(a), (Tokens{1, 2, 3, 3, 50, 99, 7, 7, 50, 51, 52, 8}));
+        QCOMPARE(s.kvSequence(a).nTokens, 11);
+        QCOMPARE(s.tokens(b).back(), 9);
+    }
+
+    void draftsNeverPreempt() {
+        KvCache cache({1, 4, 4}, 8);  // 2 blocks
+        Scheduler s(cache, {.tokenBudget = 16, .maxRunning = 4});
+        const SeqId a = s.add({1, 2, 3});
+        const StepPlan p = s.schedule([](SeqId, std::span<const int32_t>, int32_t) { return range(50, 8); });
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 0, {1, 2, 3}, true)}));  // 11 positions do not fit
+        QVERIFY(p.preempted.empty());
     }
 
     void aRequestLargerThanTheCacheFails() {

@@ -1,0 +1,47 @@
+// Making a session for a request's options (the drafter it names), and the pool of idle ones.
+#include "engine/spec/spec_session.h"
+
+#include "engine/spec/draft_model_drafter.h"
+#include "engine/str_cat.h"
+
+namespace hearth {
+
+Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& options, const Tokenizer& targetVocab,
+                                                         int32_t targetNVocab, Backend& backend, int32_t contextLength) {
+    if (options.drafter == SpecDrafter::Off) return fail(ErrorCode::InvalidArgument, "speculative decoding is off");
+    if (options.maxDraft < 1 || options.maxDraft > kMaxDraftLimit)
+        return fail(ErrorCode::InvalidArgument, strCat("the maximum draft length must be 1..", kMaxDraftLimit));
+    if (options.ngramMin < 1 || options.ngramMax < options.ngramMin)
+        return fail(ErrorCode::InvalidArgument, "n-gram lengths must satisfy 1 <= min <= max");
+    std::unique_ptr<Drafter> drafter;
+    if (options.drafter == SpecDrafter::DraftModel) {
+        auto d = DraftModelDrafter::load(options.draftModelPath, targetVocab, targetNVocab, backend, contextLength);
+        if (!d) return std::unexpected(d.error());
+        drafter = std::move(*d);
+    } else {
+        drafter = std::make_unique<NGramDrafter>(options.ngramMin, options.ngramMax);
+    }
+    SpecPolicyConfig policy;
+    policy.maxDraft = options.maxDraft;
+    policy.allowSwitchOff = options.allowSwitchOff;
+    return std::unique_ptr<SpecSession>(new SpecSession{options, std::move(drafter), SpecPolicy(policy),
+                                                        NGramDrafter(options.ngramMin, options.ngramMax), verifyDraft});
+}
+
+Result<std::unique_ptr<SpecSession>> SpecSessionPool::take(const SpecOptions& options) {
+    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
+        if ((*it)->options != options) continue;
+        std::unique_ptr<SpecSession> s = std::move(*it);
+        idle_.erase(std::next(it).base());
+        return s;
+    }
+    return SpecSession::create(options, vocab_, nVocab_, backend_, contextLength_);
+}
+
+void SpecSessionPool::put(std::unique_ptr<SpecSession> session) {
+    if (!session) return;
+    idle_.push_back(std::move(session));
+    if (idle_.size() > kMaxIdle) idle_.erase(idle_.begin());
+}
+
+}  // namespace hearth
