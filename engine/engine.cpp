@@ -193,7 +193,17 @@ bool Engine::idle() const { return requests_->idle(); }
 Result<BeamSearchResult> Engine::beamSearch(const std::vector<TokenId>& prompt, BeamSearchParams params) {
     if (auto r = validatePrompt(prompt); !r) return std::unexpected(r.error());
     if (!idle()) return fail(ErrorCode::InvalidArgument, "beam search needs an engine with no request in flight");
-    params.maxTokens = std::min<int32_t>(params.maxTokens, contextLength_ - static_cast<int32_t>(prompt.size()));
+    SamplingParams scoring;  // the options beam search honours, checked as the sampler's are
+    scoring.logitBias = params.logitBias;
+    scoring.repeatPenalty = params.repeatPenalty;
+    scoring.repeatLastN = params.repeatLastN;
+    scoring.presencePenalty = params.presencePenalty;
+    scoring.frequencyPenalty = params.frequencyPenalty;
+    if (auto r = validate(scoring, tokenizer_->nVocab()); !r) return std::unexpected(r.error());
+    const int32_t room = contextLength_ - static_cast<int32_t>(prompt.size());
+    params.maxTokensIsContext = room < params.maxTokens;
+    params.maxTokens = std::min(params.maxTokens, room);
+    params.decode = [this](std::span<const int32_t> ids) { return tokenizer_->decode(ids); };
     params.endTokens.clear();
     for (TokenId id = 0; id < tokenizer_->nVocab(); ++id)
         if (tokenizer_->isEndOfGeneration(id)) params.endTokens.push_back(id);

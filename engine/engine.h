@@ -188,8 +188,10 @@ public:
     void cancel(RequestId id);
     bool idle() const;  // nothing submitted is unfinished
     // Beam search from prompt (engine/runner/beam_runner.h); its end tokens are the
-    // vocabulary's end-of-generation tokens, maxTokens is capped by the context. Errors:
-    // InvalidArgument (prompt, parameters, requests in flight), those of runBeamSearch.
+    // vocabulary's end-of-generation tokens, maxTokens is capped by the context (hypotheses cut
+    // there end with BeamEnd::Context), text comes from the tokenizer (stop strings work).
+    // Errors: InvalidArgument (prompt, parameters, logit-bias ids, requests in flight), those of
+    // runBeamSearch.
     Result<BeamSearchResult> beamSearch(const std::vector<TokenId>& prompt, BeamSearchParams params);
     EngineMetrics metrics() const;
 

@@ -8,6 +8,6 @@ hearth_add_test(NAME test_cli_sampling LABELS unit LIBS Qt6::Core hearth_engine 
 # Q8_0 KV: memory, kernels' parity (AVX2 vs reference), generation close to F16 (tiny Llama).
 hearth_add_test(NAME test_kv_q8 LABELS unit LIBS hearth_engine SOURCES unit/test_kv_q8.cpp)
 # Beam search: selection, against an exhaustive search (vocabulary of 8), shared prefix blocks.
-hearth_add_test(NAME test_beam_search LABELS unit LIBS hearth_engine SOURCES unit/test_beam_search.cpp)
+hearth_add_test(NAME test_beam_search LABELS tiny LIBS hearth_engine SOURCES unit/test_beam_search.cpp)
 # hearth-cli --kv-type, generate --beams and bench-kv on tiny random Llamas.
 hearth_add_test(NAME test_kv_cli LABELS unit LIBS Qt6::Core hearth_engine SOURCES unit/test_kv_cli.cpp)

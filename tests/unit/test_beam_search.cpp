@@ -1,7 +1,9 @@
 // Beam search: the selection step on fixed log-probabilities; on a tiny random Llama with a
 // vocabulary of 8 tokens (one of them the end token), the result against an exhaustive search
 // of the same depth whose log-probabilities come from a fresh forward of each whole sequence
-// (no forked KV); prefix blocks shared by the beams; and Engine::beamSearch on the tiny Llama.
+// (no forked KV), also with a logit bias and a presence penalty; one forwardBatch per step;
+// stop strings, the time limit; prefix blocks shared by the beams; and Engine::beamSearch on the
+// tiny Llama (the context limit).
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -57,6 +59,15 @@ GgufWriter smallVocabLlama() {
     return w;
 }
 
+BeamSearchParams bp(int32_t nBeams, int32_t maxTokens, float alpha, std::vector<int32_t> endTokens) {
+    BeamSearchParams p;
+    p.nBeams = nBeams;
+    p.maxTokens = maxTokens;
+    p.lengthNormAlpha = alpha;
+    p.endTokens = std::move(endTokens);
+    return p;
+}
+
 struct Best {
     Tokens tokens;
     double logProb = -INFINITY, score = -INFINITY;
@@ -76,6 +87,9 @@ public:
         std::vector<float> logits(kVocab);
         if (!model_.forward(backend_, cache_, seq, all, logits)) qFatal("forward");
         cache_.release(seq);
+        for (const LogitBias& b : bias) logits[static_cast<size_t>(b.id)] += b.bias;
+        for (int32_t t = 0; t < kVocab; ++t)  // presence penalty over the whole history
+            if (std::find(all.begin(), all.end(), t) != all.end()) logits[static_cast<size_t>(t)] -= presence;
         std::vector<double> lp;
         logSoftmax(logits, lp);
         return lp;
@@ -106,11 +120,37 @@ public:
         return sum;
     }
 
+    // What beam search applies before each log-softmax (BeamSearchParams' logitBias and
+    // presencePenalty with repeatLastN -1), applied here by hand.
+    std::vector<LogitBias> bias;
+    float presence = 0;
+
 private:
     Model& model_;
     Backend& backend_;
     KvCache& cache_;
 };
+
+// Counts forwardBatch calls and their items, and passes them to the real model.
+class CountingModel final : public Model {
+public:
+    explicit CountingModel(Model& inner) : inner_(inner) { config_ = inner.config(); }
+    Result<void> forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) override {
+        itemsPerCall.push_back(static_cast<int>(items.size()));
+        return inner_.forwardBatch(b, cache, items);
+    }
+    std::vector<int> itemsPerCall;
+
+private:
+    Model& inner_;
+};
+
+// Token t decodes to the letter 'a' + t.
+std::string letters(std::span<const int32_t> ids) {
+    std::string s;
+    for (int32_t t : ids) s += static_cast<char>('a' + t);
+    return s;
+}
 
 }  // namespace
 
@@ -166,7 +206,7 @@ private slots:
                 Tokens prefix;
                 ex.search(prompt, prefix, 0.0, depth, alpha, best);
                 const int32_t width = static_cast<int32_t>(std::pow(kVocab, depth - 1));
-                auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, {width, depth, alpha, {kEnd}});
+                auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, bp(width, depth, alpha, {kEnd}));
                 QVERIFY2(r, r ? "" : r.error().message.c_str());
                 const BeamHypothesis& got = r->hypotheses.front();
                 const QString what = QStringLiteral("depth %1 alpha %2").arg(depth).arg(alpha);
@@ -186,7 +226,7 @@ private slots:
         Tokens prefix;
         ex.search(prompt, prefix, 0.0, 4, 0.0f, best);
         for (int32_t width : {1, 2, 3}) {
-            auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, {width, 4, 0.0f, {kEnd}});
+            auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, bp(width, 4, 0.0f, {kEnd}));
             QVERIFY(r);
             const BeamHypothesis& got = r->hypotheses.front();
             QVERIFY(std::abs(ex.logProbOf(prompt, got.tokens) - got.logProb) < 1e-9);
@@ -206,7 +246,7 @@ private slots:
     void beamsSharePrefixBlocks() {
         Tokens prompt{1};
         for (int i = 0; i < 69; ++i) prompt.push_back(3 + i % 5);
-        auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, {4, 6, 0.0f, {}});
+        auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, bp(4, 6, 0.0f, {}));
         QVERIFY(r);
         QCOMPARE(r->blocksPerBeam, 5);
         // Old and new beams side by side at a step: 4 shared + 4 old + 4 new partial blocks.
@@ -216,14 +256,96 @@ private slots:
         QCOMPARE(cache_->pool().nUsed(), 0);
     }
 
+    // Every step's live beams go through one forwardBatch; the result is the same as through
+    // the model directly.
+    void oneForwardBatchPerStep() {
+        CountingModel counting(*model_);
+        const Tokens prompt{1, 5, 3, 7, 4};
+        auto r = runBeamSearch(counting, *backend_, *cache_, prompt, bp(4, 6, 0.0f, {}));
+        QVERIFY(r);
+        // The prompt, then 4 beams at each of steps 1..5 (step 6 only finishes hypotheses).
+        QCOMPARE(counting.itemsPerCall, (std::vector<int>{1, 4, 4, 4, 4, 4}));
+        QCOMPARE(r->nForwardPasses, 6);
+        auto direct = runBeamSearch(*model_, *backend_, *cache_, prompt, bp(4, 6, 0.0f, {}));
+        QVERIFY(direct);
+        QCOMPARE(direct->hypotheses.front().tokens, r->hypotheses.front().tokens);
+        QCOMPARE(direct->hypotheses.front().logProb, r->hypotheses.front().logProb);
+        QCOMPARE(cache_->pool().nUsed(), 0);
+    }
+
+    // Banning the optimum's first token (and a presence penalty) changes the result exactly as
+    // the exhaustive search with the same bias says.
+    void logitBiasAndPenaltyMatchExhaustive() {
+        Exhaustive ex(*model_, *backend_, *cache_);
+        const Tokens prompt{1, 5, 3, 7, 4};
+        const int depth = 3;
+        Best plain;
+        Tokens prefix;
+        ex.search(prompt, prefix, 0.0, depth, 0.0f, plain);
+        for (float presence : {0.0f, 1.5f}) {
+            ex.bias = {{plain.tokens.front(), -INFINITY}, {6, 2.0f}};
+            ex.presence = presence;
+            Best best;
+            ex.search(prompt, prefix, 0.0, depth, 0.0f, best);
+            QVERIFY(best.tokens.front() != plain.tokens.front());
+            BeamSearchParams p = bp(kVocab * kVocab, depth, 0.0f, {kEnd});
+            p.logitBias = ex.bias;
+            p.presencePenalty = presence;
+            p.repeatLastN = -1;
+            auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, p);
+            QVERIFY(r);
+            QCOMPARE(r->hypotheses.front().tokens, best.tokens);
+            QVERIFY(std::abs(r->hypotheses.front().logProb - best.logProb) < 1e-9);
+        }
+    }
+
+    // A stop string (here across a token boundary) ends a hypothesis: reason Stop, its text cut
+    // before the stop string, its tokens up to the one that completed it.
+    void stopStringEndsHypothesis() {
+        const Tokens prompt{1, 6, 6, 3};
+        BeamSearchParams p = bp(1, 6, 0.0f, {});
+        p.decode = letters;
+        auto greedy = runBeamSearch(*model_, *backend_, *cache_, prompt, p);
+        QVERIFY(greedy);
+        const Tokens g = greedy->hypotheses.front().tokens;
+        QCOMPARE(greedy->hypotheses.front().end, BeamEnd::Length);
+        QCOMPARE(greedy->hypotheses.front().text, letters(g));
+        const std::string stop = letters(g).substr(2, 2);
+        size_t n = 1;  // the first prefix of the greedy tokens whose text contains the stop string
+        while (letters(std::span(g).first(n)).find(stop) == std::string::npos) ++n;
+        p.stop = {"zz", stop};
+        auto r = runBeamSearch(*model_, *backend_, *cache_, prompt, p);
+        QVERIFY(r);
+        const BeamHypothesis& best = r->hypotheses.front();
+        QCOMPARE(best.end, BeamEnd::Stop);
+        QCOMPARE(best.tokens, Tokens(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(n)));
+        QCOMPARE(best.text, letters(g).substr(0, letters(g).find(stop)));
+        QCOMPARE(std::string(beamEndName(best.end)), std::string("stop"));
+        QCOMPARE(cache_->pool().nUsed(), 0);
+    }
+
+    // A 1 ms limit on a long search returns the best hypotheses so far, reason Timeout.
+    void timeoutReturnsBestSoFar() {
+        BeamSearchParams p = bp(16, 200, 0.0f, {});
+        p.timeoutMs = 1;
+        auto r = runBeamSearch(*model_, *backend_, *cache_, Tokens{1, 2, 3}, p);
+        QVERIFY(r);
+        QVERIFY(!r->hypotheses.empty());
+        for (const BeamHypothesis& h : r->hypotheses) {
+            QCOMPARE(h.end, BeamEnd::Timeout);
+            QVERIFY(!h.tokens.empty() && h.tokens.size() < 200);
+        }
+        QCOMPARE(cache_->pool().nUsed(), 0);
+    }
+
     void badParametersAreErrors() {
         const Tokens prompt{1, 2};
-        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, prompt, {0, 4, 0.0f, {}}));
-        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, prompt, {2, 0, 0.0f, {}}));
-        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, Tokens{}, {2, 4, 0.0f, {}}));
+        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, prompt, bp(0, 4, 0.0f, {})));
+        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, prompt, bp(2, 0, 0.0f, {})));
+        QVERIFY(!runBeamSearch(*model_, *backend_, *cache_, Tokens{}, bp(2, 4, 0.0f, {})));
         auto small = KvCache::create(model_->kvLayout(16), 32);  // 2 blocks: 4 beams cannot fit
         QVERIFY(small);
-        auto r = runBeamSearch(*model_, *backend_, **small, Tokens(20, 3), {4, 4, 0.0f, {}});
+        auto r = runBeamSearch(*model_, *backend_, **small, Tokens(20, 3), bp(4, 4, 0.0f, {}));
         QVERIFY(!r);
         QCOMPARE(r.error().code, ErrorCode::OutOfMemory);
         QCOMPARE((*small)->pool().nUsed(), 0);
@@ -244,10 +366,10 @@ private slots:
         auto greedy = e.generate(req, [](TokenId, std::string_view) { return true; });
         QVERIFY(greedy);
         const int32_t usedBefore = e.metrics().blocksUsed;  // the finished request's parked blocks
-        auto one = e.beamSearch(prompt, {1, 12, 0.0f, {}});
+        auto one = e.beamSearch(prompt, bp(1, 12, 0.0f, {}));
         QVERIFY(one);
         QCOMPARE(one->hypotheses.front().tokens, greedy->tokens);
-        auto four = e.beamSearch(prompt, {4, 12, 1.0f, {}});
+        auto four = e.beamSearch(prompt, bp(4, 12, 1.0f, {}));
         QVERIFY(four);
         for (const BeamHypothesis& h : four->hypotheses) {
             QVERIFY(!h.tokens.empty() && h.tokens.size() <= 12);
@@ -255,7 +377,52 @@ private slots:
             QCOMPARE(h.score, h.logProb / double(h.tokens.size()));
         }
         QCOMPARE(e.metrics().blocksUsed, usedBefore);
-        QVERIFY(!e.beamSearch({}, {4, 12, 0.0f, {}}));
+        QVERIFY(!e.beamSearch({}, bp(4, 12, 0.0f, {})));
+        // A stop string from the greedy text (bytes 1..2): the tokenizer's text, cut before it.
+        const std::string greedyText = e.tokenizer().decode(one->hypotheses.front().tokens);
+        QVERIFY(greedyText.size() >= 3);
+        BeamSearchParams withStop = bp(1, 12, 0.0f, {});
+        withStop.stop = {greedyText.substr(1, 2)};
+        auto stopped = e.beamSearch(prompt, withStop);
+        QVERIFY(stopped);
+        const BeamHypothesis& s = stopped->hypotheses.front();
+        QCOMPARE(s.end, BeamEnd::Stop);
+        QCOMPARE(s.text, greedyText.substr(0, greedyText.find(withStop.stop[0])));
+        QVERIFY(e.tokenizer().decode(s.tokens).find(withStop.stop[0]) != std::string::npos);
+        BeamSearchParams badBias = bp(2, 4, 0.0f, {});
+        badBias.logitBias = {{e.tokenizer().nVocab(), 1.0f}};
+        QVERIFY(!e.beamSearch(prompt, badBias));
+    }
+
+    // maxTokens beyond the context: hypotheses cut there end with reason Context.
+    void engineContextLimit() {
+        const std::string path = dir_.filePath("tiny.gguf").toStdString();
+        QVERIFY(test::tinyLlama().writeFile(path));
+        EngineOptions options;
+        options.contextLength = 64;
+        auto engine = Engine::load(path, options);
+        QVERIFY(engine);
+        Engine& e = **engine;
+        std::vector<TokenId> prompt{1};
+        for (int i = 0; i < 59; ++i) prompt.push_back(40 + i % 7);
+        BeamSearchParams p = bp(1, 32, 0.0f, {});
+        for (TokenId id = 0; id < e.tokenizer().nVocab(); ++id)  // no end token: run to the limit
+            if (e.tokenizer().isEndOfGeneration(id)) p.logitBias.push_back({id, -INFINITY});
+        auto r = e.beamSearch(prompt, p);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        QCOMPARE(r->hypotheses.front().end, BeamEnd::Context);
+        QCOMPARE(r->hypotheses.front().tokens.size(), size_t{4});
+        // 2 beams from a 40-token prompt: the 4-block cache (the context's memory) holds 2 full
+        // shared blocks and each beam's third, not a fourth each; the beams end with reason Context.
+        prompt.resize(40);
+        p.nBeams = 2;
+        auto wide = e.beamSearch(prompt, p);
+        QVERIFY2(wide, wide ? "" : wide.error().message.c_str());
+        for (const BeamHypothesis& h : wide->hypotheses) {
+            QCOMPARE(h.end, BeamEnd::Context);
+            QCOMPARE(h.tokens.size(), size_t{8});  // positions 40..47: the third block is full
+        }
+        QCOMPARE(e.metrics().blocksUsed, 0);
     }
 
 private:

@@ -1,5 +1,6 @@
 // hearth-cli's KV and search options on tiny random Llamas: --kv-type (accepted with head size
-// 32, refused with a clear error otherwise), generate --beams K --json, and bench-kv.
+// 32, refused with a clear error otherwise), generate --beams K --json (sampling-only options
+// refused), and bench-kv.
 #include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -55,6 +56,24 @@ private slots:
             if (i > 0) QVERIFY(h["score"].toDouble() <= hyps[i - 1].toObject()["score"].toDouble());
         }
         QCOMPARE(generate(model32_, {"--beams", "0"}).exitCode, 2);
+    }
+
+    // Sampling-only options are refused by name unless left at their defaults; the
+    // per-hypothesis finish reason and the forward passes reach --json.
+    void beamsRefuseSamplingOptions() {
+        const CliRun temp = generate(model32_, {"--beams", "2", "--temp", "0.5"});
+        QVERIFY(!temp.crashed);
+        QCOMPARE(temp.exitCode, 2);
+        QVERIFY2(temp.err.contains("--temp has no meaning for beam search"), temp.err.constData());
+        const CliRun seed = generate(model32_, {"--beams", "2", "--seed", "7"});
+        QCOMPARE(seed.exitCode, 2);
+        QVERIFY2(seed.err.contains("--seed"), seed.err.constData());
+        const CliRun def = generate(model32_, {"--beams", "2", "--temp", "0.8", "--max-tokens", "3"});
+        QVERIFY2(!def.crashed && def.exitCode == 0, def.err.constData());
+        const QJsonObject o = def.json();
+        QCOMPARE(o["forward_passes"].toInt(), 3);  // the prompt, then one pass per step before the last
+        for (const QJsonValue h : o["hypotheses"].toArray())
+            QVERIFY(QStringList({"eos", "length"}).contains(h.toObject()["finish_reason"].toString()));
     }
 
     void benchKv() {
