@@ -1,7 +1,9 @@
-// QSettings keys: chat/defaults and presets/<name> hold chat_settings.h JSON; engine/*.
+// QSettings keys: chat/defaults and presets/<name> hold chat_settings.h JSON; engine/*,
+// engine/spec/*.
 #include "app/app_settings.h"
 
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace hearth {
 
@@ -11,6 +13,19 @@ QJsonObject parseObject(const QString& text) { return QJsonDocument::fromJson(te
 QString writeObject(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
 
 }  // namespace
+
+SpecOptions toSpecOptions(const SpecSettings& s) {
+    SpecOptions o;
+    if (!s.enabled) return o;
+    o.drafter = s.drafter == QLatin1String("draft") ? SpecDrafter::DraftModel : SpecDrafter::NGram;
+    o.draftModelPath = s.draftModelPath.toStdString();
+    o.maxDraft = std::clamp(s.maxDraft, SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
+    return o;
+}
+
+bool needsReload(const EngineSettings& a, const EngineSettings& b) {
+    return a.threads != b.threads || a.contextLength != b.contextLength || a.kvType != b.kvType || a.backend != b.backend;
+}
 
 AppSettings::AppSettings() : settings_(std::make_unique<QSettings>(QStringLiteral("Hearth"), QStringLiteral("Hearth"))) {}
 AppSettings::AppSettings(const QString& iniFile) : settings_(std::make_unique<QSettings>(iniFile, QSettings::IniFormat)) {}
@@ -50,6 +65,10 @@ EngineSettings AppSettings::engine() const {
     e.kvType = settings_->value("engine/kvType", "f16").toString();
     e.backend = settings_->value("engine/backend").toString();
     e.kvDiskBudgetMb = settings_->value("engine/kvDiskBudgetMb", 2048).toInt();
+    e.spec.enabled = settings_->value("engine/spec/enabled", false).toBool();
+    e.spec.drafter = settings_->value("engine/spec/drafter", "ngram").toString() == QLatin1String("draft") ? "draft" : "ngram";
+    e.spec.draftModelPath = settings_->value("engine/spec/draftModel").toString();
+    e.spec.maxDraft = std::clamp(settings_->value("engine/spec/maxDraft", 8).toInt(), SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
     return e;
 }
 
@@ -59,6 +78,10 @@ void AppSettings::setEngine(const EngineSettings& e) {
     settings_->setValue("engine/kvType", e.kvType);
     settings_->setValue("engine/backend", e.backend);
     settings_->setValue("engine/kvDiskBudgetMb", e.kvDiskBudgetMb);
+    settings_->setValue("engine/spec/enabled", e.spec.enabled);
+    settings_->setValue("engine/spec/drafter", e.spec.drafter);
+    settings_->setValue("engine/spec/draftModel", e.spec.draftModelPath);
+    settings_->setValue("engine/spec/maxDraft", e.spec.maxDraft);
 }
 
 QString AppSettings::language() const { return settings_->value("ui/language").toString(); }

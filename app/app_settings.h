@@ -10,8 +10,22 @@
 #include <optional>
 
 #include "app/chat_settings.h"
+#include "engine/spec/spec_options.h"
 
 namespace hearth {
+
+// Speculative decoding for every reply (engine/spec): a drafter proposes tokens that the model
+// verifies in one step; exact for greedy decoding, the same distribution when sampling.
+struct SpecSettings {
+    static constexpr int kMinDraft = 1, kMaxDraft = 32;  // SpecOptions::maxDraft's range
+    bool enabled = false;
+    QString drafter = "ngram";  // "ngram" (lookup in the conversation) or "draft" (a small model)
+    QString draftModelPath;     // "draft": a GGUF with the model's vocabulary
+    int maxDraft = 8;           // most tokens drafted per step, kMinDraft..kMaxDraft
+    bool operator==(const SpecSettings&) const = default;
+};
+// What each request carries: drafter Off when disabled, maxDraft clamped into its range.
+SpecOptions toSpecOptions(const SpecSettings& s);
 
 struct EngineSettings {
     int threads = 0;            // 0: one per physical core
@@ -19,8 +33,12 @@ struct EngineSettings {
     QString kvType = "f16";     // "f16" or "q8_0"
     QString backend;            // a BackendInfo name; empty: the best available
     int kvDiskBudgetMb = 2048;  // the store's budget for saved KV blocks
+    SpecSettings spec;
     bool operator==(const EngineSettings&) const = default;
 };
+// Whether going from a to b needs the model loaded again (threads, context, KV type, backend);
+// the disk budget and speculation apply at once.
+bool needsReload(const EngineSettings& a, const EngineSettings& b);
 
 class AppSettings {
 public:

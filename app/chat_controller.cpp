@@ -2,6 +2,7 @@
 // the open conversation: switching chats or deleting one while a reply streams is safe.
 #include "app/chat_controller.h"
 
+#include <QFileInfo>
 #include <QJsonDocument>
 
 #include "app/error_text.h"
@@ -25,7 +26,7 @@ QString titleFromMessage(const QString& text) {
 }
 
 ChatController::ChatController(ConversationStore& store, EngineHost& host, AppSettings& settings, QObject* parent)
-    : QObject(parent), store_(store), host_(host), settings_(settings), conversations_(store) {
+    : QObject(parent), store_(&store), host_(host), settings_(settings), conversations_(store) {
     EngineWorker* w = host_.worker();
     connect(w, &EngineWorker::textReady, this, &ChatController::onText);
     connect(w, &EngineWorker::replyFinished, this, &ChatController::onFinished);
@@ -39,23 +40,60 @@ ChatController::ChatController(ConversationStore& store, EngineHost& host, AppSe
     });
     ok(conversations_.refresh());
     // The engine thread opens its own connection to the same database for the KV blocks.
-    host_.useKvStore(KvStoreOptions{fromStd(store_.path()), store_.kv().diskBudgetBytes()});
+    host_.useKvStore(KvStoreOptions{fromStd(store_->path()), store_->kv().diskBudgetBytes()});
 }
 
-template <class T>
-bool ChatController::ok(const Result<T>& r) {
-    if (r) return true;
+// SQLite goes on reading a database file that was moved or deleted but refuses to write to
+// it; the way forward is a copy of what was committed (ConversationStore::saveCopy).
+void ChatController::storeFailed(const Error& error) {
+    if (!QFileInfo::exists(databasePath())) {
+        showError(tr("The conversation database %1 was moved or deleted while Hearth was running, so nothing more "
+                     "can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.")
+                      .arg(databasePath(), describe(error)),
+                  QStringLiteral("save-copy"));
+        return;
+    }
     showError(tr("Could not read or save the conversation (%1). Check that the disk has free space, "
-                 "then try again.").arg(describe(r.error())));
-    return false;
+                 "then try again.").arg(describe(error)));
 }
 
-void ChatController::showError(const QString& message) {
-    messages_.append(MessageRow{0, QStringLiteral("error"), message, false, 0, 1, 0});
+void ChatController::showError(const QString& message, const QString& action) {
+    MessageRow row{0, QStringLiteral("error"), message};
+    row.action = action;
+    messages_.append(std::move(row));
+}
+
+QString ChatController::databasePath() const { return fromStd(store_->path()); }
+
+bool ChatController::switchToCopy(const QString& path) {
+    if (generating()) {
+        host_.stop(streaming_.ticket);
+        endStreaming();  // the rest of the reply had nowhere to go
+    }
+    auto saved = store_->saveCopy(path.toStdString());
+    auto copy = saved ? ConversationStore::open(path.toStdString(), store_->kv().diskBudgetBytes())
+                      : Result<std::unique_ptr<ConversationStore>>(std::unexpected(saved.error()));
+    if (!copy) {
+        showError(tr("Could not save a copy to %1: %2").arg(path, describe(copy.error())), QStringLiteral("save-copy"));
+        return false;
+    }
+    copy_ = std::move(*copy);
+    store_ = copy_.get();
+    host_.useKvStore(KvStoreOptions{path, store_->kv().diskBudgetBytes()});
+    ok(conversations_.setStore(*store_));
+    messages_.removeNotices();
+    reloadMessages();
+    emit databaseChanged(path);
+    return true;
+}
+
+void ChatController::setKvDiskBudget(qint64 bytes) {
+    store_->kv().setDiskBudgetBytes(bytes);
+    host_.setKvDiskBudget(bytes);
 }
 
 void ChatController::newConversation() {
-    auto c = store_.createConversation(kNewChatTitle);
+    auto c = store_->createConversation(kNewChatTitle);
     if (!ok(c)) return;
     ok(conversations_.refresh());
     openConversation(c->id);
@@ -70,12 +108,12 @@ void ChatController::openConversation(qint64 id) {
 
 void ChatController::reloadMessages() {
     std::vector<MessageRow> rows;
-    auto branch = current_ ? store_.activeBranch(current_) : Result<std::vector<Message>>{};
+    auto branch = current_ ? store_->activeBranch(current_) : Result<std::vector<Message>>{};
     if (!ok(branch)) return;
     rows.reserve(branch->size());
     for (const Message& m : *branch) {
         MessageRow r{m.id, QString::fromLatin1(messageRoleName(m.role)), fromStd(m.text)};
-        if (auto sib = store_.siblings(m.id); sib && sib->size() > 1) {
+        if (auto sib = store_->siblings(m.id); sib && sib->size() > 1) {
             r.siblingCount = static_cast<int>(sib->size());
             for (size_t i = 0; i < sib->size(); ++i)
                 if ((*sib)[i].id == m.id) r.siblingIndex = static_cast<int>(i);
@@ -88,7 +126,7 @@ void ChatController::reloadMessages() {
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
     if (title.trimmed().isEmpty()) return;
-    if (ok(store_.renameConversation(id, title.trimmed().toStdString()))) ok(conversations_.refresh());
+    if (ok(store_->renameConversation(id, title.trimmed().toStdString()))) ok(conversations_.refresh());
 }
 
 void ChatController::deleteConversation(qint64 id) {
@@ -96,7 +134,7 @@ void ChatController::deleteConversation(qint64 id) {
         host_.stop(streaming_.ticket);
         endStreaming();  // nothing more is written to a deleted conversation
     }
-    if (!ok(store_.deleteConversation(id))) return;
+    if (!ok(store_->deleteConversation(id))) return;
     ok(conversations_.refresh());
     if (current_ == id) {
         current_ = 0;
@@ -111,12 +149,12 @@ bool ChatController::send(const QString& text) {
     if (text.trimmed().isEmpty() || generating()) return false;
     if (current_ == 0) newConversation();
     if (current_ == 0) return false;
-    auto conv = store_.conversation(current_);
+    auto conv = store_->conversation(current_);
     if (!ok(conv) || !*conv) return false;
     if ((*conv)->activeLeafId == 0 && fromStd((*conv)->title) == QLatin1String(kNewChatTitle))
-        ok(store_.renameConversation(current_, titleFromMessage(text).toStdString()));
+        ok(store_->renameConversation(current_, titleFromMessage(text).toStdString()));
     messages_.removeNotices();
-    auto user = store_.appendMessage(current_, (*conv)->activeLeafId, MessageRole::User, text.toStdString());
+    auto user = store_->appendMessage(current_, (*conv)->activeLeafId, MessageRole::User, text.toStdString());
     if (!ok(user)) return false;
     return startReply(user->id);
 }
@@ -124,7 +162,7 @@ bool ChatController::send(const QString& text) {
 // The conversation up to messageId as engine turns; empty replies (failed ones) are left out.
 QList<ChatTurn> ChatController::turnsTo(qint64 messageId) {
     QList<ChatTurn> turns;
-    auto branch = store_.branchTo(messageId);
+    auto branch = store_->branchTo(messageId);
     if (!ok(branch)) return turns;
     for (const Message& m : *branch)
         if (!(m.role == MessageRole::Assistant && m.text.empty()))
@@ -134,14 +172,14 @@ QList<ChatTurn> ChatController::turnsTo(qint64 messageId) {
 
 bool ChatController::startReply(qint64 parentId) {
     QList<ChatTurn> turns = turnsTo(parentId);
-    auto reply = store_.appendMessage(current_, parentId, MessageRole::Assistant, "", false);
+    auto reply = store_->appendMessage(current_, parentId, MessageRole::Assistant, "", false);
     if (!ok(reply)) return false;
-    if (model_) ok(store_.setModel(current_, model_->file.path.toStdString()));
+    if (model_) ok(store_->setModel(current_, model_->file.path.toStdString()));
     streaming_ = Streaming{0, reply->id, current_, {}, {}};
     streaming_.sinceSave.start();
     reloadMessages();
     ok(conversations_.refresh());
-    lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings(), current_};
+    lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings(), current_, toSpecOptions(settings_.engine().spec)};
     streaming_.ticket = host_.generate(lastRequest_);
     lastRequest_.ticket = streaming_.ticket;
     messages_.setStreaming(reply->id, true);
@@ -167,22 +205,22 @@ void ChatController::regenerate() {
 
 bool ChatController::editMessage(qint64 messageId, const QString& text) {
     if (generating() || text.trimmed().isEmpty()) return false;
-    auto m = store_.message(messageId);
+    auto m = store_->message(messageId);
     if (!ok(m) || !*m || (*m)->role != MessageRole::User) return false;
     messages_.removeNotices();
-    auto edited = store_.appendMessage(current_, (*m)->parentId, MessageRole::User, text.toStdString());
+    auto edited = store_->appendMessage(current_, (*m)->parentId, MessageRole::User, text.toStdString());
     return ok(edited) && startReply(edited->id);
 }
 
 void ChatController::switchBranch(qint64 messageId, int delta) {
     if (generating()) return;
-    auto sib = store_.siblings(messageId);
+    auto sib = store_->siblings(messageId);
     if (!ok(sib)) return;
     for (size_t i = 0; i < sib->size(); ++i) {
         if ((*sib)[i].id != messageId) continue;
         const auto j = static_cast<qsizetype>(i) + delta;
         if (j < 0 || j >= static_cast<qsizetype>(sib->size())) return;
-        if (ok(store_.switchBranch((*sib)[static_cast<size_t>(j)].id))) reloadMessages();
+        if (ok(store_->switchBranch((*sib)[static_cast<size_t>(j)].id))) reloadMessages();
         return;
     }
 }
@@ -192,7 +230,7 @@ void ChatController::onText(quint64 ticket, const QString& text) {
     streaming_.text += text;
     if (streaming_.conversationId == current_) messages_.appendText(streaming_.messageId, text);
     if (streaming_.sinceSave.elapsed() >= kSaveEveryMs) {
-        ok(store_.updateMessage(streaming_.messageId, streaming_.text.toStdString(), false));
+        ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), false));
         streaming_.sinceSave.restart();
     }
 }
@@ -206,7 +244,7 @@ void ChatController::onFinished(const ReplyStats& s) {
     stats.ttftMs = s.ttftMs;
     stats.decodeTokensPerSecond = s.tokensPerSecond;
     stats.finishReason = s.finishReason.toStdString();
-    ok(store_.updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
+    ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
     if (s.finishReason == QLatin1String("context"))
         showError(tr("The reply stopped because the context window is full. Start a new conversation, "
                      "or raise the context length in Settings → Engine."));
@@ -218,7 +256,7 @@ void ChatController::onFailed(quint64 ticket, const QString& message) {
     if (ticket != streaming_.ticket || ticket == 0) return;
     GenerationStats stats;
     stats.finishReason = "error";
-    ok(store_.updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
+    ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
     endStreaming();
     showError(message);
 }
@@ -237,7 +275,7 @@ ChatSettings ChatController::defaultSettings() const {
 
 ChatSettings ChatController::conversationSettings() const {
     ChatSettings s = defaultSettings();
-    auto conv = current_ ? store_.conversation(current_) : Result<std::optional<Conversation>>{};
+    auto conv = current_ ? store_->conversation(current_) : Result<std::optional<Conversation>>{};
     if (!conv || !*conv) return s;
     s = fromJson(QJsonDocument::fromJson(QByteArray::fromStdString((*conv)->settingsJson)).object(), s);
     if (!(*conv)->systemPrompt.empty()) s.systemPrompt = fromStd((*conv)->systemPrompt);
@@ -251,14 +289,14 @@ void ChatController::setConversationSettings(const ChatSettings& s) {
     const ChatSettings base = defaultSettings();
     QJsonObject o = s == base ? QJsonObject{} : toJson(s);
     o.remove("system_prompt");
-    ok(store_.setSettings(current_, QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString()));
-    ok(store_.setSystemPrompt(current_, s.systemPrompt == base.systemPrompt ? "" : s.systemPrompt.toStdString()));
+    ok(store_->setSettings(current_, QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString()));
+    ok(store_->setSystemPrompt(current_, s.systemPrompt == base.systemPrompt ? "" : s.systemPrompt.toStdString()));
 }
 
 void ChatController::resetConversationSettings() {
     if (current_ == 0) return;
-    ok(store_.setSettings(current_, "{}"));
-    ok(store_.setSystemPrompt(current_, ""));
+    ok(store_->setSettings(current_, "{}"));
+    ok(store_->setSystemPrompt(current_, ""));
 }
 
 }  // namespace hearth

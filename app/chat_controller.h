@@ -1,7 +1,8 @@
 // The chat window's logic, without widgets: which conversation is open, sending, stopping,
 // regenerating, editing (a new branch), switching branches, and the settings a reply uses.
 // Every message is written to the store the moment it exists; a streamed reply is saved at
-// least once a second and when it ends. GUI thread only.
+// least once a second and when it ends. When the database file is moved or deleted while
+// running, the window offers to save a copy and goes on with it. GUI thread only.
 #pragma once
 
 #include <QElapsedTimer>
@@ -44,9 +45,18 @@ public:
     bool hasOverrides() const;
     void setConversationSettings(const ChatSettings& s);
     void resetConversationSettings();
-    void showError(const QString& message);  // a notice row in the message view
+    void showError(const QString& message, const QString& action = {});  // a notice row in the message view
+
+    QString databasePath() const;
+    // Writes everything committed to a new database at path (also when the open one's file was
+    // moved or deleted), then uses it: the conversations, the engine thread's KV store. False
+    // (with a notice saying why) when the copy cannot be written or opened.
+    bool switchToCopy(const QString& path);
+    // The KV disk budget of both store connections, at once (a lower one is enforced now).
+    void setKvDiskBudget(qint64 bytes);
 
 signals:
+    void databaseChanged(const QString& path);  // switchToCopy() succeeded
     void generatingChanged(bool generating);
     void conversationOpened(qint64 id);
     void replyStarted(const hearth::ReplyStarted& info);
@@ -60,7 +70,8 @@ private:
         QString text;
         QElapsedTimer sinceSave;
     };
-    template <class T> bool ok(const Result<T>& r);
+    template <class T> bool ok(const Result<T>& r) { return r ? true : (storeFailed(r.error()), false); }
+    void storeFailed(const Error& error);
     void reloadMessages();
     bool startReply(qint64 parentId);
     QList<ChatTurn> turnsTo(qint64 messageId);
@@ -69,7 +80,8 @@ private:
     void onFailed(quint64 ticket, const QString& message);
     void endStreaming();
 
-    ConversationStore& store_;
+    ConversationStore* store_;
+    std::unique_ptr<ConversationStore> copy_;  // the store in use after switchToCopy()
     EngineHost& host_;
     AppSettings& settings_;
     ConversationListModel conversations_;

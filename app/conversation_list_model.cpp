@@ -7,7 +7,7 @@
 namespace hearth {
 
 ConversationListModel::ConversationListModel(ConversationStore& store, QObject* parent)
-    : QAbstractListModel(parent), store_(store) {}
+    : QAbstractListModel(parent), store_(&store) {}
 
 int ConversationListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : static_cast<int>(rows_.size());
@@ -27,14 +27,19 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
 }
 
 Result<void> ConversationListModel::refresh() {
-    auto list = filter_.trimmed().isEmpty() ? store_.listConversations()
-                                            : store_.searchConversations(filter_.trimmed().toStdString());
+    auto list = filter_.trimmed().isEmpty() ? store_->listConversations()
+                                            : store_->searchConversations(filter_.trimmed().toStdString());
     beginResetModel();
     if (list) rows_ = std::move(*list);
     else rows_.clear();
     endResetModel();
     if (!list) return std::unexpected(list.error());
     return {};
+}
+
+Result<void> ConversationListModel::setStore(ConversationStore& store) {
+    store_ = &store;
+    return refresh();
 }
 
 void ConversationListModel::setFilter(const QString& text) {

@@ -20,13 +20,15 @@ public:
 
     // Reloads from the store with the current filter; returns the store's error, if any.
     Result<void> refresh();
+    // Lists another store from now on (the window switched to a copy of the database); refreshes.
+    Result<void> setStore(ConversationStore& store);
     void setFilter(const QString& text);  // "" shows all; refreshes
     QString filter() const { return filter_; }
     int rowOf(int64_t conversationId) const;  // -1 when not listed
     int64_t idAt(int row) const;
 
 private:
-    ConversationStore& store_;
+    ConversationStore* store_;
     std::vector<Conversation> rows_;
     QString filter_;
 };

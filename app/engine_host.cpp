@@ -93,8 +93,9 @@ void EngineWorker::submit(const ReplyRequest& r) {
     g.sampling.seed = r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed)
                                            : QRandomGenerator::global()->generate64();
     for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
+    g.spec = r.spec;
     const int promptTokens = static_cast<int>(g.prompt.size());
-    Active a{r.ticket, {}, promptTokens, 0, r.conversationId, g.prompt, 0, 0, {}};
+    Active a{r.ticket, {}, promptTokens, 0, r.conversationId, g.prompt, 0, 0, {}, r.spec.drafter != SpecDrafter::Off};
     restoreKv(a);
     auto id = engine_->submit(std::move(g));
     if (!id) {
@@ -182,6 +183,10 @@ void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
 
 void EngineHost::useKvStore(const KvStoreOptions& options) {
     QMetaObject::invokeMethod(worker_, [w = worker_, options] { w->openKvStore(options); }, Qt::QueuedConnection);
+}
+
+void EngineHost::setKvDiskBudget(qint64 bytes) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, bytes] { w->setKvDiskBudget(bytes); }, Qt::QueuedConnection);
 }
 
 quint64 EngineHost::generate(ReplyRequest request) {

@@ -19,6 +19,7 @@
 
 #include "app/chat_settings.h"
 #include "app/model_info.h"
+#include "engine/spec/spec_options.h"
 
 namespace hearth {
 
@@ -56,6 +57,7 @@ struct ReplyRequest {
     QList<ChatTurn> turns;  // the conversation, oldest first, ending with the user's message
     ChatSettings settings;  // settings.systemPrompt, when set, goes first as a system turn
     qint64 conversationId = 0;  // the stored conversation: its KV is restored and saved (0: none)
+    SpecOptions spec;           // speculative decoding (drafter Off: none), GenerateRequest::spec
 };
 
 // Sent once the prompt is built: how much of the context it uses and whether old turns were
@@ -74,7 +76,8 @@ struct ReplyStats {
     double tokensPerSecond = 0, ttftMs = 0;
     int kvRestoredTokens = 0;      // prompt tokens whose KV came from the store (not in reusedTokens)
     double kvSavedSeconds = -1;    // estimated prefill time the restore saved; < 0: unknown
-    QString kvNote;                // why nothing was restored (a refusal, a store error)
+    QString kvNote = {};           // why nothing was restored (a refusal, a store error)
+    int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
 };
 
 // Lives on the engine thread; owns the Engine. Call only through EngineHost.
@@ -88,6 +91,10 @@ public:
     Q_INVOKABLE void submit(const hearth::ReplyRequest& request);
     Q_INVOKABLE void stop(quint64 ticket);
     Q_INVOKABLE void openKvStore(const hearth::KvStoreOptions& options);
+    // The KV disk budget from now on; a lower one is enforced at once (least recently used
+    // conversations lose their saved KV). No store open: nothing to do.
+    Q_INVOKABLE void setKvDiskBudget(qint64 bytes);
+    qint64 kvDiskBudgetBytes() const;  // engine thread; -1 when no store is open
 
 signals:
     void loadProgress(int percent);
@@ -109,6 +116,7 @@ private:
         int kvRestored = 0;
         double kvRestoreMs = 0;
         QString kvNote;
+        bool speculating = false;  // request.spec was on
     };
     // engine_host_kv.cpp: restore before a reply is submitted, save after it finishes.
     void restoreKv(Active& a);
@@ -141,6 +149,7 @@ public:
     void loadModel(const QString& path, const LoadOptions& options = {});
     // KV persistence from now on (the engine thread opens its own connection to path).
     void useKvStore(const KvStoreOptions& options);
+    void setKvDiskBudget(qint64 bytes);  // the engine thread's store connection, at once
     void cancelLoad() { cancelledLoad_ = loadSerial_; }
     // Returns the ticket of the reply (the same as request.ticket when that is non-zero).
     quint64 generate(ReplyRequest request);

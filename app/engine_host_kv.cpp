@@ -5,14 +5,16 @@
 #include "app/engine_host.h"
 #include "app/error_text.h"
 #include "app/store/conversation_store.h"
+#include "app/store/kv_block_store.h"
 #include "app/store/stored_kv.h"
 #include "engine/engine.h"
 
 namespace hearth {
 
 namespace {
+
 constexpr int kMinRatedPrefill = 64;  // prompt tokens computed before a reply's prefill rate is trusted
-}
+}  // namespace
 
 void EngineWorker::openKvStore(const KvStoreOptions& options) {
     store_.reset();
@@ -24,6 +26,15 @@ void EngineWorker::openKvStore(const KvStoreOptions& options) {
     }
     store_ = std::move(*store);
 }
+
+void EngineWorker::setKvDiskBudget(qint64 bytes) {
+    if (!store_) return;
+    store_->kv().setDiskBudgetBytes(bytes);
+    if (auto r = store_->kv().enforceBudget(); !r)
+        qWarning("hearth: the KV disk budget could not be enforced: %s", r.error().message.c_str());
+}
+
+qint64 EngineWorker::kvDiskBudgetBytes() const { return store_ ? store_->kv().diskBudgetBytes() : -1; }
 
 // Precondition: a's prompt tokens are set. Leaves a.kvRestored 0 and says why in a.kvNote
 // when nothing came from the store; a failure to read is a note, never a failed reply.
@@ -69,6 +80,7 @@ ReplyStats EngineWorker::finishedStats(const Active& a, const EngineEvent& ev) {
     const double rate = prefillRate_ > 0 ? prefillRate_ : t.prefillTokensPerSecond();
     if (s.kvRestoredTokens > 0 && rate > 0)
         s.kvSavedSeconds = std::max(0.0, s.kvRestoredTokens / rate - a.kvRestoreMs / 1000.0);
+    if (a.speculating) s.specDrafted = ev.spec.drafted, s.specAccepted = ev.spec.accepted;
     return s;
 }
 

@@ -19,6 +19,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case SiblingIndexRole: return r->siblingIndex;
     case SiblingCountRole: return r->siblingCount;
     case VersionRole: return r->version;
+    case TextEpochRole: return QVariant::fromValue<quint64>(r->textEpoch);
+    case NoticeActionRole: return r->action;
     case IsLastAssistantRole: {
         for (int i = rowCount() - 1; i >= 0; --i)
             if (rows_[static_cast<size_t>(i)].role == QLatin1String("assistant")) return i == index.row();
@@ -35,12 +37,14 @@ Qt::ItemFlags MessageListModel::flags(const QModelIndex& index) const {
 void MessageListModel::setRows(std::vector<MessageRow> rows) {
     beginResetModel();
     rows_ = std::move(rows);
+    for (MessageRow& r : rows_) r.textEpoch = nextEpoch_++;
     endResetModel();
 }
 
 void MessageListModel::append(MessageRow row) {
     const int n = rowCount();
     beginInsertRows({}, n, n);
+    row.textEpoch = nextEpoch_++;
     rows_.push_back(std::move(row));
     endInsertRows();
     if (n > 0) emit dataChanged(index(0), index(n - 1), {IsLastAssistantRole});

@@ -17,6 +17,10 @@ struct MessageRow {
     int siblingIndex = 0;   // 0-based place among the branches at this point
     int siblingCount = 1;
     int version = 0;        // bumped on each text change (the delegate's cache key)
+    QString action = {};    // a notice's way forward, offered as a button: "save-copy" or empty
+    // Set by the model, unique among all rows it has held: changes when the text is replaced,
+    // not when it is extended (appendText), so a view may parse only what was appended.
+    quint64 textEpoch = 0;
 };
 
 class MessageListModel : public QAbstractListModel {
@@ -24,7 +28,7 @@ class MessageListModel : public QAbstractListModel {
 public:
     enum Roles {
         IdRole = Qt::UserRole + 1, RoleRole, StreamingRole, SiblingIndexRole, SiblingCountRole,
-        VersionRole, IsLastAssistantRole,
+        VersionRole, IsLastAssistantRole, TextEpochRole, NoticeActionRole,
     };
     using QAbstractListModel::QAbstractListModel;
 
@@ -42,6 +46,7 @@ public:
 
 private:
     std::vector<MessageRow> rows_;
+    quint64 nextEpoch_ = 1;
 };
 
 }  // namespace hearth

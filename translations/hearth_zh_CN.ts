@@ -43,8 +43,19 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
     </message>
     <message>
+        <location filename="../app/chat_controller.cpp" line="56"/>
         <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
-        <translation type="vanished">无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
+        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
+    </message>
+    <message>
+        <location filename="../app/chat_controller.cpp" line="50"/>
+        <source>The conversation database %1 was moved or deleted while Hearth was running, so nothing more can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.</source>
+        <translation>对话数据库 %1 在 Hearth 运行期间被移动或删除，因此无法再向其中保存任何内容（%2）。请将目前写入的全部内容另存为副本，Hearth 将继续使用该副本。</translation>
+    </message>
+    <message>
+        <location filename="../app/chat_controller.cpp" line="77"/>
+        <source>Could not save a copy to %1: %2</source>
+        <translation>无法将副本保存到 %1：%2</translation>
     </message>
 </context>
 <context>
@@ -92,6 +103,11 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <location filename="../ui/chat_status.cpp" line="69"/>
         <source>context %1 / %2</source>
         <translation>上下文 %1 / %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/chat_status.cpp" line="53"/>
+        <source>spec: accepted %1 of %2 drafted</source>
+        <translation>推测解码：草拟 %2 个，接受 %1 个</translation>
     </message>
 </context>
 <context>
@@ -303,6 +319,21 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 
 请通过 **模型…**（Ctrl+O）选择其他模型；默认模型由 `packaging/scripts/fetch-models.sh` 下载。</translation>
     </message>
+    <message>
+        <location filename="../ui/main_window.cpp" line="122"/>
+        <source>Save a copy of the conversations</source>
+        <translation>保存对话的副本</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window.cpp" line="123"/>
+        <source>Hearth conversations (*.sqlite);;All files (*)</source>
+        <translation>Hearth 对话 (*.sqlite);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window.cpp" line="125"/>
+        <source>Conversations saved to %1; Hearth goes on with this copy.</source>
+        <translation>对话已保存到 %1；Hearth 将继续使用此副本。</translation>
+    </message>
 </context>
 <context>
     <name>hearth::MessageDelegate</name>
@@ -325,6 +356,11 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../ui/message_delegate.cpp" line="183"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
+    </message>
+    <message>
+        <location filename="../ui/message_delegate.cpp" line="216"/>
+        <source>Save a copy…</source>
+        <translation>保存副本…</translation>
     </message>
 </context>
 <context>
@@ -647,13 +683,60 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <source>Creative</source>
         <translation>创意</translation>
     </message>
-</context>
-<context>
-    <name>hearth::T</name>
     <message>
-        <location filename="../app/chat_controller.cpp" line="48"/>
-        <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
-        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
+        <location filename="../ui/settings_dialog.cpp" line="205"/>
+        <source>Speculative decoding</source>
+        <translation>推测解码</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="212"/>
+        <source>N-gram lookup (no extra model)</source>
+        <translation>N-gram 查找（无需额外模型）</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="223"/>
+        <source>Draft model</source>
+        <translation>草稿模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="214"/>
+        <source>A small GGUF model with the same vocabulary</source>
+        <translation>词表相同的小型 GGUF 模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="216"/>
+        <source> tokens</source>
+        <translation> 个词元</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="217"/>
+        <source>Choose…</source>
+        <translation>选择…</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="222"/>
+        <source>Drafter</source>
+        <translation>草拟方式</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="224"/>
+        <source>Longest draft</source>
+        <translation>最长草稿</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="225"/>
+        <source>The same replies as without it when sampling is greedy; applies to the next reply.</source>
+        <translation>贪心采样时，回复与不使用时完全相同；从下一条回复起生效。</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="241"/>
+        <source>Choose a draft model</source>
+        <translation>选择草稿模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="242"/>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
     </message>
 </context>
 </TS>

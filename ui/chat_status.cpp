@@ -9,12 +9,13 @@
 namespace hearth {
 
 ChatStatus::ChatStatus(QWidget* parent)
-    : QWidget(parent), model_(new QLabel), speed_(new QLabel), context_(new QLabel), meter_(new QProgressBar), kv_(new QLabel) {
+    : QWidget(parent), model_(new QLabel), speed_(new QLabel), context_(new QLabel), meter_(new QProgressBar), kv_(new QLabel), spec_(new QLabel) {
     model_->setObjectName("statusModel");
     speed_->setObjectName("statusSpeed");
     context_->setObjectName("statusContext");
     meter_->setObjectName("contextMeter");
     kv_->setObjectName("statusKv");
+    spec_->setObjectName("statusSpec");
     meter_->setTextVisible(false);
     meter_->setFixedWidth(120);
     meter_->setFixedHeight(10);
@@ -23,6 +24,8 @@ ChatStatus::ChatStatus(QWidget* parent)
     layout->addWidget(model_);
     layout->addSpacing(12);
     layout->addWidget(speed_);
+    layout->addSpacing(12);
+    layout->addWidget(spec_);
     layout->addStretch(1);
     layout->addWidget(context_);
     layout->addWidget(meter_);
@@ -36,6 +39,7 @@ void ChatStatus::setModel(const LoadedModel& m) {
     model_->setToolTip(m.file.path);
     speed_->clear();
     kv_->clear();
+    spec_->clear();
     setContext(0, m.contextLength);
 }
 
@@ -46,6 +50,9 @@ void ChatStatus::replyStarted(const ReplyStarted& info) { setContext(info.prompt
 void ChatStatus::replyFinished(const ReplyStats& s) {
     speed_->setText(tr("%1 tok/s · first token %2 ms").arg(s.tokensPerSecond, 0, 'f', 1).arg(s.ttftMs, 0, 'f', 0));
     setContext(s.promptTokens + s.generatedTokens, s.contextLength);
+    spec_->setText(s.specDrafted >= 0 ? tr("spec: accepted %1 of %2 drafted").arg(QLocale().toString(s.specAccepted),
+                                                                                   QLocale().toString(s.specDrafted))
+                                      : QString());
     kv_->setToolTip(s.kvNote);
     if (s.kvRestoredTokens > 0) {
         showRestored(s.kvRestoredTokens, s.kvSavedSeconds);

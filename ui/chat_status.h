@@ -1,6 +1,6 @@
 // The status line under the conversation: model and backend, the last reply's tokens/s and
 // time to first token, context used (tokens and a meter), and how much of the prompt's KV was
-// reused or restored instead of computed.
+// reused or restored instead of computed, and what speculative decoding drafted and kept.
 #pragma once
 
 #include <QWidget>
@@ -32,6 +32,7 @@ private:
     QLabel* context_;
     QProgressBar* meter_;
     QLabel* kv_;
+    QLabel* spec_;
 };
 
 }  // namespace hearth

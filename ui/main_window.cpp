@@ -2,6 +2,7 @@
 #include "ui/main_window.h"
 
 #include <QApplication>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QProgressDialog>
@@ -109,7 +110,19 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::Regenerate: controller_.regenerate(); break;
     case MessageDelegate::Action::PreviousBranch: controller_.switchBranch(id, -1); break;
     case MessageDelegate::Action::NextBranch: controller_.switchBranch(id, +1); break;
+    case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
     }
+}
+
+// The suggested place is the database's own path (the file there is gone), so that the next
+// start opens the copy.
+void MainWindow::saveDatabaseCopy() {
+    const QString suggested = controller_.databasePath();
+    const QString path = chooseCopyPath_ ? chooseCopyPath_(suggested)
+                                         : QFileDialog::getSaveFileName(this, tr("Save a copy of the conversations"), suggested,
+                                                                        tr("Hearth conversations (*.sqlite);;All files (*)"));
+    if (path.isEmpty()) return;
+    if (controller_.switchToCopy(path)) statusBar()->showMessage(tr("Conversations saved to %1; Hearth goes on with this copy.").arg(path), 8000);
 }
 
 void MainWindow::onReplyStarted(const ReplyStarted& info) {

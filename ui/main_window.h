@@ -6,6 +6,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <QProgressDialog>
+#include <functional>
 
 class QLabel;
 class QToolButton;
@@ -35,6 +36,10 @@ public:
     MessageView* messageView() const { return view_; }
     Composer* composer() const { return composer_; }
     ConversationSidebar* sidebar() const { return sidebar_; }
+    // Where "Save a copy…" writes the database: a file dialog, or what tests inject (given the
+    // suggested path; an empty answer cancels).
+    void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) { chooseCopyPath_ = std::move(chooser); }
+    void saveDatabaseCopy();
 
 signals:
     void settingsDialogOpened(QWidget* dialog);  // tests drive the modal dialog through this
@@ -62,6 +67,7 @@ private:
     QLabel* contextNotice_;
     QPointer<QProgressDialog> progress_;
     QString loadingPath_;
+    std::function<QString(const QString&)> chooseCopyPath_;
 };
 
 }  // namespace hearth

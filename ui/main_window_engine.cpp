@@ -99,10 +99,10 @@ void MainWindow::openSettings() {
         settings_.raw().setValue("ui/appearance", v.appearance);
         applyAppearance(*qApp, v.appearance);
     }
-    if (!(v.engine == current.engine)) {
-        settings_.setEngine(v.engine);
-        if (controller_.model()) loadModel(controller_.model()->file.path);
-    }
+    if (v.engine == current.engine) return;
+    settings_.setEngine(v.engine);  // speculation: read for each reply
+    if (v.engine.kvDiskBudgetMb != current.engine.kvDiskBudgetMb) controller_.setKvDiskBudget(qint64{v.engine.kvDiskBudgetMb} << 20);
+    if (needsReload(current.engine, v.engine) && controller_.model()) loadModel(controller_.model()->file.path);
 }
 
 }  // namespace hearth

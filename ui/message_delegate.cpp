@@ -2,6 +2,7 @@
 // rectangles come from the same layout() that paint() uses, so clicks land where chips are drawn.
 #include "ui/message_delegate.h"
 
+#include <QAbstractScrollArea>
 #include <QAbstractTextDocumentLayout>
 #include <QApplication>
 #include <QClipboard>
@@ -47,26 +48,42 @@ struct CodeBlock {
     QString text;
 };
 
-std::vector<CodeBlock> codeBlocks(QTextDocument* doc) {
+bool isCodeBlock(const QTextBlock& b) { return b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage); }
+
+// The code blocks that begin between docTop and docBottom (document coordinates): painting a
+// long streamed reply looks only at its visible blocks. A block's text runs to its end.
+std::vector<CodeBlock> codeBlocks(QTextDocument* doc, qreal docTop = -1, qreal docBottom = 1e18) {
     std::vector<CodeBlock> out;
-    bool inCode = false;
-    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next()) {
-        const bool code = b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage);
-        if (code && !inCode) out.push_back({b, b.text()});
-        else if (code) out.back().text += QLatin1Char('\n') + b.text();
+    QTextBlock b = doc->begin();
+    if (docTop > 0) b = doc->findBlock(doc->documentLayout()->hitTest(QPointF(0, docTop), Qt::FuzzyHit));
+    bool inCode = b.previous().isValid() && isCodeBlock(b.previous());  // begun above: not listed
+    bool listing = false;
+    for (; b.isValid(); b = b.next()) {
+        const bool code = isCodeBlock(b);
+        if (code && !inCode) {
+            if (b.layout()->position().y() > docBottom) break;
+            out.push_back({b, b.text()});
+            listing = true;
+        } else if (code && listing) {
+            out.back().text += QLatin1Char('\n') + b.text();
+        } else if (!code && b.layout()->position().y() > docBottom) {
+            break;
+        }
+        if (!code) listing = false;
         inCode = code;
     }
     return out;
 }
 
-// The last blank line after `from` that is outside a code fence (an even number of fences
-// before it), or `from` when there is none: text before it will not change its Markdown meaning.
-int lastParagraphBreak(const QString& text, int from) {
-    int fences = 0, best = from;
-    for (int i = text.indexOf(QLatin1String("```")); i >= 0 && i < from; i = text.indexOf(QLatin1String("```"), i + 3)) ++fences;
-    for (int i = from; i < text.size(); ++i) {
-        if (text.mid(i, 3) == QLatin1String("```")) ++fences, i += 2;
-        else if (text[i] == QLatin1Char('\n') && i + 1 < text.size() && text[i + 1] == QLatin1Char('\n') && fences % 2 == 0) best = i + 2;
+// Where text that is final ends in the unparsed tail of a streamed reply: after its last blank
+// line outside a code fence (the tail starts outside one), or 0 when there is none. Markdown
+// before a blank line outside a fence does not change its meaning with what follows.
+qsizetype lastParagraphBreak(QStringView tail) {
+    bool inFence = false;
+    qsizetype best = 0;
+    for (qsizetype i = 0; i + 1 < tail.size(); ++i) {
+        if (tail[i] == QLatin1Char('`') && tail.sliced(i).startsWith(QLatin1String("```"))) inFence = !inFence, i += 2;
+        else if (tail[i] == QLatin1Char('\n') && tail[i + 1] == QLatin1Char('\n') && !inFence) best = i + 2;
     }
     return best;
 }
@@ -82,52 +99,51 @@ int MessageDelegate::textWidthFor(const QStyleOptionViewItem& option, const QMod
     return std::max(80, isUser(index) ? full * 3 / 4 : full);
 }
 
-QString MessageDelegate::cacheKey(const QModelIndex& index, int textWidth) const {
-    const qint64 id = index.data(MessageListModel::IdRole).toLongLong();
-    return QStringLiteral("%1:%2:%3:%4")
-        .arg(id)
-        .arg(id == 0 ? index.row() : 0)
-        .arg(index.data(MessageListModel::VersionRole).toInt())
-        .arg(textWidth);
+MessageDelegate::DocKey MessageDelegate::docKey(const QModelIndex& index, int textWidth) const {
+    return DocKey{index.data(MessageListModel::TextEpochRole).toULongLong(), index.data(MessageListModel::VersionRole).toInt(),
+                  textWidth};
 }
 
 QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int textWidth) const {
-    const qint64 id = index.data(MessageListModel::IdRole).toLongLong();
+    const quint64 epoch = index.data(MessageListModel::TextEpochRole).toULongLong();
     const int version = index.data(MessageListModel::VersionRole).toInt();
-    const QString text = index.data(Qt::DisplayRole).toString();
     Stream& s = stream_;
-    if (s.id != id || s.width != textWidth || !text.startsWith(s.committedText)) {
-        s = Stream{id, textWidth, -1, 0, 0, {}, std::make_unique<QTextDocument>()};
+    if (!s.doc || s.epoch != epoch) {
+        s = Stream{epoch, -1, 0, 0, std::make_unique<QTextDocument>()};
         s.doc->setDocumentMargin(0);
-        s.doc->setTextWidth(textWidth);
+        s.doc->setUndoRedoEnabled(false);
     }
+    if (s.doc->textWidth() != textWidth) s.doc->setTextWidth(textWidth);  // a new layout, no parsing
     if (s.version == version) return s.doc.get();
     s.version = version;
+    const QString text = index.data(Qt::DisplayRole).toString();
     QTextCursor c(s.doc.get());
+    c.beginEditBlock();  // one layout of the changed blocks for the whole update
     c.setPosition(s.committedPos);
-    c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+    c.setPosition(s.doc->characterCount() - 1, QTextCursor::KeepAnchor);  // the end, without a layout
     c.removeSelectedText();
     const QTextBlock firstNew = s.doc->findBlock(s.committedPos);
-    const int cut = lastParagraphBreak(text, s.committedChars);
-    if (cut > s.committedChars) {
+    const auto cut = static_cast<int>(lastParagraphBreak(QStringView(text).sliced(std::min<qsizetype>(s.committedChars, text.size()))));
+    if (cut > 0) {
         if (s.committedPos > 0) c.insertBlock();
-        c.insertMarkdown(text.mid(s.committedChars, cut - s.committedChars));
-        s.committedChars = cut;
-        s.committedText = text.left(cut);
+        c.insertMarkdown(text.mid(s.committedChars, cut));
+        s.committedChars += cut;
         s.committedPos = c.position();
     }
     if (s.committedPos > 0) c.insertBlock();
     c.insertMarkdown(text.mid(s.committedChars) + QStringLiteral(" \u258D"));
     styleCodeBlocks(s.doc.get(), firstNew);
+    c.endEditBlock();
     return s.doc.get();
 }
 
 QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth) const {
     if (index.data(MessageListModel::StreamingRole).toBool() && !isUser(index)) return streamingDocument(index, textWidth);
-    const QString key = cacheKey(index, textWidth);
+    const DocKey key = docKey(index, textWidth);
     if (QTextDocument* doc = documents_.object(key)) return doc;
     auto* doc = new QTextDocument;
     doc->setDocumentMargin(0);
+    doc->setUndoRedoEnabled(false);
     QString text = index.data(Qt::DisplayRole).toString();
     if (index.data(MessageListModel::StreamingRole).toBool()) text += QStringLiteral(" \u258D");
     // User text is shown as written; replies and notices are Markdown.
@@ -155,30 +171,52 @@ MessageDelegate::Layout MessageDelegate::layout(const QStyleOptionViewItem& opti
 }
 
 // Sizes are remembered apart from documents: laying out 1,000 rows then re-parses nothing.
+// The streamed row is measured each time (its document is updated in place, not re-parsed).
 QSize MessageDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    const QString key = cacheKey(index, textWidthFor(option, index));
-    if (const auto it = sizes_.constFind(key); it != sizes_.constEnd()) return *it;
+    const bool streaming = index.data(MessageListModel::StreamingRole).toBool();
+    const DocKey key = docKey(index, textWidthFor(option, index));
+    if (!streaming)
+        if (const auto it = sizes_.constFind(key); it != sizes_.constEnd()) return *it;
     QStyleOptionViewItem o = option;
     o.rect.moveTopLeft({0, 0});
     const Layout l = layout(o, index);
     const QSize size(option.rect.width(), l.footer.bottom() + kGap);
-    sizes_.insert(key, size);
+    if (!streaming) sizes_.insert(key, size);
     return size;
 }
 
+QString MessageDelegate::renderedText(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    return document(index, textWidthFor(option, index))->toPlainText();
+}
+
+bool MessageDelegate::isMeasured(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    return index.data(MessageListModel::StreamingRole).toBool() || sizes_.contains(docKey(index, textWidthFor(option, index)));
+}
+
 std::vector<MessageDelegate::Hit> MessageDelegate::hits(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    return visibleHits(option, index, -1, 1e18);
+}
+
+std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index,
+                                                               qreal docTop, qreal docBottom) const {
     std::vector<Hit> out;
     const Layout l = layout(option, index);
     const QFontMetrics& fm = option.fontMetrics;
-    for (const CodeBlock& c : codeBlocks(document(index, textWidthFor(option, index)))) {
+    for (const CodeBlock& c : codeBlocks(document(index, textWidthFor(option, index)), docTop, docBottom)) {
         const QRectF br = c.first.layout()->boundingRect().translated(c.first.layout()->position());
         const QString label = tr("Copy code");
         const int cw = fm.horizontalAdvance(label) + 12;
         const QPoint topRight = l.textTopLeft + QPoint(static_cast<int>(l.bubble.width() - 2 * kPad), static_cast<int>(br.top()));
         out.push_back({Action::CopyCode, QRect(topRight.x() - cw, topRight.y(), cw, fm.height() + 4), label, c.text});
     }
-    if (isNotice(index) || index.data(MessageListModel::StreamingRole).toBool()) return out;
-    std::vector<std::pair<Action, QString>> chips = {{Action::CopyMessage, tr("Copy")}};
+    if (index.data(MessageListModel::StreamingRole).toBool()) return out;
+    std::vector<std::pair<Action, QString>> chips;
+    if (isNotice(index)) {
+        if (index.data(MessageListModel::NoticeActionRole).toString() == QLatin1String("save-copy"))
+            chips.push_back({Action::SaveCopy, tr("Save a copy…")});
+    } else {
+        chips.push_back({Action::CopyMessage, tr("Copy")});
+    }
     if (isUser(index)) chips.push_back({Action::Edit, tr("Edit")});
     if (index.data(MessageListModel::IsLastAssistantRole).toBool()) chips.push_back({Action::Regenerate, tr("Regenerate")});
     const int n = index.data(MessageListModel::SiblingCountRole).toInt();
@@ -202,6 +240,7 @@ std::vector<MessageDelegate::Hit> MessageDelegate::hits(const QStyleOptionViewIt
 }
 
 void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    if (!option.rect.isValid()) return;  // a row not placed yet (a batched layout is running)
     const Layout l = layout(option, index);
     const QPalette& pal = option.palette;
     p->save();
@@ -217,11 +256,14 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
     p->translate(l.textTopLeft);
     QAbstractTextDocumentLayout::PaintContext ctx;
     ctx.palette = pal;
-    // Draw only what is visible: a long streamed reply is mostly outside the viewport.
-    ctx.clip = p->hasClipping() ? p->clipBoundingRect() : QRectF(option.rect).translated(-l.textTopLeft);
+    // Draw only what is visible: a long streamed reply is mostly outside the viewport (the
+    // painter's clip is the system clip, which hasClipping() does not report).
+    const auto* view = qobject_cast<const QAbstractScrollArea*>(option.widget);
+    const QRect visible = view ? option.rect & view->viewport()->rect() : option.rect;
+    ctx.clip = p->hasClipping() ? p->clipBoundingRect() : QRectF(visible).translated(-l.textTopLeft);
     doc->documentLayout()->draw(p, ctx);
     p->translate(-l.textTopLeft);
-    for (const Hit& h : hits(option, index)) {
+    for (const Hit& h : visibleHits(option, index, ctx.clip.top() - option.fontMetrics.height(), ctx.clip.bottom())) {
         const bool hover = (option.state & QStyle::State_MouseOver) != 0;
         p->setPen(pal.color(hover ? QPalette::Text : QPalette::PlaceholderText));
         p->setBrush(QColor(127, 127, 127, h.action == Action::CopyCode ? 60 : 25));

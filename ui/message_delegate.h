@@ -1,11 +1,13 @@
 // Paints one message of the message view: Markdown rendered by QTextDocument (headings,
 // lists, tables, code blocks in a monospace font with a Copy chip), user messages as bubbles
-// on the right, notices framed, and a footer of actions (copy, edit, regenerate, < 2/3 >).
-// Rendered documents are cached by (message, version, width), so scrolling does not re-parse.
+// on the right, notices framed (with their way forward, e.g. "Save a copy…"), and a footer of
+// actions (copy, edit, regenerate, < 2/3 >).
+// Rendered documents are cached by (text epoch, version, width), so scrolling does not re-parse.
 #pragma once
 
 #include <QCache>
 #include <QHash>
+#include <QHashFunctions>
 #include <QStyledItemDelegate>
 #include <QTextDocument>
 #include <memory>
@@ -15,7 +17,7 @@ namespace hearth {
 class MessageDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
-    enum class Action { CopyMessage, CopyCode, Edit, Regenerate, PreviousBranch, NextBranch };
+    enum class Action { CopyMessage, CopyCode, Edit, Regenerate, PreviousBranch, NextBranch, SaveCopy };
     struct Hit {
         Action action;
         QRect rect;      // in the view's viewport coordinates
@@ -35,6 +37,10 @@ public:
     void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
     void setModelData(QWidget*, QAbstractItemModel*, const QModelIndex&) const override {}
 
+    // The rendered text of the row (its document's plain text; tests compare streamed and whole).
+    QString renderedText(const QStyleOptionViewItem& option, const QModelIndex& index) const;
+    // Whether sizeHint() has the row's size without laying out its text (a streamed row: always).
+    bool isMeasured(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     // The clickable chips of the row at option.rect (tests click them).
     std::vector<Hit> hits(const QStyleOptionViewItem& option, const QModelIndex& index) const;
 
@@ -47,25 +53,34 @@ private:
         QPoint textTopLeft;
         QRect footer;
     };
-    QString cacheKey(const QModelIndex& index, int textWidth) const;
+    // A rendered document: the row's text (epoch, version) at a text width.
+    struct DocKey {
+        quint64 epoch = 0;
+        int version = 0, width = 0;
+        bool operator==(const DocKey&) const = default;
+        friend size_t qHash(const DocKey& k, size_t seed = 0) noexcept { return qHashMulti(seed, k.epoch, k.version, k.width); }
+    };
+    DocKey docKey(const QModelIndex& index, int textWidth) const;
     QTextDocument* document(const QModelIndex& index, int textWidth) const;
     Layout layout(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     int textWidthFor(const QStyleOptionViewItem& option, const QModelIndex& index) const;
+    // hits() for painting: code blocks are looked for only between docTop and docBottom.
+    std::vector<Hit> visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index, qreal docTop, qreal docBottom) const;
 
-    // The reply being streamed: one document updated in place. Text up to the last paragraph
-    // break outside a code block is parsed once; only the tail after it is parsed again.
+    // The reply being streamed: one document updated in place. Its text only grows within an
+    // epoch; text up to the last paragraph break outside a code block is parsed once, and only
+    // the tail after it is parsed again, so an update costs the tail, not the whole reply.
     struct Stream {
-        qint64 id = -1;
-        int width = 0, version = -1;
-        int committedChars = 0, committedPos = 0;
-        QString committedText;
+        quint64 epoch = 0;
+        int version = -1;
+        int committedChars = 0, committedPos = 0;  // text [0, chars) is doc [0, pos), final
         std::unique_ptr<QTextDocument> doc;
     };
     QTextDocument* streamingDocument(const QModelIndex& index, int textWidth) const;
 
     mutable Stream stream_;
-    mutable QCache<QString, QTextDocument> documents_;
-    mutable QHash<QString, QSize> sizes_;
+    mutable QCache<DocKey, QTextDocument> documents_;
+    mutable QHash<DocKey, QSize> sizes_;  // rows not streaming; laying out 1,000 rows parses nothing
 };
 
 }  // namespace hearth

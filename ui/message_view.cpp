@@ -4,6 +4,8 @@
 
 #include <QScrollBar>
 
+#include "app/message_list_model.h"
+
 namespace hearth {
 
 MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new MessageDelegate(this)) {
@@ -17,8 +19,6 @@ MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new Mes
     setFrameShape(QFrame::NoFrame);
     setResizeMode(QListView::Adjust);
     setUniformItemSizes(false);
-    // Sizes are computed in batches while the event loop runs, so a long chat opens at once.
-    setLayoutMode(QListView::Batched);
     setBatchSize(100);
     verticalScrollBar()->setSingleStep(24);
     connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
@@ -33,23 +33,50 @@ void MessageView::setModel(QAbstractItemModel* m) {
     QListView::setModel(m);
     connect(m, &QAbstractItemModel::modelReset, this, [this] { followEnd_ = true; rowsChanged(); });
     connect(m, &QAbstractItemModel::rowsInserted, this, &MessageView::rowsChanged);
-    // A streamed row grows: its height is measured again (the others come from the size cache).
-    connect(m, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& first, const QModelIndex& last) {
-        if (heightChanged(first.row(), last.row())) scheduleDelayedItemsLayout();
-        rowsChanged();
+    // A streamed row grows: its height is measured again (the others come from the size cache),
+    // once for all the batches that arrived in one pass of the event loop.
+    connect(m, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& first, const QModelIndex& last,
+                                                              const QList<int>& roles) {
+        if (roles == QList<int>{MessageListModel::IsLastAssistantRole}) return;  // a chip, not a height
+        const bool queued = firstChanged_ >= 0;
+        firstChanged_ = queued ? std::min(firstChanged_, first.row()) : first.row();
+        lastChanged_ = std::max(lastChanged_, last.row());
+        if (!queued) QMetaObject::invokeMethod(this, &MessageView::measureChangedRows, Qt::QueuedConnection);
     });
 }
 
-// A relayout measures every row; most streamed batches do not change the row's height.
-bool MessageView::heightChanged(int first, int last) const {
-    for (int row = first; row <= last; ++row) {
-        const QModelIndex index = model()->index(row, 0);
-        QStyleOptionViewItem option;
-        initViewItemOption(&option);
-        option.rect = visualRect(index);
-        if (delegate_->sizeHint(option, index).height() != option.rect.height()) return true;
-    }
-    return false;
+void MessageView::measureChangedRows() {
+    if (firstChanged_ < 0 || !model()) return;
+    bool changed = false;
+    for (int row = firstChanged_; row <= std::min(lastChanged_, model()->rowCount() - 1); ++row) changed = changed || heightChanged(row);
+    firstChanged_ = lastChanged_ = -1;
+    if (changed) doItemsLayout();
+    rowsChanged();
+}
+
+// A relayout measures every row; most streamed batches do not change the row's height. A row
+// not placed yet (a batched layout is running) is measured by that layout.
+bool MessageView::heightChanged(int row) const {
+    const QModelIndex index = model()->index(row, 0);
+    QStyleOptionViewItem option;
+    initViewItemOption(&option);
+    option.rect = visualRect(index);
+    if (!option.rect.isValid()) return false;
+    return delegate_->sizeHint(option, index).height() != option.rect.height();
+}
+
+// Sizes are measured in batches while the event loop runs, so a long chat opens at once. Once
+// every row is measured, one pass reads cached sizes and parses nothing, while a batched layout
+// would leave the rows past its first batch unplaced (and unpainted) for several passes.
+void MessageView::doItemsLayout() {
+    const int n = model() ? model()->rowCount() : 0;
+    QStyleOptionViewItem option;
+    initViewItemOption(&option);
+    option.rect = viewport()->rect();
+    const bool measured = n <= batchSize() || (delegate_->isMeasured(option, model()->index(n - 1, 0)) &&
+                                               delegate_->isMeasured(option, model()->index(n - 2, 0)));
+    setLayoutMode(measured ? QListView::SinglePass : QListView::Batched);
+    QListView::doItemsLayout();
 }
 
 void MessageView::rowsChanged() {

@@ -1,6 +1,8 @@
 // The conversation's messages: a QListView with MessageDelegate (rows are painted, not widgets,
 // so 1,000 messages open quickly). Follows the end while a reply streams unless the user has
-// scrolled up; double-click opens a message for selecting part of its text.
+// scrolled up; double-click opens a message for selecting part of its text. A streamed reply
+// is measured at most once per event-loop pass, and rows are laid out again only when its
+// height changed (from cached sizes, in one pass).
 #pragma once
 
 #include <QListView>
@@ -18,16 +20,19 @@ public:
     std::vector<MessageDelegate::Hit> hitsAt(int row) const;
     bool followsEnd() const { return followEnd_; }
     void setModel(QAbstractItemModel* model) override;
+    void doItemsLayout() override;
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rowsChanged();
-    bool heightChanged(int first, int last) const;
+    void measureChangedRows();
+    bool heightChanged(int row) const;
 
     MessageDelegate* delegate_;
     bool followEnd_ = true;
+    int firstChanged_ = -1, lastChanged_ = -1;  // rows whose text changed since the last measure
 };
 
 }  // namespace hearth

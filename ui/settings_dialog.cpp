@@ -6,10 +6,13 @@
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -155,6 +158,7 @@ QWidget* SettingsDialog::enginePage() {
     context_->setRange(0, 1 << 20);
     context_->setSingleStep(1024);
     context_->setSpecialValueText(tr("the model's own"));
+    diskBudget_->setObjectName("diskBudgetSpin");
     diskBudget_->setRange(0, 1 << 20);
     diskBudget_->setSuffix(tr(" MB"));
     diskBudget_->setSingleStep(256);
@@ -183,6 +187,7 @@ QWidget* SettingsDialog::enginePage() {
     form->addRow(tr("Backend"), backend_);
     form->addRow(QString(), why);
     form->addRow(tr("KV disk budget"), diskBudget_);
+    form->addRow(specGroup());
     form->addRow(tr("Language"), language_);
     form->addRow(tr("Appearance"), appearance_);
     reloadNote_ = new QLabel;
@@ -193,6 +198,49 @@ QWidget* SettingsDialog::enginePage() {
     for (QComboBox* c : {kvType_, backend_}) connect(c, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
     connect(language_, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
     return page;
+}
+
+// Ranges as SpecOptions allows them; the draft model's row only for the draft-model drafter.
+QWidget* SettingsDialog::specGroup() {
+    spec_ = new QGroupBox(tr("Speculative decoding"));
+    spec_->setObjectName("specGroup");
+    spec_->setCheckable(true);
+    drafter_ = new QComboBox, draftModel_ = new QLineEdit, maxDraft_ = new QSpinBox;
+    drafter_->setObjectName("specDrafter");
+    draftModel_->setObjectName("specDraftModel");
+    maxDraft_->setObjectName("specMaxDraft");
+    drafter_->addItem(tr("N-gram lookup (no extra model)"), "ngram");
+    drafter_->addItem(tr("Draft model"), "draft");
+    draftModel_->setPlaceholderText(tr("A small GGUF model with the same vocabulary"));
+    maxDraft_->setRange(SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
+    maxDraft_->setSuffix(tr(" tokens"));
+    auto* choose = new QPushButton(tr("Choose…"));
+    auto* modelRow = new QHBoxLayout;
+    modelRow->addWidget(draftModel_, 1);
+    modelRow->addWidget(choose);
+    auto* form = new QFormLayout(spec_);
+    form->addRow(tr("Drafter"), drafter_);
+    form->addRow(tr("Draft model"), modelRow);
+    form->addRow(tr("Longest draft"), maxDraft_);
+    auto* note = new QLabel(tr("The same replies as without it when sampling is greedy; applies to the next reply."));
+    note->setWordWrap(true);
+    note->setEnabled(false);
+    form->addRow(note);
+    const auto showModelRow = [this, choose] {
+        const bool draft = drafter_->currentData().toString() == QLatin1String("draft");
+        draftModel_->setEnabled(draft);
+        choose->setEnabled(draft);
+    };
+    connect(drafter_, &QComboBox::currentIndexChanged, this, showModelRow);
+    connect(choose, &QPushButton::clicked, this, &SettingsDialog::chooseDraftModel);
+    showModelRow();
+    return spec_;
+}
+
+void SettingsDialog::chooseDraftModel() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Choose a draft model"), draftModel_->text(),
+                                                      tr("GGUF models (*.gguf);;All files (*)"));
+    if (!path.isEmpty()) draftModel_->setText(path);
 }
 
 void SettingsDialog::updateReloadNote() {
@@ -234,6 +282,10 @@ SettingsValues SettingsDialog::values() const {
     v.engine.kvType = kvType_->currentData().toString();
     v.engine.backend = backend_->currentData().toString();
     v.engine.kvDiskBudgetMb = diskBudget_->value();
+    v.engine.spec.enabled = spec_->isChecked();
+    v.engine.spec.drafter = drafter_->currentData().toString();
+    v.engine.spec.draftModelPath = draftModel_->text().trimmed();
+    v.engine.spec.maxDraft = maxDraft_->value();
     v.language = language_->currentData().toString();
     v.appearance = appearance_->currentData().toString();
     return v;
@@ -248,6 +300,10 @@ void SettingsDialog::setValues(const SettingsValues& v) {
     kvType_->setCurrentIndex(std::max(0, kvType_->findData(v.engine.kvType)));
     backend_->setCurrentIndex(std::max(0, backend_->findData(v.engine.backend)));
     diskBudget_->setValue(v.engine.kvDiskBudgetMb);
+    spec_->setChecked(v.engine.spec.enabled);
+    drafter_->setCurrentIndex(std::max(0, drafter_->findData(v.engine.spec.drafter)));
+    draftModel_->setText(v.engine.spec.draftModelPath);
+    maxDraft_->setValue(v.engine.spec.maxDraft);
     language_->setCurrentIndex(std::max(0, language_->findData(v.language)));
     appearance_->setCurrentIndex(std::max(0, appearance_->findData(v.appearance)));
     updateReloadNote();

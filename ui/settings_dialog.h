@@ -1,8 +1,9 @@
 // The settings panel: sampling parameters (each with its range and the model's default),
 // presets (built-in and saved), stop strings; the system prompt; engine settings (threads,
-// context length, KV type, backend with the reason one is unavailable, KV disk budget) and
-// the language and appearance. OK applies: sampling to the open conversation's next reply,
-// engine changes by reloading the model (the panel says which changes need it).
+// context length, KV type, backend with the reason one is unavailable, KV disk budget,
+// speculative decoding) and the language and appearance. OK applies: sampling to the open
+// conversation's next reply, speculation to the next reply, the disk budget at once, the
+// other engine changes by reloading the model (the panel says which changes need it).
 #pragma once
 
 #include <QDialog>
@@ -12,7 +13,9 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
 class QTabWidget;
@@ -35,7 +38,7 @@ public:
 
     SettingsValues values() const;
     bool resetRequested() const { return reset_; }  // "Reset to defaults" and nothing changed after
-    bool engineChanged() const { return !(values().engine == initial_.engine); }
+    bool engineChanged() const { return needsReload(initial_.engine, values().engine); }  // a reload is needed
     void setValues(const SettingsValues& v);
     void applyPreset(const QString& name);  // a built-in or saved preset's name
 
@@ -43,6 +46,8 @@ private:
     QWidget* samplingPage();
     QWidget* promptPage();
     QWidget* enginePage();
+    QWidget* specGroup();
+    void chooseDraftModel();
     void refreshPresets();
     void savePreset();
     void updateReloadNote();
@@ -57,6 +62,10 @@ private:
     QPlainTextEdit* systemPrompt_;
     QSpinBox *threads_, *context_, *diskBudget_;
     QComboBox *kvType_, *backend_, *language_, *appearance_;
+    QGroupBox* spec_;
+    QComboBox* drafter_;
+    QLineEdit* draftModel_;
+    QSpinBox* maxDraft_;
     QLabel* reloadNote_;
     QTabWidget* tabs_;
 };

@@ -1,8 +1,10 @@
 // Screenshots of the real window for the README (run under Xvfb):
 //   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN]
 // Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
-// the settings panel and the dark palette; with zh_CN, the main window in Simplified Chinese.
+// the settings panel (sampling and engine pages) and the dark palette; with zh_CN, the main
+// window in Simplified Chinese.
 #include <QApplication>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTranslator>
 
@@ -19,8 +21,10 @@ void chat(test::GuiApp& gui, const QString& text) {
     QTest::qWaitFor([&] { return !gui.controller->generating(); }, 120000);
 }
 
-void settingsShot(test::GuiApp& gui, const QString& file) {
-    auto c = QObject::connect(gui.window.get(), &MainWindow::settingsDialogOpened, [file](QWidget* w) {
+// tab: the panel's page to show (0 sampling, 2 engine and app).
+void settingsShot(test::GuiApp& gui, const QString& file, int tab = 0) {
+    auto c = QObject::connect(gui.window.get(), &MainWindow::settingsDialogOpened, [file, tab](QWidget* w) {
+        w->findChild<QTabWidget*>()->setCurrentIndex(tab);
         QTimer::singleShot(300, w, [w, file] {
             w->grab().save(file);
             static_cast<QDialog*>(w)->reject();
@@ -59,6 +63,10 @@ int main(int argc, char** argv) {
     gui.window->grab().save(out + (chinese ? "/main-window-zh_CN.png" : "/main-window.png"));
     if (chinese) return 0;
     settingsShot(gui, out + "/settings.png");
+    EngineSettings engine = gui.settings.engine();
+    engine.spec.enabled = true;  // the group shown in use
+    gui.settings.setEngine(engine);
+    settingsShot(gui, out + "/settings-engine.png", 2);
     applyAppearance(app, "dark");
     QTest::qWait(300);
     gui.window->grab().save(out + "/dark.png");
