@@ -157,6 +157,7 @@ void Gemma3Model::resizeActivations(int64_t nTokens) {
 }
 
 Result<void> Gemma3Model::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    if (totalRows(items) > kMaxRowsPerPass) return forwardInPasses(b, cache, items);
     if (auto r = batch_.prepare(*this, cache, items); !r) return r;
     const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};

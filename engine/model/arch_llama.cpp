@@ -116,6 +116,7 @@ void LlamaModel::resizeActivations(int64_t nTokens) {
 }
 
 Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    if (totalRows(items) > kMaxRowsPerPass) return forwardInPasses(b, cache, items);
     if (auto r = batch_.prepare(*this, cache, items); !r) return r;
     const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};

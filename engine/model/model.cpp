@@ -3,9 +3,11 @@
 #include "engine/str_cat.h"
 #include "engine/model/model.h"
 
+#include <algorithm>
 #include <array>
 
 #include "engine/model/arch_registry.h"
+#include "engine/model/forward_batch.h"
 #include "engine/model/gguf.h"
 
 namespace hearth {
@@ -31,6 +33,38 @@ Result<void> Model::forward(Backend& backend, KvCache& cache, KvSequence& seq, s
                             std::span<float> logits) {
     const ForwardItem item{&seq, tokens, logits};
     return forwardBatch(backend, cache, std::span<const ForwardItem>(&item, 1));
+}
+
+int64_t Model::totalRows(std::span<const ForwardItem> items) {
+    int64_t n = 0;
+    for (const ForwardItem& item : items) n += static_cast<int64_t>(item.tokens.size());
+    return n;
+}
+
+Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) {
+    if (auto r = ForwardBatch().prepare(*this, cache, items); !r) return r;  // checks and reservations
+    const auto nVocab = static_cast<int64_t>(config_.nVocab);
+    std::vector<ForwardItem> pass;
+    int64_t room = kMaxRowsPerPass;
+    for (const ForwardItem& item : items) {
+        const auto n = static_cast<int64_t>(item.tokens.size());
+        const int64_t firstWanted = n - static_cast<int64_t>(item.logits.size()) / nVocab;
+        for (int64_t a = 0; a < n;) {
+            const int64_t b = a + std::min(room, n - a);
+            const int64_t w = std::max(a, firstWanted);  // rows [w, b) of this piece want logits
+            const std::span<float> logits = b > w ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
+                                                                        static_cast<size_t>((b - w) * nVocab))
+                                                   : std::span<float>();
+            pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits});
+            room -= b - a;
+            a = b;
+            if (room > 0) continue;
+            if (auto r = forwardBatch(backend, cache, pass); !r) return r;
+            pass.clear();
+            room = kMaxRowsPerPass;
+        }
+    }
+    return pass.empty() ? Result<void>{} : forwardBatch(backend, cache, pass);
 }
 
 Result<void> Model::checkItem(const ForwardItem& item) const {

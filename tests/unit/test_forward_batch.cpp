@@ -78,6 +78,8 @@ private slots:
     void runnerMakesOneForwardPerStep_data();
     void runnerMakesOneForwardPerStep();
     void badItemFailsAlone();
+    void longBatchRunsInPasses_data() { batchEqualsEachAlone_data(); }
+    void longBatchRunsInPasses();
 
 private:
     std::unique_ptr<Model> load(const QString& arch);
@@ -252,6 +254,45 @@ void TestForwardBatch::badItemFailsAlone() {
     const std::vector<ForwardItem> twice{{&a, good, {}}, {&a, good, {}}};
     QVERIFY(!inner->forwardBatch(*backend, cache, twice));
     cache.release(a);
+}
+
+// More rows than Model::kMaxRowsPerPass: the batch runs as consecutive passes, cutting one
+// sequence's rows (and the logit rows it wants) at a pass boundary; every wanted row is
+// bitwise what feeding the tokens one at a time gives.
+void TestForwardBatch::longBatchRunsInPasses() {
+    QFETCH(QString, arch);
+    QFETCH(int, threads);
+    auto model = load(arch);
+    QVERIFY(model);
+    auto backend = makeBestCpuBackend(threads);
+    const int nVocab = model->config().nVocab;
+    const auto nMax = static_cast<int>(Model::kMaxRowsPerPass);
+    const Tokens a = tokensOf(nMax + 22, 5, nVocab), b = tokensOf(90, 6, nVocab);
+    const int aRows = 30, bRows = 2;  // a's wanted rows straddle the first pass boundary
+    const auto oneByOne = [&](const Tokens& t) {
+        KvCache cache(model->kvLayout(16), 512);
+        KvSequence seq;
+        std::vector<float> all(t.size() * static_cast<size_t>(nVocab));
+        for (size_t i = 0; i < t.size(); ++i)
+            if (!model->forward(*backend, cache, seq, std::span(&t[i], 1),
+                                std::span(all).subspan(i * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab))))
+                return std::vector<float>();
+        return all;
+    };
+    const std::vector<float> aAlone = oneByOne(a), bAlone = oneByOne(b);
+    QVERIFY(!aAlone.empty() && !bAlone.empty());
+    KvCache cache(model->kvLayout(16), 512);
+    std::vector<KvSequence> seqs(2);
+    std::vector<float> aLogits(static_cast<size_t>(aRows * nVocab)), bLogits(static_cast<size_t>(bRows * nVocab));
+    const std::vector<ForwardItem> items{{&seqs[0], a, aLogits}, {&seqs[1], b, bLogits}};
+    QVERIFY(model->forwardBatch(*backend, cache, items));
+    QCOMPARE(seqs[0].nTokens, static_cast<int32_t>(a.size()));
+    QCOMPARE(seqs[1].nTokens, static_cast<int32_t>(b.size()));
+    const auto tail = [&](const std::vector<float>& all, int rows) {
+        return std::span(all).subspan(all.size() - static_cast<size_t>(rows * nVocab));
+    };
+    QVERIFY2(sameBits(aLogits, tail(aAlone, aRows)), "the long sequence's logit rows differ");
+    QVERIFY2(sameBits(bLogits, tail(bAlone, bRows)), "the second sequence's logit rows differ");
 }
 
 QTEST_APPLESS_MAIN(TestForwardBatch)
