@@ -58,6 +58,8 @@ GgufValue decodeScalar(GgufType type, const uint8_t* p) {
 
 }  // namespace gguf_detail
 
+uint64_t GgufArray::size() const { return items.empty() ? inPlace.count : items.size(); }
+
 GgufValue GgufArray::item(uint64_t i) const {
     if (!items.empty()) return items[i];
     if (elemType == GgufType::STRING) return {elemType, std::string(stringAt(i))};

@@ -60,7 +60,7 @@ struct GgufArray {
         std::vector<uint64_t> starts;    // STRING: offset in bytes of element i's length field
     } inPlace;
 
-    uint64_t size() const { return items.empty() ? inPlace.count : items.size(); }
+    uint64_t size() const;                        // elements, copied or left in the file
     GgufValue item(uint64_t i) const;             // element i (i < size()) as a value
     std::string_view stringAt(uint64_t i) const;  // element i of a STRING array; "" otherwise
 };

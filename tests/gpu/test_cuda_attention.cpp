@@ -46,7 +46,7 @@ struct Case {
     const char* name;
     DType type;
     int nHeads, nKvHeads, headDim, nCtx, window;
-    double tol;  // relative; the reference keeps its F16-cache running sum in F16
+    double tol;  // relative; F16 K/V rows, sums in F32 on both sides (reference and device order differ)
 };
 
 void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
