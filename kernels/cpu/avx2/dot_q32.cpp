@@ -138,7 +138,8 @@ inline __m256 byToken(const float* x) {
     else return _mm256_setr_ps(x[0], x[1], x[0], x[1], x[0], x[1], x[0], x[1]);
 }
 
-// Decode tiles prefetch the rows this many tiles ahead (prefetchSlice, simd.h).
+// The first tile of each row group (decode, or the first tokens of a small batch) prefetches
+// the rows this many tiles ahead (prefetchSlice, simd.h).
 constexpr size_t kPrefetchTiles = 2;
 
 // NR rows × NT tokens (NR·NT = 8, or NR = 4 and NT = 1), each (row, token) value in its own
@@ -158,7 +159,7 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
     const size_t span = NR * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b) {
-        if constexpr (NT == 1) prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
+        if (token0 == 0) prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
         __m256i part[8];
         const void* blocks[NR];
         for (int r = 0; r < NR; ++r) {

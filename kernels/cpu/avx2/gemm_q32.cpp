@@ -65,7 +65,11 @@ template <class T>
 void packPanel(const MatmulArgs& m, int64_t row0, int64_t nBlocks, PanelBlock* panel) {
     using W = typename T::W;
     const auto* base = static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(row0) * m.weightRowBytes;
+    // The next panel's rows are fetched while this one is packed (small batches, e.g. a
+    // speculative verify, are bound by reading the weights, as decode is).
+    const size_t span = 8 * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
     for (int64_t b = 0; b < nBlocks; ++b) {
+        prefetchSlice(reinterpret_cast<uintptr_t>(base) + span, step, b);
         __m256i v[8];
         for (int r = 0; r < 8; ++r) {
             const W& block = reinterpret_cast<const W*>(base + r * m.weightRowBytes)[b];
