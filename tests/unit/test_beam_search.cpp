@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "engine/runner/beam_runner.h"
+#include "tests/support/counting_model.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -131,19 +132,7 @@ private:
     KvCache& cache_;
 };
 
-// Counts forwardBatch calls and their items, and passes them to the real model.
-class CountingModel final : public Model {
-public:
-    explicit CountingModel(Model& inner) : inner_(inner) { config_ = inner.config(); }
-    Result<void> forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) override {
-        itemsPerCall.push_back(static_cast<int>(items.size()));
-        return inner_.forwardBatch(b, cache, items);
-    }
-    std::vector<int> itemsPerCall;
-
-private:
-    Model& inner_;
-};
+using test::CountingModel;
 
 // Token t decodes to the letter 'a' + t.
 std::string letters(std::span<const int32_t> ids) {

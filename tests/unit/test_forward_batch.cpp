@@ -11,6 +11,7 @@
 
 #include "engine/model/gguf.h"
 #include "engine/runner/runner.h"
+#include "tests/support/counting_model.h"
 #include "tests/support/tiny_gemma3.h"
 #include "tests/support/tiny_llama.h"
 
@@ -23,19 +24,7 @@ bool sameBits(std::span<const float> a, std::span<const float> b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// Counts forwardBatch calls and their items, and passes them to the real model.
-class CountingModel final : public Model {
-public:
-    explicit CountingModel(Model& inner) : inner_(inner) { config_ = inner.config(); }
-    Result<void> forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) override {
-        itemsPerCall.push_back(static_cast<int>(items.size()));
-        return inner_.forwardBatch(b, cache, items);
-    }
-    std::vector<int> itemsPerCall;
-
-private:
-    Model& inner_;
-};
+using test::CountingModel;
 
 // One sequence of the mixed batch: tokens already in the cache, the chunk computed in the
 // batch with the logit rows it wants, then one decode token.
