@@ -179,6 +179,40 @@ int32_t argmax(std::span<const TokenLogit> cands) {
     return it == cands.end() ? -1 : it->id;
 }
 
+namespace {
+
+// The greedy choice under logit biases (no penalties) without copying the vocabulary: ids in
+// increasing order, each biased id at its logit plus its biases (added in list order, as
+// applyLogitBias does); strictly greater wins, so a tie goes to the lower id, as before().
+int32_t argmaxWithBias(std::span<const float> logits, std::span<const LogitBias> biases,
+                       std::vector<TokenLogit>& biased) {
+    biased.clear();
+    for (const LogitBias& b : biases) {
+        if (b.id < 0 || static_cast<size_t>(b.id) >= logits.size()) continue;  // as findCandidate
+        auto it = std::find_if(biased.begin(), biased.end(), [&](const TokenLogit& c) { return c.id == b.id; });
+        if (it == biased.end()) it = biased.insert(biased.end(), {b.id, logits[static_cast<size_t>(b.id)]});
+        it->logit += b.bias;
+    }
+    std::sort(biased.begin(), biased.end(), [](const TokenLogit& a, const TokenLogit& b) { return a.id < b.id; });
+    if (logits.empty()) return -1;
+    size_t best = 0;
+    float bestLogit = !biased.empty() && biased.front().id == 0 ? biased.front().logit : logits[0];
+    size_t i = 1;
+    const auto consider = [&](size_t id, float logit) {
+        if (logit > bestLogit) best = id, bestLogit = logit;
+    };
+    for (const TokenLogit& b : biased) {
+        const auto id = static_cast<size_t>(b.id);
+        for (; i < id; ++i) consider(i, logits[i]);
+        if (id >= 1) consider(id, b.logit);
+        i = std::max(i, id + 1);
+    }
+    for (; i < logits.size(); ++i) consider(i, logits[i]);
+    return static_cast<int32_t>(best);
+}
+
+}  // namespace
+
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 
 void Sampler::observe(std::span<const int32_t> tokens) {
@@ -208,6 +242,8 @@ int32_t Sampler::sample(std::span<const float> logits) {
     int32_t token;
     if (greedy && params_.logitBias.empty() && !penaltiesActive(params_)) {
         token = argmax(logits);
+    } else if (greedy && !penaltiesActive(params_)) {
+        token = argmaxWithBias(logits, params_.logitBias, biased_);
     } else {
         cands_.resize(logits.size());
         for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};

@@ -82,6 +82,7 @@ private:
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::vector<TokenLogit> cands_;
+    std::vector<TokenLogit> biased_;  // the biased ids of a greedy choice (argmaxWithBias)
     std::vector<int32_t> history_;  // the last tokens, at least repeatLastN of them when known
 };
 

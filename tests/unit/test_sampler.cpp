@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,28 @@ private slots:
         QCOMPARE(biased.sample(logits), 2);
         Sampler plain(SamplingParams{.temperature = 0.0f});
         QCOMPARE(plain.sample(logits), 0);
+    }
+    // Greedy with biases only takes a shortcut (no copy of the vocabulary): it must choose
+    // what biasing every candidate and taking their argmax chooses — ties, bans, repeated and
+    // out-of-range ids, id 0, NaN included.
+    void greedyBiasShortcutEqualsCandidatePath() {
+        std::mt19937 rng(7);
+        for (int round = 0; round < 500; ++round) {
+            std::vector<float> logits(1 + rng() % 40);
+            for (float& l : logits) l = static_cast<float>(static_cast<int>(rng() % 7)) * 0.5f;  // many ties
+            if (round % 17 == 0) logits[rng() % logits.size()] = std::numeric_limits<float>::quiet_NaN();
+            std::vector<LogitBias> biases;
+            for (int k = static_cast<int>(rng() % 5); k > 0; --k) {
+                const int32_t id = static_cast<int32_t>(rng() % (logits.size() + 2)) - (round % 3 == 0 ? 1 : 0);
+                const float bias = rng() % 4 == 0 ? -std::numeric_limits<float>::infinity()
+                                                  : static_cast<float>(static_cast<int>(rng() % 9) - 4) * 0.5f;
+                biases.push_back({round % 5 == 0 ? 0 : id, bias});
+            }
+            Cands c = inIdOrder(logits);
+            applyLogitBias(c, biases);
+            Sampler s(SamplingParams{.logitBias = biases, .temperature = 0.0f});
+            QCOMPARE(s.sample(logits), argmax(std::span<const TokenLogit>(c)));
+        }
     }
     void penaltyWindowIsTheLastNTokens() {
         const std::vector<float> logits{1.0f, 0.9f};
