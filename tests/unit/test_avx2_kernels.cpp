@@ -256,7 +256,7 @@ private slots:
     void floatLaneOrderUnderCancellation() {
         const int64_t nRows = 9, nCols = 16, nTokens = 5;
         for (DType t : {DType::F16, DType::BF16, DType::F32}) {
-            const float big = t == DType::F16 ? 65504.0f : 1e30f, tiny = t == DType::F16 ? 0x1p-24f : 1e-15f;
+            const float big = t == DType::F16 ? 65504.0f : 1e15f, tiny = t == DType::F16 ? 0x1p-24f : 1e-15f;  // big² finite
             std::vector<float> wf(static_cast<size_t>(nRows * nCols), 0.0f), x(static_cast<size_t>(nTokens * nCols), 0.0f);
             for (int64_t r = 0; r < nRows; ++r) wf[r * nCols] = big, wf[r * nCols + 4] = -big, wf[r * nCols + 2] = tiny;
             for (int64_t k = 0; k < nTokens; ++k) x[k * nCols] = big, x[k * nCols + 4] = big, x[k * nCols + 2] = tiny;

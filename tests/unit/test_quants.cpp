@@ -192,6 +192,7 @@ private slots:
     void vecDotMatchesDequantized();
     void vecDotHandCases();
     void vecDotFloatLaneOrder();
+    void fusedMultiplyAddRoundsOnce();
     void matmulLayoutAndBatchInvariance();
 };
 
@@ -667,9 +668,8 @@ void TestQuants::vecDotHandCases() {
     QCOMPARE(handDot(DType::F32, wf, x3), -2.0f);
 }
 
-// The float types sum in double over 8 lanes (quants.h): 2^60 + 1 - 2^60 keeps the 1 only
-// because the large terms sit in lanes 0 and 4 and the 1 in lane 1; a sequential double or
-// float sum gives 0.
+// The float types sum over 8 float lanes (quants.h): 2^60 + 1 - 2^60 keeps the 1 only
+// because the large terms sit in lanes 0 and 4 and the 1 in lane 1; a sequential sum gives 0.
 void TestQuants::vecDotFloatLaneOrder() {
     std::vector<float> w(16, 0.0f), a(16, 0.0f);
     w[0] = a[0] = std::ldexp(1.0f, 30);
@@ -680,6 +680,36 @@ void TestQuants::vecDotFloatLaneOrder() {
     w[9] = 1.0f;  // lane 1 again, after the cancellation: exactly 1 + 1
     a[9] = 1.0f;
     QCOMPARE(ref::vecDot(DType::F32, w.data(), a.data(), 16), 2.0f);
+}
+
+// ref::fusedMultiplyAdd (double arithmetic rounded to odd) against std::fmaf: random bit
+// patterns of every class (subnormal, huge, infinite, NaN), and products that land one half
+// float ulp from c's neighbourhood plus a tiny third term: exactly where a plain double sum
+// rounded to float rounds twice and goes the wrong way.
+void TestQuants::fusedMultiplyAddRoundsOnce() {
+    std::mt19937 rng(77);
+    std::uniform_int_distribution<uint32_t> bits;
+    const auto same = [](float x, float y) {
+        return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y) || (std::isnan(x) && std::isnan(y));
+    };
+    for (int i = 0; i < 200000; ++i) {
+        const float a = std::bit_cast<float>(bits(rng)), b = std::bit_cast<float>(bits(rng) & 0xbfffffffu),
+                    c = std::bit_cast<float>(bits(rng));
+        QVERIFY2(same(ref::fusedMultiplyAdd(a, b, c), std::fmaf(a, b, c)), qPrintable(QString::number(i)));
+    }
+    int nTies = 0;
+    std::uniform_int_distribution<int> small(1, 4095), exponent(-40, 40), sign(0, 1);
+    for (int i = 0; i < 200000; ++i) {
+        // a, b with 12-bit mantissas: a·b has up to 24 bits beyond its leading one, so it often
+        // sits exactly between two floats; ±tiny decides the direction.
+        const float a = std::ldexp(1.0f + static_cast<float>(small(rng)) * 0x1p-12f, exponent(rng));
+        const float b = (sign(rng) ? -1.0f : 1.0f) * (1.0f + static_cast<float>(small(rng)) * 0x1p-12f);
+        const float tiny = (sign(rng) ? -1.0f : 1.0f) * std::ldexp(1.0f, std::ilogb(a) - 60 + small(rng) % 20);
+        const float want = std::fmaf(a, b, tiny), plain = static_cast<float>(static_cast<double>(a) * b + tiny);
+        nTies += want != plain;
+        QVERIFY2(same(ref::fusedMultiplyAdd(a, b, tiny), want), qPrintable(QString::number(i)));
+    }
+    QVERIFY(nTies > 1000);  // the cases that need the rounding to odd did occur
 }
 
 void TestQuants::matmulLayoutAndBatchInvariance() {

@@ -1,73 +1,41 @@
 // AVX2 dot products and matmul rows of the float types (F32, F16 via F16C, BF16), bit for
-// bit the reference's: products in double (exact), eight double lanes with element i in lane
-// i % 8, lanes combined as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)). Since every product is
-// exact, a fused multiply-add rounds exactly as the reference's multiply-then-add.
+// bit the reference's (quants.h): one ymm of eight float lanes per (row, token), element i in
+// lane i % 8, lane = fma(w, a, lane), then ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+#include <cmath>
+
+#include "kernels/cpu/avx2/float_lanes.h"
 #include "kernels/cpu/avx2/kernels.h"
-#include "kernels/cpu/avx2/simd.h"
 
 namespace hearth::avx2 {
 namespace {
 
-struct F32Loader {
-    using T = float;
-    static __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-    static double one(float v) { return v; }
-};
-struct F16Loader {
-    using T = f16_t;
-    static __m256 load8(const f16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-    static double one(f16_t v) { return halfToFloat(v); }
-};
-struct Bf16Loader {
-    using T = bf16_t;
-    static __m256 load8(const bf16_t* p) {
-        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-    }
-    static double one(bf16_t v) {
-        const __m128i bits = _mm_cvtsi32_si128(static_cast<int>(v) << 16);
-        return _mm_cvtss_f32(_mm_castsi128_ps(bits));
-    }
-};
-
-// Lanes 0-3 and 4-7 of the reference's eight double lanes.
-struct Lanes {
-    __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();
-    void add(__m256 w, __m256 a) {
-        low = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(w)), _mm256_cvtps_pd(_mm256_castps256_ps128(a)), low);
-        high = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), high);
-    }
-};
-
 // Adds the tail (elements from `from` on, `from` a multiple of 8) and combines the lanes.
 template <class L>
-float finish(const Lanes& lanes, const typename L::T* w, const typename L::T* a, int64_t from, int64_t n) {
-    alignas(32) double l[8];
-    _mm256_store_pd(l, lanes.low);
-    _mm256_store_pd(l + 4, lanes.high);
-    for (int64_t i = from; i < n; ++i) l[i - from] = l[i - from] + L::one(w[i]) * L::one(a[i]);
-    const double even = (l[0] + l[4]) + (l[2] + l[6]);
-    const double odd = (l[1] + l[5]) + (l[3] + l[7]);
-    return static_cast<float>(even + odd);
+float finish(__m256 lanes, const typename L::T* w, const typename L::T* a, int64_t from, int64_t n) {
+    if (from == n) return combineLanes(lanes);
+    alignas(32) float l[8];
+    _mm256_store_ps(l, lanes);
+    for (int64_t i = from; i < n; ++i) l[i - from] = std::fmaf(L::one(w[i]), L::one(a[i]), l[i - from]);
+    return combineLanes(_mm256_load_ps(l));
 }
 
 template <class L>
 float dotRow(const typename L::T* w, const typename L::T* a, int64_t n) {
-    Lanes lanes;
+    __m256 lanes = _mm256_setzero_ps();
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) lanes.add(L::load8(w + i), L::load8(a + i));
+    for (; i + 8 <= n; i += 8) lanes = _mm256_fmadd_ps(L::load8(w + i), L::load8(a + i), lanes);
     return finish<L>(lanes, w, a, i, n);
 }
 
-// Four rows against one token: four independent accumulator pairs hide the FMA latency, and
-// the token's values are converted once for the four rows.
+// Four rows against one token: four independent FMA chains hide the FMA latency (decode is
+// bound by reading the weights, not by arithmetic), and the token is converted once.
 template <class L>
 void fourRows(const typename L::T* const* w, const typename L::T* a, int64_t n, float* out) {
-    Lanes lanes[4];
+    __m256 lanes[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 av = L::load8(a + i);
-        for (int r = 0; r < 4; ++r) lanes[r].add(L::load8(w[r] + i), av);
+        for (int r = 0; r < 4; ++r) lanes[r] = _mm256_fmadd_ps(L::load8(w[r] + i), av, lanes[r]);
     }
     for (int r = 0; r < 4; ++r) out[r] = finish<L>(lanes[r], w[r], a, i, n);
 }

@@ -44,10 +44,19 @@ void quantizeRow(DType t, const float* src, void* dst, int64_t n);
 //     acc = acc + ((dw*da) * isum - (dminw*da) * msum)     Q4_K, Q5_K × Q8_K
 //     with every operation a rounded float operation (no FMA contraction: the reference is
 //     built in ISO C++ mode, where GCC does not contract; a fast kernel must not either).
-//   F32, F16, BF16: products in double (exact for all three: at most 24+24 significant bits),
-//     summed in double over 8 lanes, element i into lane i % 8, each lane in increasing i;
-//     lanes combined as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); the result rounded to float.
-//     Because every product is exact, an FMA-based kernel gets the same bits.
+//   F32, F16, BF16: in float, over 8 lanes starting at 0.0f: element i (weight w_i and
+//     activation a_i as floats, exact for all three types) goes into lane i % 8, each lane in
+//     increasing i as lane = fma(w_i, a_i, lane) (one rounding: fusedMultiplyAdd here, vfmadd
+//     in SIMD); n need not be a multiple of 8 (the last n % 8 elements go into lanes 0 to
+//     n % 8 - 1, the other lanes untouched); then ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) in
+//     rounded float additions. One 8-wide vector FMA per 8 elements: a tiled gemm keeps one
+//     accumulator vector per (row, token) and gets these bits however rows and tokens are
+//     grouped.
 float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n);
+
+// fma(a, b, c) with one rounding (to nearest even), as std::fmaf and the FMA instructions,
+// computed with double arithmetic (portable, and fast on CPUs without FMA). NaN payloads may
+// differ from std::fmaf's.
+float fusedMultiplyAdd(float a, float b, float c);
 
 }  // namespace hearth::ref
