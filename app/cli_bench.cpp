@@ -209,10 +209,16 @@ std::string spreadText(const std::vector<double>& v, int precision = 1) {
     return buf;
 }
 
+// The backend's name, with +VNNI when the AVX2 backend runs the AVX-VNNI build of its 32-block
+// gemm. (The name itself stays "CPU (AVX2)": it keys saved KV caches, and the bits are the same.)
+std::string backendLabel(const Engine& e) {
+    return e.backendName() == "CPU (AVX2)" && avxVnniEnabled() ? "CPU (AVX2+VNNI)" : e.backendName();
+}
+
 void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
     const Derived d = derive(cost, o, r);
     std::string t = strCat("model: ", e.file().path(), " (", e.config().architecture, ", ", e.config().nParams / 1e6, " M params)\n",
-                           "backend: ", e.backendName(), ", ", o.nThreads, " thread(s); prompt ", o.nPrompt, " tokens, ", o.nGen,
+                           "backend: ", backendLabel(e), ", ", o.nThreads, " thread(s); prompt ", o.nPrompt, " tokens, ", o.nGen,
                            " generated, ", o.nRepeat, " repeats (median [min .. max])\n");
     char buf[512];
     std::snprintf(buf, sizeof buf,

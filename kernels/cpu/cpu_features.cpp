@@ -2,6 +2,8 @@
 #include "kernels/cpu/cpu_features.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <string>
@@ -27,7 +29,8 @@ unsigned long long readXcr0() {
 }
 
 // Intel SDM vol. 1, 14.3 "Detection of Intel AVX instructions": AVX needs OSXSAVE and the OS
-// enabling XMM and YMM state in XCR0; AVX2 is CPUID.(7,0):EBX bit 5.
+// enabling XMM and YMM state in XCR0; AVX2 is CPUID.(7,0):EBX bit 5. AVX-VNNI is
+// CPUID.(7,1):EAX bit 4 (Intel SDM vol. 2, CPUID; leaf 7's subleaf count is (7,0):EAX).
 CpuFeatures detect() {
     CpuFeatures f;
     unsigned int eax, ebx, ecx, edx;
@@ -36,8 +39,9 @@ CpuFeatures detect() {
     f.fma = (ecx >> 12) & 1u;
     f.f16c = (ecx >> 29) & 1u;
     if (osxsave && avx) f.osSavesYmm = (readXcr0() & 0x6u) == 0x6u;
-    if (__get_cpuid_max(0, nullptr) >= 7 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
-        f.avx2 = (ebx >> 5) & 1u;
+    if (__get_cpuid_max(0, nullptr) < 7 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
+    f.avx2 = (ebx >> 5) & 1u;
+    if (eax >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxVnni = (eax >> 4) & 1u;
     return f;
 }
 #else
@@ -71,6 +75,11 @@ int linuxPhysicalCores() {
 const CpuFeatures& cpuFeatures() {
     static const CpuFeatures features = detect();
     return features;
+}
+
+bool avxVnniEnabled() {
+    const char* cpu = std::getenv("HEARTH_CPU");
+    return cpuFeatures().canRunAvxVnni() && !(cpu != nullptr && std::strcmp(cpu, "avx2") == 0);
 }
 
 int physicalCoreCount() {

@@ -10,12 +10,21 @@ struct CpuFeatures {
     bool fma = false;
     bool f16c = false;
     bool osSavesYmm = false;  // XCR0 has the SSE and AVX state bits: YMM registers survive a context switch
+    bool avxVnni = false;     // AVX-VNNI: VEX-encoded vpdpbusd on YMM (needs no more OS state than AVX2)
     // True when the AVX2 kernels may run: all four above.
     bool canRunAvx2() const { return avx2 && fma && f16c && osSavesYmm; }
+    // True when the AVX-VNNI builds of some AVX2 kernels (kernels/cpu/avx2/*_vnni.cpp) may run.
+    bool canRunAvxVnni() const { return canRunAvx2() && avxVnni; }
 };
 
 // Detected on the first call and cached; thread-safe.
 const CpuFeatures& cpuFeatures();
+
+// Whether the AVX2 backend should use its AVX-VNNI kernels: canRunAvxVnni(), unless the
+// environment says HEARTH_CPU=avx2 (to compare or benchmark the plain AVX2 kernels on a VNNI
+// CPU; the results are bitwise the same). Reads the environment on every call: callers decide
+// once, e.g. when a backend is constructed.
+bool avxVnniEnabled();
 
 // Physical cores this process may run on (hyper-threads of one core count once), at least 1.
 // Linux: sysfs topology of the CPUs in the affinity mask; elsewhere, or when that cannot be

@@ -29,6 +29,7 @@ struct MatmulArgs {
     int64_t nTokens = 0;
     float* y = nullptr;             // y[t * yStride + r]
     int64_t yStride = 0;
+    bool avxVnni = false;           // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
 };
 
 // Computes y for rows [rowBegin, rowEnd) and every token. Each (row, token) value is bitwise
@@ -94,7 +95,9 @@ size_t gemmActInfoBytesFloat(int64_t nCols);
 void gemmActInfoFloat(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
 void gemmPanelFloat(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 size_t gemmPanelBytesK(int64_t nCols);
-void gemmPanelK(const MatmulArgs& args, int64_t row0, void* scratch);
+size_t gemmActInfoBytesK(DType wType, int64_t nCols);
+void gemmActInfoK(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
+void gemmPanelK(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 float vecDotQ32(DType w, const void* weightRow, const void* actRow, int64_t n);
 float vecDotK(DType w, const void* weightRow, const void* actRow, int64_t n);
 float vecDotFloat(DType w, const void* weightRow, const void* actRow, int64_t n);

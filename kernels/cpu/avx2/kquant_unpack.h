@@ -20,7 +20,7 @@ struct KScales {
 // little-endian words A = bytes 0-3, B = 4-7, C = 8-11: scales 0-3 are A's low 6 bits, mins
 // 0-3 B's; scales 4-7 are C's low nibbles with A's top 2 bits above, mins 4-7 C's high
 // nibbles with B's top 2 bits.
-inline void unpackScalesMins(const uint8_t* s, KScales& out) {
+inline __m128i scalesMinsBytes(const uint8_t* s) {
     uint32_t a, b, c;
     std::memcpy(&a, s, 4);
     std::memcpy(&b, s + 4, 4);
@@ -28,16 +28,26 @@ inline void unpackScalesMins(const uint8_t* s, KScales& out) {
     const uint32_t scLow = a & 0x3f3f3f3fu, mLow = b & 0x3f3f3f3fu;
     const uint32_t scHigh = (c & 0x0f0f0f0fu) | (((a >> 6) & 0x03030303u) << 4);
     const uint32_t mHigh = ((c >> 4) & 0x0f0f0f0fu) | (((b >> 6) & 0x03030303u) << 4);
-    const __m128i bytes = _mm_setr_epi32(static_cast<int>(scLow), static_cast<int>(scHigh),
-                                         static_cast<int>(mLow), static_cast<int>(mHigh));
+    return _mm_setr_epi32(static_cast<int>(scLow), static_cast<int>(scHigh), static_cast<int>(mLow),
+                          static_cast<int>(mHigh));
+}
+
+// The 8 scales (low 128 bits) and the 8 mins (high 128 bits) as int16.
+inline __m256i scalesMins16(const uint8_t* s) { return _mm256_cvtepu8_epi16(scalesMinsBytes(s)); }
+
+inline void unpackScalesMins(const uint8_t* s, KScales& out) {
+    const __m128i bytes = scalesMinsBytes(s);
     _mm_store_si128(reinterpret_cast<__m128i*>(out.scale), _mm_cvtepu8_epi16(bytes));
     out.mins = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(bytes, bytes));
 }
 
 // Q6_K: the 16 signed 8-bit scales as int16.
+inline __m256i scalesQ6(const BlockQ6_K& b) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+}
+
 inline void unpackScalesQ6(const BlockQ6_K& b, KScales& out) {
-    const __m128i s8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.scale), _mm256_cvtepi8_epi16(s8));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.scale), scalesQ6(b));
 }
 
 // Q4_K chunk j (32 values, 0..15): chunk j/2 of qs, low nibbles for even j, high for odd.

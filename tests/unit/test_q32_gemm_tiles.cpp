@@ -1,0 +1,165 @@
+// Tiling edges of the 32-element block prefill gemm (kernels/cpu/avx2/gemm_q32_panels.h) and
+// matrix-vector tiles (dot_q32_tiles.h), in their AVX2 and AVX-VNNI builds: every token count
+// from 1 to 14 (each tile width and remainder), 128 (a full forward pass) and 131, panels at row
+// offsets, ragged row ranges, extreme quants and scales; each (row, token) value must be bitwise
+// ref::vecDot. Each build is skipped on a CPU that cannot run it.
+#include <QTest>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/avx2/kernels.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/reference/quants.h"
+
+using namespace hearth;
+
+namespace {
+
+bool sameFloat(float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
+}
+
+// Random quant bytes; half scales random, sometimes 0 or the largest finite half; some blocks
+// saturated: all quant bytes 0xff (the largest unsigned values, Q8_0's -1s) or 0x00 (the
+// most negative Q4_0/Q5_0 values), where the int16 partial sums are largest.
+std::vector<uint8_t> weightsOf(DType t, int64_t nRows, int64_t nCols, std::mt19937& rng) {
+    std::vector<uint8_t> w(rowBytes(t, nCols) * static_cast<size_t>(nRows));
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : w) b = static_cast<uint8_t>(byte(rng));
+    const size_t blockBytes = dtypeInfo(t).blockBytes;
+    const int halves = t == DType::Q4_1 || t == DType::Q5_1 ? 2 : 1;
+    std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+    for (size_t b = 0; b < w.size() / blockBytes; ++b) {
+        uint8_t* block = &w[b * blockBytes];
+        if (b % 5 == 2) std::memset(block, 0xff, blockBytes);
+        if (b % 5 == 4) std::memset(block, 0x00, blockBytes);
+        for (int h = 0; h < halves; ++h) {
+            const f16_t v = b % 11 == 4 ? f16_t{0x7bff} : b % 13 == 6 ? f16_t{0} : f32ToF16(scale(rng));
+            std::memcpy(block + 2 * h, &v, 2);
+        }
+    }
+    return w;
+}
+
+// Activations quantized by the reference: normal values, some blocks all ±127 (largest sums).
+std::vector<uint8_t> actsOf(DType actType, int64_t nTokens, int64_t nCols, std::mt19937& rng) {
+    const size_t aRow = rowBytes(actType, nCols);
+    std::vector<uint8_t> acts(aRow * static_cast<size_t>(nTokens));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(nCols));
+    for (int64_t k = 0; k < nTokens; ++k) {
+        for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 32) % 6 == 1 ? ((k + i / 32) % 2 ? 1.0f : -1.0f) : normal(rng);
+        ref::quantizeRow(actType, x.data(), acts.data() + static_cast<size_t>(k) * aRow, nCols);
+    }
+    return acts;
+}
+
+}  // namespace
+
+class TestQ32GemmTiles : public QObject {
+    Q_OBJECT
+private slots:
+    void init() {
+        if (!cpuFeatures().canRunAvx2()) QSKIP("this CPU (or OS) lacks AVX2, FMA or F16C");
+    }
+
+    // CPUID leaf 7 subleaf 1 agrees with the kernel's reading of it (Linux: "avx_vnni").
+    void avxVnniDetectionMatchesProcCpuinfo() {
+        std::ifstream cpuinfo("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {}
+        if (line.empty()) QSKIP("no /proc/cpuinfo flags line");
+        QCOMPARE(cpuFeatures().avxVnni, (line + " ").find(" avx_vnni ") != std::string::npos);
+    }
+
+    void hearthCpuAvx2TurnsVnniOff() {
+        qputenv("HEARTH_CPU", "avx2");
+        QVERIFY(!avxVnniEnabled());
+        qunsetenv("HEARTH_CPU");
+        QCOMPARE(avxVnniEnabled(), cpuFeatures().canRunAvxVnni());
+    }
+
+    void everyTileEdgeIsBitwiseVecDot_data() { addVariants(); }
+
+    void everyTileEdgeIsBitwiseVecDot() {
+        QFETCH(bool, vnni);
+        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        std::mt19937 rng(2026);
+        const int64_t nRows = 16, nCols = 320;
+        for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+            const DType actType = ref::vecDotType(t);
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(actType, nCols);
+            const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+            std::vector<int64_t> counts;
+            for (int64_t n = 1; n <= 14; ++n) counts.push_back(n);
+            counts.push_back(128);
+            counts.push_back(131);
+            for (int64_t nTokens : counts) {
+                const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
+                std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
+                avx2::gemmActInfo(m, 0, nTokens, info.data());
+                std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
+                void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                for (int64_t row0 = nRows - 8; row0 >= 0; row0 -= 8) avx2::gemmPanel(m, info.data(), row0, aligned);
+                for (int64_t k = 0; k < nTokens; ++k)
+                    for (int64_t r = 0; r < nRows; ++r) {
+                        const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                       acts.data() + static_cast<size_t>(k) * aRow, nCols);
+                        const float got = y[static_cast<size_t>(k * nRows + r)];
+                        QVERIFY2(sameFloat(got, want), (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) +
+                                                        " token " + std::to_string(k) + " of " + std::to_string(nTokens))
+                                                           .c_str());
+                    }
+            }
+        }
+    }
+
+    // matmulRows (decode: 8-row tiles; a few tokens: 4 × 2 tiles) over rows [3, 21) of 24:
+    // tiles, the odd token and single leftover rows.
+    void matrixVectorTilesAreBitwiseVecDot_data() { addVariants(); }
+    void matrixVectorTilesAreBitwiseVecDot() {
+        QFETCH(bool, vnni);
+        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        std::mt19937 rng(2027);
+        const int64_t nRows = 24, nCols = 320, rowBegin = 3, rowEnd = 21;
+        for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+            const DType actType = ref::vecDotType(t);
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(actType, nCols);
+            const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+            for (int64_t nTokens : {1, 2, 3}) {
+                const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
+                std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                const avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                avx2::matmulRows(m, rowBegin, rowEnd);
+                for (int64_t k = 0; k < nTokens; ++k)
+                    for (int64_t r = 0; r < nRows; ++r) {
+                        const bool inRange = r >= rowBegin && r < rowEnd;
+                        const float want = inRange ? ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                                 acts.data() + static_cast<size_t>(k) * aRow, nCols)
+                                                   : -1.0f;
+                        QVERIFY2(sameFloat(y[static_cast<size_t>(k * nRows + r)], want),
+                                 (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " token " +
+                                  std::to_string(k) + " of " + std::to_string(nTokens)).c_str());
+                    }
+            }
+        }
+    }
+
+private:
+    static void addVariants() {
+        QTest::addColumn<bool>("vnni");
+        QTest::newRow("avx2") << false;
+        QTest::newRow("avx-vnni") << true;
+    }
+};
+
+QTEST_APPLESS_MAIN(TestQ32GemmTiles)
+#include "test_q32_gemm_tiles.moc"
