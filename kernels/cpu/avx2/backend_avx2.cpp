@@ -1,14 +1,18 @@
 // The AVX2 backend and the type dispatch of the AVX2 kernels. This file is built for baseline
 // x86-64 (it holds std containers, whose inline code must not be AVX2-compiled, see
-// kernels/CMakeLists.txt); it calls the AVX2 kernels only through kernels.h.
+// kernels/CMakeLists.txt); it calls the AVX2 kernels only through kernels.h and elementwise.h.
 #include "kernels/cpu/avx2/backend_avx2.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/avx2/elementwise.h"
 #include "kernels/cpu/avx2/kernels.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/quants.h"
+#include "kernels/cpu/reference/rope_angles.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace hearth {
@@ -43,13 +47,14 @@ size_t gemmActInfoBytes(DType w, int64_t nCols) {
     switch (w) {
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: return gemmActInfoBytesQ32(nCols);
     case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoBytesFloat(nCols);
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmActInfoBytesK(w, nCols);
     default: return 0;
     }
 }
 
 void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info) {
     switch (args.wType) {
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return;
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmActInfoK(args, tokenBegin, tokenEnd, info);
     case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoFloat(args, tokenBegin, tokenEnd, info);
     default: return gemmActInfoQ32(args, tokenBegin, tokenEnd, info);
     }
@@ -57,7 +62,7 @@ void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, v
 
 void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch) {
     switch (args.wType) {
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelK(args, row0, scratch);
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelK(args, actInfo, row0, scratch);
     case DType::F32: case DType::F16: case DType::BF16: return gemmPanelFloat(args, actInfo, row0, scratch);
     default: return gemmPanelQ32(args, actInfo, row0, scratch);
     }
@@ -77,6 +82,12 @@ struct alignas(64) ScratchLine { unsigned char bytes[64]; };
 // Rows are handed to threads in groups of 8, the decode tile height (dot_q32.cpp), so that
 // no thread is left with a ragged tile in the middle of the matrix.
 constexpr int64_t kRowGroup = 8;
+
+// Floats per block of a row-wise or element-wise operator spread over the threads: a block
+// costs a few microseconds, many times a dispatch; a decode step's ops are one block.
+constexpr int64_t kElementGrain = 8192;
+// Tokens per block when building RoPE angles (a token: nRot / 2 cosines and sines from libm).
+constexpr int64_t kRopeTokenGrain = 4;
 
 class CpuAvx2Backend final : public Backend {
 public:
@@ -100,6 +111,7 @@ public:
         args.nTokens = nTokens;
         args.y = y;
         args.yStride = w.nRows;
+        args.avxVnni = avxVnni_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
                         ? static_cast<const void*>(x)
                         : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
@@ -111,19 +123,45 @@ public:
         });
     }
 
+    // The row-wise operators below (the reference's code, or AVX2 code with its bits) run over
+    // blocks of rows or tokens spread on the threads: run on the engine thread alone they held
+    // the workers idle between the matmuls of a prefill.
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
-        reference_->embeddingRows(table, ids, n, out);
+        forEachBlock(n, grainFor(table.nCols), [&](int64_t begin, int64_t end) {
+            reference_->embeddingRows(table, ids + begin, end - begin, out + begin * table.nCols);
+        });
     }
     void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
-        reference_->rmsNorm(x, w, nRows, n, eps, y);
+        forEachBlock(nRows, grainFor(n), [&](int64_t begin, int64_t end) {
+            avx2::rmsNorm(x + begin * n, w, end - begin, n, eps, y + begin * n);
+        });
     }
+    // The angles come from a table per pass (ropeTable): Q and K, and every layer with the same
+    // base, rotate by the same angles, computed once instead of once per call.
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
               float freqBase, RopeStyle style) override {
-        reference_->rope(x, nTokens, nHeads, headDim, nRot, positions, freqBase, style);
+        const RopeTable& table = ropeTable(positions, nTokens, nRot, freqBase);
+        const int64_t tokenFloats = int64_t{nHeads} * headDim, half = nRot / 2;
+        forEachBlock(nTokens, grainFor(tokenFloats), [&](int64_t begin, int64_t end) {
+            avx2::ropeRotate(x + begin * tokenFloats, end - begin, nHeads, headDim, nRot, table.cosines.data() + begin * half,
+                             table.sines.data() + begin * half, style == RopeStyle::HalfSplit);
+        });
     }
+    // Tokens write disjoint rows of the cache (their positions differ). F16 rows are converted
+    // with F16C (the reference's bits); Q8_0 rows by the reference.
     void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                  int64_t nTokens) override {
-        reference_->kvWrite(layer, k, v, positions, nTokens);
+        const int64_t stride = layer.rowStride;
+        forEachBlock(nTokens, grainFor(stride), [&](int64_t begin, int64_t end) {
+            if (layer.type != DType::F16)
+                return reference_->kvWrite(layer, k + begin * stride, v + begin * stride, positions + begin, end - begin);
+            for (int64_t t = begin; t < end; ++t) {
+                const int block = positions[t] / layer.blockSize;
+                const int64_t offset = static_cast<int64_t>(positions[t] % layer.blockSize) * stride;
+                avx2::floatsToHalves(k + t * stride, layer.kBlocks[block] + offset, stride);
+                avx2::floatsToHalves(v + t * stride, layer.vBlocks[block] + offset, stride);
+            }
+        });
     }
     // Queries (a token's head) are independent. A task takes the query heads of one KV head
     // for a run of consecutive tokens, so that they share one pass over K and V; when that
@@ -147,14 +185,59 @@ public:
     }
 
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
-        reference_->swiglu(gate, up, n, out);
+        forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) {
+            reference_->swiglu(gate + begin, up + begin, end - begin, out + begin);
+        });
     }
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
-        reference_->geglu(gate, up, n, out);
+        forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) {
+            reference_->geglu(gate + begin, up + begin, end - begin, out + begin);
+        });
     }
-    void add(float* x, const float* y, int64_t n) override { reference_->add(x, y, n); }
+    void add(float* x, const float* y, int64_t n) override {
+        forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) { reference_->add(x + begin, y + begin, end - begin); });
+    }
 
 private:
+    // fn(begin, end) over blocks of `grain` items covering [0, n); on the calling thread alone
+    // when there is one block (decode), so a small op pays no dispatch.
+    template <class Fn>
+    void forEachBlock(int64_t n, int64_t grain, Fn&& fn) {
+        const int64_t nBlocks = (n + grain - 1) / grain;
+        pool_.parallelFor(nBlocks, [&](int64_t begin, int64_t end) { fn(begin * grain, std::min(end * grain, n)); });
+    }
+    // Rows of rowFloats per block: about kElementGrain floats.
+    static int64_t grainFor(int64_t rowFloats) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, rowFloats)); }
+
+    // The cosines and sines of the RoPE angles of a batch's positions, [nTokens, nRot / 2].
+    struct RopeTable {
+        float freqBase = 0;
+        int nRot = 0;
+        std::vector<int32_t> positions;
+        std::vector<float> cosines, sines;
+    };
+    // Two tables, for the two bases of models with local and global layers (Gemma 3); the
+    // older one is rebuilt when neither matches.
+    const RopeTable& ropeTable(const int32_t* positions, int64_t nTokens, int nRot, float freqBase) {
+        for (const RopeTable& t : ropeTables_)
+            if (t.freqBase == freqBase && t.nRot == nRot && std::equal(t.positions.begin(), t.positions.end(), positions, positions + nTokens))
+                return t;
+        RopeTable& t = ropeTables_[ropeNext_];
+        ropeNext_ = (ropeNext_ + 1) % ropeTables_.size();
+        t.freqBase = freqBase;
+        t.nRot = nRot;
+        t.positions.assign(positions, positions + nTokens);
+        const auto half = static_cast<size_t>(nRot / 2);
+        t.cosines.resize(static_cast<size_t>(nTokens) * half);
+        t.sines.resize(t.cosines.size());
+        const float thetaScale = ropeThetaScale(freqBase, nRot);
+        forEachBlock(nTokens, kRopeTokenGrain, [&](int64_t begin, int64_t end) {
+            for (int64_t k = begin; k < end; ++k)
+                ropeAngles(positions[k], thetaScale, nRot, t.cosines.data() + k * half, t.sines.data() + k * half);
+        });
+        return t;
+    }
+
     struct AttentionTask {
         int64_t token0, token1;  // consecutive positions
         int head0, head1;        // query heads of one KV head
@@ -262,7 +345,10 @@ private:
 
     ThreadPool pool_;
     std::unique_ptr<Backend> reference_;
+    const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
     std::vector<unsigned char> scratch_;
+    std::array<RopeTable, 2> ropeTables_;
+    size_t ropeNext_ = 0;
     std::vector<std::vector<float>> scores_;  // per thread: one task's attention scores
     std::vector<AttentionTask> attentionTasks_, zigzag_;
     std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel

@@ -1,5 +1,5 @@
-// The AVX2 CPU backend: AVX2 matmul split by rows over the engine's thread pool; the other
-// operators are the reference's (bitwise the same results, since they are the same code).
+// The AVX2 backend: AVX2 matmul, attention and row-wise operators split over the engine's thread pool;
+// the other operators run the reference's code (bitwise the same results), spread by rows.
 // Create it only when cpuFeatures().canRunAvx2(); makeBestCpuBackend() (backend.h) does.
 #pragma once
 

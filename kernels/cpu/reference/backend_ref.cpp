@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/reference/gelu_tanh.h"
 #include "kernels/cpu/reference/matmul.h"
 #include "kernels/cpu/reference/quants.h"
+#include "kernels/cpu/reference/rope_angles.h"
 #include "kernels/cpu/reference/softmax_exp.h"
 
 namespace hearth {
@@ -41,14 +43,13 @@ public:
 
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
               float freqBase, RopeStyle style) override {
-        // theta_i = pos * base^(-2i/nRot) for pair i (RoFormer, arXiv 2104.09864), built up by
-        // repeated multiplication in float as ggml does, so angles match the reference closely.
         const int half = nRot / 2;
-        const float thetaScale = std::pow(freqBase, -2.0f / static_cast<float>(nRot));
+        const float thetaScale = ropeThetaScale(freqBase, nRot);
+        std::vector<float> cosines(static_cast<size_t>(half)), sines(cosines.size());  // [half] of one token
         for (int64_t t = 0; t < nTokens; ++t) {
-            float theta = static_cast<float>(positions[t]);
-            for (int i = 0; i < half; ++i, theta *= thetaScale) {
-                const float c = std::cos(theta), s = std::sin(theta);
+            ropeAngles(positions[t], thetaScale, nRot, cosines.data(), sines.data());
+            for (int i = 0; i < half; ++i) {
+                const float c = cosines[static_cast<size_t>(i)], s = sines[static_cast<size_t>(i)];
                 const int a = style == RopeStyle::Pairwise ? 2 * i : i;
                 const int b = style == RopeStyle::Pairwise ? 2 * i + 1 : i + half;
                 for (int h = 0; h < nHeads; ++h) {
@@ -96,13 +97,9 @@ public:
         for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
     }
 
+    // GELU in its tanh form, computed by geluTanh (gelu_tanh.h), which the AVX2 lanes reproduce.
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
-        constexpr float kSqrt2OverPi = 0.79788456080286535588f;
-        for (int64_t i = 0; i < n; ++i) {
-            const float g = gate[i];
-            const float gelu = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + 0.044715f * g * g)));
-            out[i] = gelu * up[i];
-        }
+        for (int64_t i = 0; i < n; ++i) out[i] = geluTanh(gate[i]) * up[i];
     }
 
     void add(float* x, const float* y, int64_t n) override {

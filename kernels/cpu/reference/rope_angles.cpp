@@ -1,0 +1,18 @@
+// ropeThetaScale / ropeAngles: one definition for every CPU RoPE (rope_angles.h).
+#include "kernels/cpu/reference/rope_angles.h"
+
+#include <cmath>
+
+namespace hearth {
+
+float ropeThetaScale(float freqBase, int nRot) { return std::pow(freqBase, -2.0f / static_cast<float>(nRot)); }
+
+void ropeAngles(int32_t position, float thetaScale, int nRot, float* cosOut, float* sinOut) {
+    float theta = static_cast<float>(position);
+    for (int i = 0; i < nRot / 2; ++i, theta *= thetaScale) {
+        cosOut[i] = std::cos(theta);
+        sinOut[i] = std::sin(theta);
+    }
+}
+
+}  // namespace hearth

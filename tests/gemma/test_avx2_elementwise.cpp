@@ -1,0 +1,210 @@
+// GeGLU's shared GELU (kernels/cpu/reference/gelu_tanh.h): close to the exact tanh-form GELU,
+// the AVX2 backend's GeGLU bitwise equal to the reference's; and the AVX2 backend's row-wise operators, spread over
+// its threads, bitwise equal to the reference backend's for every thread count.
+#include <QTest>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/avx2/backend_avx2.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/reference/gelu_tanh.h"
+
+using namespace hearth;
+
+namespace {
+
+// The tanh form in double, rounded once. Written as x / (1 + exp(-2u)), the same function:
+// 1 + tanh(u) would cancel for negative u, even in double.
+float exactGelu(float x) {
+    const double d = x;
+    return static_cast<float>(d / (1.0 + std::exp(-2.0 * 0.7978845608028654 * (d + 0.044715 * d * d * d))));
+}
+
+// Distance in ulp between two finite floats of the same sign (or zeros).
+int64_t ulps(float a, float b) {
+    const auto key = [](float f) {
+        const auto bits = static_cast<int64_t>(std::bit_cast<uint32_t>(f) & 0x7fffffffu);
+        return std::signbit(f) ? -bits : bits;
+    };
+    return std::abs(key(a) - key(b));
+}
+
+bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) return false;
+    return true;
+}
+
+std::vector<float> randomFloats(size_t n, float scale, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+// Inputs across GeGLU's range (gate values of a real model are within a few units), plus edges.
+std::vector<float> gateSweep() {
+    std::vector<float> xs;
+    for (float x = -12.0f; x <= 12.0f; x += 0.000731f) xs.push_back(x);
+    for (float x : {0.0f, -0.0f, 1e-30f, -1e-30f, 30.0f, -30.0f, 60.0f, -60.0f, 1e6f, -1e6f, 1e30f, -1e30f,
+                    std::numeric_limits<float>::infinity(), std::nanf("")})
+        xs.push_back(x);
+    return xs;
+}
+
+}  // namespace
+
+class TestAvx2Elementwise : public QObject {
+    Q_OBJECT
+private slots:
+    // The oracle's formula (gelu_tanh.h) is close to the exact function where Gemma's gates
+    // mostly are: within 8 ulp for x >= -1, 1e-3 relative on [-4, -1). Further left 1 + tanh(u)
+    // cancels (llama.cpp's GELU table has the same tail): there only |error| < 1e-3 absolute.
+    void closeToTheTanhForm() {
+        int64_t worst = 0;
+        double worstRelative = 0, worstAbsolute = 0;
+        for (float x = -12.0f; x <= 12.0f; x += 0.000371f) {
+            const float want = exactGelu(x), got = geluTanh(x);
+            if (x >= -1.0f) worst = std::max(worst, ulps(got, want));
+            else if (x >= -4.0f) worstRelative = std::max(worstRelative, std::fabs(double(got) / want - 1));
+            else worstAbsolute = std::max(worstAbsolute, std::fabs(double(got) - want));
+        }
+        qInfo("largest error: %lld ulp over [-1, 12], %.3g relative over [-4, -1), %.3g absolute below",
+              static_cast<long long>(worst), worstRelative, worstAbsolute);
+        QVERIFY2(worst <= 8, qPrintable(QString("%1 ulp").arg(worst)));
+        QVERIFY2(worstRelative <= 1e-3, qPrintable(QString("%1 relative").arg(worstRelative)));
+        QVERIFY2(worstAbsolute <= 1e-3, qPrintable(QString("%1 absolute").arg(worstAbsolute)));
+    }
+
+    void edges() {
+        QCOMPARE(geluTanh(0.0f), 0.0f);
+        QCOMPARE(geluTanh(1e6f), 1e6f);
+        QCOMPARE(geluTanh(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+        QCOMPARE(geluTanh(-1e6f), 0.0f);
+        QVERIFY(std::isnan(geluTanh(std::nanf(""))));
+        QCOMPARE(geluTanh(-1e-30f), -0.5e-30f);
+    }
+
+    // The AVX2 backend's geglu (spread over threads in blocks) gives the reference's bits.
+    void avx2GegluIsBitwiseReference() {
+        if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
+        const std::vector<float> gate = gateSweep();
+        const std::vector<float> up = randomFloats(gate.size(), 1.0f, 7);
+        std::vector<float> want(gate.size()), got(gate.size());
+        makeCpuReferenceBackend()->geglu(gate.data(), up.data(), std::ssize(gate), want.data());
+        for (int nThreads : {1, 2, 3}) {
+            std::unique_ptr<Backend> fast = makeCpuAvx2Backend(nThreads);
+            for (int64_t n : {std::ssize(gate), int64_t{13}, int64_t{8}, int64_t{5}}) {
+                std::fill(got.begin(), got.end(), -1.0f);
+                fast->geglu(gate.data(), up.data(), n, got.data());
+                for (int64_t i = 0; i < n; ++i)
+                    if (std::bit_cast<uint32_t>(got[size_t(i)]) != std::bit_cast<uint32_t>(want[size_t(i)]))
+                        QFAIL(qPrintable(QString("%1 threads, x = %2: %3, reference %4").arg(nThreads)
+                                             .arg(gate[size_t(i)], 0, 'g', 9).arg(got[size_t(i)], 0, 'g', 9)
+                                             .arg(want[size_t(i)], 0, 'g', 9)));
+                if (n < std::ssize(got)) QCOMPARE(got[size_t(n)], -1.0f);  // nothing written past n
+            }
+        }
+    }
+
+    // The row-wise operators the AVX2 backend spreads over its threads in blocks: same bits as
+    // the reference for a prefill-sized batch (many blocks) and a decode-sized one (one block).
+    void rowOpsSpreadOverThreadsAreBitwiseReference() {
+        if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
+        std::unique_ptr<Backend> ref = makeCpuReferenceBackend();
+        for (int nThreads : {2, 3})
+            for (int64_t nTokens : {int64_t{1}, int64_t{97}}) {
+                std::unique_ptr<Backend> fast = makeCpuAvx2Backend(nThreads);
+                const int nHeads = 4, headDim = 256, nEmbd = 640;
+                const std::vector<float> x = randomFloats(size_t(nTokens * nEmbd), 2.0f, 1);
+                const std::vector<float> w = randomFloats(size_t(nEmbd), 1.0f, 2);
+                std::vector<float> a(x.size()), b(x.size());
+                ref->rmsNorm(x.data(), w.data(), nTokens, nEmbd, 1e-6f, a.data());
+                fast->rmsNorm(x.data(), w.data(), nTokens, nEmbd, 1e-6f, b.data());
+                QVERIFY2(sameBits(a, b), "rmsNorm");
+                const int64_t oddCols = 37;  // rows not a multiple of 4 floats: the one-row path
+                ref->rmsNorm(x.data(), w.data(), nTokens, oddCols, 1e-6f, a.data());
+                fast->rmsNorm(x.data(), w.data(), nTokens, oddCols, 1e-6f, b.data());
+                QVERIFY2(sameBits(a, b), "rmsNorm, 37 columns");
+                a = x, b = x;
+                const std::vector<float> y = randomFloats(x.size(), 1.0f, 3);
+                ref->add(a.data(), y.data(), std::ssize(a));
+                fast->add(b.data(), y.data(), std::ssize(b));
+                QVERIFY2(sameBits(a, b), "add");
+                ref->swiglu(x.data(), y.data(), std::ssize(a), a.data());
+                fast->swiglu(x.data(), y.data(), std::ssize(b), b.data());
+                QVERIFY2(sameBits(a, b), "swiglu");
+                std::vector<int32_t> positions(static_cast<size_t>(nTokens));
+                for (size_t t = 0; t < positions.size(); ++t) positions[t] = int32_t(5 + 3 * t);
+                a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 4), b = a;
+                ref->rope(a.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit);
+                fast->rope(b.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit);
+                QVERIFY2(sameBits(a, b), "rope");
+                checkKvWriteAndEmbedding(*ref, *fast, nTokens, positions);
+            }
+    }
+
+    // RoPE angles come from tables the AVX2 backend keeps between calls: every call must still
+    // rotate by its own positions and base, either style, nRot below headDim too.
+    void ropeTablesFollowPositionsAndBase() {
+        if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
+        std::unique_ptr<Backend> ref = makeCpuReferenceBackend(), fast = makeCpuAvx2Backend(2);
+        const std::vector<int32_t> early{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, late{900, 901, 902, 903, 904, 905, 906, 907, 908, 909, 910};
+        struct Call { const std::vector<int32_t>* positions; float base; int nRot; RopeStyle style; };
+        const Call calls[] = {{&early, 10000.0f, 64, RopeStyle::HalfSplit}, {&early, 10000.0f, 64, RopeStyle::HalfSplit},
+                              {&late, 10000.0f, 64, RopeStyle::HalfSplit},  {&late, 1e6f, 64, RopeStyle::HalfSplit},
+                              {&early, 1e6f, 64, RopeStyle::Pairwise},      {&early, 1e6f, 40, RopeStyle::Pairwise},
+                              {&late, 10000.0f, 24, RopeStyle::HalfSplit},  {&late, 10000.0f, 64, RopeStyle::HalfSplit}};
+        const int nHeads = 3, headDim = 64;
+        for (const Call& c : calls) {
+            const auto nTokens = std::ssize(*c.positions);
+            std::vector<float> a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 9), b = a;
+            ref->rope(a.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style);
+            fast->rope(b.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style);
+            QVERIFY2(sameBits(a, b), qPrintable(QString("position %1, base %2, nRot %3").arg(c.positions->front()).arg(c.base).arg(c.nRot)));
+        }
+    }
+
+private:
+    void checkKvWriteAndEmbedding(Backend& ref, Backend& fast, int64_t nTokens, const std::vector<int32_t>& positions) {
+        const int rowStride = 256, blockSize = 16, nBlocks = (positions.back() + blockSize) / blockSize;
+        std::vector<float> k = randomFloats(size_t(nTokens * rowStride), 1.0f, 5), v = randomFloats(k.size(), 1.0f, 6);
+        // Values where a half's rounding is delicate: overflow to inf from 65520, subnormal
+        // halves, ties, NaN (F16C in the AVX2 backend, f32ToF16 in the reference).
+        const float specials[] = {65504.0f, 65519.0f, 65520.0f, -70000.0f, std::numeric_limits<float>::infinity(),
+                                  std::nanf(""), -0.0f, 1e-8f, 2.98023224e-8f, 3e-8f, 6.1e-5f, 1.00048828125f};
+        for (size_t i = 0; i < std::size(specials) && i < k.size(); ++i) k[i * 3 % k.size()] = specials[i];
+        std::vector<std::vector<f16_t>> store[2];
+        std::vector<f16_t*> kPtrs[2], vPtrs[2];
+        for (int s = 0; s < 2; ++s) {
+            store[s].assign(size_t(2 * nBlocks), std::vector<f16_t>(size_t(blockSize * rowStride)));
+            for (int i = 0; i < nBlocks; ++i) {
+                kPtrs[s].push_back(store[s][size_t(i)].data());
+                vPtrs[s].push_back(store[s][size_t(nBlocks + i)].data());
+            }
+            const PagedKvLayer layer{kPtrs[s].data(), vPtrs[s].data(), blockSize, rowStride, DType::F16};
+            (s == 0 ? ref : fast).kvWrite(layer, k.data(), v.data(), positions.data(), nTokens);
+        }
+        QVERIFY2(store[0] == store[1], "kvWrite");
+        const std::vector<float> table = randomFloats(size_t(50 * 640), 1.0f, 8);
+        const WeightView view{DType::F32, table.data(), 50, 640};
+        std::vector<int32_t> ids(static_cast<size_t>(nTokens));
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7) % 50);
+        std::vector<float> a(size_t(nTokens * 640)), b(a.size());
+        ref.embeddingRows(view, ids.data(), nTokens, a.data());
+        fast.embeddingRows(view, ids.data(), nTokens, b.data());
+        QVERIFY2(sameBits(a, b), "embeddingRows");
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAvx2Elementwise)
+#include "test_avx2_elementwise.moc"
