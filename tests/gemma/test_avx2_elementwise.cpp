@@ -66,32 +66,32 @@ std::vector<float> gateSweep() {
 class TestAvx2Elementwise : public QObject {
     Q_OBJECT
 private slots:
-    // The oracle's formula (gelu_tanh.h) is close to the exact function where Gemma's gates
-    // mostly are: within 8 ulp for x >= -1, 1e-3 relative on [-4, -1). Further left 1 + tanh(u)
-    // cancels (llama.cpp's GELU table has the same tail): there only |error| < 1e-3 absolute.
+    // The table GELU (gelu_tanh.h) is the tanh-form GELU up to two F16 roundings (the gate's,
+    // the value's): within 1e-2 relative of the exact function on [-4, 10) (rounding the gate
+    // by 2^-9 near x = -3, where gelu changes by ~3x its value per unit, moves it ~0.5%) and 1e-3 absolute
+    // further left, where the float formula's 1 + tanh(u) cancels as in llama.cpp; exact
+    // beyond the cut-offs.
     void closeToTheTanhForm() {
-        int64_t worst = 0;
         double worstRelative = 0, worstAbsolute = 0;
         for (float x = -12.0f; x <= 12.0f; x += 0.000371f) {
-            const float want = exactGelu(x), got = geluTanh(x);
-            if (x >= -1.0f) worst = std::max(worst, ulps(got, want));
-            else if (x >= -4.0f) worstRelative = std::max(worstRelative, std::fabs(double(got) / want - 1));
+            const float want = exactGelu(x), got = gegluOne(x, 1.0f);
+            if (x >= 10.0f) QCOMPARE(got, x);
+            else if (x <= -10.0f) QCOMPARE(got, 0.0f);
+            else if (x >= -4.0f && want != 0.0f) worstRelative = std::max(worstRelative, std::fabs(double(got) / want - 1));
             else worstAbsolute = std::max(worstAbsolute, std::fabs(double(got) - want));
         }
-        qInfo("largest error: %lld ulp over [-1, 12], %.3g relative over [-4, -1), %.3g absolute below",
-              static_cast<long long>(worst), worstRelative, worstAbsolute);
-        QVERIFY2(worst <= 8, qPrintable(QString("%1 ulp").arg(worst)));
-        QVERIFY2(worstRelative <= 1e-3, qPrintable(QString("%1 relative").arg(worstRelative)));
+        qInfo("largest error: %.3g relative over [-4, 10), %.3g absolute over (-10, -4)", worstRelative, worstAbsolute);
+        QVERIFY2(worstRelative <= 1e-2, qPrintable(QString("%1 relative").arg(worstRelative)));
         QVERIFY2(worstAbsolute <= 1e-3, qPrintable(QString("%1 absolute").arg(worstAbsolute)));
     }
 
     void edges() {
-        QCOMPARE(geluTanh(0.0f), 0.0f);
-        QCOMPARE(geluTanh(1e6f), 1e6f);
-        QCOMPARE(geluTanh(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
-        QCOMPARE(geluTanh(-1e6f), 0.0f);
-        QVERIFY(std::isnan(geluTanh(std::nanf(""))));
-        QCOMPARE(geluTanh(-1e-30f), -0.5e-30f);
+        QCOMPARE(gegluOne(0.0f, 3.0f), 0.0f);
+        QCOMPARE(gegluOne(1e6f, 2.0f), 2e6f);
+        QCOMPARE(gegluOne(std::numeric_limits<float>::infinity(), 1.0f), std::numeric_limits<float>::infinity());
+        QCOMPARE(gegluOne(-1e6f, std::nanf("")), 0.0f);  // cut off before the product, as llama.cpp
+        QVERIFY(std::isnan(gegluOne(std::nanf(""), 1.0f)));
+        QCOMPARE(gegluOne(1.0f, 1.0f), 0.841308594f);  // F16 of gelu(1) = 0.841192
     }
 
     // The AVX2 backend's geglu (spread over threads in blocks) gives the reference's bits.

@@ -191,7 +191,7 @@ public:
     }
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
         forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) {
-            reference_->geglu(gate + begin, up + begin, end - begin, out + begin);
+            avx2::geglu(gate + begin, up + begin, end - begin, out + begin);
         });
     }
     void add(float* x, const float* y, int64_t n) override {

@@ -1,11 +1,27 @@
-// RMSNorm four rows at a time, RoPE and F16C conversions;
+// GeGLU by a gather from the GELU table, RMSNorm four rows at a time, RoPE and F16C conversions;
 // tails shorter than a vector take scalar code with the reference's operations (same bits).
 #include "kernels/cpu/avx2/elementwise.h"
 
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/cpu/reference/gelu_tanh.h"
+
 namespace hearth::avx2 {
+
+void geglu(const float* gate, const float* up, int64_t n, float* out) {
+    const float* table = geluTable();
+    const __m256 low = _mm256_set1_ps(-10.0f), high = _mm256_set1_ps(10.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(gate + i);
+        const __m256i index = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m256 gelu = _mm256_blendv_ps(_mm256_i32gather_ps(table, index, 4), x, _mm256_cmp_ps(x, high, _CMP_GE_OQ));
+        const __m256 product = _mm256_mul_ps(gelu, _mm256_loadu_ps(up + i));
+        _mm256_storeu_ps(out + i, _mm256_andnot_ps(_mm256_cmp_ps(x, low, _CMP_LE_OQ), product));  // +0 where x <= -10
+    }
+    for (; i < n; ++i) out[i] = gegluOne(gate[i], up[i]);
+}
 
 namespace {
 

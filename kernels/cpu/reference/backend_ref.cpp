@@ -97,9 +97,10 @@ public:
         for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
     }
 
-    // GELU in its tanh form, computed by geluTanh (gelu_tanh.h), which the AVX2 lanes reproduce.
+    // GELU in its tanh form through llama.cpp's F16 table (gelu_tanh.h); the AVX2 lanes gather
+    // from the same table.
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
-        for (int64_t i = 0; i < n; ++i) out[i] = geluTanh(gate[i]) * up[i];
+        for (int64_t i = 0; i < n; ++i) out[i] = gegluOne(gate[i], up[i]);
     }
 
     void add(float* x, const float* y, int64_t n) override {

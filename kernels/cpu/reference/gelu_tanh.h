@@ -1,14 +1,21 @@
-// The GELU of GeGLU feed-forward layers (Gemma), tanh form (Hendrycks & Gimpel, arXiv 1606.08415):
-// gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), evaluated in float exactly as
-// written, as ggml computes the values of its GELU table. Left of x ~ -4 the sum 1 + tanh(u)
-// cancels (0 from x ~ -5.5): llama.cpp has the same tail, and a more accurate GELU moved Gemma 3
-// away from it (conformance cosine 0.9967 -> 0.9923), so the engine keeps the oracle's formula.
-// One definition for the reference and the AVX2 backend (which calls it per element).
+// The GELU of GeGLU feed-forward layers (Gemma), tanh form (Hendrycks & Gimpel, arXiv 1606.08415),
+// as llama.cpp's CPU backend evaluates it: gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x +
+// 0.044715 x^3), in float, tabulated at every F16 value and rounded to F16; x is rounded to F16
+// (nearest even) to look it up; x <= -10 gives 0 and x >= 10 gives x. Matching the oracle's
+// rounding keeps Gemma 3 close to it (a float formula or a more accurate one drifted further:
+// conformance). One definition for the reference and the AVX2 backend (same table, same bits).
 #pragma once
+
+#include <cstdint>
 
 namespace hearth {
 
-// 0.5f * x * (1.0f + std::tanh(0.7978845608f * x * (1.0f + 0.044715f * x * x))), no contraction.
-float geluTanh(float x);
+// The table, [65536] floats indexed by F16 bit patterns: each entry an F16 value widened to
+// float (NaN patterns: one quiet NaN). Built on first use (thread-safe), 256 KiB.
+const float* geluTable();
+
+// GeGLU's product for one element: 0 when gate <= -10, gate * up when gate >= 10, else
+// geluTable()[F16 bits of gate] * up.
+float gegluOne(float gate, float up);
 
 }  // namespace hearth
