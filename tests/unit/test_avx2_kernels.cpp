@@ -17,8 +17,10 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/matmul.h"
 #include "kernels/cpu/reference/quants.h"
+#include "tests/support/same_float.h"
 
 using namespace hearth;
+using hearth::test::sameFloat;
 
 namespace {
 
@@ -27,10 +29,6 @@ const DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1
                               DType::F32};
 
 // Equal bits, or both NaN (x86 may pick either NaN operand's payload; the value is NaN).
-bool sameFloat(float a, float b) {
-    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
-}
-
 std::string describe(DType t, const char* what, int64_t i, float got, float want) {
     return std::string(dtypeInfo(t).name) + " " + what + " #" + std::to_string(i) + ": avx2 " +
            std::to_string(std::bit_cast<uint32_t>(got)) + " ref " + std::to_string(std::bit_cast<uint32_t>(want));

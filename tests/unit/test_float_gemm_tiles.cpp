@@ -15,14 +15,12 @@
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/quants.h"
+#include "tests/support/same_float.h"
 
 using namespace hearth;
+using hearth::test::sameFloat;
 
 namespace {
-
-bool sameFloat(float a, float b) {
-    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
-}
 
 // nRows rows of t: normal values times 4, row 5 all -1e-30 (with +1e-30 activations every
 // product underflows to -0 for F32 and BF16; F16 has no such tiny values), every 17th value 0.

@@ -19,16 +19,14 @@
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/quants.h"
+#include "tests/support/same_float.h"
 
 using namespace hearth;
+using hearth::test::sameFloat;
 
 namespace {
 
 const DType kTypes[] = {DType::Q4_K, DType::Q5_K, DType::Q6_K};
-
-bool sameFloat(float a, float b) {
-    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
-}
 
 // Random quant and scale bytes with finite half scales (d, and dmin for Q4_K/Q5_K); every
 // fourth block saturated: all quant and scale bits set (Q4_K/Q5_K: values 15/31 with scales

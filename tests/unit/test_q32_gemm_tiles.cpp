@@ -16,14 +16,12 @@
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/quants.h"
+#include "tests/support/same_float.h"
 
 using namespace hearth;
+using hearth::test::sameFloat;
 
 namespace {
-
-bool sameFloat(float a, float b) {
-    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
-}
 
 // Random quant bytes; half scales random, sometimes 0 or the largest finite half; some blocks
 // saturated: all quant bytes 0xff (the largest unsigned values, Q8_0's -1s) or 0x00 (the
