@@ -28,7 +28,7 @@ for s in "${shapes[@]}"; do
 done
 
 step "parity tests (label gpu; a skip counts as a failure here)"
-HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu --output-on-failure > "$logs/ctest.log" 2>&1
+HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu -V > "$logs/ctest.log" 2>&1
 tests_rc=$?
 grep -E "FAIL|checks passed|tests passed|Passed|Failed|SKIP" "$logs/ctest.log" | head -60
 

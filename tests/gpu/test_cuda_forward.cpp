@@ -1,7 +1,11 @@
 // A whole forward pass on CUDA vs the CPU reference: synthetic Llama- and Gemma 3-shaped
 // models (engine/model/synth.h) in several weight types, a 20-token prefill (cuBLAS) then
-// token-by-token decode (dp4a mat-vec); logits within 3e-2 of the reference's largest logit
-// and the same top token. Skips (77) without a CUDA device.
+// token-by-token decode (dp4a mat-vec); logits as close to the reference as the reference is
+// to itself with its RMSNorm outputs nudged by 2^-20 (the control: quantizing activations to
+// 8 bits turns float-level differences into whole steps, so a quantized model's logits move
+// by percents on any backend that does not reproduce the reference's bits), and the same top
+// token. Skips (77) without a CUDA device.
+#include <cmath>
 #include <filesystem>
 #include <span>
 
@@ -15,6 +19,46 @@ using namespace hearth;
 using namespace hearth::gpu_test;
 
 namespace {
+
+// The reference with every RMSNorm output scaled by 1 ± 2^-20 (a fixed pseudo-random sign per
+// element): float-level noise of the size another summation order makes over a few hundred
+// terms (~8 ulps). Smaller nudges (2^-23) flip no 8-bit rounding in some of these tiny models
+// and leave their control at 1e-7; from 2^-20 up every quantized model's control settles at
+// its own level (1-4% here), which does not grow with the nudge (2^-18 gives the same).
+class NudgedBackend final : public Backend {
+public:
+    static constexpr float kNudge = 0x1p-20f;
+    explicit NudgedBackend(Backend& inner) : inner_(inner) {}
+    std::string name() const override { return inner_.name() + " (nudged)"; }
+    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override { inner_.matmul(w, x, n, y); }
+    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
+        inner_.embeddingRows(t, ids, n, out);
+    }
+    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
+        inner_.rmsNorm(x, w, r, n, eps, y);
+        for (int64_t i = 0; i < r * n; ++i) {
+            state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+            y[i] *= (state_ >> 63) != 0 ? 1.0f + kNudge : 1.0f - kNudge;
+        }
+    }
+    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
+        inner_.rope(x, n, h, d, r, p, b, s);
+    }
+    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
+        inner_.kvWrite(l, k, v, p, n);
+    }
+    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
+                   float* out) override {
+        inner_.attention(l, s, q, p, n, out);
+    }
+    void swiglu(const float* g, const float* u, int64_t n, float* out) override { inner_.swiglu(g, u, n, out); }
+    void geglu(const float* g, const float* u, int64_t n, float* out) override { inner_.geglu(g, u, n, out); }
+    void add(float* x, const float* y, int64_t n) override { inner_.add(x, y, n); }
+
+private:
+    Backend& inner_;
+    uint64_t state_ = 0x853c49e6748fea9bull;
+};
 
 int argmax(const std::vector<float>& v) {
     return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
@@ -50,22 +94,41 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     for (int i = 0; i < 20; ++i) prompt.push_back(3 + (i * 37) % 250);
     const std::vector<int32_t> decode{5, 77, 140, 9};
     const auto want = run(**model, cpu, prompt, 4, decode);
+    NudgedBackend nudgedCpu(cpu);
+    const auto nudged = run(**model, nudgedCpu, prompt, 4, decode);
+    double control = 0.0;
+    for (size_t step = 0; step < std::min(want.size(), nudged.size()); ++step)
+        control = std::max(control, relativeError(nudged[step], want[step]));
+    // Twice the control, and never below 2e-3 (float models, where the control is ~1e-6:
+    // CUDA's float sums in another order and F16 GEMM inputs).
+    const double tol = std::max(2e-3, 2.0 * control);
+    if (std::getenv("HEARTH_GPU_CONTROL_ONLY") != nullptr) {
+        std::printf("%s: control (reference, RMSNorm nudged by 2^-20) %.4g, tolerance %.4g\n", label.c_str(), control, tol);
+        std::filesystem::remove(path);
+        return;
+    }
     auto gpu = makeCudaBackend(nullptr);
     if (!gpu) return c.expect(false, label + ": creating a CUDA backend");
     const auto got = run(**model, *gpu, prompt, 4, decode);
     c.expect(!want.empty() && got.size() == want.size(), label + ": both forwards ran");
+    double worst = 0.0;
     for (size_t step = 0; step < std::min(want.size(), got.size()); ++step) {
         const std::string what = label + (step == 0 ? ": prefill" : ": decode step " + std::to_string(step));
-        c.expect(relativeError(got[step], want[step]) < 3e-2, describeError(what, relativeError(got[step], want[step]), 3e-2));
+        const double err = relativeError(got[step], want[step]);
+        worst = std::max(worst, err);
+        c.expect(err < tol, describeError(what, err, tol));
         c.expect(argmax(got[step]) == argmax(want[step]), what + ": same top token");
     }
+    std::printf("%s: largest error over the prefill and %d decode steps %.4g (control %.4g, tolerance %.4g)\n",
+                label.c_str(), 4, worst, control, tol);
     std::filesystem::remove(path);
 }
 
 }  // namespace
 
 int main() {
-    if (!cudaOrSkip()) return noDeviceExit();
+    // HEARTH_GPU_CONTROL_ONLY=1: print the controls (CPU only) and stop.
+    if (std::getenv("HEARTH_GPU_CONTROL_ONLY") == nullptr && !cudaOrSkip()) return noDeviceExit();
     auto cpu = makeCpuReferenceBackend();
     Checks c;
     try {

@@ -3,6 +3,7 @@
 // Also: a token's result does not depend on its batch (mat-vec, attention), and KV rows the
 // host wrote itself (a restore) are read correctly. Skips (77) without a CUDA device.
 #include <cstring>
+#include <list>
 #include <random>
 
 #include "engine/model/synth.h"
@@ -27,9 +28,14 @@ struct Weights {
     WeightView view;
 };
 
-Weights quantized(DType t, int64_t nRows, int64_t nCols, uint32_t seed) {
+// The CUDA backend keeps a device copy of each weight keyed by its host address, as a model's
+// mapped tensors stay put while a backend uses them; so every weight here lives until the end
+// (a freed vector's address reused by the next one would read the old device copy).
+std::list<Weights> allWeights;
+
+const Weights& quantized(DType t, int64_t nRows, int64_t nCols, uint32_t seed) {
     const std::vector<float> f = randomFloats(static_cast<size_t>(nRows * nCols), seed, 0.05f);
-    Weights w;
+    Weights& w = allWeights.emplace_back();
     const size_t rowSize = rowBytes(t, nCols);
     w.bytes.resize(rowSize * static_cast<size_t>(nRows));
     for (int64_t r = 0; r < nRows; ++r) synthQuantizeRow(t, f.data() + r * nCols, w.bytes.data() + rowSize * r, nCols);
@@ -44,7 +50,7 @@ const DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q4_0, 
 void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
     const int64_t nRows = 96, nCols = 512;
     for (DType t : kWeightTypes) {
-        const Weights w = quantized(t, nRows, nCols, 11);
+        const Weights& w = quantized(t, nRows, nCols, 11);
         const std::string name = dtypeInfo(t).name;
         std::vector<float> single;
         for (int64_t nTokens : {1, 3, 20}) {
@@ -53,8 +59,10 @@ void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
             cpu.matmul(w.view, x.data(), nTokens, want.data());
             gpu.matmul(w.view, x.data(), nTokens, got.data());
             // Same activation quantization, float vs in-order accumulation: 1e-3. cuBLAS
-            // multiplies F16 activations instead of the reference's 8-bit ones: 3e-2.
-            const double tol = nTokens >= 16 ? 3e-2 : 1e-3;
+            // multiplies the same quantized activations and the weights as halves (each
+            // rounded to F16, 2^-11 relative), summed in float: 5e-3.
+            const double tol = nTokens >= 16 ? 5e-3 : 1e-3;
+            std::printf("matmul %s x%lld: error %.3g\n", name.c_str(), static_cast<long long>(nTokens), relativeError(got, want));
             c.expect(relativeError(got, want) < tol, describeError("matmul " + name + " x" + std::to_string(nTokens),
                                                                    relativeError(got, want), tol));
             if (nTokens == 1) single = got;
@@ -68,7 +76,7 @@ void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
 void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {
     const int32_t ids[] = {3, 0, 77, 3, 95};
     for (DType t : kWeightTypes) {
-        const Weights w = quantized(t, 96, 512, 13);
+        const Weights& w = quantized(t, 96, 512, 13);
         std::vector<float> want(5 * 512), got(want.size());
         cpu.embeddingRows(w.view, ids, 5, want.data());
         gpu.embeddingRows(w.view, ids, 5, got.data());
@@ -87,9 +95,19 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
     cpu.swiglu(x.data(), y.data(), n, want.data());
     gpu.swiglu(x.data(), y.data(), n, got.data());
     c.expect(relativeError(got, want) < 1e-5, describeError("swiglu", relativeError(got, want), 1e-5));
-    cpu.geglu(x.data(), y.data(), n, want.data());
-    gpu.geglu(x.data(), y.data(), n, got.data());
-    c.expect(relativeError(got, want) < 1e-5, describeError("geglu", relativeError(got, want), 1e-5));
+    // GeGLU goes through F16 (the reference's table): CUDA's tanhf may land an element one F16
+    // step away where glibc's is an ulp apart near a rounding boundary; allow that for 1 in 256.
+    const std::vector<float> gate = randomFloats(n, 4, 3.0f);
+    cpu.geglu(gate.data(), y.data(), n, want.data());
+    gpu.geglu(gate.data(), y.data(), n, got.data());
+    int64_t differ = 0, farther = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (got[i] == want[i]) continue;
+        ++differ;
+        if (std::fabs(got[i] - want[i]) > std::fabs(want[i]) * 0x1p-10f + 1e-30f) ++farther;
+    }
+    c.expect(farther == 0 && differ <= n / 256, "geglu: " + std::to_string(differ) + " of " + std::to_string(n) +
+                                                    " elements differ, " + std::to_string(farther) + " by more than one F16 step");
     want = x;
     got = x;
     cpu.add(want.data(), y.data(), n);

@@ -128,7 +128,8 @@ private:
         check(cudaStreamSynchronize(stream_), "a kernel");
     }
 
-    void matvecTokens(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
+    // x quantized as the reference quantizes it for w's type (scratch reused by the next call).
+    ActBuffers quantized(const WeightView& w, const float* dx, int64_t nTokens) {
         const ActSizes sizes = actSizes(nTokens, w.nCols);
         actQ_.reserve(sizes.q);
         actD_.reserve(sizes.d);
@@ -137,14 +138,19 @@ private:
         actF_.reserve(sizes.f);
         const ActBuffers a{actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(), actF_.as<float>()};
         quantizeActivations(w.type, dx, nTokens, w.nCols, a, stream_);
-        matvec(w.type, dw, w.nRows, w.nCols, a, nTokens, dy, stream_);
+        return a;
     }
 
-    // y = x · Wᵀ with W dequantized to F16 tiles of rows; F32 accumulation (cuBLAS picks the
-    // reduction order by shape, so prefill is close to, not bitwise, decode).
+    void matvecTokens(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
+        matvec(w.type, dw, w.nRows, w.nCols, quantized(w, dx, nTokens), nTokens, dy, stream_);
+    }
+
+    // y = x · Wᵀ with W dequantized to F16 tiles of rows and x quantized as the reference does
+    // (8-bit blocks, then q·d as halves); F32 accumulation (cuBLAS picks the reduction order
+    // by shape, so prefill is close to, not bitwise, decode).
     void gemm(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
         xHalf_.reserve(static_cast<size_t>(nTokens * w.nCols) * sizeof(__half));
-        floatToHalf(dx, nTokens * w.nCols, xHalf_.as<__half>(), stream_);
+        activationsToHalf(w.type, quantized(w, dx, nTokens), nTokens * w.nCols, xHalf_.as<__half>(), stream_);
         const int64_t tileRows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (static_cast<size_t>(w.nCols) * 2)));
         const size_t wRowBytes = rowBytes(w.type, w.nCols);
         tile_.reserve(static_cast<size_t>(std::min(tileRows, w.nRows) * w.nCols) * sizeof(__half));

@@ -26,7 +26,6 @@ void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* 
                    cudaStream_t s);
 // Rows [0, nRows) of a weight matrix dequantized to halves: out [nRows, nCols].
 void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s);
-void floatToHalf(const float* x, int64_t n, __half* out, cudaStream_t s);
 
 // ---- Quantized matrix-vector products (ops_matvec.cu) ----
 // Activations quantized as the reference's vecDotType(w), laid out for the GPU: per token,
@@ -46,6 +45,9 @@ struct ActSizes {
 ActSizes actSizes(int64_t nTokens, int64_t nCols);
 void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t nCols, const ActBuffers& a,
                          cudaStream_t s);
+// The quantized activations (n elements) as halves: q * d, or f rounded to F16, so that
+// prefill through cuBLAS multiplies the values the reference and the mat-vec multiply.
+void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out, cudaStream_t s);
 // y[t][r] = dot(row r, x[t]) with dp4a integer sums per block; one warp per row.
 void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
             float* y, cudaStream_t s);

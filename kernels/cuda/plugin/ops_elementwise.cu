@@ -56,12 +56,22 @@ __global__ void swigluKernel(const float* gate, const float* up, int64_t n, floa
     if (i < n) out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+// The reference's GELU (kernels/cpu/reference/gelu_tanh.h): the gate rounded to F16, the tanh
+// form in float, the result rounded to F16 (llama.cpp's table); 0 below -10, x above 10. Where
+// CUDA's tanhf and glibc's differ by an ulp near an F16 rounding boundary, one F16 step apart.
 __global__ void gegluKernel(const float* gate, const float* up, int64_t n, float* out) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (i >= n) return;
     const float g = gate[i];
-    const float gelu = 0.5f * g * (1.0f + tanhf(0.79788456080286535588f * g * (1.0f + 0.044715f * g * g)));
-    out[i] = gelu * up[i];
+    if (g <= -10.0f) {
+        out[i] = 0.0f;
+    } else if (g >= 10.0f) {
+        out[i] = g * up[i];
+    } else {
+        const float x = __half2float(__float2half_rn(g));
+        const float gelu = 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
+        out[i] = __half2float(__float2half_rn(gelu)) * up[i];
+    }
 }
 
 __global__ void addKernel(float* x, const float* y, int64_t n) {
@@ -82,11 +92,6 @@ __global__ void toHalfKernel(DType t, const uint8_t* rows, size_t rowSize, int64
     if (idx >= nRows * nCols) return;
     const int64_t r = idx / nCols, c = idx % nCols;
     out[idx] = __float2half_rn(dequantOne(t, rows + rowSize * static_cast<size_t>(r), c));
-}
-
-__global__ void floatToHalfKernel(const float* x, int64_t n, __half* out) {
-    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (i < n) out[i] = __float2half_rn(x[i]);
 }
 
 }  // namespace
@@ -123,10 +128,6 @@ void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* 
 void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s) {
     const int64_t total = nRows * nCols;
     if (total > 0) toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, rows, rowBytes(t, nCols), nRows, nCols, out);
-}
-
-void floatToHalf(const float* x, int64_t n, __half* out, cudaStream_t s) {
-    if (n > 0) floatToHalfKernel<<<gridFor(n), kThreads, 0, s>>>(x, n, out);
 }
 
 }  // namespace hearth::cuda

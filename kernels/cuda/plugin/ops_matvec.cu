@@ -126,6 +126,15 @@ __global__ void matvecKernel(const uint8_t* w, int64_t nRows, int64_t nCols, siz
     if (lane == 0) y[t * nRows + r] = acc;
 }
 
+// The quantized activations as halves for cuBLAS: q * d per element (the value the reference
+// multiplies), or the activation rounded to the weight's float type.
+__global__ void activationsToHalfKernel(bool kBlocks, bool floatWeights, ActBuffers a, int64_t n, __half* out) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    if (floatWeights) out[i] = __float2half_rn(a.f[i]);
+    else out[i] = __float2half_rn(static_cast<float>(a.q[i]) * a.d[i / (kBlocks ? 256 : 32)]);
+}
+
 template <DType kT>
 void launchMatvec(const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens, float* y,
                   cudaStream_t s) {
@@ -158,6 +167,13 @@ void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t 
         roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f);
         return;
     }
+}
+
+void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out, cudaStream_t s) {
+    if (n <= 0) return;
+    const bool kBlocks = weight == DType::Q4_K || weight == DType::Q5_K || weight == DType::Q6_K;
+    const bool floatWeights = weight == DType::F32 || weight == DType::F16 || weight == DType::BF16;
+    activationsToHalfKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(kBlocks, floatWeights, a, n, out);
 }
 
 void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
