@@ -166,7 +166,7 @@ QJsonObject spreadJson(const std::vector<double>& v) {
 }
 
 struct Derived {
-    double decodePctBw = 0, prefillPctFma = 0, prefillFlopsPerToken = 0;
+    double decodePctBw = 0, prefillPctFma = 0, prefillPctAvx512 = 0, prefillFlopsPerToken = 0;
 };
 
 Derived derive(const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
@@ -175,6 +175,8 @@ Derived derive(const ModelCost& cost, const BenchOptions& o, const BenchResults&
     const double bw = r.bandwidth() * 1e9;
     if (bw > 0) d.decodePctBw = 100.0 * spreadOf(r.decodeTps).median * static_cast<double>(cost.weightBytesPerToken) / bw;
     if (r.fma.gflops > 0) d.prefillPctFma = 100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.gflops * 1e9);
+    if (r.fma.avx512Gflops > 0)
+        d.prefillPctAvx512 = 100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.avx512Gflops * 1e9);
     return d;
 }
 
@@ -191,6 +193,7 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
                   {"decode_tokens_per_s", spreadOf(r.decodeTps).median}, {"decode", spreadJson(r.decodeTps)},
                   {"decode_pct_of_bandwidth", d.decodePctBw}, {"prefill_tokens_per_s", spreadOf(r.prefillTps).median},
                   {"prefill", spreadJson(r.prefillTps)}, {"prefill_pct_of_fma_peak", d.prefillPctFma},
+                  {"fma_peak_avx512_gflops", r.fma.avx512Gflops}, {"prefill_pct_of_avx512_fma_peak", d.prefillPctAvx512},
                   {"peak_rss_mb", static_cast<double>(r.peakRssKb) / 1024.0}, {"peak_rss_includes_probe", r.rssIncludesProbe},
                   {"weights_mb", static_cast<double>(cost.tensorBytes) / (1 << 20)},
                   {"kv_cache_mb", static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20)}};
@@ -209,10 +212,12 @@ std::string spreadText(const std::vector<double>& v, int precision = 1) {
     return buf;
 }
 
-// The backend's name, with +VNNI when the AVX2 backend runs the AVX-VNNI build of its 32-block
-// gemm. (The name itself stays "CPU (AVX2)": it keys saved KV caches, and the bits are the same.)
+// The backend's name, with +VNNI when the AVX2 backend runs the AVX-VNNI builds of its integer
+// gemms and +AVX-512 when it runs the AVX-512 build of its float gemm. (The name itself stays
+// "CPU (AVX2)": it keys saved KV caches, and the bits are the same.)
 std::string backendLabel(const Engine& e) {
-    return e.backendName() == "CPU (AVX2)" && avxVnniEnabled() ? "CPU (AVX2+VNNI)" : e.backendName();
+    if (e.backendName() != "CPU (AVX2)") return e.backendName();
+    return std::string("CPU (AVX2") + (avxVnniEnabled() ? "+VNNI" : "") + (avx512Enabled() ? "+AVX-512" : "") + ")";
 }
 
 void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
@@ -233,6 +238,10 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
                   r.bandwidth(), r.fma.gflops, r.fma.plainGflops, r.fma.plainGflops > 0 ? 100 * r.fma.gflops / r.fma.plainGflops : 0.0,
                   r.fma.avx2 ? "" : " [no AVX2: scalar loops]");
     t += buf;
+    if (r.fma.avx512Gflops > 0) {
+        std::snprintf(buf, sizeof buf, "AVX-512 FMA peak (the same chains on ZMM): %.1f GFLOP/s\n", r.fma.avx512Gflops);
+        t += buf;
+    }
     t += strCat("hearth     prefill t/s ", spreadText(r.prefillTps), "   decode t/s ", spreadText(r.decodeTps), "\n");
     if (!r.oracleDecodeTps.empty()) {
         t += strCat("llama.cpp  prefill t/s ", spreadText(r.oraclePrefillTps), "   decode t/s ", spreadText(r.oracleDecodeTps),
@@ -246,6 +255,10 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
                   d.decodePctBw, d.prefillPctFma, r.peakRssKb / 1024.0, r.rssIncludesProbe ? " (includes the bandwidth probe's buffer)" : "",
                   static_cast<double>(cost.tensorBytes) / (1 << 20), static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20));
     t += buf;
+    if (r.fma.avx512Gflops > 0) {
+        std::snprintf(buf, sizeof buf, "prefill: %.1f%% of the AVX-512 FMA peak\n", d.prefillPctAvx512);
+        t += buf;
+    }
     writeOut(t);
 }
 

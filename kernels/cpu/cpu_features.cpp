@@ -31,6 +31,8 @@ unsigned long long readXcr0() {
 // Intel SDM vol. 1, 14.3 "Detection of Intel AVX instructions": AVX needs OSXSAVE and the OS
 // enabling XMM and YMM state in XCR0; AVX2 is CPUID.(7,0):EBX bit 5. AVX-VNNI is
 // CPUID.(7,1):EAX bit 4 (Intel SDM vol. 2, CPUID; leaf 7's subleaf count is (7,0):EAX).
+// AVX-512F is CPUID.(7,0):EBX bit 16, usable when XCR0 also enables the opmask, ZMM_Hi256 and
+// Hi16_ZMM state (bits 5-7; SDM vol. 1, 15.2 "Detection of AVX-512 Foundation instructions").
 CpuFeatures detect() {
     CpuFeatures f;
     unsigned int eax, ebx, ecx, edx;
@@ -38,9 +40,12 @@ CpuFeatures detect() {
     const bool osxsave = (ecx >> 27) & 1u, avx = (ecx >> 28) & 1u;
     f.fma = (ecx >> 12) & 1u;
     f.f16c = (ecx >> 29) & 1u;
-    if (osxsave && avx) f.osSavesYmm = (readXcr0() & 0x6u) == 0x6u;
+    const unsigned long long xcr0 = osxsave && avx ? readXcr0() : 0;
+    f.osSavesYmm = (xcr0 & 0x6u) == 0x6u;
+    f.osSavesZmm = (xcr0 & 0xE6u) == 0xE6u;
     if (__get_cpuid_max(0, nullptr) < 7 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
     f.avx2 = (ebx >> 5) & 1u;
+    f.avx512f = (ebx >> 16) & 1u;
     if (eax >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxVnni = (eax >> 4) & 1u;
     return f;
 }
@@ -77,10 +82,16 @@ const CpuFeatures& cpuFeatures() {
     return features;
 }
 
-bool avxVnniEnabled() {
+namespace {
+bool plainAvx2Requested() {
     const char* cpu = std::getenv("HEARTH_CPU");
-    return cpuFeatures().canRunAvxVnni() && !(cpu != nullptr && std::strcmp(cpu, "avx2") == 0);
+    return cpu != nullptr && std::strcmp(cpu, "avx2") == 0;
 }
+}  // namespace
+
+bool avxVnniEnabled() { return cpuFeatures().canRunAvxVnni() && !plainAvx2Requested(); }
+
+bool avx512Enabled() { return cpuFeatures().canRunAvx512() && !plainAvx2Requested(); }
 
 int physicalCoreCount() {
 #if defined(__linux__)

@@ -27,6 +27,7 @@ float readSumAvx2(const float* p, int64_t n);
 void triadAvx2(float* a, const float* b, const float* c, float s, int64_t n);
 float fmaChainsAvx2(int64_t iters);
 void fmaPlainAsm(int64_t iters);
+float fmaChainsAvx512(int64_t iters);
 }  // namespace probe
 constexpr bool kHaveAvx2Probes = true;
 #else
@@ -35,6 +36,7 @@ inline float readSumAvx2(const float*, int64_t) { return 0; }
 inline void triadAvx2(float*, const float*, const float*, float, int64_t) {}
 inline float fmaChainsAvx2(int64_t) { return 0; }
 inline void fmaPlainAsm(int64_t) {}
+inline float fmaChainsAvx512(int64_t) { return 0; }
 }  // namespace probe
 constexpr bool kHaveAvx2Probes = false;
 #endif
@@ -181,6 +183,10 @@ FmaPeak measureFmaPeak(ThreadPool& pool, double seconds) {
             [](int64_t n) { probe::fmaPlainAsm(n); });
         peak.gflops = chains / 1e9;
         peak.plainGflops = plain / 1e9;
+        if (cpuFeatures().canRunAvx512()) {
+            auto zmm = [&](int64_t n) { sink.store(probe::fmaChainsAvx512(n), std::memory_order_relaxed); };
+            peak.avx512Gflops = bestFlops(pool, seconds, kFlopsPerIter * 2, zmm, zmm).first / 1e9;
+        }
     } else {
         auto scalar = [&](int64_t n) { sink.store(fmaChainsScalar(n), std::memory_order_relaxed); };
         peak.gflops = peak.plainGflops = bestFlops(pool, seconds, 12.0 * 2, scalar, scalar).first / 1e9;

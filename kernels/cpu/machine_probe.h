@@ -26,6 +26,9 @@ struct FmaPeak {
     double gflops = 0;       // 2 flops per lane per FMA; independent chains on every thread (the peak)
     double plainGflops = 0;  // the same threads each running a plain loop of 12 vfmadd231ps chains (asm)
     bool avx2 = false;       // false: scalar loops, no FMA instructions measured
+    // The same chains on ZMM registers where the CPU has AVX-512 (0 otherwise): the ceiling of
+    // the kernels that have an AVX-512 build (the float types' prefill).
+    double avx512Gflops = 0;
 };
 
 // Runs each loop on all of the pool's threads for about seconds each, best of 3.

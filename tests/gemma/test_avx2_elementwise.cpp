@@ -27,15 +27,6 @@ float exactGelu(float x) {
     return static_cast<float>(d / (1.0 + std::exp(-2.0 * 0.7978845608028654 * (d + 0.044715 * d * d * d))));
 }
 
-// Distance in ulp between two finite floats of the same sign (or zeros).
-int64_t ulps(float a, float b) {
-    const auto key = [](float f) {
-        const auto bits = static_cast<int64_t>(std::bit_cast<uint32_t>(f) & 0x7fffffffu);
-        return std::signbit(f) ? -bits : bits;
-    };
-    return std::abs(key(a) - key(b));
-}
-
 bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)

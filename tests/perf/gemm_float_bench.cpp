@@ -1,5 +1,5 @@
 // Micro-benchmark of the float-type prefill gemm (kernels/cpu/avx2/gemm_float.cpp) on one
-// thread: ROWS x COLS weights of F32/F16/BF16 against TOKENS activations, REPS times (not a
+// thread (the AVX-512 build where avx512Enabled(); HEARTH_CPU=avx2 for the AVX2 one): ROWS x COLS weights of F32/F16/BF16 against TOKENS activations, REPS times (not a
 // test; a timing under load is noisy). Prints time, GFLOP/s (2 per multiply-add) and the
 // number of sampled values that differ from ref::vecDot (bitwise; exit code 1 if any).
 #include <bit>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/avx2/kernels.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/machine_probe.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/reference/quants.h"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     const size_t wRow = rowBytes(t, nCols);
     std::vector<float> y(static_cast<size_t>(nRows * nTokens));
     avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), wRow, nTokens, y.data(), nRows};
+    m.avx512 = avx512Enabled();
     std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
     std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
     void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
@@ -76,8 +78,8 @@ int main(int argc, char** argv) {
     ThreadPool pool(1);
     const double peak = measureFmaPeak(pool).gflops;  // right after, to see the load of the moment
     const double fastest = 2.0 * 8 * static_cast<double>(nCols) * static_cast<double>(nTokens) / fastestPanel * 1e-9;
-    std::printf("%s %lldx%lld x %lld tokens x %d: %.3f s, %.2f GFLOP/s (fastest panel %.2f; FMA peak %.1f), "
-                "mismatches %d\n", dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
+    std::printf("%s%s %lldx%lld x %lld tokens x %d: %.3f s, %.2f GFLOP/s (fastest panel %.2f; FMA peak %.1f), "
+                "mismatches %d\n", m.avx512 ? "[avx-512] " : "[avx2] ", dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
                 static_cast<long long>(nTokens), reps, s, flops / s * 1e-9, fastest, peak, bad);
     return bad == 0 ? 0 : 1;
 }

@@ -3,7 +3,9 @@
 // chunks), row lengths that are not multiples of 8 (the masked last group) or span several
 // column chunks (accumulators stored and resumed), panels at row offsets, and
 // rows whose lanes all round to -0 (a kernel that pads with zero products turns them into
-// +0). Each (row, token) value must be bitwise ref::vecDot. Skipped without AVX2/FMA/F16C.
+// +0). Each (row, token) value must be bitwise ref::vecDot, from the AVX2 build and from the
+// AVX-512 build (gemm_float_avx512.cpp: two rows per ZMM register, panel rows interleaved in
+// pairs). Skipped without AVX2/FMA/F16C; the AVX-512 rows without AVX-512F.
 #include <QTest>
 
 #include <bit>
@@ -49,14 +51,20 @@ private slots:
     void everyTileEdgeIsBitwiseVecDot_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<qint64>("nCols");
-        for (DType t : {DType::F32, DType::F16, DType::BF16})
-            for (qint64 n : {3, 8, 69, 320, 1100})  // 1100: three column chunks, the last ragged
-                QTest::newRow((std::string(dtypeInfo(t).name) + " cols " + std::to_string(n)).c_str()) << int(t) << n;
+        QTest::addColumn<bool>("avx512");
+        for (bool avx512 : {false, true})
+            for (DType t : {DType::F32, DType::F16, DType::BF16})
+                for (qint64 n : {3, 8, 69, 320, 1100})  // 1100: three column chunks, the last ragged
+                    QTest::newRow((std::string(avx512 ? "avx-512 " : "avx2 ") + dtypeInfo(t).name + " cols " +
+                                   std::to_string(n)).c_str())
+                        << int(t) << n << avx512;
     }
 
     void everyTileEdgeIsBitwiseVecDot() {
         QFETCH(int, type);
         QFETCH(qint64, nCols);
+        QFETCH(bool, avx512);
+        if (avx512 && !cpuFeatures().canRunAvx512()) QSKIP("this CPU (or OS) lacks AVX-512F");
         const auto t = static_cast<DType>(type);
         std::mt19937 rng(static_cast<unsigned>(2026 + type * 1000 + nCols));
         const int64_t nRows = 16;
@@ -70,7 +78,8 @@ private slots:
         for (int64_t nTokens : counts) {
             const std::vector<uint8_t> acts = rowsOf(t, nTokens, nCols, rng, false);
             std::vector<float> y(static_cast<size_t>(nRows * nTokens), NAN);
-            const avx2::MatmulArgs m{t, w.data(), rowSize, nCols, acts.data(), rowSize, nTokens, y.data(), nRows};
+            avx2::MatmulArgs m{t, w.data(), rowSize, nCols, acts.data(), rowSize, nTokens, y.data(), nRows};
+            m.avx512 = avx512;
             std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) * static_cast<size_t>(nTokens) / 8 + 1);
             std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
             void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
@@ -84,7 +93,7 @@ private slots:
                     QVERIFY2(std::isfinite(want), "the data keeps every value finite");
                     negativeZeros += std::signbit(want) && want == 0.0f;
                     QVERIFY2(sameFloat(got, want), (std::string("row ") + std::to_string(r) + " token " + std::to_string(k) +
-                                                    " of " + std::to_string(nTokens) + ": avx2 " + std::to_string(got) +
+                                                    " of " + std::to_string(nTokens) + ": got " + std::to_string(got) +
                                                     " ref " + std::to_string(want)).c_str());
                 }
         }

@@ -112,6 +112,7 @@ public:
         args.y = y;
         args.yStride = w.nRows;
         args.avxVnni = avxVnni_;
+        args.avx512 = avx512_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
                         ? static_cast<const void*>(x)
                         : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
@@ -346,6 +347,7 @@ private:
     ThreadPool pool_;
     std::unique_ptr<Backend> reference_;
     const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
+    const bool avx512_ = avx512Enabled();    // likewise
     std::vector<unsigned char> scratch_;
     std::array<RopeTable, 2> ropeTables_;
     size_t ropeNext_ = 0;

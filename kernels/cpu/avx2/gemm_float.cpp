@@ -123,9 +123,10 @@ void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t
 
 }  // namespace
 
-// The panel ([kPanelRows][paddedCols] floats), then the accumulators of a token chunk.
+// The panel ([kPanelRows][paddedCols] floats), then the accumulators of a token chunk; 64
+// bytes more so that the AVX-512 build can align its panel to ZMM loads.
 size_t gemmPanelBytesFloat(int64_t nCols) {
-    return static_cast<size_t>(kPanelRows * paddedCols(nCols)) * sizeof(float) + kAccBytes;
+    return static_cast<size_t>(kPanelRows * paddedCols(nCols)) * sizeof(float) + kAccBytes + 64;
 }
 
 size_t gemmActInfoBytesFloat(int64_t nCols) { return static_cast<size_t>(paddedCols(nCols)) * sizeof(float); }
@@ -142,6 +143,7 @@ void gemmActInfoFloat(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEnd,
 // would otherwise stream both from L2 for every tile). Stopping and resuming an accumulator
 // changes nothing in its lanes' order.
 void gemmPanelFloat(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
+    if (m.avx512) return gemmPanelFloatAvx512(m, actInfo, row0, scratch);
     const int64_t n8 = paddedCols(m.nCols);
     auto* panel = static_cast<float*>(scratch);
     for (int r = 0; r < kPanelRows; ++r)

@@ -30,6 +30,7 @@ struct MatmulArgs {
     float* y = nullptr;             // y[t * yStride + r]
     int64_t yStride = 0;
     bool avxVnni = false;           // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
+    bool avx512 = false;            // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
 };
 
 // Computes y for rows [rowBegin, rowEnd) and every token. Each (row, token) value is bitwise
@@ -94,6 +95,7 @@ size_t gemmPanelBytesFloat(int64_t nCols);
 size_t gemmActInfoBytesFloat(int64_t nCols);
 void gemmActInfoFloat(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
 void gemmPanelFloat(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+void gemmPanelFloatAvx512(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 size_t gemmPanelBytesK(int64_t nCols);
 size_t gemmActInfoBytesK(DType wType, int64_t nCols);
 void gemmActInfoK(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
