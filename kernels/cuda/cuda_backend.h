@@ -26,4 +26,9 @@ std::unique_ptr<Backend> makeCudaBackend(std::string* whyNot);
 // (for the benchmark: decode speed as a share of it). 0 with *whyNot set when CUDA is absent.
 double measureCudaReadBandwidth(size_t bytes, std::string* whyNot);
 
+// The one-token mat-vec kernels alone (quantizing the activation, then the dp4a product) on a
+// rows x cols matrix of `dtype` (a DType value) already on the device, in GB/s of weights:
+// what decode could reach without host round trips. 0 with *whyNot set when CUDA is absent.
+double measureCudaMatvec(int dtype, long long rows, long long cols, std::string* whyNot);
+
 }  // namespace hearth

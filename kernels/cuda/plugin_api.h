@@ -11,7 +11,7 @@ class Backend;
 
 // Bumped whenever these signatures or the Backend interface change, so that a stale plugin
 // is refused instead of crashing.
-#define HEARTH_CUDA_PLUGIN_ABI 1
+#define HEARTH_CUDA_PLUGIN_ABI 2
 
 extern "C" {
 // HEARTH_CUDA_PLUGIN_ABI of the plugin.
@@ -22,4 +22,7 @@ typedef int (*HearthCudaProbeFn)(char* device, size_t deviceCap, char* why, size
 typedef hearth::Backend* (*HearthCudaCreateFn)(char* why, size_t whyCap);
 // Read bandwidth of device 0 in GB/s over a buffer of `bytes`, or a negative value and why.
 typedef double (*HearthCudaBandwidthFn)(size_t bytes, char* why, size_t whyCap);
+// The decode mat-vec kernels alone, weights and activations already on device 0: GB/s of
+// weights read by a (rows x cols, dtype) one-token product, or a negative value and why.
+typedef double (*HearthCudaMatvecFn)(int dtype, long long rows, long long cols, char* why, size_t whyCap);
 }

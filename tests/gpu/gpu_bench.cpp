@@ -167,6 +167,30 @@ bool parse(int argc, char** argv, Options& o) {
     return true;
 }
 
+// The decode mat-vec kernels alone on the 8B shape's matrices (weights already on the device,
+// no host round trips), and the decode speed they would allow for that model: how far the
+// kernels are from the bandwidth, apart from the interface's cost.
+void matvecAlone(DType type, double bandwidthGBs) {
+    struct Matrix {
+        long long rows, cols;
+        int perModel;  // how many a token multiplies: 32 layers, and the output once
+    };
+    const Matrix matrices[] = {{4096, 4096, 64}, {1024, 4096, 64}, {14336, 4096, 64}, {4096, 14336, 32}, {128256, 4096, 1}};
+    double seconds = 0, bytes = 0;
+    for (const Matrix& m : matrices) {
+        std::string why;
+        const double gbs = measureCudaMatvec(static_cast<int>(type), m.rows, m.cols, &why);
+        if (gbs <= 0) return (void)std::printf("mat-vec kernels alone: %s\n", why.c_str());
+        const double b = static_cast<double>(rowBytes(type, m.cols)) * static_cast<double>(m.rows);
+        std::printf("mat-vec kernels alone, %s %lldx%lld: %.0f GB/s = %.1f%% of read bandwidth\n", dtypeInfo(type).name,
+                    m.rows, m.cols, gbs, 100.0 * gbs / bandwidthGBs);
+        seconds += m.perModel * b / (gbs * 1e9);
+        bytes += m.perModel * b;
+    }
+    std::printf("llama-8b decode bound by these kernels alone: %.0f tok/s (%.2f ms/tok, %.1f%% of read bandwidth)\n",
+                1.0 / seconds, seconds * 1e3, 100.0 * bytes / seconds / 1e9 / bandwidthGBs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,6 +203,7 @@ int main(int argc, char** argv) {
         bandwidth = measureCudaReadBandwidth(size_t{4} << 30, &why);
         if (bandwidth <= 0) return std::fprintf(stderr, "no CUDA device: %s\n", why.c_str()), 1;
         std::printf("device read bandwidth (4 GiB streaming read): %.0f GB/s\n", bandwidth);
+        matvecAlone(o.type, bandwidth);
     }
     int failures = 0;
     for (const std::string& name : o.shapes) {

@@ -22,6 +22,7 @@ struct Plugin {
     HearthCudaProbeFn probe = nullptr;
     HearthCudaCreateFn create = nullptr;
     HearthCudaBandwidthFn bandwidth = nullptr;
+    HearthCudaMatvecFn matvec = nullptr;
     std::string error;  // why it did not load; empty when loaded
 };
 
@@ -69,7 +70,8 @@ Plugin load() {
             return p;
         }
         if (bind(handle, "hearth_cuda_probe", p.probe, p.error) && bind(handle, "hearth_cuda_create", p.create, p.error))
-            bind(handle, "hearth_cuda_read_bandwidth", p.bandwidth, p.error);
+            if (bind(handle, "hearth_cuda_read_bandwidth", p.bandwidth, p.error))
+                bind(handle, "hearth_cuda_matvec_bandwidth", p.matvec, p.error);
         return p;
     }
     p.error = std::string("the CUDA plugin ") + kPluginFile + " is not installed (looked next to the executable and in lib/hearth)";
@@ -113,6 +115,18 @@ double measureCudaReadBandwidth(size_t bytes, std::string* whyNot) {
     }
     char why[512] = {};
     const double gbps = p.bandwidth(bytes, why, sizeof why);
+    if (gbps < 0.0 && whyNot != nullptr) *whyNot = why;
+    return gbps < 0.0 ? 0.0 : gbps;
+}
+
+double measureCudaMatvec(int dtype, long long rows, long long cols, std::string* whyNot) {
+    const Plugin& p = plugin();
+    if (!p.error.empty()) {
+        if (whyNot != nullptr) *whyNot = p.error;
+        return 0.0;
+    }
+    char why[512] = {};
+    const double gbps = p.matvec(dtype, rows, cols, why, sizeof why);
     if (gbps < 0.0 && whyNot != nullptr) *whyNot = why;
     return gbps < 0.0 ? 0.0 : gbps;
 }

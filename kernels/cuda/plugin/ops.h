@@ -77,5 +77,8 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
 // ---- Measurement (ops_bandwidth.cu) ----
 // Sums `bytes` (a multiple of 16) of device memory once; returns the milliseconds it took.
 float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s);
+// GB/s of weights read by quantizeActivations + matvec for one token over a rows x cols matrix
+// of type t (weights a fixed byte pattern: speed does not depend on values), median of 21 runs.
+double timeMatvec(DType t, int64_t rows, int64_t cols);
 
 }  // namespace hearth::cuda

@@ -1,5 +1,9 @@
 // The device read-bandwidth yardstick: a grid-stride loop summing 16-byte loads, timed with
 // CUDA events. Decode speed is reported as a share of what this kernel reaches.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/ops.h"
 
 namespace hearth::cuda {
@@ -34,6 +38,36 @@ float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s) {
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     return ms;
+}
+
+double timeMatvec(DType t, int64_t rows, int64_t cols) {
+    const size_t weightBytes = rowBytes(t, cols) * static_cast<size_t>(rows);
+    DeviceBuffer w(weightBytes), x(static_cast<size_t>(cols) * sizeof(float)), y(static_cast<size_t>(rows) * sizeof(float));
+    // 0x11 bytes: every half scale is 0x1111 (a small positive number), every quant 1.
+    check(cudaMemset(w.get(), 0x11, weightBytes), "cudaMemset");
+    check(cudaMemset(x.get(), 0, static_cast<size_t>(cols) * sizeof(float)), "cudaMemset");
+    const ActSizes sizes = actSizes(1, cols);
+    DeviceBuffer q(sizes.q), d(sizes.d), s(sizes.s), bsums(sizes.bsums), f(sizes.f);
+    const ActBuffers a{q.as<int8_t>(), d.as<float>(), s.as<float>(), bsums.as<int16_t>(), f.as<float>()};
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    std::vector<float> ms;
+    for (int rep = 0; rep < 22; ++rep) {  // the first run warms up and is not counted
+        cudaEventRecord(start, nullptr);
+        quantizeActivations(t, x.as<float>(), 1, cols, a, nullptr);
+        matvec(t, w.as<uint8_t>(), rows, cols, a, 1, y.as<float>(), nullptr);
+        cudaEventRecord(stop, nullptr);
+        check(cudaEventSynchronize(stop), "the mat-vec kernels");
+        float elapsed = 0.0f;
+        cudaEventElapsedTime(&elapsed, start, stop);
+        if (rep > 0) ms.push_back(elapsed);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2];
+    return median > 0.0 ? static_cast<double>(weightBytes) / (median * 1e6) : -1.0;
 }
 
 }  // namespace hearth::cuda

@@ -85,4 +85,19 @@ __attribute__((visibility("default"))) double hearth_cuda_read_bandwidth(size_t 
     }
 }
 
+__attribute__((visibility("default"))) double hearth_cuda_matvec_bandwidth(int dtype, long long rows, long long cols,
+                                                                          char* why, size_t whyCap) {
+    std::string name;
+    if (const std::string problem = deviceProblem(name); !problem.empty()) {
+        copyOut(problem, why, whyCap);
+        return -1.0;
+    }
+    try {
+        return hearth::cuda::timeMatvec(static_cast<hearth::DType>(dtype), rows, cols);
+    } catch (const std::exception& e) {
+        copyOut(e.what(), why, whyCap);
+        return -1.0;
+    }
+}
+
 }  // extern "C"

@@ -22,4 +22,9 @@ double measureCudaReadBandwidth(size_t, std::string* whyNot) {
     return 0.0;
 }
 
+double measureCudaMatvec(int, long long, long long, std::string* whyNot) {
+    if (whyNot != nullptr) *whyNot = kNotCompiled;
+    return 0.0;
+}
+
 }  // namespace hearth
