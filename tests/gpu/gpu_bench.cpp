@@ -16,6 +16,7 @@
 #include "engine/model/synth.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "tests/support/forwarding_backend.h"
 
 using namespace hearth;
 
@@ -32,39 +33,16 @@ struct Options {
 // Forwards to the CUDA backend and counts the calls: each one is a synchronous round trip
 // (activations up, kernels, results down) in this interface, the cost a device-resident,
 // graph-captured decode step would remove.
-class CountingBackend final : public Backend {
+class CountingBackend final : public test::ForwardingBackend {
 public:
-    explicit CountingBackend(Backend& inner) : inner_(inner) {}
+    using ForwardingBackend::ForwardingBackend;
     int64_t calls = 0;
-    std::string name() const override { return inner_.name(); }
-    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override { ++calls; inner_.matmul(w, x, n, y); }
-    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
-        ++calls;
-        inner_.embeddingRows(t, ids, n, out);
-    }
-    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
-        ++calls;
-        inner_.rmsNorm(x, w, r, n, eps, y);
-    }
-    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
-        ++calls;
-        inner_.rope(x, n, h, d, r, p, b, s);
-    }
-    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
-        ++calls;
-        inner_.kvWrite(l, k, v, p, n);
-    }
-    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
-                   float* out) override {
-        ++calls;
-        inner_.attention(l, s, q, p, n, out);
-    }
-    void swiglu(const float* g, const float* u, int64_t n, float* out) override { ++calls; inner_.swiglu(g, u, n, out); }
-    void geglu(const float* g, const float* u, int64_t n, float* out) override { ++calls; inner_.geglu(g, u, n, out); }
-    void add(float* x, const float* y, int64_t n) override { ++calls; inner_.add(x, y, n); }
 
-private:
-    Backend& inner_;
+protected:
+    void run(const char*, const WeightView*, const std::function<void()>& call) override {
+        ++calls;
+        call();
+    }
 };
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {

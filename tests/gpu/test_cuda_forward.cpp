@@ -14,6 +14,7 @@
 #include "engine/model/model.h"
 #include "engine/model/synth.h"
 #include "tests/gpu/gpu_check.h"
+#include "tests/support/forwarding_backend.h"
 
 using namespace hearth;
 using namespace hearth::gpu_test;
@@ -25,38 +26,20 @@ namespace {
 // terms (~8 ulps). Smaller nudges (2^-23) flip no 8-bit rounding in some of these tiny models
 // and leave their control at 1e-7; from 2^-20 up every quantized model's control settles at
 // its own level (1-4% here), which does not grow with the nudge (2^-18 gives the same).
-class NudgedBackend final : public Backend {
+class NudgedBackend final : public test::ForwardingBackend {
 public:
     static constexpr float kNudge = 0x1p-20f;
-    explicit NudgedBackend(Backend& inner) : inner_(inner) {}
-    std::string name() const override { return inner_.name() + " (nudged)"; }
-    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override { inner_.matmul(w, x, n, y); }
-    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
-        inner_.embeddingRows(t, ids, n, out);
-    }
+    using ForwardingBackend::ForwardingBackend;
+    std::string name() const override { return ForwardingBackend::name() + " (nudged)"; }
     void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
-        inner_.rmsNorm(x, w, r, n, eps, y);
+        ForwardingBackend::rmsNorm(x, w, r, n, eps, y);
         for (int64_t i = 0; i < r * n; ++i) {
             state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
             y[i] *= (state_ >> 63) != 0 ? 1.0f + kNudge : 1.0f - kNudge;
         }
     }
-    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
-        inner_.rope(x, n, h, d, r, p, b, s);
-    }
-    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
-        inner_.kvWrite(l, k, v, p, n);
-    }
-    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
-                   float* out) override {
-        inner_.attention(l, s, q, p, n, out);
-    }
-    void swiglu(const float* g, const float* u, int64_t n, float* out) override { inner_.swiglu(g, u, n, out); }
-    void geglu(const float* g, const float* u, int64_t n, float* out) override { inner_.geglu(g, u, n, out); }
-    void add(float* x, const float* y, int64_t n) override { inner_.add(x, y, n); }
 
 private:
-    Backend& inner_;
     uint64_t state_ = 0x853c49e6748fea9bull;
 };
 

@@ -8,15 +8,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/kv/kv_cache.h"
+#include "engine/str_cat.h"
 #include "engine/model/gguf.h"
 #include "engine/model/model.h"
 #include "kernels/backend.h"
+#include "tests/support/forwarding_backend.h"
 
 using namespace hearth;
 
@@ -24,54 +28,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Forwards every call and adds its wall time to a named bucket.
-class TimingBackend final : public Backend {
+// Forwards every call and, while on, adds its wall time to a named bucket (matrix products
+// by weight type and shape).
+class TimingBackend final : public test::ForwardingBackend {
 public:
-    explicit TimingBackend(Backend& inner) : inner_(inner) {}
+    using ForwardingBackend::ForwardingBackend;
     bool on = false;
     std::map<std::string, std::pair<double, int64_t>> buckets;  // name -> (seconds, calls)
 
-    std::string name() const override { return inner_.name(); }
-    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override {
-        const std::string key = "matmul " + std::string(dtypeInfo(w.type).name) + " " + std::to_string(w.nRows) + "x" +
-                                std::to_string(w.nCols);
-        timed(key, [&] { inner_.matmul(w, x, n, y); });
-    }
-    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
-        timed("embedding", [&] { inner_.embeddingRows(t, ids, n, out); });
-    }
-    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
-        timed("rmsNorm", [&] { inner_.rmsNorm(x, w, r, n, eps, y); });
-    }
-    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
-        timed("rope", [&] { inner_.rope(x, n, h, d, r, p, b, s); });
-    }
-    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
-        timed("kvWrite", [&] { inner_.kvWrite(l, k, v, p, n); });
-    }
-    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
-                   float* out) override {
-        timed("attention", [&] { inner_.attention(l, s, q, p, n, out); });
-    }
-    void swiglu(const float* g, const float* u, int64_t n, float* out) override {
-        timed("swiglu", [&] { inner_.swiglu(g, u, n, out); });
-    }
-    void geglu(const float* g, const float* u, int64_t n, float* out) override {
-        timed("geglu", [&] { inner_.geglu(g, u, n, out); });
-    }
-    void add(float* x, const float* y, int64_t n) override { timed("add", [&] { inner_.add(x, y, n); }); }
-
-private:
-    template <class F>
-    void timed(const std::string& key, F&& f) {
-        if (!on) return f();
+protected:
+    void run(const char* op, const WeightView* w, const std::function<void()>& call) override {
+        if (!on) return call();
         const auto t0 = Clock::now();
-        f();
-        auto& b = buckets[key];
-        b.first += std::chrono::duration<double>(Clock::now() - t0).count();
+        call();
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        const bool matmul = w != nullptr && std::string_view(op) == "matmul";
+        auto& b = buckets[matmul ? strCat(op, " ", dtypeInfo(w->type).name, " ", w->nRows, "x", w->nCols) : std::string(op)];
+        b.first += seconds;
         ++b.second;
     }
-    Backend& inner_;
 };
 
 }  // namespace

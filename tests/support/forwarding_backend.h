@@ -1,0 +1,61 @@
+// A Backend that hands every call to another one, for tests and measuring tools: a subclass
+// overrides the operators it changes (calling ForwardingBackend's to run the inner one), or
+// overrides run() to wrap every call (counting, timing). Not for the engine's hot path: each
+// call goes through a std::function.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "kernels/backend.h"
+
+namespace hearth::test {
+
+class ForwardingBackend : public Backend {
+public:
+    explicit ForwardingBackend(Backend& inner) : inner_(inner) {}
+
+    std::string name() const override { return inner_.name(); }
+    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override {
+        run("matmul", &w, [&] { inner_.matmul(w, x, n, y); });
+    }
+    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
+        run("embedding", &t, [&] { inner_.embeddingRows(t, ids, n, out); });
+    }
+    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
+        run("rmsNorm", nullptr, [&] { inner_.rmsNorm(x, w, r, n, eps, y); });
+    }
+    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s) override {
+        run("rope", nullptr, [&] { inner_.rope(x, n, h, d, r, p, b, s); });
+    }
+    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
+        run("kvWrite", nullptr, [&] { inner_.kvWrite(l, k, v, p, n); });
+    }
+    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
+                   float* out) override {
+        run("attention", nullptr, [&] { inner_.attention(l, s, q, p, n, out); });
+    }
+    void swiglu(const float* g, const float* u, int64_t n, float* out) override {
+        run("swiglu", nullptr, [&] { inner_.swiglu(g, u, n, out); });
+    }
+    void geglu(const float* g, const float* u, int64_t n, float* out) override {
+        run("geglu", nullptr, [&] { inner_.geglu(g, u, n, out); });
+    }
+    void add(float* x, const float* y, int64_t n) override {
+        run("add", nullptr, [&] { inner_.add(x, y, n); });
+    }
+
+protected:
+    // Every call passes here: the operator's name, its weight (matmul, embedding rows; else
+    // null) and the inner backend's call, which the default simply makes.
+    virtual void run(const char* op, const WeightView* weight, const std::function<void()>& call) {
+        (void)op;
+        (void)weight;
+        call();
+    }
+
+private:
+    Backend& inner_;
+};
+
+}  // namespace hearth::test
