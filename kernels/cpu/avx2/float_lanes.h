@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/simd.h"
 #include "kernels/dtype.h"
 
@@ -39,6 +40,25 @@ inline float combineLanes(__m256 lanes) {
     const __m128 evenOdd = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(evenOdd, _mm_movehdup_ps(evenOdd)));
 }
+
+// The float gemm's geometry, one for its two builds (gemm_float.cpp, gemm_float_avx512.cpp),
+// which share gemmPanelBytesFloat's scratch: rows padded to whole groups of 8 columns, tokens
+// taken in chunks whose accumulators fit in L1 beside kChunkCols columns of the panel.
+constexpr int64_t kChunkCols = 512;   // 8 panel rows of these columns: 16 KB
+constexpr int64_t kChunkTokens = 48;  // a multiple of both builds' tile widths; activations 96 KB, in L2
+inline int64_t paddedCols(int64_t nCols) { return (nCols + 7) / 8 * 8; }
+
+// The next panel's weight rows (after rows row0..row0+kPanelRows), prefetched in nTiles equal
+// slices, one before each tile of a panel's first token chunk (prefetchSlice, simd.h):
+// packing the next panel would otherwise wait on memory for every line.
+struct NextPanelPrefetch {
+    uintptr_t next;
+    size_t step;
+    NextPanelPrefetch(const MatmulArgs& m, int64_t row0, int64_t nTiles)
+        : next(reinterpret_cast<uintptr_t>(m.weights) + static_cast<size_t>(row0 + kPanelRows) * m.weightRowBytes),
+          step((kPanelRows * m.weightRowBytes + static_cast<size_t>(nTiles) - 1) / static_cast<size_t>(nTiles)) {}
+    void beforeTile(int64_t tile) const { prefetchSlice(next, step, tile); }
+};
 
 }  // namespace
 }  // namespace hearth::avx2

@@ -13,11 +13,7 @@ namespace {
 
 constexpr int kTileRows = 4;
 constexpr int kTileTokens = 3;
-constexpr int64_t kChunkCols = 512;    // 8 rows of the panel: 16 KB
-constexpr int64_t kChunkTokens = 48;   // a multiple of kTileTokens; activations 96 KB, in L2
-constexpr size_t kAccBytes = kChunkTokens * kPanelRows * sizeof(__m256);  // 12 KB
-
-int64_t paddedCols(int64_t nCols) { return (nCols + 7) / 8 * 8; }
+constexpr size_t kAccBytes = kChunkTokens * kPanelRows * sizeof(__m256);  // 12 KB (kChunkTokens: float_lanes.h)
 
 // One row of n elements of type L::T into n8 = paddedCols(n) floats, the padding zero.
 template <class L>
@@ -95,14 +91,11 @@ void runTile(int nt, const TileJob& j) {
 }
 
 // Tokens [t0, t1) (at most kChunkTokens) through the panel, kChunkCols columns at a time.
-// The first chunk also prefetches the next panel's weight rows, a slice before each tile
-// (prefetchSlice, simd.h): packing a panel would otherwise wait on memory for every line.
+// The first chunk also prefetches the next panel's weight rows (NextPanelPrefetch).
 void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1, __m256* acc) {
     const int64_t n8 = paddedCols(m.nCols);
-    const int64_t nTiles = (m.nCols + kChunkCols - 1) / kChunkCols * ((t1 - t0 + kTileTokens - 1) / kTileTokens) *
-                           (kPanelRows / kTileRows);
-    const size_t span = kPanelRows * m.weightRowBytes, step = (span + nTiles - 1) / nTiles;
-    const uintptr_t next = reinterpret_cast<uintptr_t>(m.weights) + static_cast<size_t>(row0) * m.weightRowBytes + span;
+    const NextPanelPrefetch prefetch(m, row0, (m.nCols + kChunkCols - 1) / kChunkCols *
+                                                  ((t1 - t0 + kTileTokens - 1) / kTileTokens) * (kPanelRows / kTileRows));
     int64_t tileIndex = 0;
     for (int64_t begin = 0; begin < m.nCols; begin += kChunkCols) {
         const int64_t end = begin + kChunkCols < m.nCols ? begin + kChunkCols : m.nCols;
@@ -114,7 +107,7 @@ void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t
                 j.w = panel + pr * n8;
                 j.acc = acc + ((t - t0) / kTileTokens * (kPanelRows / kTileRows) + pr / kTileRows) * kTileRows * kTileTokens;
                 j.y = m.y + t * m.yStride + row0 + pr;
-                if (t0 == 0) prefetchSlice(next, step, tileIndex++);
+                if (t0 == 0) prefetch.beforeTile(tileIndex++);
                 runTile(nt, j);
             }
         }

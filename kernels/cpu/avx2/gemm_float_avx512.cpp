@@ -20,10 +20,6 @@ namespace {
 
 constexpr int kPairs = kPanelRows / 2;
 constexpr int kTileTokens = 3;
-constexpr int64_t kChunkCols = 512;   // the panel's 8 rows over these columns: 16 KB, in L1
-constexpr int64_t kChunkTokens = 48;  // as gemm_float.cpp (the scratch size is shared)
-
-int64_t paddedCols(int64_t nCols) { return (nCols + 7) / 8 * 8; }
 
 // Row h of pair p (n elements of L::T) into the interleaved panel: group g of 8 columns at
 // pairBase + g * 16 + h * 8; the padding of the last group zero.
@@ -117,9 +113,7 @@ void runTile(int nt, const TileJob& j) {
 // time, the first chunk prefetching the next panel's weight rows a slice before each tile.
 void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1, __m512* acc) {
     const int64_t n8 = paddedCols(m.nCols);
-    const int64_t nTiles = (m.nCols + kChunkCols - 1) / kChunkCols * ((t1 - t0 + kTileTokens - 1) / kTileTokens);
-    const size_t span = kPanelRows * m.weightRowBytes, step = (span + nTiles - 1) / nTiles;
-    const uintptr_t next = reinterpret_cast<uintptr_t>(m.weights) + static_cast<size_t>(row0) * m.weightRowBytes + span;
+    const NextPanelPrefetch prefetch(m, row0, (m.nCols + kChunkCols - 1) / kChunkCols * ((t1 - t0 + kTileTokens - 1) / kTileTokens));
     int64_t tileIndex = 0;
     for (int64_t begin = 0; begin < m.nCols; begin += kChunkCols) {
         const int64_t end = begin + kChunkCols < m.nCols ? begin + kChunkCols : m.nCols;
@@ -129,7 +123,7 @@ void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t
             for (int k = 0; k < nt; ++k) j.x[k] = x + (t + k) * n8;
             j.acc = acc + (t - t0) / kTileTokens * kPairs * kTileTokens;
             j.y = m.y + t * m.yStride + row0;
-            if (t0 == 0) prefetchSlice(next, step, tileIndex++);
+            if (t0 == 0) prefetch.beforeTile(tileIndex++);
             runTile(nt, j);
         }
     }
