@@ -8,6 +8,8 @@
 #include <QJsonObject>
 #include <QProcessEnvironment>
 
+#include "engine/str_cat.h"
+
 namespace hearth {
 namespace {
 
@@ -40,7 +42,16 @@ Result<QByteArray> OracleBench::readLine(int timeoutMs) {
     while (!process_.canReadLine()) {
         if (process_.state() != QProcess::Running || !process_.waitForReadyRead(timeoutMs)) {
             const QString err = QString::fromUtf8(process_.readAllStandardError()).trimmed().right(600);
-            return fail(ErrorCode::Io, "the llama.cpp oracle stopped: " + err.toStdString());
+            if (process_.state() == QProcess::Running)
+                return fail(ErrorCode::Io, "the llama.cpp oracle did not answer in time; its stderr ends: " + err.toStdString());
+            process_.waitForFinished(1000);
+            // How it ended first: a crash's last stderr lines are often harmless warnings.
+            const std::string how = process_.exitStatus() == QProcess::CrashExit
+                                        ? strCat("was killed by signal ", process_.exitCode(),
+                                                 " (an oracle built for instructions this host cannot run dies with "
+                                                 "SIGILL or SIGSEGV: rerun packaging/scripts/setup-oracle.sh)")
+                                        : strCat("exited with code ", process_.exitCode());
+            return fail(ErrorCode::Io, "the llama.cpp oracle " + how + "; its stderr ends: " + err.toStdString());
         }
     }
     return process_.readLine();

@@ -61,6 +61,7 @@ int cmdChat(const QCommandLineParser& p) {
 }
 
 int cmdInfo(const QCommandLineParser& p) {
+    writeOut(cpuText().toStdString());
     writeOut(backendsText().toStdString());
     if (!p.isSet("model")) return 0;
     auto engine = loadEngine(p);

@@ -66,7 +66,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
     model_ = LoadedModel{describeModel(engine_->file()), QString::fromStdString(engine_->backendName()),
-                         engine_->contextLength()};
+                         QString::fromStdString(engine_->backendNote()), engine_->contextLength()};
     emit loadProgress(100);
     emit modelLoaded(model_);
 }

@@ -44,6 +44,7 @@ struct KvStoreOptions {
 struct LoadedModel {
     ModelFileInfo file;
     QString backend;        // e.g. "CPU (AVX2)"
+    QString backendNote;    // why not the backend asked for or a fast one, e.g. "CPU lacks AVX2 ..."; usually empty
     int contextLength = 0;  // the engine's (LoadOptions or the model's)
 };
 

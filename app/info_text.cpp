@@ -6,6 +6,10 @@
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_features.h"
+
+#include <QStringList>
+#include <utility>
 
 namespace hearth {
 
@@ -15,6 +19,32 @@ QString backendsText() {
         out += QStringLiteral("  %1: %2\n").arg(QString::fromStdString(b.name),
                                                 b.available ? QStringLiteral("available")
                                                             : "unavailable (" + QString::fromStdString(b.reason) + ")");
+    return out;
+}
+
+QString cpuText() {
+    const CpuFeatures& f = cpuFeatures();
+    QStringList found;
+    const std::pair<bool, const char*> flags[] = {{f.avx2, "AVX2"}, {f.fma, "FMA"}, {f.f16c, "F16C"},
+                                                  {f.avxVnni, "AVX-VNNI"}, {f.avx512f, "AVX-512F"}};
+    for (const auto& [on, name] : flags)
+        if (on) found << QString::fromLatin1(name);
+    QString out = QStringLiteral("CPU:\n  detected: %1; the OS saves %2\n")
+                      .arg(found.isEmpty() ? QStringLiteral("no AVX2, FMA, F16C, AVX-VNNI or AVX-512F") : found.join(' '),
+                           f.osSavesZmm   ? QStringLiteral("YMM and ZMM registers")
+                           : f.osSavesYmm ? QStringLiteral("YMM registers (not ZMM)")
+                                          : QStringLiteral("no AVX registers"));
+    if (f.amxListed)
+        out += f.amxOsEnabled ? QStringLiteral("  AMX: listed by the CPU, tile state enabled in XCR0: not used (no AMX kernels)\n")
+                              : QStringLiteral("  AMX: listed by the CPU but not enabled by the OS: not used\n");
+    QStringList levels;
+    for (CpuLevel l : kCpuLevels)
+        if (hostRuns(l)) levels << QString::fromLatin1(cpuLevelName(l));
+    out += QStringLiteral("  levels this CPU runs: %1\n").arg(levels.join(' '));
+    const CpuLevelChoice c = cpuLevelChoice();
+    out += QStringLiteral("  kernels used: %1 (%2)\n").arg(QString::fromLatin1(cpuLevelName(c.used)), QString::fromStdString(c.why));
+    if (c.used == CpuLevel::Reference)
+        out += QStringLiteral("  note: the reference kernels are several times slower than the AVX2 ones\n");
     return out;
 }
 

@@ -9,6 +9,9 @@ namespace hearth {
 class Engine;
 
 QString backendsText();                  // one line per backend: name, available or why not
+// What the CPU and OS offer, which kernel levels run here and which is used and why (HEARTH_CPU).
+// The line "  levels this CPU runs: reference avx2 ..." is read by the test command.
+QString cpuText();
 QString modelInfoText(const Engine& e);  // architecture, parameters, types, context, vocabulary, chat format
 
 }  // namespace hearth

@@ -37,6 +37,7 @@ std::unique_ptr<Backend> chooseBackend(const EngineOptions& options, std::string
         if (auto cuda = makeCudaBackend(&why)) return cuda;
         *note = strCat("CUDA is unavailable (", why, "); running on the CPU");
     }
+    if (const std::string slow = cpuFallbackNote(); !slow.empty()) *note += (note->empty() ? "" : "; ") + slow;
     return makeBestCpuBackend(options.nThreads);
 }
 

@@ -42,8 +42,9 @@ struct EngineOptions {
     std::optional<ModelFingerprint> modelFingerprint;
     // CPU threads; 0 = HEARTH_THREADS from the environment, else one per physical core.
     int32_t nThreads = 0;
-    // Best: the fastest CPU backend here (AVX2 when the CPU has it; HEARTH_BACKEND=reference in
-    // the environment, the CLI's override, forces the reference); Reference: the scalar reference.
+    // Best: the fastest CPU backend here (AVX2 when the CPU has it; HEARTH_CPU in the environment
+    // caps the level, HEARTH_CPU=reference forces the reference, and backendNote() then says why
+    // the reference runs); Reference: the scalar reference.
     // Cuda: the CUDA plugin on device 0 (opt-in, not yet run on a GPU; also HEARTH_BACKEND=cuda);
     // when it cannot start, the best CPU backend and backendNote() says why.
     enum class BackendKind { Best, Reference, Cuda };

@@ -87,10 +87,14 @@ struct BackendInfo {
 std::vector<BackendInfo> listBackends();
 // The CPU reference backend (always available).
 std::unique_ptr<Backend> makeCpuReferenceBackend();
-// The fastest CPU backend this machine runs: AVX2 when the CPU and OS support it, else the
-// reference. nThreads <= 0: one thread per physical core. HEARTH_BACKEND=reference in the
-// environment forces the reference; HEARTH_THREADS=N sets the threads when nThreads <= 0.
+// The fastest CPU backend this machine runs at the level cpuLevelChoice() picks
+// (kernels/cpu/cpu_features.h; HEARTH_CPU caps it, HEARTH_CPU=reference forces the reference):
+// AVX2 when the CPU and OS support it, else the reference. nThreads <= 0: one thread per
+// physical core; HEARTH_THREADS=N sets the threads when nThreads <= 0.
 std::unique_ptr<Backend> makeBestCpuBackend(int nThreads = 0);
+// Empty when makeBestCpuBackend() runs the AVX2 backend; otherwise one short line for people on
+// why it runs the slow reference kernels ("this CPU lacks AVX2 ...", "HEARTH_CPU=reference").
+std::string cpuFallbackNote();
 // HEARTH_BACKEND=cuda in the environment: the engine asks for the CUDA plugin.
 bool cudaRequestedByEnvironment();
 

@@ -32,10 +32,6 @@ bool backendVariableIs(const char* value) {
     return v != nullptr && std::strcmp(v, value) == 0;
 }
 
-// HEARTH_BACKEND=reference: run the portable reference kernels even where AVX2 would run
-// (to compare results or timings, or to work around a fast-path bug).
-bool referenceForced() { return backendVariableIs("reference"); }
-
 // HEARTH_THREADS=N (N >= 1) overrides the physical-core default.
 int defaultThreads() {
     const char* v = std::getenv("HEARTH_THREADS");
@@ -60,9 +56,17 @@ std::vector<BackendInfo> listBackends() {
     return out;
 }
 
+std::string cpuFallbackNote() {
+    const std::string unavailable = avx2Unavailable();
+    if (!unavailable.empty()) return unavailable + ": the slower portable kernels";
+    const CpuLevelChoice c = cpuLevelChoice();
+    if (c.used == CpuLevel::Reference) return c.why + ": the portable kernels";
+    return "";
+}
+
 std::unique_ptr<Backend> makeBestCpuBackend(int nThreads) {
 #if defined(HEARTH_HAVE_AVX2_BACKEND)
-    if (!referenceForced() && avx2Unavailable().empty())
+    if (avx2Enabled() && avx2Unavailable().empty())
         return makeCpuAvx2Backend(nThreads > 0 ? nThreads : defaultThreads());
 #endif
     return makeCpuReferenceBackend();

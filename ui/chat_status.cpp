@@ -35,7 +35,10 @@ ChatStatus::ChatStatus(QWidget* parent)
 }
 
 void ChatStatus::setModel(const LoadedModel& m) {
-    model_->setText(tr("%1 · %2").arg(m.file.name, m.backend));
+    if (m.backendNote.isEmpty())
+        model_->setText(tr("%1 · %2").arg(m.file.name, m.backend));
+    else  // said once, here: e.g. the CPU lacks AVX2 and the slow reference kernels run
+        model_->setText(tr("%1 · %2 (%3)").arg(m.file.name, m.backend, m.backendNote));
     model_->setToolTip(m.file.path);
     speed_->clear();
     kv_->clear();

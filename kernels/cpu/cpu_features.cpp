@@ -15,12 +15,27 @@
 #endif
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace hearth {
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)
+// Whether the kernel offers AMX tile data to processes (arch_prctl ARCH_GET_XCOMP_SUPP, which
+// only reads). Off Linux, XCR0 alone decides.
+bool linuxOffersAmx() {
+#if defined(__linux__) && defined(__x86_64__)
+    constexpr long kArchGetXcompSupp = 0x1021;  // asm/prctl.h
+    unsigned long long mask = 0;
+    if (syscall(SYS_arch_prctl, kArchGetXcompSupp, &mask) != 0) return false;
+    return ((mask >> 17) & 3u) == 3u;
+#else
+    return true;
+#endif
+}
+
 // XGETBV is written as asm so that this file needs no -mxsave (it is built for baseline x86-64).
 unsigned long long readXcr0() {
     unsigned int eax = 0, edx = 0;
@@ -46,7 +61,12 @@ CpuFeatures detect() {
     if (__get_cpuid_max(0, nullptr) < 7 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
     f.avx2 = (ebx >> 5) & 1u;
     f.avx512f = (ebx >> 16) & 1u;
-    if (eax >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxVnni = (eax >> 4) & 1u;
+    // AMX-TILE is CPUID.(7,0):EDX bit 24; its state is XCR0 bits 17 (XTILECFG) and 18
+    // (XTILEDATA). Linux also gates it per process (ARCH_GET_XCOMP_SUPP lists what it offers).
+    f.amxListed = (edx >> 24) & 1u;
+    f.amxOsEnabled = f.amxListed && ((xcr0 >> 17) & 3u) == 3u && linuxOffersAmx();
+    const unsigned int leaf7Count = eax;
+    if (leaf7Count >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxVnni = (eax >> 4) & 1u;
     return f;
 }
 #else
@@ -82,16 +102,75 @@ const CpuFeatures& cpuFeatures() {
     return features;
 }
 
-namespace {
-bool plainAvx2Requested() {
-    const char* cpu = std::getenv("HEARTH_CPU");
-    return cpu != nullptr && std::strcmp(cpu, "avx2") == 0;
+const char* cpuLevelName(CpuLevel level) {
+    switch (level) {
+    case CpuLevel::Reference: return "reference";
+    case CpuLevel::Avx2: return "avx2";
+    case CpuLevel::Avx2Vnni: return "avx2-vnni";
+    case CpuLevel::Avx512: return "avx512";
+    }
+    return "reference";
 }
-}  // namespace
 
-bool avxVnniEnabled() { return cpuFeatures().canRunAvxVnni() && !plainAvx2Requested(); }
+bool parseCpuLevel(const char* name, CpuLevel* level) {
+    if (name == nullptr) return false;
+    for (CpuLevel l : kCpuLevels)
+        if (std::strcmp(name, cpuLevelName(l)) == 0) {
+            *level = l;
+            return true;
+        }
+    return false;
+}
 
-bool avx512Enabled() { return cpuFeatures().canRunAvx512() && !plainAvx2Requested(); }
+bool hostRuns(CpuLevel level) {
+    const CpuFeatures& f = cpuFeatures();
+    switch (level) {
+    case CpuLevel::Reference: return true;
+    case CpuLevel::Avx2: return f.canRunAvx2();
+    case CpuLevel::Avx2Vnni: return f.canRunAvxVnni();
+    case CpuLevel::Avx512: return f.canRunAvx512();
+    }
+    return false;
+}
+
+CpuLevel bestHostLevel() {
+    CpuLevel best = CpuLevel::Reference;
+    for (CpuLevel l : kCpuLevels)
+        if (hostRuns(l)) best = l;
+    return best;
+}
+
+CpuLevelChoice cpuLevelChoice() {
+    CpuLevelChoice c;
+    const char* env = std::getenv("HEARTH_CPU");
+    c.requested = env != nullptr ? env : "";
+    const CpuLevel best = bestHostLevel();
+    CpuLevel cap = best;
+    if (c.requested.empty() || c.requested == "best") {
+        c.why = best == CpuLevel::Reference ? "the CPU (or OS) lacks AVX2, FMA or F16C" : "the best this CPU runs";
+        c.used = best;
+        return c;
+    }
+    if (!parseCpuLevel(env, &cap)) {
+        c.valid = false;
+        c.used = best;
+        c.why = "HEARTH_CPU=" + c.requested + " names no level (reference, avx2, avx2-vnni, avx512): the best this CPU runs";
+        return c;
+    }
+    // The highest level at or below the cap that the host runs (the reference always runs).
+    c.used = CpuLevel::Reference;
+    for (CpuLevel l : kCpuLevels)
+        if (l <= cap && hostRuns(l)) c.used = l;
+    c.why = c.used == cap ? "HEARTH_CPU=" + c.requested
+                          : "HEARTH_CPU=" + c.requested + ", which this CPU (or OS) cannot run";
+    return c;
+}
+
+bool avx2Enabled() { return cpuLevelChoice().used >= CpuLevel::Avx2; }
+
+bool avxVnniEnabled() { return cpuFeatures().canRunAvxVnni() && cpuLevelChoice().used >= CpuLevel::Avx2Vnni; }
+
+bool avx512Enabled() { return cpuFeatures().canRunAvx512() && cpuLevelChoice().used >= CpuLevel::Avx512; }
 
 int physicalCoreCount() {
 #if defined(__linux__)

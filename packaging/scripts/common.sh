@@ -21,3 +21,17 @@ hearth_ensure_venv() {
     python3 -m venv "$HEARTH_VENV" || hearth_die "python3 -m venv failed (is python3-venv installed?)"
   fi
 }
+
+# What this host can run, from CPUID and XCR0 (host_isa.c, built once into the cache folder):
+# `hearth_host_isa` prints the extension names, `hearth_host_isa --cmake` ggml's CMake switches.
+# Native code the tests build from other projects uses this instead of -march=native, which
+# would enable extensions the CPU lists but the OS does not let a process use (AMX in a VM).
+hearth_host_isa() {
+  local src="$HEARTH_ROOT/packaging/scripts/host_isa.c" bin="$HEARTH_CACHE/bin/host_isa"
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    mkdir -p "$HEARTH_CACHE/bin"
+    cc -O1 -o "$bin.tmp" "$src" || hearth_die "cannot build $src"
+    mv "$bin.tmp" "$bin"
+  fi
+  "$bin" "$@"
+}

@@ -1,31 +1,44 @@
 #!/usr/bin/env bash
 # The conformance oracle: llama-cpp-python (which vendors and builds llama.cpp) in its own
-# Python environment in the cache folder. The wheel is built from source once (10–15 minutes
-# on 2 cores) and kept in $HEARTH_CACHE/oracle-wheels; later runs install it in seconds.
-# A test dependency only: nothing in Hearth links or loads llama.cpp. Version 0.3.36 vendors
-# llama.cpp at ggml-org/llama.cpp@0c1e57098 (its CHANGELOG).
+# Python environment in the cache folder. The wheel is built from source once per instruction-set
+# list (10–15 minutes on 2 cores) and kept in $HEARTH_CACHE/oracle-wheels/<version>-<isa>; later
+# runs install it in seconds. A test dependency only: nothing in Hearth links or loads llama.cpp.
+# Version 0.3.36 vendors llama.cpp at ggml-org/llama.cpp@0c1e57098 (its CHANGELOG).
+#
+# Built with GGML_NATIVE=OFF and the instruction sets this host can really run (host_isa.c:
+# CPUID and XCR0; AVX2, FMA, F16C, AVX-VNNI, AVX-512 and its VNNI/BF16/VBMI extensions where the
+# OS enables them; AMX never). -march=native builds AMX code on CPUs that list AMX, which dies
+# with a general-protection fault or SIGILL in libggml-cpu.so on VM hosts that do not give a
+# process AMX state (seen on this project's machine kind even with XCR0's tile bits set). The list is written to $venv/hearth-oracle-build.txt; oracle.py puts
+# it in its answer cache's key and its crash messages.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 version=0.3.36
 venv="$HEARTH_CACHE/oracle-venv"
-wheels="$HEARTH_CACHE/oracle-wheels"
-want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6"
+isa="$(hearth_host_isa)"
+cmake_isa="$(hearth_host_isa --cmake)"
+wheels="$HEARTH_CACHE/oracle-wheels/$version-$(echo "$isa" | tr ' ' '+')"
+want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6 isa=[$isa]"
 stamp="$venv/.hearth-oracle"
+hearth_log "oracle build flags: $cmake_isa"
 if [ -x "$venv/bin/python3" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   hearth_log "oracle ready: llama-cpp-python $version in $venv"; exit 0
 fi
 mkdir -p "$wheels"
 if ! ls "$wheels"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
   hearth_ensure_venv
-  hearth_log "building llama-cpp-python $version from source (once; 10–15 minutes)"
+  hearth_log "building llama-cpp-python $version from source for [$isa] (once per list; 10–15 minutes)"
   # Only the library the Python package loads: no multimodal library, tools, examples or tests.
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF" \
+  CMAKE_ARGS="$cmake_isa -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$HEARTH_VENV/bin/python3" -m pip wheel --quiet \
-    --disable-pip-version-check --no-deps -w "$wheels" "llama-cpp-python==$version"
+    --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
 fi
 rm -rf "$venv"
 python3 -m venv "$venv"
+# The wheel in $wheels is preferred to PyPI's source archive of the same version.
 # shellcheck disable=SC2086
-"$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --find-links "$wheels" $want
+"$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --find-links "$wheels" ${want% isa=*}
+"$venv/bin/python3" -c 'import llama_cpp' || hearth_die "the oracle's llama_cpp does not import"
+printf 'llama-cpp-python %s\nisa: %s\ncmake: %s\n' "$version" "$isa" "$cmake_isa" > "$venv/hearth-oracle-build.txt"
 echo "$want" > "$stamp"
-hearth_log "oracle installed: llama-cpp-python $version"
+hearth_log "oracle installed: llama-cpp-python $version for [$isa]"

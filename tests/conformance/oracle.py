@@ -4,8 +4,14 @@ Hearth. Reads one JSON request on stdin, writes one JSON answer on stdout. Answe
 in $HEARTH_ORACLE_CACHE keyed by (oracle version, model SHA-256, request), so a warm run does
 not recompute them.
 
+If the native library dies (a fault or an illegal instruction), faulthandler prints the Python
+stack to stderr before the process ends with the signal; the caller reports the signal.
+
 Requests:
-  {"op": "info"}                                   -> {"version", "llama_cpp_commit"?}
+  {"op": "info"}                                   -> {"version", "build"}: build is the
+      instruction-set list setup-oracle.sh built llama.cpp for (hearth-oracle-build.txt)
+  {"op": "forward", "model": P}                    -> {"n_vocab", "argmax", "finite"}: one forward
+      pass over a few tokens, never cached (the oracle's health check)
   {"op": "tokenize", "model": P, "texts": [...]}   -> {"tokens": [[ids], ...]}  (BOS as the
       vocabulary asks, special-token text kept as plain text: llama.cpp's defaults)
   {"op": "greedy", "model": P, "prompts": [[ids], ...], "n": 64, "logit_positions": 8,
@@ -27,10 +33,22 @@ Requests:
       -> {"chunks": [{"nll": sum, "n": count}], "n_scored": N, "ppl": exp(mean nll)}: chunks of
       n_ctx tokens (BOS first), token i of a chunk scored by the logits at i - 1 for i >= first.
 """
+import faulthandler
 import hashlib
 import json
 import os
 import sys
+
+faulthandler.enable()
+
+
+def build_info():
+    """What setup-oracle.sh wrote beside the environment: version, instruction sets, CMake flags."""
+    try:
+        with open(os.path.join(sys.prefix, "hearth-oracle-build.txt")) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown (no hearth-oracle-build.txt in %s: not installed by setup-oracle.sh)" % sys.prefix
 
 
 def sha256_file(path):
@@ -48,7 +66,7 @@ SETTINGS = {"flash_attn": True, "n_threads": 2, "n_batch": 512}
 
 def cache_path(request):
     import llama_cpp
-    key = json.dumps({"oracle": llama_cpp.__version__, "settings": SETTINGS,
+    key = json.dumps({"oracle": llama_cpp.__version__, "build": build_info(), "settings": SETTINGS,
                       "model_sha256": sha256_file(request["model"]) if "model" in request else None,
                       "request": {k: v for k, v in request.items() if k != "model"}}, sort_keys=True)
     folder = os.environ.get("HEARTH_ORACLE_CACHE", os.path.expanduser("~/.cache/hearth/oracle-results"))
@@ -94,6 +112,15 @@ def op_greedy(req, logits_path):
         runs.append({"tokens": tokens, "n_logits": len(logits), "gaps": gaps})
     out.close()
     return {"runs": runs, "n_vocab": llm.n_vocab(), "logits_file": logits_path}
+
+
+def op_forward(req):
+    import numpy as np
+    llm = load(req["model"], n_ctx=64)
+    tokens = llm.tokenize(b"Hello, world. Once upon a time", add_bos=True, special=False)
+    llm.eval(tokens)
+    row = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+    return {"n_vocab": llm.n_vocab(), "argmax": int(row.argmax()), "finite": bool(np.isfinite(row).all())}
 
 
 def op_chat(req):
@@ -169,7 +196,10 @@ def main():
     req = json.load(sys.stdin)
     if req["op"] == "info":
         import llama_cpp
-        print(json.dumps({"version": llama_cpp.__version__}))
+        print(json.dumps({"version": llama_cpp.__version__, "build": build_info()}))
+        return
+    if req["op"] == "forward":
+        print(json.dumps(op_forward(req)))
         return
     if req["op"] in ("chat", "quantize"):
         print(json.dumps(op_chat(req) if req["op"] == "chat" else op_quantize(req)))

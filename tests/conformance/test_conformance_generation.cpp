@@ -167,6 +167,7 @@ void TestConformanceGeneration::greedyAndLogits() {
         for (int32_t id : p) ids.append(id);
         promptIds.append(ids);
     }
+    QString oracleError;
     const auto oracleRuns = [&](bool flashAttention) {
         const QJsonObject answer = askPython(
             oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
@@ -174,7 +175,10 @@ void TestConformanceGeneration::greedyAndLogits() {
              {"logit_positions", nLogitPositions}, {"logit_runs", nLogitRuns}, {"stop_ids", stopIds},
              {"flash_attn", flashAttention}});
         std::vector<GreedyRun> runs;
-        if (answer.contains("error")) qWarning("oracle: %s", qPrintable(answer["error"].toString()));
+        if (answer.contains("error")) {
+            oracleError = answer["error"].toString();
+            return runs;
+        }
         QFile logitsFile(answer["logits_file"].toString());
         if (!logitsFile.open(QIODevice::ReadOnly)) qWarning("oracle: no logits file");
         for (const QJsonValue& rv : answer["runs"].toArray())
@@ -182,7 +186,9 @@ void TestConformanceGeneration::greedyAndLogits() {
         return runs;
     };
     const std::vector<GreedyRun> reference = oracleRuns(true);
+    QVERIFY2(oracleError.isEmpty(), qPrintable("oracle: " + oracleError));
     const std::vector<GreedyRun> control = oracleRuns(false);  // llama.cpp against itself
+    QVERIFY2(oracleError.isEmpty(), qPrintable("oracle: " + oracleError));
     QCOMPARE(reference.size(), prompts.size());
     QCOMPARE(control.size(), prompts.size());
     std::vector<GreedyRun> ours;

@@ -143,15 +143,22 @@ void TestConformanceWeightTypes::weightType() {
     }()));
     // The oracle's rows (every position of every prompt), with flash attention on (the
     // reference) and off (the control: llama.cpp against itself).
+    QString oracleError;
     const auto oracleRows = [&](bool flashAttention) {
         const QJsonObject answer = askPython(oraclePython(), script,
                                              {{"op", "logits"}, {"model", path}, {"prompts", promptIds},
                                               {"flash_attn", flashAttention}});
-        if (answer.contains("error")) qWarning("oracle: %s", qPrintable(answer["error"].toString()));
+        if (answer.contains("error")) {
+            oracleError = answer["error"].toString();
+            return QByteArray();
+        }
         QFile logitsFile(answer["logits_file"].toString());
         return logitsFile.open(QIODevice::ReadOnly) ? logitsFile.readAll() : QByteArray();
     };
-    const QByteArray reference = oracleRows(true), control = oracleRows(false);
+    const QByteArray reference = oracleRows(true);
+    QVERIFY2(oracleError.isEmpty(), qPrintable("oracle: " + oracleError));
+    const QByteArray control = oracleRows(false);
+    QVERIFY2(oracleError.isEmpty(), qPrintable("oracle: " + oracleError));
     const auto nVocab = static_cast<size_t>((*model)->config().nVocab);
     size_t nRows = 0;
     for (const auto& p : prompts) nRows += p.size();

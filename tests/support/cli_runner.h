@@ -17,9 +17,11 @@ struct CliRun {
     QJsonObject json() const { return QJsonDocument::fromJson(out).object(); }
 };
 
-inline CliRun runCli(const QStringList& args, int timeoutMs = 300000) {
+// launcher: a program (with its arguments) that runs hearth-cli, e.g. {"qemu-x86_64", "-cpu", M}.
+inline CliRun runCli(const QStringList& args, int timeoutMs = 300000, const QStringList& launcher = {}) {
     QProcess p;
-    p.start(cliExe(), args);
+    if (launcher.isEmpty()) p.start(cliExe(), args);
+    else p.start(launcher.front(), launcher.mid(1) + QStringList{cliExe()} + args);
     CliRun r;
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();

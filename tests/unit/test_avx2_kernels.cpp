@@ -18,6 +18,7 @@
 #include "kernels/cpu/reference/matmul.h"
 #include "kernels/cpu/reference/quants.h"
 #include "tests/support/same_float.h"
+#include "tests/support/scoped_env.h"
 
 using namespace hearth;
 using hearth::test::sameFloat;
@@ -348,10 +349,14 @@ private slots:
     }
 
     void bestBackendAndRegistry() {
-        qputenv("HEARTH_BACKEND", "reference");
-        QCOMPARE(QString::fromStdString(makeBestCpuBackend()->name()), QStringLiteral("CPU (reference)"));
-        qunsetenv("HEARTH_BACKEND");
+        {
+            const test::ScopedEnv level("HEARTH_CPU", "reference");
+            QCOMPARE(QString::fromStdString(makeBestCpuBackend()->name()), QStringLiteral("CPU (reference)"));
+            QVERIFY(!cpuFallbackNote().empty());
+        }
+        const test::ScopedEnv best("HEARTH_CPU", std::nullopt);
         QCOMPARE(QString::fromStdString(makeBestCpuBackend(2)->name()), QStringLiteral("CPU (AVX2)"));
+        QVERIFY(cpuFallbackNote().empty());
         bool listed = false;
         for (const BackendInfo& b : listBackends())
             if (b.name.rfind("CPU (AVX2, ", 0) == 0) listed = b.available && b.reason.empty();  // "..., N threads)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # stage: package (.deb in a clean Debian 12 root, .rpm)
+# needs: build (release)
 # Builds the .deb and .rpm from the release tree (package.sh), checks them without installing
 # (check-packages.sh), then installs the .deb into a copy of a cached clean Debian 12 root, runs
 # it and purges it (pkgroot-test.sh). Needs root (chroot, mounts) and the Debian mirror.
