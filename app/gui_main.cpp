@@ -9,11 +9,11 @@
 #include <QMessageBox>
 #include <QTranslator>
 
-#include "app/app_settings.h"
-#include "app/chat_controller.h"
-#include "app/engine_host.h"
-#include "app/error_text.h"
-#include "app/paths.h"
+#include "app/chat/app_settings.h"
+#include "app/chat/chat_controller.h"
+#include "app/engine_host/engine_host.h"
+#include "app/common/error_text.h"
+#include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/main_window.h"
 

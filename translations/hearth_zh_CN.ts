@@ -38,22 +38,22 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::ChatController</name>
     <message>
-        <location filename="../app/chat_controller.cpp" line="211"/>
+        <location filename="../app/chat/chat_controller.cpp" line="211"/>
         <source>The reply stopped because the context window is full. Start a new conversation, or raise the context length in Settings → Engine.</source>
         <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
     </message>
     <message>
-        <location filename="../app/chat_controller.cpp" line="56"/>
+        <location filename="../app/chat/chat_controller.cpp" line="56"/>
         <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
         <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
     </message>
     <message>
-        <location filename="../app/chat_controller.cpp" line="50"/>
+        <location filename="../app/chat/chat_controller.cpp" line="50"/>
         <source>The conversation database %1 was moved or deleted while Hearth was running, so nothing more can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.</source>
         <translation>对话数据库 %1 在 Hearth 运行期间被移动或删除，因此无法再向其中保存任何内容（%2）。请将目前写入的全部内容另存为副本，Hearth 将继续使用该副本。</translation>
     </message>
     <message>
-        <location filename="../app/chat_controller.cpp" line="77"/>
+        <location filename="../app/chat/chat_controller.cpp" line="77"/>
         <source>Could not save a copy to %1: %2</source>
         <translation>无法将副本保存到 %1：%2</translation>
     </message>
@@ -215,22 +215,22 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::EngineWorker</name>
     <message>
-        <location filename="../app/engine_host.cpp" line="66"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="66"/>
         <source>The model was changed before this reply finished.</source>
         <translation>回复完成前模型已被更换。</translation>
     </message>
     <message>
-        <location filename="../app/engine_host.cpp" line="81"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="81"/>
         <source>No model is loaded. Choose one with Model → Open.</source>
         <translation>尚未加载模型。请通过“模型 → 打开”选择一个。</translation>
     </message>
     <message>
-        <location filename="../app/engine_host.cpp" line="136"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="136"/>
         <source>The engine failed.</source>
         <translation>引擎出错。</translation>
     </message>
     <message>
-        <location filename="../app/engine_host_kv.cpp" line="33"/>
+        <location filename="../app/engine_host/engine_host_kv.cpp" line="33"/>
         <source>another reply is running</source>
         <translation>另一条回复正在生成</translation>
     </message>

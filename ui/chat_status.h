@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "app/engine_host.h"
+#include "app/engine_host/engine_host.h"
 
 class QLabel;
 class QProgressBar;

@@ -11,7 +11,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "app/chat_controller.h"
+#include "app/chat/chat_controller.h"
 
 namespace hearth {
 

@@ -12,8 +12,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/chat_controller.h"
-#include "app/paths.h"
+#include "app/chat/chat_controller.h"
+#include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
 #include "ui/composer.h"

@@ -4,9 +4,9 @@
 #include <QProgressDialog>
 #include <QToolButton>
 
-#include "app/backend_choices.h"
-#include "app/chat_controller.h"
-#include "app/paths.h"
+#include "app/chat/backend_choices.h"
+#include "app/chat/chat_controller.h"
+#include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
 #include "ui/composer.h"

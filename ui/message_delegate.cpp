@@ -13,7 +13,7 @@
 #include <QTextBrowser>
 #include <QTextCursor>
 
-#include "app/message_list_model.h"
+#include "app/chat/message_list_model.h"
 
 namespace hearth {
 

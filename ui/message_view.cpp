@@ -4,7 +4,7 @@
 
 #include <QScrollBar>
 
-#include "app/message_list_model.h"
+#include "app/chat/message_list_model.h"
 
 namespace hearth {
 

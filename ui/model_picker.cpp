@@ -9,8 +9,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "app/model_info.h"
-#include "app/error_text.h"
+#include "app/common/model_info.h"
+#include "app/common/error_text.h"
 
 namespace hearth {
 

@@ -19,7 +19,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "app/backend_choices.h"
+#include "app/chat/backend_choices.h"
 
 namespace hearth {
 

@@ -9,7 +9,7 @@
 #include <QDialog>
 #include <map>
 
-#include "app/app_settings.h"
+#include "app/chat/app_settings.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -14,7 +14,7 @@ namespace hearth {
 
 namespace {
 
-// What a user can do about the faults a disk or another program causes (tests/store/test_store_faults.cpp).
+// What a user can do about the faults a disk or another program causes (tests/app/store/test_store_faults.cpp).
 const char* faultHint(int code, int sysErrno) {
     // An I/O error's errno says what happened (a full disk when growing the -shm file, say);
     // for other codes it may be left from an earlier, harmless failure.

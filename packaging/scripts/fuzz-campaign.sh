@@ -7,7 +7,7 @@
 # The corpus grows in $HEARTH_CACHE/fuzz-corpus/TARGET and is kept between campaigns; logs and
 # crash inputs go to build-fuzz/campaign/. A finding stops that target and makes the script
 # exit 1: fix it, then commit the input to fuzz/regressions/TARGET/ (the fuzz CTest replays it;
-# for gguf, tests/unit/test_gguf_regressions.cpp too). Prints executions, time and coverage
+# for gguf, tests/engine/model/test_gguf_regressions.cpp too). Prints executions, time and coverage
 # (cov: code edges, ft: features) per target.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -1,5 +1,5 @@
 # The gpu tests and the GPU benchmark: plain executables (no Qt Test: the device machine has
-# no Qt) that exit 77 (CTest's skip) without a CUDA device. Included by tests/gpu.cmake (the
+# no Qt) that exit 77 (CTest's skip) without a CUDA device. Included by tests/gpu/tests.cmake (the
 # normal build, engine = hearth_engine) and by the HEARTH_DEVICE_CHECK build (engine =
 # hearth_engine_core: the engine without the tokenizer, so without SentencePiece).
 # Executables go to <build>/bin so that the loader finds the plugin in <build>/lib/hearth.

@@ -15,7 +15,7 @@ namespace hearth::ref {
 // Dequantize n elements (a multiple of the block size) from src (blocks of type t) into dst.
 // Each element is computed with exactly the float operations of ggml's reference (and of
 // gguf-py's gguf.quants.dequantize): e.g. Q4_K is (d*sc)*q - (dmin*m), Q4_1 is d*q + m.
-// Results are bit-identical to gguf-py (tests/model/test_dequant_reference.cpp).
+// Results are bit-identical to gguf-py (tests/kernels/test_dequant_reference.cpp).
 // t may be any type of dtype.h, including Q8_1/Q8_K; unknown types leave dst untouched.
 void dequantizeRow(DType t, const void* src, float* dst, int64_t n);
 

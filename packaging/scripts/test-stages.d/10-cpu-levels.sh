@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # stage: cpu levels (HEARTH_CPU)
 # needs: build (release)
-# Runs the kernel parity and golden tests (ctest label cpu-levels, tests/cpu_levels.cmake) again
+# Runs the kernel parity and golden tests (ctest label cpu-levels: hearth_add_test(... CPU_LEVELS) in the tests.cmake files) again
 # at each HEARTH_CPU level below the best this host runs (the release test stage ran the best),
 # and says which levels it skipped because the host cannot run them. Every level gives bitwise
 # the same results, so the same tests and tolerances apply. The reference level leaves out

@@ -1,0 +1,138 @@
+// hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter and with
+// a draft model, on three kinds of prompt (repeat/edit a passage, code completion, open-ended
+// chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
+// with the acceptance rate, target forward passes per output token and the speedup. Each
+// speculative reply starts with a fresh policy (and draft model), as in a new engine.
+#include <QFileInfo>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "app/cli/cli_commands.h"
+
+namespace hearth::cli {
+namespace {
+
+struct PromptKind {
+    const char* name;
+    bool chat;  // chat-formatted user message, else raw text to continue
+    const char* text;
+};
+
+const PromptKind kKinds[] = {
+    {"passage", true,
+     "Repeat this passage, changing 'lighthouse keeper' to 'old sailor' and nothing else: The lighthouse keeper "
+     "climbed the spiral stairs every evening at dusk. He wound the clockwork, trimmed the wick, and polished the "
+     "great lens until it shone. Ships passing the rocky point saw the beam sweep across the water every ten "
+     "seconds, and they knew they were safe. The lighthouse keeper never missed a night."},
+    {"code", false,
+     "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n\n"
+     "def factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return result\n\n"
+     "def sum_of_squares(n):\n"},
+    {"chat", true, "What would you do on a rainy Sunday afternoon, and why?"},
+};
+
+struct Mode {
+    const char* name;
+    SpecOptions spec;
+};
+
+struct Cell {
+    std::vector<double> tokensPerSecond;
+    int64_t drafted = 0, accepted = 0, forwards = 0, tokens = 0;
+};
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Result<void> runOnce(Engine& e, const std::vector<TokenId>& prompt, const Mode& mode, int32_t maxTokens, Cell& cell) {
+    GenerateRequest req;
+    req.prompt = prompt;
+    req.maxTokens = maxTokens;
+    req.sampling.temperature = 0.0f;
+    req.spec = mode.spec;
+    e.resetSpeculation();  // each reply from a fresh policy: no switch-off carried over from another prompt
+    auto r = e.generate(req, [](TokenId, std::string_view) { return true; });
+    if (!r) return std::unexpected(r.error());
+    cell.tokensPerSecond.push_back(r->timings.decodeTokensPerSecond());
+    cell.drafted += r->spec.drafted;
+    cell.accepted += r->spec.accepted;
+    cell.tokens += std::ssize(r->tokens);
+    cell.forwards += mode.spec.drafter == SpecDrafter::Off ? std::ssize(r->tokens) : r->spec.targetForwards;
+    return {};
+}
+
+void printTable(const char* model, const std::vector<Mode>& modes, const std::map<std::pair<int, int>, Cell>& cells) {
+    std::printf("\n%s\n%-8s %-6s %10s %10s %12s %8s\n", model, "prompt", "mode", "tokens/s", "accept", "fwd/token",
+                "speedup");
+    for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
+        const double plain = median(cells.at({k, 0}).tokensPerSecond);
+        for (int m = 0; m < std::ssize(modes); ++m) {
+            const Cell& c = cells.at({k, m});
+            const double tps = median(c.tokensPerSecond);
+            char accept[16] = "-";
+            if (c.drafted > 0) std::snprintf(accept, sizeof accept, "%.1f%%", 100.0 * double(c.accepted) / double(c.drafted));
+            std::printf("%-8s %-6s %10.2f %10s %12.3f %7.2fx\n", kKinds[k].name, modes[static_cast<size_t>(m)].name, tps, accept, c.tokens > 0 ? double(c.forwards) / double(c.tokens) : 0.0,
+                        plain > 0 ? tps / plain : 0.0);
+        }
+    }
+    std::fflush(stdout);
+}
+
+Result<void> benchModel(const QString& path, const QCommandLineParser& p, int runs, int32_t maxTokens, int threads) {
+    auto options = readEngineOptions(p);
+    if (!options) return std::unexpected(options.error());
+    options->nThreads = threads;
+    options->contextLength = 2048;
+    auto engine = Engine::load(path.toStdString(), *options);
+    if (!engine) return std::unexpected(engine.error());
+    Engine& e = **engine;
+    const std::vector<Mode> modes{{"plain", {}}, {"ngram", specNGram()}, {"draft", specDraftModel(path.toStdString())}};
+    std::map<std::pair<int, int>, Cell> cells;
+    for (int run = 0; run < runs; ++run)
+        for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
+            const PromptKind& kind = kKinds[k];
+            const std::vector<TokenId> prompt = kind.chat ? e.chatPrompt({{"user", kind.text}}) : e.rawPrompt(kind.text);
+            for (int m = 0; m < std::ssize(modes); ++m)
+                if (auto r = runOnce(e, prompt, modes[static_cast<size_t>(m)], maxTokens, cells[{k, m}]); !r) return r;
+            std::fprintf(stderr, "run %d/%d %s done\n", run + 1, runs, kind.name);
+        }
+    printTable(QFileInfo(path).fileName().toUtf8().constData(), modes, cells);
+    return {};
+}
+
+int cmdBenchSpec(const QCommandLineParser& p) {
+    const QStringList models = p.values("model");
+    if (models.isEmpty()) return usageError("bench-spec needs --model (repeatable)");
+    int runs = 5, threads = 2;
+    int32_t maxTokens = 0;
+    QString error;
+    if (!number(p, "runs", runs, error) || !number(p, "threads", threads, error) || !number(p, "max-tokens", maxTokens, error))
+        return usageError(error);
+    if (runs < 1 || threads < 1 || maxTokens < 2) return usageError("--runs and --threads must be >= 1, --max-tokens >= 2");
+    std::printf("greedy, %d tokens per reply, %d threads, median of %d interleaved runs; the draft model is the target's "
+                "own file (no smaller model with the same vocabulary is at hand)\n", maxTokens, threads, runs);
+    for (const QString& m : models)
+        if (auto r = benchModel(m, p, runs, maxTokens, threads); !r) return failWith(r.error());
+    return 0;
+}
+
+QList<QCommandLineOption> benchSpecOptions() {
+    return {{"runs", "bench-spec: runs per cell (the median is printed).", "n", "5"},
+            {"threads", "bench-spec: CPU threads.", "n", "2"}};
+}
+
+}  // namespace
+
+Command benchSpecCommand() {
+    return {"bench-spec",
+            "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N]\n"
+            "           output tokens/s with and without speculative decoding (n-gram, draft model)\n",
+            benchSpecOptions, cmdBenchSpec};
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,203 @@
+// Engine thread plumbing: queued invocations in, step()s driven by queued events so that
+// stop and new requests interleave with generation, text flushed to the GUI once per frame.
+#include "app/engine_host/engine_host.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+
+#include "app/common/error_text.h"
+#include "app/chat/prompt_builder.h"
+#include "app/store/conversation_store.h"
+#include "app/store/kv_block_store.h"
+#include "engine/engine.h"
+
+namespace hearth {
+
+namespace {
+constexpr int kFrameMs = 16;
+}
+
+EngineWorker::EngineWorker(const std::atomic<quint64>& cancelledLoad) : cancelledLoad_(cancelledLoad) {
+    sinceFlush_.start();
+}
+EngineWorker::~EngineWorker() = default;
+
+// Reads the file once in chunks before mapping it: on a cold disk this is where the time
+// goes, so it gives an honest progress bar and a point to cancel between chunks.
+bool EngineWorker::pageIn(const QString& path, quint64 serial) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return true;  // Engine::load reports why
+    const qint64 size = std::max<qint64>(1, f.size());
+    QByteArray buffer(8 << 20, Qt::Uninitialized);
+    qint64 done = 0;
+    int lastPercent = -1;
+    for (qint64 n; (n = f.read(buffer.data(), buffer.size())) > 0;) {
+        if (cancelledLoad_.load() == serial) return false;
+        done += n;
+        const int percent = static_cast<int>(done * 90 / size);
+        if (percent != lastPercent) emit loadProgress(lastPercent = percent);
+    }
+    return true;
+}
+
+void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 serial) {
+    emit loadProgress(0);
+    if (!pageIn(path, serial)) {
+        emit loadCancelled();
+        return;
+    }
+    EngineOptions engineOptions;
+    engineOptions.contextLength = options.contextLength;
+    engineOptions.nThreads = options.threads;  // <= 0: one per physical core
+    engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
+    engineOptions.backend = options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
+    if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
+        if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;
+    auto engine = Engine::load(path.toStdString(), engineOptions);
+    if (cancelledLoad_.load() == serial) {
+        emit loadCancelled();
+        return;
+    }
+    if (!engine) {
+        emit loadFailed(describe(engine.error()));
+        return;
+    }
+    failAll(tr("The model was changed before this reply finished."));
+    engine_ = std::move(*engine);
+    model_ = LoadedModel{describeModel(engine_->file()), QString::fromStdString(engine_->backendName()),
+                         QString::fromStdString(engine_->backendNote()), engine_->contextLength()};
+    emit loadProgress(100);
+    emit modelLoaded(model_);
+}
+
+void EngineWorker::failAll(const QString& message) {
+    for (const auto& [id, a] : active_) emit replyFailed(a.ticket, message);
+    active_.clear();
+}
+
+void EngineWorker::submit(const ReplyRequest& r) {
+    if (!engine_) {
+        emit replyFailed(r.ticket, tr("No model is loaded. Choose one with Model → Open."));
+        return;
+    }
+    auto built = buildPrompt(*engine_, r.turns, r.settings);
+    if (!built) {
+        emit replyFailed(r.ticket, describe(built.error()));
+        return;
+    }
+    GenerateRequest g;
+    g.prompt = std::move(built->tokens);
+    g.maxTokens = r.settings.maxTokens;
+    g.sampling = r.settings.sampling;
+    g.sampling.seed = r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed)
+                                           : QRandomGenerator::global()->generate64();
+    for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
+    g.spec = r.spec;
+    const int promptTokens = static_cast<int>(g.prompt.size());
+    Active a{r.ticket, {}, promptTokens, 0, r.conversationId, g.prompt, 0, 0, {}, r.spec.drafter != SpecDrafter::Off};
+    restoreKv(a);
+    auto id = engine_->submit(std::move(g));
+    if (!id) {
+        emit replyFailed(r.ticket, describe(id.error()));
+        return;
+    }
+    active_[*id] = std::move(a);
+    emit replyStarted(ReplyStarted{r.ticket, promptTokens, engine_->contextLength(), built->omittedTurns});
+    scheduleStep();
+}
+
+void EngineWorker::stop(quint64 ticket) {
+    for (const auto& [id, a] : active_)
+        if (a.ticket == ticket && engine_) engine_->cancel(id);
+    scheduleStep();
+}
+
+// One step per queued event: anything queued meanwhile (stop, submit, load) runs in between.
+void EngineWorker::scheduleStep() {
+    if (stepQueued_) return;
+    stepQueued_ = true;
+    QMetaObject::invokeMethod(this, [this] { stepQueued_ = false; runStep(); }, Qt::QueuedConnection);
+}
+
+void EngineWorker::runStep() {
+    if (!engine_ || active_.empty()) return;
+    for (EngineEvent& ev : engine_->step()) {
+        const auto it = active_.find(ev.request);
+        if (it == active_.end()) continue;
+        Active& a = it->second;
+        a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
+        if (ev.kind == EngineEvent::Kind::Token) {
+            ++a.generated;
+            a.tokens.push_back(ev.token);
+            continue;
+        }
+        if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
+        if (ev.reason == FinishReason::Error) {
+            emit replyFailed(a.ticket, ev.error ? describe(*ev.error) : tr("The engine failed."));
+        } else {
+            emit replyFinished(finishedStats(a, ev));
+            saveKv(a);  // after the GUI has the reply: a long save delays only the next request
+        }
+        active_.erase(it);
+    }
+    if (sinceFlush_.elapsed() >= kFrameMs) flush();
+    if (!active_.empty()) scheduleStep();
+}
+
+void EngineWorker::flush() {
+    for (auto& [id, a] : active_) {
+        if (a.pending.isEmpty()) continue;
+        emit textReady(a.ticket, a.pending);
+        a.pending.clear();
+    }
+    sinceFlush_.restart();
+}
+
+EngineHost::EngineHost(QObject* parent) : QObject(parent), worker_(new EngineWorker(cancelledLoad_)) {
+    qRegisterMetaType<LoadOptions>();
+    qRegisterMetaType<KvStoreOptions>();
+    qRegisterMetaType<LoadedModel>();
+    qRegisterMetaType<ReplyRequest>();
+    qRegisterMetaType<ReplyStarted>();
+    qRegisterMetaType<ReplyStats>();
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    thread_.setObjectName("hearth-engine");
+    thread_.start();
+}
+
+// Quitting during generation: the loop ends after the current step; the worker (and the
+// engine with it) is deleted on its own thread before wait() returns.
+EngineHost::~EngineHost() {
+    cancelLoad();
+    thread_.quit();
+    thread_.wait();
+}
+
+void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
+    const quint64 serial = ++loadSerial_;
+    QMetaObject::invokeMethod(worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); },
+                              Qt::QueuedConnection);
+}
+
+void EngineHost::useKvStore(const KvStoreOptions& options) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, options] { w->openKvStore(options); }, Qt::QueuedConnection);
+}
+
+void EngineHost::setKvDiskBudget(qint64 bytes) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, bytes] { w->setKvDiskBudget(bytes); }, Qt::QueuedConnection);
+}
+
+quint64 EngineHost::generate(ReplyRequest request) {
+    if (request.ticket == 0) request.ticket = nextTicket_++;
+    const quint64 ticket = request.ticket;
+    QMetaObject::invokeMethod(worker_, [w = worker_, r = std::move(request)] { w->submit(r); }, Qt::QueuedConnection);
+    return ticket;
+}
+
+void EngineHost::stop(quint64 ticket) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->stop(ticket); }, Qt::QueuedConnection);
+}
+
+}  // namespace hearth

@@ -1,0 +1,174 @@
+// The engine on its own thread. The GUI talks to it only through EngineHost (queued calls to
+// the worker) and the worker's signals, which arrive on the GUI thread as queued events.
+// Replies run through Engine::submit/step, so a stop or a new request takes effect at the next
+// step; generated text leaves the worker in batches of about one per frame (16 ms), never per
+// token. Loading reports progress and can be cancelled; a cancelled load keeps the old model.
+// KV persistence runs on the engine thread too, over the worker's own store connection: the
+// blocks (megabytes) never cross to the GUI thread, which only sees the counts in ReplyStats.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <atomic>
+#include <map>
+#include <vector>
+#include <memory>
+
+#include "app/chat/chat_settings.h"
+#include "app/common/model_info.h"
+#include "engine/spec/spec_options.h"
+
+namespace hearth {
+
+class ConversationStore;
+class Engine;
+struct EngineEvent;
+
+struct LoadOptions {
+    int contextLength = 0;    // 0: the model's own
+    int threads = 0;          // 0: one per physical core
+    QString kvType = "f16";   // "f16" or "q8_0"
+    bool referenceBackend = false;  // the scalar CPU reference instead of the fastest backend
+};
+
+// The store the worker opens on the engine thread (its own connection to the GUI's database):
+// saved KV blocks and the model fingerprint cache. Empty path: no KV persistence.
+struct KvStoreOptions {
+    QString path;
+    qint64 diskBudgetBytes = 0;
+};
+
+struct LoadedModel {
+    ModelFileInfo file;
+    QString backend;        // e.g. "CPU (AVX2)"
+    QString backendNote;    // why not the backend asked for or a fast one, e.g. "CPU lacks AVX2 ..."; usually empty
+    int contextLength = 0;  // the engine's (LoadOptions or the model's)
+};
+
+struct ChatTurn {
+    QString role;  // "system", "user", "assistant"
+    QString content;
+};
+
+struct ReplyRequest {
+    quint64 ticket = 0;     // the caller's id for this reply, echoed in every signal
+    QList<ChatTurn> turns;  // the conversation, oldest first, ending with the user's message
+    ChatSettings settings;  // settings.systemPrompt, when set, goes first as a system turn
+    qint64 conversationId = 0;  // the stored conversation: its KV is restored and saved (0: none)
+    SpecOptions spec;           // speculative decoding (drafter Off: none), GenerateRequest::spec
+};
+
+// Sent once the prompt is built: how much of the context it uses and whether old turns were
+// left out to make it fit (the system prompt and the latest turns always stay).
+struct ReplyStarted {
+    quint64 ticket = 0;
+    int promptTokens = 0;
+    int contextLength = 0;
+    int omittedTurns = 0;
+};
+
+struct ReplyStats {
+    quint64 ticket = 0;
+    QString finishReason;  // "eos", "length", "stop", "context", "timeout", "cancelled"
+    int promptTokens = 0, generatedTokens = 0, reusedTokens = 0, contextLength = 0;
+    double tokensPerSecond = 0, ttftMs = 0;
+    int kvRestoredTokens = 0;      // prompt tokens whose KV came from the store (not in reusedTokens)
+    double kvSavedSeconds = -1;    // estimated prefill time the restore saved; < 0: unknown
+    QString kvNote = {};           // why nothing was restored (a refusal, a store error)
+    int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
+};
+
+// Lives on the engine thread; owns the Engine. Call only through EngineHost.
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(const std::atomic<quint64>& cancelledLoad);
+    ~EngineWorker() override;
+
+    Q_INVOKABLE void loadModel(const QString& path, hearth::LoadOptions options, quint64 serial);
+    Q_INVOKABLE void submit(const hearth::ReplyRequest& request);
+    Q_INVOKABLE void stop(quint64 ticket);
+    Q_INVOKABLE void openKvStore(const hearth::KvStoreOptions& options);
+    // The KV disk budget from now on; a lower one is enforced at once (least recently used
+    // conversations lose their saved KV). No store open: nothing to do.
+    Q_INVOKABLE void setKvDiskBudget(qint64 bytes);
+    qint64 kvDiskBudgetBytes() const;  // engine thread; -1 when no store is open
+
+signals:
+    void loadProgress(int percent);
+    void modelLoaded(const hearth::LoadedModel& model);
+    void loadFailed(const QString& message);
+    void loadCancelled();
+    void replyStarted(const hearth::ReplyStarted& info);
+    void textReady(quint64 ticket, const QString& text);  // a batch of reply text
+    void replyFinished(const hearth::ReplyStats& stats);
+    void replyFailed(quint64 ticket, const QString& message);
+
+private:
+    struct Active {
+        quint64 ticket = 0;
+        QString pending;
+        int promptTokens = 0, generated = 0;
+        qint64 conversationId = 0;
+        std::vector<int32_t> tokens;  // prompt, then the generated ids
+        int kvRestored = 0;
+        double kvRestoreMs = 0;
+        QString kvNote;
+        bool speculating = false;  // request.spec was on
+    };
+    // engine_host_kv.cpp: restore before a reply is submitted, save after it finishes.
+    void restoreKv(Active& a);
+    void saveKv(const Active& a);
+    ReplyStats finishedStats(const Active& a, const EngineEvent& ev);
+    bool pageIn(const QString& path, quint64 serial);
+    void failAll(const QString& message);
+    void scheduleStep();
+    void runStep();
+    void flush();
+
+    std::unique_ptr<ConversationStore> store_;  // declared before engine_, so it closes after it
+    double prefillRate_ = 0;  // tokens/s of the last reply that computed >= 64 prompt tokens
+    std::unique_ptr<Engine> engine_;
+    LoadedModel model_;
+    std::map<int64_t, Active> active_;  // engine request id -> reply
+    const std::atomic<quint64>& cancelledLoad_;
+    QElapsedTimer sinceFlush_;
+    bool stepQueued_ = false;
+};
+
+// Owned by the GUI thread: starts the thread, forwards requests, stops and joins on exit.
+class EngineHost : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineHost(QObject* parent = nullptr);
+    ~EngineHost() override;
+
+    EngineWorker* worker() const { return worker_; }
+    void loadModel(const QString& path, const LoadOptions& options = {});
+    // KV persistence from now on (the engine thread opens its own connection to path).
+    void useKvStore(const KvStoreOptions& options);
+    void setKvDiskBudget(qint64 bytes);  // the engine thread's store connection, at once
+    void cancelLoad() { cancelledLoad_ = loadSerial_; }
+    // Returns the ticket of the reply (the same as request.ticket when that is non-zero).
+    quint64 generate(ReplyRequest request);
+    void stop(quint64 ticket);
+
+private:
+    QThread thread_;
+    EngineWorker* worker_;
+    quint64 loadSerial_ = 0;
+    quint64 nextTicket_ = 1;
+    std::atomic<quint64> cancelledLoad_{0};
+};
+
+}  // namespace hearth
+
+Q_DECLARE_METATYPE(hearth::LoadOptions)
+Q_DECLARE_METATYPE(hearth::KvStoreOptions)
+Q_DECLARE_METATYPE(hearth::LoadedModel)
+Q_DECLARE_METATYPE(hearth::ReplyRequest)
+Q_DECLARE_METATYPE(hearth::ReplyStarted)
+Q_DECLARE_METATYPE(hearth::ReplyStats)

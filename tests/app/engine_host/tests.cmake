@@ -1,0 +1,3 @@
+# app/engine_host: the engine host across its thread (also built with ThreadSanitizer by the
+# tsan preset).
+hearth_add_test(NAME test_engine_host LABELS unit LIBS hearth_app SOURCES test_engine_host.cpp TIMEOUT 300)

@@ -1,0 +1,16 @@
+# engine/model: the GGUF reader and writer (hostile files included; inputs that fuzzing found,
+# fuzz/regressions), the reader against gguf-py on real files, the Llama and Gemma 3 forward
+# passes on tiny random models, one batched forward pass bitwise equal to each sequence alone
+# (label tiny: ASan covers the per-item K/V views), and the synthetic models (synth.h).
+hearth_add_test(NAME test_gguf LABELS unit LIBS hearth_engine SOURCES test_gguf.cpp)
+hearth_add_test(NAME test_gguf_in_place LABELS unit LIBS hearth_engine SOURCES test_gguf_in_place.cpp)
+hearth_add_test(NAME test_gguf_regressions LABELS unit LIBS hearth_engine SOURCES test_gguf_regressions.cpp)
+# The shared test data (small, also run by the sanitizer build) and the fetched models.
+hearth_add_test(NAME test_gguf_testdata LABELS "model;tiny" LIBS hearth_engine SOURCES test_gguf_models.cpp)
+target_compile_definitions(test_gguf_testdata PRIVATE HEARTH_GGUF_MODEL_SET=1)
+hearth_add_test(NAME test_gguf_models LABELS model LIBS hearth_engine SOURCES test_gguf_models.cpp)
+target_compile_definitions(test_gguf_models PRIVATE HEARTH_GGUF_MODEL_SET=2)
+hearth_add_test(NAME test_llama_forward LABELS unit CPU_LEVELS LIBS hearth_engine SOURCES test_llama_forward.cpp)
+hearth_add_test(NAME test_gemma3_forward LABELS unit CPU_LEVELS LIBS hearth_engine SOURCES test_gemma3_forward.cpp)
+hearth_add_test(NAME test_forward_batch LABELS tiny LIBS hearth_engine SOURCES test_forward_batch.cpp)
+hearth_add_test(NAME test_synth LABELS unit tiny LIBS hearth_engine Qt6::Core SOURCES test_synth.cpp)

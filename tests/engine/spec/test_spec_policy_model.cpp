@@ -1,0 +1,63 @@
+// The policy on a real model (label model, SmolLM2, n-gram drafter): speculation switches
+// itself off during an open-ended chat reply (sampled with the app's default settings, seeded;
+// measured slower than plain decoding), and back on when a later reply of the same chat
+// (greedy) repeats a passage.
+#include <QtTest>
+
+#include "engine/engine.h"
+#include "tests/engine/spec/spec_prompts.h"
+#include "tests/support/test_env.h"
+
+using namespace hearth;
+
+namespace {
+
+void print(const char* what, const GenerateResult& r) {
+    const SpecStats& s = r.spec;
+    std::printf("%s: %zu tokens, drafted %d accepted %d, forwards %d, off %d on %d, active at end %d; "
+                "ms/token plain %.2f, speculative %.2f (last window)\n", what, r.tokens.size(), s.drafted, s.accepted,
+                s.targetForwards, s.switchedOff, s.switchedOn, s.activeAtEnd, s.plainMsPerToken, s.specMsPerToken);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+class TestSpecPolicyModel : public QObject {
+    Q_OBJECT
+private slots:
+    void offOnChatBackOnWhenRepetitive() {
+        const QString path = test::modelFile("SmolLM2-135M-Instruct.Q4_1.gguf");
+        HEARTH_REQUIRE_FILE(path);
+        EngineOptions options;
+        options.contextLength = 2048;
+        auto engine = Engine::load(path.toStdString(), options);
+        QVERIFY(engine.has_value());
+        Engine& e = **engine;
+        GenerateRequest req;
+        req.sampling.seed = 3;
+        req.maxTokens = 128;
+        req.spec = specNGram(8);
+        std::string text;
+        const auto collect = [&](TokenId, std::string_view t) { text += t; return true; };
+        std::vector<ChatMessage> chat{{"user", test::specChatPrompts()[0]}};
+        req.prompt = e.chatPrompt(chat);
+        auto first = e.generate(req, collect);
+        QVERIFY(first.has_value());
+        print("open-ended reply", *first);
+        QVERIFY(first->spec.switchedOff >= 1);
+        QVERIFY(!first->spec.activeAtEnd);
+        chat.push_back({"assistant", text});
+        chat.push_back({"user", std::string("Repeat this passage word for word: ") + test::kSpecPassage});
+        req.prompt = e.chatPrompt(chat);
+        req.maxTokens = 64;
+        req.sampling.temperature = 0.0f;
+        auto second = e.generate(req, collect);
+        QVERIFY(second.has_value());
+        print("repetitive reply", *second);
+        QVERIFY(second->spec.switchedOn >= 1);
+        QVERIFY(second->spec.accepted > 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSpecPolicyModel)
+#include "test_spec_policy_model.moc"

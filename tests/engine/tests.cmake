@@ -1,0 +1,6 @@
+# engine/engine.h: the facade's prefix cache and step API (tiny random Llama), the resource
+# limits on what a GGUF may ask for, and batch invariance of the AVX2 path through a whole model.
+hearth_add_test(NAME test_engine_prefix_cache LABELS unit LIBS hearth_engine SOURCES test_engine_prefix_cache.cpp)
+hearth_add_test(NAME test_engine_step LABELS unit LIBS hearth_engine SOURCES test_engine_step.cpp)
+hearth_add_test(NAME test_resource_limits LABELS unit LIBS hearth_engine SOURCES test_resource_limits.cpp)
+hearth_add_test(NAME test_avx2_batch_invariance LABELS unit tiny CPU_LEVELS LIBS hearth_engine SOURCES test_avx2_batch_invariance.cpp)

@@ -1,0 +1,74 @@
+// Screenshots of the real window for the README (run under Xvfb):
+//   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN]
+// Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
+// the settings panel (sampling and engine pages) and the dark palette; with zh_CN, the main
+// window in Simplified Chinese.
+#include <QApplication>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTranslator>
+
+#include "app/common/paths.h"
+#include "tests/ui/gui_app.h"
+#include "ui/appearance.h"
+
+using namespace hearth;
+
+namespace {
+
+void chat(test::GuiApp& gui, const QString& text) {
+    test::typeAndSend(gui, text);
+    QTest::qWaitFor([&] { return !gui.controller->generating(); }, 120000);
+}
+
+// tab: the panel's page to show (0 sampling, 2 engine and app).
+void settingsShot(test::GuiApp& gui, const QString& file, int tab = 0) {
+    auto c = QObject::connect(gui.window.get(), &MainWindow::settingsDialogOpened, [file, tab](QWidget* w) {
+        w->findChild<QTabWidget*>()->setCurrentIndex(tab);
+        QTimer::singleShot(300, w, [w, file] {
+            w->grab().save(file);
+            static_cast<QDialog*>(w)->reject();
+        });
+    });
+    gui.window->openSettings();
+    QObject::disconnect(c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    const QStringList args = app.arguments();
+    if (args.size() < 2) return std::puts("usage: gui_screenshots OUT_DIR [zh_CN]"), 2;
+    const QString out = args[1];
+    const bool chinese = args.size() > 2 && args[2] == "zh_CN";
+    QTranslator translator;
+    if (chinese && translator.load(":/i18n/hearth_zh_CN.qm")) app.installTranslator(&translator);
+    QTemporaryDir dir;
+    test::GuiApp gui(dir.path());
+    ChatSettings s;
+    s.maxTokens = 160;
+    s.seed = 7;
+    gui.settings.setChatDefaults(s);
+    gui.window->resize(1100, 720);
+    QTest::qWaitForWindowExposed(gui.window.get());
+    const QString smol = defaultModelPath();
+    gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));
+    if (!QTest::qWaitFor([&] { return gui.controller->model().has_value(); }, 60000)) return std::puts("no model"), 1;
+    gui.controller->newConversation();
+    chat(gui, "What are three tips for a good night's sleep?");
+    gui.controller->newConversation();
+    chat(gui, "Write a Python function that reverses a string.");
+    QTest::qWait(300);
+    gui.window->grab().save(out + (chinese ? "/main-window-zh_CN.png" : "/main-window.png"));
+    if (chinese) return 0;
+    settingsShot(gui, out + "/settings.png");
+    EngineSettings engine = gui.settings.engine();
+    engine.spec.enabled = true;  // the group shown in use
+    gui.settings.setEngine(engine);
+    settingsShot(gui, out + "/settings-engine.png", 2);
+    applyAppearance(app, "dark");
+    QTest::qWait(300);
+    gui.window->grab().save(out + "/dark.png");
+    return 0;
+}

@@ -1,0 +1,73 @@
+// The GUI's objects as gui_main.cpp builds them, over a scratch folder (settings file and
+// conversation database), for tests and the benchmark; destroying and rebuilding one over
+// the same folder is an application restart. Also helpers that drive the window like a user.
+#pragma once
+
+#include <QAbstractButton>
+#include <QPlainTextEdit>
+#include <QtTest>
+#include <memory>
+
+#include "app/chat/app_settings.h"
+#include "app/chat/chat_controller.h"
+#include "app/engine_host/engine_host.h"
+#include "app/store/conversation_store.h"
+#include "tests/support/test_env.h"
+#include "tests/support/tiny_llama.h"
+#include "ui/composer.h"
+#include "ui/conversation_sidebar.h"
+#include "ui/main_window.h"
+#include "ui/message_view.h"
+
+namespace hearth::test {
+
+struct GuiApp {
+    explicit GuiApp(const QString& dir)
+        : settings(dir + "/settings.ini"), store(ConversationStore::open((dir + "/chats.sqlite").toStdString()).value()),
+          controller(std::make_unique<ChatController>(*store, host, settings)),
+          window(std::make_unique<MainWindow>(*controller, host, settings)) {
+        window->show();
+    }
+    ~GuiApp() {
+        window.reset();
+        controller.reset();
+    }
+    QPlainTextEdit* input() const { return window->composer()->input(); }
+    QAbstractButton* sendButton() const { return window->findChild<QAbstractButton*>("sendButton"); }
+    MessageListModel* messages() const { return controller->messages(); }
+    QString rowText(int row) const { return messages()->row(row) ? messages()->row(row)->text : QString(); }
+
+    AppSettings settings;
+    std::unique_ptr<ConversationStore> store;
+    EngineHost host;  // declared after the store: its thread is joined before the store closes
+    std::unique_ptr<ChatController> controller;
+    std::unique_ptr<MainWindow> window;
+};
+
+// stories260K from the shared test data, else a tiny random Llama written into dir.
+inline QString smallModel(const QString& dir) {
+    const QString stories = testDataFile("stories260K.gguf");
+    if (QFileInfo::exists(stories)) return stories;
+    const QString path = dir + "/tiny-llama.gguf";
+    if (!QFileInfo::exists(path)) (void)tinyLlama().writeFile(path.toStdString());
+    return path;
+}
+
+// Clicks the chip of a message row whose action matches (false when the row has none).
+inline bool clickChip(MainWindow& w, int row, MessageDelegate::Action action) {
+    MessageView* view = w.messageView();
+    view->scrollTo(view->model()->index(row, 0));
+    for (const MessageDelegate::Hit& h : view->hitsAt(row)) {
+        if (h.action != action) continue;
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, h.rect.center());
+        return true;
+    }
+    return false;
+}
+
+inline void typeAndSend(GuiApp& app, const QString& text) {
+    app.input()->setPlainText(text);
+    QTest::keyClick(app.input(), Qt::Key_Return);
+}
+
+}  // namespace hearth::test

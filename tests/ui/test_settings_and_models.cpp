@@ -1,0 +1,165 @@
+// The settings panel and the model picker, offscreen with a real model: a temperature set in
+// the panel is the one the next request uses (and temperature 0 makes replies repeat exactly);
+// per-conversation overrides reset to defaults; a model load is cancelled from its progress
+// dialog; a file that is not a model gets a clear message; old turns that no longer fit the
+// context are left out and the window says so; the window's title contains "Hearth".
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QTemporaryDir>
+
+#include "tests/ui/gui_app.h"
+#include "ui/model_picker.h"
+#include "ui/settings_dialog.h"
+
+using namespace hearth;
+using namespace hearth::test;
+
+class TestSettingsAndModels : public QObject {
+    Q_OBJECT
+private slots:
+    void init() { dir_ = std::make_unique<QTemporaryDir>(); }
+    void temperatureFromThePanelIsUsed();
+    void cancelsAModelLoad();
+    void showsWhyAFileIsNotAModel();
+    void leavesOutOldTurnsThatDoNotFit();
+
+private:
+    void start(GuiApp& app);
+    // Opens the panel and runs edit on it before pressing OK.
+    void editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit);
+    std::unique_ptr<QTemporaryDir> dir_;
+};
+
+void TestSettingsAndModels::start(GuiApp& app) {
+    ChatSettings s;
+    s.maxTokens = 24;
+    s.sampling.temperature = 1.5f;
+    app.settings.setChatDefaults(s);
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    QVERIFY(app.window->windowTitle().contains("Hearth"));
+    app.window->loadModel(smallModel(dir_->path()));
+    QTRY_VERIFY_WITH_TIMEOUT(app.controller->model().has_value(), 20000);
+    app.window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
+}
+
+void TestSettingsAndModels::editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit) {
+    bool opened = false;
+    auto c = connect(app.window.get(), &MainWindow::settingsDialogOpened, this, [&](QWidget* w) {
+        opened = true;
+        QTimer::singleShot(0, w, [w, edit] {
+            auto* dialog = qobject_cast<SettingsDialog*>(w);
+            edit(dialog);
+            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        });
+    });
+    app.window->activateWindow();  // offscreen, a closed dialog does not give the activation back
+    QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
+    app.input()->setFocus();
+    QTest::keyClick(app.input(), Qt::Key_Comma, Qt::ControlModifier);  // Ctrl+, opens the panel
+    disconnect(c);
+    QVERIFY(opened);
+}
+
+void TestSettingsAndModels::temperatureFromThePanelIsUsed() {
+    GuiApp app(dir_->path());
+    start(app);
+    typeAndSend(app, "Once upon a time");
+    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QCOMPARE(app.controller->lastRequest().settings.sampling.temperature, 1.5f);
+    editSettings(app, [](SettingsDialog* d) {
+        auto* temp = d->findChild<QDoubleSpinBox*>("param_temperature");
+        temp->clear();
+        QTest::keyClicks(temp, "0");
+        auto* maxTokens = d->findChild<QDoubleSpinBox*>("param_max_tokens");
+        maxTokens->setValue(99999);  // out of range: the spin box holds it at its maximum
+        QCOMPARE(maxTokens->value(), 32768.0);
+        maxTokens->setValue(24);
+    });
+    QVERIFY(app.controller->hasOverrides());
+    // Greedy now: two regenerations give the same reply, and the request carried temperature 0.
+    app.controller->regenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QCOMPARE(app.controller->lastRequest().settings.sampling.temperature, 0.0f);
+    const QString greedy = app.rowText(1);
+    app.controller->regenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QCOMPARE(app.rowText(1), greedy);
+    // Another conversation keeps the defaults; "Reset to defaults" drops the override.
+    const qint64 first = app.controller->currentConversation();
+    app.controller->newConversation();
+    QCOMPARE(app.controller->conversationSettings().sampling.temperature, 1.5f);
+    app.controller->openConversation(first);
+    editSettings(app, [](SettingsDialog* d) { d->findChild<QPushButton*>("resetButton")->click(); });
+    QVERIFY(!app.controller->hasOverrides());
+    QCOMPARE(app.controller->conversationSettings().sampling.temperature, 1.5f);
+}
+
+void TestSettingsAndModels::cancelsAModelLoad() {
+    GuiApp app(dir_->path());
+    start(app);
+    const QString loaded = app.controller->model()->file.path;
+    // A large file (sparse: no disk used) takes long enough to read for Cancel to land.
+    QFile big(dir_->path() + "/large.gguf");
+    QVERIFY(big.open(QIODevice::WriteOnly) && big.resize(qint64{8} << 30));
+    big.close();
+    app.window->loadModel(big.fileName());
+    QProgressDialog* progress = app.window->loadProgress();
+    QVERIFY(progress);
+    QTRY_VERIFY_WITH_TIMEOUT(progress->isVisible(), 5000);
+    auto* cancel = progress->findChild<QPushButton*>();
+    QVERIFY(cancel);
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.window->loadProgress(), 20000);
+    auto* status = app.window->findChild<QLabel*>("statusModel");
+    QVERIFY2(status->text().contains("cancelled"), qPrintable(status->text()));
+    QCOMPARE(app.controller->model()->file.path, loaded);  // the previous model stays
+    typeAndSend(app, "Still here?");
+    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QVERIFY(!app.rowText(1).isEmpty());
+}
+
+void TestSettingsAndModels::showsWhyAFileIsNotAModel() {
+    GuiApp app(dir_->path());
+    QFile bad(dir_->path() + "/notes.gguf");
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("these are my notes, not a model");
+    bad.close();
+    ModelPicker picker(dir_->path(), bad.fileName());
+    auto* facts = picker.findChild<QLabel*>("modelFacts");
+    QVERIFY2(facts->text().contains("cannot be used") && facts->text().contains("not a valid model"), qPrintable(facts->text()));
+    QVERIFY(!picker.findChild<QPushButton*>("loadButton")->isEnabled());
+    app.window->loadModel(bad.fileName());  // e.g. the last model was replaced by something else
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages()->rowCount(), 1, 10000);
+    QCOMPARE(app.messages()->row(0)->role, QString("error"));
+    QVERIFY2(app.rowText(0).contains("Cannot load notes.gguf") && app.rowText(0).contains("Model…"), qPrintable(app.rowText(0)));
+    QVERIFY(!app.sendButton()->isEnabled());
+    QVERIFY(app.window->windowTitle().contains("Hearth"));
+}
+
+void TestSettingsAndModels::leavesOutOldTurnsThatDoNotFit() {
+    GuiApp app(dir_->path());
+    EngineSettings e;
+    e.contextLength = 128;
+    app.settings.setEngine(e);
+    start(app);
+    auto* notice = app.window->findChild<QLabel*>("contextNotice");
+    QVERIFY(notice->isHidden());
+    const QString longText = "The cat and the dog played in the park all day long. ";
+    for (int i = 0; i < 6 && notice->isHidden(); ++i) {
+        typeAndSend(app, QString::number(i) + " " + longText);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    }
+    QVERIFY(!notice->isHidden());
+    QVERIFY2(notice->text().contains("left out"), qPrintable(notice->text()));
+    const QList<ChatTurn>& turns = app.controller->lastRequest().turns;
+    QVERIFY(turns.first().content.startsWith("0 "));   // the request had everything...
+    const int nStored = static_cast<int>(app.store->activeBranch(app.controller->currentConversation())->size());
+    QCOMPARE(nStored, app.messages()->rowCount());   // ...and nothing was deleted
+    QCOMPARE(app.controller->lastRequest().turns.size(), nStored - 1);
+}
+
+QTEST_MAIN(TestSettingsAndModels)
+#include "test_settings_and_models.moc"
