@@ -12,3 +12,5 @@ get_filename_component(_hearth_testdata "${PROJECT_SOURCE_DIR}/../shared/testdat
 set(HEARTH_TESTDATA_DIR "${_hearth_testdata}" CACHE PATH "The shared test data folder")
 set(HEARTH_ORACLE_PYTHON "${_hearth_cache}/oracle-venv/bin/python3" CACHE FILEPATH "Python with the conformance oracle (llama-cpp-python)")
 set(HEARTH_ORACLE_CACHE "${_hearth_cache}/oracle-results" CACHE PATH "Cached oracle answers")
+set(HEARTH_LLAMA_VOCAB_DIR "${_hearth_cache}/llama-vocab/0.3.36" CACHE PATH
+    "llama.cpp's vocab-only GGUF files and their .inp/.out cases (setup-oracle.sh extracts them)")

@@ -11,9 +11,17 @@
 # with a general-protection fault or SIGILL in libggml-cpu.so on VM hosts that do not give a
 # process AMX state (seen on this project's machine kind even with XCR0's tile bits set). The list is written to $venv/hearth-oracle-build.txt; oracle.py puts
 # it in its answer cache's key and its crash messages.
+#
+# The source archive is downloaded once (checked by SHA-256) into $HEARTH_CACHE/oracle-sdist;
+# its llama.cpp vocab-only files with their test cases (vendor/llama.cpp/models/ggml-vocab-*:
+# .gguf, .gguf.inp, .gguf.out) are extracted into $HEARTH_CACHE/llama-vocab/<version> for the
+# tokenizer tests.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 version=0.3.36
+sdist_sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+sdist="$HEARTH_CACHE/oracle-sdist/llama_cpp_python-$version.tar.gz"
+vocab="$HEARTH_CACHE/llama-vocab/$version"
 venv="$HEARTH_CACHE/oracle-venv"
 isa="$(hearth_host_isa)"
 cmake_isa="$(hearth_host_isa --cmake)"
@@ -21,6 +29,21 @@ wheels="$HEARTH_CACHE/oracle-wheels/$version-$(echo "$isa" | tr ' ' '+')"
 want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6 isa=[$isa]"
 stamp="$venv/.hearth-oracle"
 hearth_log "oracle build flags: $cmake_isa"
+if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
+  hearth_ensure_venv
+  hearth_log "downloading llama-cpp-python $version's source archive"
+  mkdir -p "$(dirname "$sdist")"
+  "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$(dirname "$sdist")" "llama-cpp-python==$version"
+  echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
+fi
+if [ ! -f "$vocab/.complete" ]; then
+  rm -rf "$vocab" && mkdir -p "$vocab"
+  tar -xzf "$sdist" -C "$vocab" --strip-components=4 --wildcards \
+    "llama_cpp_python-$version/vendor/llama.cpp/models/ggml-vocab-*"
+  touch "$vocab/.complete"
+  hearth_log "llama.cpp vocab files: $(ls "$vocab"/*.gguf | wc -l) in $vocab"
+fi
 if [ -x "$venv/bin/python3" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   hearth_log "oracle ready: llama-cpp-python $version in $venv"; exit 0
 fi
@@ -31,7 +54,7 @@ if ! ls "$wheels"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
   # Only the library the Python package loads: no multimodal library, tools, examples or tests.
   CMAKE_ARGS="$cmake_isa -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$HEARTH_VENV/bin/python3" -m pip wheel --quiet \
-    --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
+    --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" "$sdist"
 fi
 rm -rf "$venv"
 python3 -m venv "$venv"

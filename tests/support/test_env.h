@@ -34,4 +34,7 @@ inline bool underCi() { return qEnvironmentVariable("CI") == QLatin1String("true
 
 namespace hearth::test {
 inline QString oraclePython() { return envPath("HEARTH_ORACLE_PYTHON"); }
+// llama.cpp's vocab-only files (ggml-vocab-NAME.gguf with .inp/.out cases), from the oracle's
+// source archive (setup-oracle.sh).
+inline QString llamaVocabDir() { return envPath("HEARTH_LLAMA_VOCAB"); }
 }  // namespace hearth::test
