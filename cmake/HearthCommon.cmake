@@ -19,6 +19,12 @@ add_library(hearth_common INTERFACE)
 # Includes are rooted at the repository root: #include "engine/model/gguf.h".
 target_include_directories(hearth_common INTERFACE "${PROJECT_SOURCE_DIR}")
 target_compile_options(hearth_common INTERFACE -Wall -Wextra -Wno-unused-parameter)
+# Warnings as errors: CI turns it on for the release tree (packaging/scripts/build.sh with
+# CI=true); off by default so that a newer compiler's new warning does not stop a user's build.
+option(HEARTH_WERROR "Treat C++ compiler warnings as errors" OFF)
+if(HEARTH_WERROR)
+  target_compile_options(hearth_common INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
 target_compile_definitions(hearth_common INTERFACE HEARTH_VERSION="${PROJECT_VERSION}")
 # Packaged code is built for baseline x86-64; fast paths are chosen at run time.
 if(HEARTH_SANITIZE)

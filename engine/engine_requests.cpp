@@ -34,8 +34,10 @@ EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, c
 EngineRequests::~EngineRequests() = default;
 
 Result<RequestId> EngineRequests::submit(GenerateRequest request) {
-    auto r = std::make_unique<Request>(Request{request, Sampler(request.sampling), {}, StopMatcher(request.stop),
-                                               0, Clock::now(), {}, std::nullopt, std::nullopt, std::nullopt, nullptr, 0});
+    auto r = std::make_unique<Request>(Request{.request = request,
+                                               .sampler = Sampler(request.sampling),
+                                               .stop = StopMatcher(request.stop),
+                                               .submitted = Clock::now()});
     if (request.spec.drafter != SpecDrafter::Off) {
         auto session = specSessions_.take(request.spec);
         if (!session) return std::unexpected(session.error());

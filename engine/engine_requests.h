@@ -41,16 +41,17 @@ public:
 private:
     using Clock = std::chrono::steady_clock;
     struct Request {
-        GenerateRequest request;
+        // Built with named fields (engine_requests.cpp); every member has a default.
+        GenerateRequest request{};
         Sampler sampler;
-        Utf8Stream utf8;
+        Utf8Stream utf8{};
         StopMatcher stop;
         int32_t nGenerated = 0;
-        Clock::time_point submitted, firstToken;
-        std::optional<Clock::time_point> deadline;
-        std::optional<FinishReason> cancelWith;
-        std::optional<Error> failWith;       // the drafter failed: finish with Error next step
-        std::unique_ptr<SpecRequest> spec;   // request.spec on
+        Clock::time_point submitted{}, firstToken{};
+        std::optional<Clock::time_point> deadline{};
+        std::optional<FinishReason> cancelWith{};
+        std::optional<Error> failWith{};       // the drafter failed: finish with Error next step
+        std::unique_ptr<SpecRequest> spec{};   // request.spec on
         int32_t nFirstStep = 0;              // tokens of the step that gave the first one
     };
 

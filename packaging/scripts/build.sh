@@ -9,5 +9,8 @@ preset="${1:-release}"
 case "$preset" in release|asan) ;; *) hearth_die "usage: build.sh [release|asan]" ;; esac
 export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
-cmake --preset "$preset" >/dev/null
+# CI builds the release tree with warnings as errors (HEARTH_WERROR); elsewhere they stay warnings.
+werror=OFF
+if [ "${CI:-}" = true ] && [ "$preset" = release ]; then werror=ON; fi
+cmake --preset "$preset" -DHEARTH_WERROR="$werror" >/dev/null
 cmake --build --preset "$preset" --parallel "$(nproc)"

@@ -7,6 +7,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTranslator>
+#include <cstdio>
 
 #include "app/common/paths.h"
 #include "tests/ui/gui_app.h"
@@ -18,7 +19,8 @@ namespace {
 
 void chat(test::GuiApp& gui, const QString& text) {
     test::typeAndSend(gui, text);
-    QTest::qWaitFor([&] { return !gui.controller->generating(); }, 120000);
+    if (!QTest::qWaitFor([&] { return !gui.controller->generating(); }, 120000))
+        std::puts("the reply did not finish in 2 minutes; the screenshot shows it unfinished");
 }
 
 // tab: the panel's page to show (0 sampling, 2 engine and app).
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
     s.seed = 7;
     gui.settings.setChatDefaults(s);
     gui.window->resize(1100, 720);
-    QTest::qWaitForWindowExposed(gui.window.get());
+    if (!QTest::qWaitForWindowExposed(gui.window.get())) return std::puts("the window was not exposed"), 1;
     const QString smol = defaultModelPath();
     gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));
     if (!QTest::qWaitFor([&] { return gui.controller->model().has_value(); }, 60000)) return std::puts("no model"), 1;
