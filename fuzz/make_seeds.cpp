@@ -255,7 +255,11 @@ int main(int argc, char** argv) {
         {"gguf", {"empty.gguf", empty.toBytes().bytes}},
         {"tokenizer", {"spm.bin", spmVocab()}},
         {"tokenizer", {"bpe_smollm.bin", bpeVocab("smollm")}},
-        {"tokenizer", {"bpe_gpt2.bin", bpeVocab("gpt2")}},
+        {"tokenizer", {"bpe_gpt2.bin", bpeVocab("gpt-2")}},
+        {"tokenizer", {"bpe_default.bin", bpeVocab("default")}},
+        {"tokenizer", {"bpe_llama3.bin", bpeVocab("llama-bpe")}},
+        {"tokenizer", {"bpe_qwen2.bin", bpeVocab("qwen2")}},
+        {"tokenizer", {"bpe_qwen35.bin", bpeVocab("qwen35")}},
         {"chat_template", {"chatml.txt", templateInput(0, kSmolTemplate)}},
         {"chat_template", {"gemma.txt", templateInput(1, "{{ bos_token }}{% for m in messages %}<start_of_turn>"
                                              "{{ m['role'] }}\n{{ m['content'] | trim }}<end_of_turn>\n{% endfor %}")}},

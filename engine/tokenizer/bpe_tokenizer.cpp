@@ -45,11 +45,11 @@ struct Candidate {
 
 Result<std::unique_ptr<Tokenizer>> BpeTokenizer::create(VocabSpec& vocab) {
     std::unique_ptr<BpeTokenizer> t(new BpeTokenizer());
-    // llama.cpp does not add BOS to GPT-2 vocabularies unless add_bos_token says so.
-    if (auto r = t->initCommon(vocab, false); !r) return std::unexpected(r.error());
     auto pre = preTokenizerFromName(vocab.pre);
     if (!pre) return std::unexpected(pre.error());
     t->pre_ = *pre;
+    // Without add_bos_token, llama.cpp adds BOS as the pre-tokenizer's name says (Llama 3 only).
+    if (auto r = t->initCommon(vocab, pre->addBos); !r) return std::unexpected(r.error());
     for (int b = 0; b < 256; ++b) {
         std::string symbol;
         utf8::append(symbol, kAlphabet.byteToCp[b]);
@@ -81,11 +81,21 @@ Result<void> BpeTokenizer::buildMerges(const std::vector<std::string>& merges) {
 
 void BpeTokenizer::appendTextTokens(std::string_view text, std::vector<TokenId>& out) const {
     std::vector<std::string_view> words;
-    preTokenize(pre_, text, words);
+    preTokenize(pre_.kind, text, words);
     for (std::string_view word : words) appendWordTokens(word, out);
 }
 
 void BpeTokenizer::appendWordTokens(std::string_view word, std::vector<TokenId>& out) const {
+    if (pre_.ignoreMerges) {
+        // Llama 3's vocabulary has tokens that its merges do not build; a whole pre-token that is
+        // one of them is that token (any type, as llama.cpp looks it up).
+        std::string symbols;
+        for (char c : word) utf8::append(symbols, kAlphabet.byteToCp[static_cast<uint8_t>(c)]);
+        if (const TokenId id = findPiece(symbols); id >= 0) {
+            out.push_back(id);
+            return;
+        }
+    }
     std::vector<Symbol> symbols;
     symbols.reserve(word.size());
     for (char c : word) {

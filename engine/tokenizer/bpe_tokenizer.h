@@ -24,7 +24,8 @@ private:
     BpeTokenizer() = default;
     Result<void> buildMerges(const std::vector<std::string>& merges);
     void appendTextTokens(std::string_view text, std::vector<TokenId>& out) const override;
-    // BPE of one pre-token: its bytes as alphabet symbols, merged lowest rank first.
+    // BPE of one pre-token: its bytes as alphabet symbols, merged lowest rank first (or the
+    // pre-token's own token, when the pre-tokenizer ignores merges and there is one).
     void appendWordTokens(std::string_view word, std::vector<TokenId>& out) const;
 
     struct Merge {
@@ -35,7 +36,7 @@ private:
         return (uint64_t{static_cast<uint32_t>(left)} << 32) | static_cast<uint32_t>(right);
     }
 
-    PreTokenizerKind pre_ = PreTokenizerKind::Gpt2;
+    PreTokenizer pre_;
     std::array<TokenId, 256> byteTokens_{};   // id of each byte's one-symbol token, -1 if none
     std::unordered_map<uint64_t, Merge> merges_;  // pairKey(left, right) -> rank and result
 };

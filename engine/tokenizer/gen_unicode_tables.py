@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-# Generates engine/tokenizer/unicode_tables.inc: the code point classes the GPT-2 pre-tokenizer
-# needs (\p{L}, \p{N}, \s), as sorted, non-overlapping ranges for a binary search.
-# Usage: python3 engine/tokenizer/gen_unicode_tables.py > engine/tokenizer/unicode_tables.inc
-# The Unicode version is the one of the Python that runs this (recorded in the output).
+# Generates engine/tokenizer/unicode_tables.inc: the code point classes the pre-tokenizers' regexes
+# need (\s, \p{L}, \p{N}, \p{M}, \p{P}), as sorted, non-overlapping ranges for a binary search.
+# Usage: python3.13 engine/tokenizer/gen_unicode_tables.py > engine/tokenizer/unicode_tables.inc
+# The Unicode version is the one of the Python that runs this (recorded in the output). Run it
+# with Python 3.13 (Unicode 15.1): llama.cpp's own tables (src/unicode-data.cpp) are Unicode 15.1
+# too — checked code point by code point, every general category agrees — and a different
+# version changes which pre-token a new character falls into, hence token ids.
 import sys
 import unicodedata
 
@@ -14,19 +17,17 @@ WHITE_SPACE = [
     (0x205F, 0x205F), (0x3000, 0x3000),
 ]
 
-OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
-NAMES = {LETTER: "kLetter", NUMBER: "kNumber", SPACE: "kSpace"}
+# Everything else (symbols, controls, separators that are not White_Space, unassigned) is OTHER.
+OTHER, LETTER, NUMBER, SPACE, MARK, PUNCTUATION = 0, 1, 2, 3, 4, 5
+NAMES = {LETTER: "kLetter", NUMBER: "kNumber", SPACE: "kSpace", MARK: "kMark", PUNCTUATION: "kPunctuation"}
+MAJOR = {"L": LETTER, "N": NUMBER, "M": MARK, "P": PUNCTUATION}
 
 
 def classify(cp, spaces):
+    # White_Space comes first: U+0085 (Cc) and the Zs spaces are \s, whatever their category.
     if cp in spaces:
         return SPACE
-    major = unicodedata.category(chr(cp))[0]
-    if major == "L":
-        return LETTER
-    if major == "N":
-        return NUMBER
-    return OTHER
+    return MAJOR.get(unicodedata.category(chr(cp))[0], OTHER)
 
 
 def ranges():

@@ -18,6 +18,8 @@ struct ClassRange {
 constexpr CharClass kLetter = CharClass::Letter;
 constexpr CharClass kNumber = CharClass::Number;
 constexpr CharClass kSpace = CharClass::Space;
+constexpr CharClass kMark = CharClass::Mark;
+constexpr CharClass kPunctuation = CharClass::Punctuation;
 
 constexpr ClassRange kRanges[] = {
 #include "engine/tokenizer/unicode_tables.inc"

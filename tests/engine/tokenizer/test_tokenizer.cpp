@@ -252,11 +252,17 @@ void TestTokenizer::vocabularyErrors() {
     QVERIFY(!r1);
     QCOMPARE(r1.error().code, ErrorCode::Unsupported);
 
-    VocabSpec badPre = tinyVocab("gpt2");
-    badPre.pre = "qwen2";
-    auto r2 = Tokenizer::fromVocab(badPre);
-    QVERIFY(!r2);
-    QCOMPARE(r2.error().code, ErrorCode::Unsupported);
+    // An unknown pre-tokenizer is refused by name, with the names that would work; "gpt2" is
+    // not llama.cpp's name for GPT-2's ("gpt-2"), and llama.cpp refuses it too.
+    for (const char* name : {"falcon", "gpt2"}) {
+        VocabSpec badPre = tinyVocab("gpt2");
+        badPre.pre = name;
+        auto r2 = Tokenizer::fromVocab(badPre);
+        QVERIFY(!r2);
+        QCOMPARE(r2.error().code, ErrorCode::Unsupported);
+        QVERIFY2(r2.error().message.find(std::string("\"") + name + "\"") != std::string::npos, r2.error().message.c_str());
+        QVERIFY2(r2.error().message.find("\"gpt-2\"") != std::string::npos, r2.error().message.c_str());
+    }
 
     VocabSpec badByte = tinyVocab("llama");
     badByte.tokens[3] = "<0x-1>";
