@@ -7,15 +7,21 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/cli_store.h"
 #include "app/cli/info_text.h"
+#include "engine/model/gguf.h"
+#include "engine/tokenizer/tokenizer.h"
 
 namespace hearth::cli {
 namespace {
 
 int cmdTokenize(const QCommandLineParser& p) {
     if (!p.isSet("model") || !p.isSet("text")) return usageError("tokenize needs --model and --text");
-    auto engine = loadEngine(p);
-    if (!engine) return failWith(engine.error());
-    const Tokenizer& tok = (*engine)->tokenizer();
+    // The tokenizer alone, as the engine builds it, without the weights: a vocabulary-only GGUF
+    // (llama.cpp's ggml-vocab-*.gguf) has no tensors, and a model's need not be loaded for this.
+    auto file = GgufFile::open(p.value("model").toStdString());
+    if (!file) return failWith(file.error());
+    auto tokenizer = Tokenizer::fromGguf(**file);
+    if (!tokenizer) return failWith(tokenizer.error());
+    const Tokenizer& tok = **tokenizer;
     const std::vector<TokenId> ids =
         tok.encode(p.value("text").toStdString(), tok.addBosByDefault() && !p.isSet("no-bos"), false);
     if (p.isSet("json")) {

@@ -14,6 +14,9 @@ Requests:
       pass over a few tokens, never cached (the oracle's health check)
   {"op": "tokenize", "model": P, "texts": [...]}   -> {"tokens": [[ids], ...]}  (BOS as the
       vocabulary asks, special-token text kept as plain text: llama.cpp's defaults)
+      Optional: "vocab_only": true loads only the vocabulary (a file without tensors, such as
+      llama.cpp's ggml-vocab-*.gguf); "add_special": false adds no BOS whatever the vocabulary
+      asks (as llama.cpp's test-tokenizer-0 tokenizes its .inp cases).
   {"op": "greedy", "model": P, "prompts": [[ids], ...], "n": 64, "logit_positions": 8,
    "stop_ids": [...], "flash_attn": true}
       -> {"runs": [{"tokens": [...], "n_logits": k, "gaps": [top1-top2, ...]}], "n_vocab": V,
@@ -81,8 +84,13 @@ def load(path, n_ctx=2048, flash_attn=True):
 
 
 def op_tokenize(req):
-    llm = load(req["model"], n_ctx=64)
-    return {"tokens": [llm.tokenize(t.encode("utf-8"), add_bos=True, special=False) for t in req["texts"]]}
+    if req.get("vocab_only"):
+        from llama_cpp import Llama
+        llm = Llama(model_path=req["model"], vocab_only=True, verbose=False)
+    else:
+        llm = load(req["model"], n_ctx=64)
+    add_bos = req.get("add_special", True)
+    return {"tokens": [llm.tokenize(t.encode("utf-8"), add_bos=add_bos, special=False) for t in req["texts"]]}
 
 
 def op_greedy(req, logits_path):

@@ -5,6 +5,8 @@
 #include <QtTest>
 #include <cstring>
 
+#include "engine/model/gguf.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/tiny_llama.h"
 
@@ -25,6 +27,7 @@ private slots:
     void versionAndHelp();
     void usageErrors();
     void generateJsonOnTinyModel();
+    void tokenizeWithAndWithoutTensors();
     void hostileFiles_data();
     void hostileFiles();
 
@@ -93,6 +96,26 @@ void TestCli::generateJsonOnTinyModel() {
         QVERIFY2(t.contains(key), key);
     QCOMPARE(t["prefill_tokens"].toInt(), o["prompt_tokens"].toArray().size());
     QCOMPARE(t["decode_tokens"].toInt(), tokens.size() - 1);
+}
+
+// tokenize reads only the vocabulary: a vocabulary-only GGUF (no tensors, like llama.cpp's
+// ggml-vocab-*.gguf) gives the ids the whole model gives.
+void TestCli::tokenizeWithAndWithoutTensors() {
+    auto full = GgufFile::open(tiny_.toStdString());
+    QVERIFY(full);
+    GgufWriter vocabOnly;
+    for (const auto& [key, value] : (*full)->metadata()) vocabOnly.setValue(key, value);
+    const QString vocabPath = writeImage("vocab-only.gguf", vocabOnly.toBytes().bytes);
+    QVERIFY((*GgufFile::open(vocabPath.toStdString()))->tensors().empty());
+
+    QJsonArray expected;
+    for (TokenId id : (*Tokenizer::fromGguf(**full))->encode(" the cat", true, false)) expected.append(id);
+    QCOMPARE(expected.first().toInt(), 1);  // BOS: SentencePiece default
+    for (const QString& model : {tiny_, vocabPath}) {
+        const CliRun r = runCli({"tokenize", "--model", model, "--text", " the cat", "--json"});
+        QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
+        QCOMPARE(r.json()["tokens"].toArray(), expected);
+    }
 }
 
 void TestCli::hostileFiles_data() {
