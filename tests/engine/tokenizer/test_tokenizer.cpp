@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include "engine/model/gguf.h"
+#include "engine/tokenizer/pretokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/support/test_env.h"
 
@@ -68,6 +69,8 @@ private slots:
     void utf8StreamSplitsEmojiAtEveryBoundary();
     void utf8StreamInvalidBytes();
     void vocabularyErrors();
+    void preTokenizerPieces_data();
+    void preTokenizerPieces();
 };
 
 void TestTokenizer::checkTokenizeFile(const QString& modelName, const QString& jsonName) {
@@ -285,6 +288,40 @@ void TestTokenizer::vocabularyErrors() {
     QCOMPARE((*r4)->eos(), -1);
     QVERIFY(!(*r4)->addBosByDefault());
     QCOMPARE((*r4)->encode("ab", true, false), (std::vector<TokenId>{5}));
+}
+
+// The pieces of each pre-tokenizer on what tells them apart; test_llama_vocab_files checks the
+// resulting ids against llama.cpp on real vocabularies.
+void TestTokenizer::preTokenizerPieces_data() {
+    QTest::addColumn<QString>("pre");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QStringList>("pieces");
+    QTest::newRow("default breaks punctuation off first") << "default" << "We'd've" << QStringList{"We", "'", "d", "'", "ve"};
+    QTest::newRow("gpt-2 keeps contractions") << "gpt-2" << "We'd've" << QStringList{"We", "'d", "'ve"};
+    QTest::newRow("default numbers and symbols") << "" << "$100+200 = 1234567"
+        << QStringList{"$", "100", "+", "200", " ", "=", " ", "123", "456", "7"};
+    QTest::newRow("smollm digits alone") << "smollm" << "a12 b" << QStringList{"a", "1", "2", " b"};
+    QTest::newRow("llama-bpe contractions in capitals, digits in threes") << "llama-bpe" << "HE'S 12345\n\n"
+        << QStringList{"HE", "'S", " ", "123", "45", "\n\n"};
+    QTest::newRow("llama-bpe punctuation takes line breaks") << "llama-bpe" << "x.\n\ny  z"
+        << QStringList{"x", ".\n\n", "y", " ", " z"};
+    QTest::newRow("qwen2 digits alone") << "qwen2" << "12345" << QStringList{"1", "2", "3", "4", "5"};
+    QTest::newRow("qwen2 a mark leads the next word") << "qwen2" << "e\u0301te" << QStringList{"e", "\u0301te"};
+    QTest::newRow("qwen35 marks are letters") << "qwen35" << "e\u0301te" << QStringList{"e\u0301te"};
+}
+
+void TestTokenizer::preTokenizerPieces() {
+    QFETCH(QString, pre);
+    QFETCH(QString, text);
+    QFETCH(QStringList, pieces);
+    const auto kind = preTokenizerFromName(pre.toStdString());
+    QVERIFY(kind);
+    const std::string utf8 = text.toStdString();
+    std::vector<std::string_view> out;
+    preTokenize(kind->kind, utf8, out);
+    QStringList got;
+    for (std::string_view piece : out) got << QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()));
+    QCOMPARE(got, pieces);
 }
 
 QTEST_GUILESS_MAIN(TestTokenizer)
