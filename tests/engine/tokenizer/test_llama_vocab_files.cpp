@@ -227,6 +227,13 @@ void TestLlamaVocabFiles::renamedPreTokenizer() {
                               .arg(quoted(text), QJsonDocument(ours).toJson(QJsonDocument::Compact),
                                    QJsonDocument(expected[i].toArray()).toJson(QJsonDocument::Compact));
     }
+    // BOS by default as llama.cpp decides it from the name when add_bos_token is absent (llama-bpe).
+    const QJsonObject withBos = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+                                          {{"op", "tokenize"}, {"model", path}, {"texts", QJsonArray{"Hello"}},
+                                           {"vocab_only", true}});
+    QVERIFY2(!withBos.contains("error"), qPrintable(withBos["error"].toString()));
+    QCOMPARE(toJson((*tokenizer)->encode("Hello", (*tokenizer)->addBosByDefault(), false)),
+             withBos["tokens"].toArray().first().toArray());
     qInfo("| %s (pre %s) | oracle | %lld strings | %lld identical |", qPrintable(source),
           qPrintable(pre.isEmpty() ? "(none)" : pre), static_cast<long long>(texts.size()),
           static_cast<long long>(texts.size() - mismatches.size()));
