@@ -130,9 +130,33 @@ Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<cons
     return {};
 }
 
+
+// What later Llama-family files carry and this forward pass does not compute yet, refused by
+// name rather than run with wrong logits: per-dimension RoPE frequency factors (Llama 3.1 and
+// later: rope_freqs.weight, rope.scaling.type "llama3"), other RoPE scaling, attention biases.
+// Llama 3.0, Llama 2, Mistral and SmolLM2 files have none of them.
+Result<void> checkLlamaFeatures(const GgufFile& file) {
+    if (file.findTensor("rope_freqs.weight") != nullptr)
+        return fail(ErrorCode::Unsupported,
+                    "this Llama file scales RoPE frequencies per dimension (rope_freqs.weight, as Llama 3.1 and "
+                    "later do), which is not supported yet");
+    const GgufValue* type = file.find("llama.rope.scaling.type");
+    const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
+    auto factor = readFloatKey(file, "llama", "rope.scaling.factor", 0.0, 1e6, 1.0);
+    if (!factor) return std::unexpected(factor.error());
+    if (typeName != "none" && *factor != 1.0 && *factor != 0.0)
+        return fail(ErrorCode::Unsupported,
+                    strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for llama"));
+    for (const char* bias : {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias", "blk.0.attn_output.bias"})
+        if (file.findTensor(bias) != nullptr)
+            return fail(ErrorCode::Unsupported, strCat("attention biases (", bias, ") are not supported yet for llama"));
+    return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) {
+    if (auto r = checkLlamaFeatures(file); !r) return std::unexpected(r.error());
     auto config = readCommonConfig(file, "llama");
     if (!config) return std::unexpected(config.error());
     config->ropeStyle = RopeStyle::Pairwise;

@@ -10,6 +10,9 @@
 
 using namespace hearth;
 
+// One feature added to a tiny Llama that its forward pass does not compute.
+enum class Extra { None, RopeFreqs, RopeScaling, QBias };
+
 class TestLlamaForward : public QObject {
     Q_OBJECT
 private slots:
@@ -17,6 +20,8 @@ private slots:
     void prefillEqualsTokenByToken();
     void reusedPrefixGivesSameTokens();
     void rejectsHugeBlockCount();
+    void refusesWhatItDoesNotCompute_data();
+    void refusesWhatItDoesNotCompute();
 
 private:
     QTemporaryDir dir_;
@@ -86,6 +91,52 @@ void TestLlamaForward::rejectsHugeBlockCount() {
     auto engine = Engine::load(path.toStdString(), {});
     QVERIFY(!engine);
     QVERIFY2(engine.error().message.find("block_count") != std::string::npos, engine.error().message.c_str());
+}
+
+// A Llama 3.1+ file (per-dimension RoPE factors, llama3 scaling) or one with attention biases
+// must be refused with the feature's name: run without it, it would give wrong logits. The
+// same file without the feature (None) loads.
+void TestLlamaForward::refusesWhatItDoesNotCompute_data() {
+    QTest::addColumn<int>("extra");
+    QTest::addColumn<QString>("named");
+    QTest::newRow("none") << static_cast<int>(Extra::None) << QString();
+    QTest::newRow("rope_freqs") << static_cast<int>(Extra::RopeFreqs) << "rope_freqs.weight";
+    QTest::newRow("rope scaling") << static_cast<int>(Extra::RopeScaling) << "RoPE scaling 'linear'";
+    QTest::newRow("q bias") << static_cast<int>(Extra::QBias) << "blk.0.attn_q.bias";
+}
+
+void TestLlamaForward::refusesWhatItDoesNotCompute() {
+    QFETCH(int, extra);
+    QFETCH(QString, named);
+    test::TinyLlamaShape shape;
+    GgufWriter w = test::tinyLlama(shape);
+    switch (static_cast<Extra>(extra)) {
+    case Extra::None: break;
+    case Extra::RopeFreqs: {
+        const int64_t half = shape.nEmbd / shape.nHeads / 2;
+        w.addTensor("rope_freqs.weight", {half}, DType::F32, test::onesF32(half));
+        break;
+    }
+    case Extra::RopeScaling:
+        w.set("llama.rope.scaling.type", std::string("linear"));
+        w.set("llama.rope.scaling.factor", 4.0f);
+        break;
+    case Extra::QBias:
+        w.addTensor("blk.0.attn_q.bias", {shape.nEmbd}, DType::F32, test::onesF32(shape.nEmbd));
+        break;
+    }
+    const QString path = dir_.filePath(QString("tiny-extra-%1.gguf").arg(extra));
+    QVERIFY(w.writeFile(path.toStdString()));
+    auto file = GgufFile::open(path.toStdString());
+    QVERIFY2(file, file ? "" : file.error().message.c_str());
+    auto model = Model::load(**file);
+    if (named.isEmpty()) {
+        QVERIFY2(model, model ? "" : model.error().message.c_str());
+        return;
+    }
+    QVERIFY(!model);
+    QCOMPARE(model.error().code, ErrorCode::Unsupported);
+    QVERIFY2(QString::fromStdString(model.error().message).contains(named), model.error().message.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestLlamaForward)
