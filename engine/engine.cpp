@@ -20,10 +20,17 @@ namespace {
 constexpr uint32_t kNumericsVersion = 4;
 
 // The model's parameters that change K/V values without changing the KV layout: RoPE (base,
-// sliding-window base, rotated dimensions, style) and the trained context length.
+// sliding-window base, rotated dimensions, style, frequency factors) and the trained context length.
 std::string ropeDescription(const ModelConfig& c) {
-    return strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
-                  " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow, " ctx_train=", c.contextLength);
+    std::string out = strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
+                             " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow,
+                             " ctx_train=", c.contextLength);
+    if (!c.ropeFreqFactors.empty()) {  // the factors' bytes, hashed: a few words instead of 64 numbers
+        const std::string_view bytes(reinterpret_cast<const char*>(c.ropeFreqFactors.data()),
+                                     c.ropeFreqFactors.size() * sizeof(float));
+        out += strCat(" freq_factors=", toHex(sha256(bytes)).substr(0, 16));
+    }
+    return out;
 }
 
 // The backend options ask for. CUDA (EngineOptions::BackendKind::Cuda, or HEARTH_BACKEND=cuda

@@ -60,8 +60,9 @@ public:
     // y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w for each of nRows rows of n. y may alias x.
     virtual void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) = 0;
     // Rotates the first nRot dims of each head in place. x: [nTokens, nHeads * headDim].
+    // freqFactors: nullptr, or [nRot / 2] divisors of each pair's angle (rope_freqs.weight).
     virtual void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot,
-                      const int32_t* positions, float freqBase, RopeStyle style) = 0;
+                      const int32_t* positions, float freqBase, RopeStyle style, const float* freqFactors) = 0;
     // Stores k, v rows ([nTokens, rowStride] floats) at positions into the paged layer.
     virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v,
                          const int32_t* positions, int64_t nTokens) = 0;

@@ -118,8 +118,8 @@ void Gemma3Model::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTo
     // QK-norm: each head's row of headDim normalised on its own (V is not normalised).
     b.rmsNorm(q_.data(), L.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_.data());
     b.rmsNorm(k_.data(), L.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_.data());
-    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle);
-    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle);
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle, nullptr);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), ropeBase, c.ropeStyle, nullptr);
     // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (llama-hparams is_masked_swa,
     // LLAMA_SWA_TYPE_STANDARD): the query sees the window positions (p1 - window, p1], which
     // is AttentionShape::slidingWindow's meaning. The full cache is kept; the window only masks.

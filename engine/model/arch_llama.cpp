@@ -82,8 +82,9 @@ void LlamaModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTok
     b.matmul(L.wq, xn_.data(), nTokens, q_.data());
     b.matmul(L.wk, xn_.data(), nTokens, k_.data());
     b.matmul(L.wv, xn_.data(), nTokens, v_.data());
-    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle);
-    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle);
+    const float* freqFactors = c.ropeFreqFactors.empty() ? nullptr : c.ropeFreqFactors.data();
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle, freqFactors);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle, freqFactors);
     const AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, 1.0f / std::sqrt(static_cast<float>(c.headDim))};
     batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
     b.matmul(L.wo, att_.data(), nTokens, proj_.data());
@@ -131,20 +132,15 @@ Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<cons
 }
 
 
-// What later Llama-family files carry and this forward pass does not compute yet, refused by
-// name rather than run with wrong logits: per-dimension RoPE frequency factors (Llama 3.1 and
-// later: rope_freqs.weight, rope.scaling.type "llama3"), other RoPE scaling, attention biases.
-// Llama 3.0, Llama 2, Mistral and SmolLM2 files have none of them.
+// What some Llama-family files carry and this forward pass does not compute yet, refused by
+// name rather than run with wrong logits: RoPE scaling by a factor (linear, YaRN), attention
+// biases. (Llama 3.1's "llama3" scaling arrives precomputed as rope_freqs.weight, which is read.)
 Result<void> checkLlamaFeatures(const GgufFile& file) {
-    if (file.findTensor("rope_freqs.weight") != nullptr)
-        return fail(ErrorCode::Unsupported,
-                    "this Llama file scales RoPE frequencies per dimension (rope_freqs.weight, as Llama 3.1 and "
-                    "later do), which is not supported yet");
     const GgufValue* type = file.find("llama.rope.scaling.type");
     const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
     auto factor = readFloatKey(file, "llama", "rope.scaling.factor", 0.0, 1e6, 1.0);
     if (!factor) return std::unexpected(factor.error());
-    if (typeName != "none" && *factor != 1.0 && *factor != 0.0)
+    if (typeName != "none" && typeName != "llama3" && *factor != 1.0 && *factor != 0.0)
         return fail(ErrorCode::Unsupported,
                     strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for llama"));
     for (const char* bias : {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias", "blk.0.attn_output.bias"})
@@ -160,6 +156,15 @@ Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) {
     auto config = readCommonConfig(file, "llama");
     if (!config) return std::unexpected(config.error());
     config->ropeStyle = RopeStyle::Pairwise;
+    // Llama 3.1 and later: the per-pair divisors of the RoPE angles (llama.cpp's freq_factors).
+    if (file.findTensor("rope_freqs.weight") != nullptr) {
+        auto factors = bindNorm(file, "rope_freqs.weight", config->nRot / 2);
+        if (!factors) return std::unexpected(factors.error());
+        config->ropeFreqFactors.assign(*factors, *factors + config->nRot / 2);
+        for (float f : config->ropeFreqFactors)
+            if (!std::isfinite(f) || f <= 0.0f)
+                return fail(ErrorCode::InvalidFormat, strCat("rope_freqs.weight holds ", f, ": RoPE frequency factors must be positive"));
+    }
     auto model = std::make_unique<LlamaModel>();
     if (auto r = model->bind(file, std::move(*config)); !r) return std::unexpected(r.error());
     return std::unique_ptr<Model>(std::move(model));

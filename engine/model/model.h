@@ -42,6 +42,9 @@ struct ModelConfig {
     float ropeFreqBase = 10000.0f;
     float rmsEps = 1e-5f;
     RopeStyle ropeStyle = RopeStyle::Pairwise;
+    // [nRot / 2] divisors of each pair's RoPE angle (rope_freqs.weight: Llama 3.1 and later
+    // precompute their "llama3" frequency scaling into it), or empty.
+    std::vector<float> ropeFreqFactors;
     // Interleaved sliding-window attention (Gemma 3): slidingLayers[il] is true for a local
     // layer, which sees the last slidingWindow positions and uses RoPE base ropeFreqBaseSwa.
     // Empty / 0 when every layer is global.

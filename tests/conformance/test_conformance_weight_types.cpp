@@ -2,6 +2,7 @@
 // an F32 GGUF with random weights (tests/support/synth_llama.h), the oracle's llama.cpp quantizes
 // it (llama_model_quantize, pure) to each type, Hearth's GGUF reader checks every tensor has the
 // type asked for, and Hearth's logits are compared with llama.cpp's on the same token ids.
+// Also Llama 3.1's RoPE frequency factors (rope_freqs.weight) on the F32 model, with a feature-off control.
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -81,8 +82,15 @@ private slots:
     void initTestCase();
     void weightType_data();
     void weightType();
+    void ropeFreqFactors();
 
 private:
+    // Hearth's logits on hearthPath against the oracle's on oraclePath (the same file; for a
+    // feature-off control, the file with the feature) at every position of the prompts, by the
+    // limits of `type`: they must hold when expectAgreement, and must not otherwise.
+    void compare(const QString& hearthPath, const QString& oraclePath, const QString& label, const QString& type,
+                 bool expectAgreement);
+
     QTemporaryDir dir_;
     QString folder_;
     QString f32Path_;
@@ -131,6 +139,35 @@ void TestConformanceWeightTypes::weightType() {
     }
     QCOMPARE(nChecked, 2 + 7 * 2);  // token_embd, output, 7 matrices per layer
 
+    compare(path, path, "synthetic llama", type, true);
+}
+
+// Llama 3.1's per-pair RoPE frequency factors (rope_freqs.weight) on the synthetic model, F32:
+// factors between 1/4 and 4, so that every pair's angle changes. The feature-off control, Hearth
+// reading the same weights without rope_freqs against the oracle reading them with it, must
+// fail the same limits: the comparison sees the factors.
+void TestConformanceWeightTypes::ropeFreqFactors() {
+    SynthLlamaShape shape;
+    const int64_t half = shape.nEmbd / shape.nHeads / 2;
+    std::vector<float> factors(static_cast<size_t>(half));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> logFactor(std::log(0.25f), std::log(4.0f));
+    for (float& f : factors) f = std::exp(logFactor(rng));
+    GgufWriter with = synthLlamaF32(shape);
+    with.addTensor("rope_freqs.weight", {half}, DType::F32, f32Bytes(factors));
+    const QString withPath = folder_ + "/synth-rope-freqs.gguf";
+    auto written = with.writeFile(withPath.toStdString());
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+    compare(withPath, withPath, "synthetic llama, rope_freqs", "F32", true);
+    if (QTest::currentTestFailed()) return;
+    compare(f32Path_, withPath, "control: rope_freqs ignored", "F32", false);
+}
+
+void TestConformanceWeightTypes::compare(const QString& hearthPath, const QString& oraclePath, const QString& label,
+                                         const QString& type, bool expectAgreement) {
+    const QString script = sourceDir() + "/tests/conformance/oracle.py";
+    auto file = GgufFile::open(hearthPath.toStdString());
+    QVERIFY2(file, file ? "" : file.error().message.c_str());
     auto model = Model::load(**file);
     QVERIFY2(model, model ? "" : model.error().message.c_str());
     auto backend = makeBestCpuBackend();
@@ -146,7 +183,7 @@ void TestConformanceWeightTypes::weightType() {
     QString oracleError;
     const auto oracleRows = [&](bool flashAttention) {
         const QJsonObject answer = askPython(oraclePython(), script,
-                                             {{"op", "logits"}, {"model", path}, {"prompts", promptIds},
+                                             {{"op", "logits"}, {"model", oraclePath}, {"prompts", promptIds},
                                               {"flash_attn", flashAttention}});
         if (answer.contains("error")) {
             oracleError = answer["error"].toString();
@@ -185,12 +222,17 @@ void TestConformanceWeightTypes::weightType() {
     const double cosLimit = std::min(weightTolerances_["min_cosine"].toObject()["value"].toDouble(),
                                      1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() * (1.0 - self.minCosine));
     qInfo("| model | type | metric | hearth vs oracle | oracle FA off vs on | limit |");
-    qInfo("| synthetic llama | %s | logits max abs difference (%d positions, max |logit| %.1f) | %.5f | %.5f | <= %.4f |",
-          qPrintable(type), hearth.n, hearth.maxLogit, hearth.maxAbs, self.maxAbs, absLimit);
-    qInfo("| synthetic llama | %s | logits min cosine similarity | %.7f | %.7f | >= %.6f |", qPrintable(type),
+    qInfo("| %s | %s | logits max abs difference (%d positions, max |logit| %.1f) | %.5f | %.5f | <= %.4f |",
+          qPrintable(label), qPrintable(type), hearth.n, hearth.maxLogit, hearth.maxAbs, self.maxAbs, absLimit);
+    qInfo("| %s | %s | logits min cosine similarity | %.7f | %.7f | >= %.6f |", qPrintable(label), qPrintable(type),
           hearth.minCosine, self.minCosine, cosLimit);
-    QVERIFY2(hearth.maxAbs <= absLimit, "logits differ more than the tolerance");
-    QVERIFY2(hearth.minCosine >= cosLimit, "logits cosine below the tolerance");
+    if (expectAgreement) {
+        QVERIFY2(hearth.maxAbs <= absLimit, "logits differ more than the tolerance");
+        QVERIFY2(hearth.minCosine >= cosLimit, "logits cosine below the tolerance");
+    } else {
+        QVERIFY2(hearth.maxAbs > absLimit || hearth.minCosine < cosLimit,
+                 "the feature-off control is within the tolerance: the comparison does not see the feature");
+    }
 }
 
 QTEST_GUILESS_MAIN(TestConformanceWeightTypes)

@@ -114,14 +114,18 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
     gpu.add(got.data(), y.data(), n);
     c.expect(relativeError(got, want) < 1e-6, describeError("add", relativeError(got, want), 1e-6));
     const int32_t positions[] = {0, 17, 4000};  // large angles: sin/cos of big arguments
-    for (RopeStyle style : {RopeStyle::Pairwise, RopeStyle::HalfSplit}) {
-        want = x;
-        got = x;
-        cpu.rope(want.data(), 3, 5, 128, 64, positions, 10000.0f, style);  // 5 heads of 128, 64 rotated
-        gpu.rope(got.data(), 3, 5, 128, 64, positions, 10000.0f, style);
-        const std::string name = style == RopeStyle::Pairwise ? "rope pairwise" : "rope half-split";
-        c.expect(relativeError(got, want) < 1e-4, describeError(name, relativeError(got, want), 1e-4));
-    }
+    std::vector<float> factors(32);  // per-pair divisors (rope_freqs.weight), Llama 3.1-like
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = i < 8 ? 1.0f : i < 12 ? 0.5f + 0.25f * float(i - 8) : 8.0f;
+    for (const float* ff : {static_cast<const float*>(nullptr), static_cast<const float*>(factors.data())})
+        for (RopeStyle style : {RopeStyle::Pairwise, RopeStyle::HalfSplit}) {
+            want = x;
+            got = x;
+            cpu.rope(want.data(), 3, 5, 128, 64, positions, 10000.0f, style, ff);  // 5 heads of 128, 64 rotated
+            gpu.rope(got.data(), 3, 5, 128, 64, positions, 10000.0f, style, ff);
+            const std::string name = std::string(style == RopeStyle::Pairwise ? "rope pairwise" : "rope half-split") +
+                                     (ff != nullptr ? " with frequency factors" : "");
+            c.expect(relativeError(got, want) < 1e-4, describeError(name, relativeError(got, want), 1e-4));
+        }
 }
 
 }  // namespace

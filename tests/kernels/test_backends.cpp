@@ -33,12 +33,12 @@ private slots:
         // RoPE at position 0 is the identity; pairwise at position 1 rotates (x0, x1) by 1 rad.
         float q[4] = {1, 0, 1, 0};
         const int32_t p0[1] = {0}, p1[1] = {1};
-        be->rope(q, 1, 1, 4, 4, p0, 10000.0f, RopeStyle::Pairwise);
+        be->rope(q, 1, 1, 4, 4, p0, 10000.0f, RopeStyle::Pairwise, nullptr);
         QCOMPARE(q[0], 1.0f);
-        be->rope(q, 1, 1, 4, 4, p1, 10000.0f, RopeStyle::Pairwise);
+        be->rope(q, 1, 1, 4, 4, p1, 10000.0f, RopeStyle::Pairwise, nullptr);
         QVERIFY(std::abs(q[0] - std::cos(1.0f)) < 1e-6f && std::abs(q[1] - std::sin(1.0f)) < 1e-6f);
         float h[4] = {1, 0, 0, 0};  // half-split pairs (x0, x2): rotated by 1 rad too
-        be->rope(h, 1, 1, 4, 4, p1, 10000.0f, RopeStyle::HalfSplit);
+        be->rope(h, 1, 1, 4, 4, p1, 10000.0f, RopeStyle::HalfSplit, nullptr);
         QVERIFY(std::abs(h[2] - std::sin(1.0f)) < 1e-6f && h[1] == 0.0f);
         const float g[2] = {0.0f, 2.0f}, u[2] = {5.0f, 1.0f};
         float s[2];

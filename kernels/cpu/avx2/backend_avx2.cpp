@@ -140,8 +140,8 @@ public:
     // The angles come from a table per pass (ropeTable): Q and K, and every layer with the same
     // base, rotate by the same angles, computed once instead of once per call.
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-              float freqBase, RopeStyle style) override {
-        const RopeTable& table = ropeTable(positions, nTokens, nRot, freqBase);
+              float freqBase, RopeStyle style, const float* freqFactors) override {
+        const RopeTable& table = ropeTable(positions, nTokens, nRot, freqBase, freqFactors);
         const int64_t tokenFloats = int64_t{nHeads} * headDim, half = nRot / 2;
         forEachBlock(nTokens, grainFor(tokenFloats), [&](int64_t begin, int64_t end) {
             avx2::ropeRotate(x + begin * tokenFloats, end - begin, nHeads, headDim, nRot, table.cosines.data() + begin * half,
@@ -214,19 +214,22 @@ private:
     struct RopeTable {
         float freqBase = 0;
         int nRot = 0;
+        const float* freqFactors = nullptr;  // the model's, which outlives the backend's passes
         std::vector<int32_t> positions;
         std::vector<float> cosines, sines;
     };
     // Two tables, for the two bases of models with local and global layers (Gemma 3); the
     // older one is rebuilt when neither matches.
-    const RopeTable& ropeTable(const int32_t* positions, int64_t nTokens, int nRot, float freqBase) {
+    const RopeTable& ropeTable(const int32_t* positions, int64_t nTokens, int nRot, float freqBase, const float* freqFactors) {
         for (const RopeTable& t : ropeTables_)
-            if (t.freqBase == freqBase && t.nRot == nRot && std::equal(t.positions.begin(), t.positions.end(), positions, positions + nTokens))
+            if (t.freqBase == freqBase && t.nRot == nRot && t.freqFactors == freqFactors &&
+                std::equal(t.positions.begin(), t.positions.end(), positions, positions + nTokens))
                 return t;
         RopeTable& t = ropeTables_[ropeNext_];
         ropeNext_ = (ropeNext_ + 1) % ropeTables_.size();
         t.freqBase = freqBase;
         t.nRot = nRot;
+        t.freqFactors = freqFactors;
         t.positions.assign(positions, positions + nTokens);
         const auto half = static_cast<size_t>(nRot / 2);
         t.cosines.resize(static_cast<size_t>(nTokens) * half);
@@ -234,7 +237,8 @@ private:
         const float thetaScale = ropeThetaScale(freqBase, nRot);
         forEachBlock(nTokens, kRopeTokenGrain, [&](int64_t begin, int64_t end) {
             for (int64_t k = begin; k < end; ++k)
-                ropeAngles(positions[k], thetaScale, nRot, t.cosines.data() + k * half, t.sines.data() + k * half);
+                ropeAngles(positions[k], thetaScale, nRot, t.cosines.data() + k * half, t.sines.data() + k * half,
+                           freqFactors);
         });
         return t;
     }

@@ -42,12 +42,12 @@ public:
     }
 
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-              float freqBase, RopeStyle style) override {
+              float freqBase, RopeStyle style, const float* freqFactors) override {
         const int half = nRot / 2;
         const float thetaScale = ropeThetaScale(freqBase, nRot);
         std::vector<float> cosines(static_cast<size_t>(half)), sines(cosines.size());  // [half] of one token
         for (int64_t t = 0; t < nTokens; ++t) {
-            ropeAngles(positions[t], thetaScale, nRot, cosines.data(), sines.data());
+            ropeAngles(positions[t], thetaScale, nRot, cosines.data(), sines.data(), freqFactors);
             for (int i = 0; i < half; ++i) {
                 const float c = cosines[static_cast<size_t>(i)], s = sines[static_cast<size_t>(i)];
                 const int a = style == RopeStyle::Pairwise ? 2 * i : i;

@@ -68,10 +68,11 @@ public:
     }
 
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
-              RopeStyle style) override {
+              RopeStyle style, const float* freqFactors) override {
         float* dx = upload(x_, x, nTokens * nHeads * headDim);
         const int32_t* dp = uploadInts(ints_, positions, nTokens);
-        cuda::rope(dx, nTokens, nHeads, headDim, nRot, dp, freqBase, style == RopeStyle::Pairwise, stream_);
+        const float* df = freqFactors != nullptr ? upload(y_, freqFactors, nRot / 2) : nullptr;  // nRot / 2 floats
+        cuda::rope(dx, nTokens, nHeads, headDim, nRot, dp, freqBase, df, style == RopeStyle::Pairwise, stream_);
         download(x, dx, nTokens * nHeads * headDim);
     }
 

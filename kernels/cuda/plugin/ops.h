@@ -15,9 +15,10 @@ namespace hearth::cuda {
 
 // ---- Element-wise (ops_elementwise.cu) ----
 void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s);
-// pairwise: Llama's (x[2i], x[2i+1]); else NeoX's (x[i], x[i + nRot/2]).
+// pairwise: Llama's (x[2i], x[2i+1]); else NeoX's (x[i], x[i + nRot/2]). freqFactors: nullptr or
+// [nRot / 2] divisors of each pair's angle, in device memory.
 void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-          float freqBase, bool pairwise, cudaStream_t s);
+          float freqBase, const float* freqFactors, bool pairwise, cudaStream_t s);
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);

@@ -34,7 +34,7 @@ __global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float e
 
 // One thread per (token, head, pair); theta built by repeated multiplication as the reference.
 __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-                           float thetaScale, bool pairwise) {
+                           float thetaScale, const float* freqFactors, bool pairwise) {
     const int half = nRot / 2;
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (idx >= nTokens * nHeads * half) return;
@@ -42,6 +42,7 @@ __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, i
     const int64_t th = idx / half;  // token * nHeads + head
     float theta = static_cast<float>(positions[th / nHeads]);
     for (int k = 0; k < i; ++k) theta *= thetaScale;
+    if (freqFactors != nullptr) theta /= freqFactors[i];
     float s, c;
     sincosf(theta, &s, &c);
     float* head = x + th * headDim;
@@ -101,10 +102,11 @@ void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps
 }
 
 void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
-          bool pairwise, cudaStream_t s) {
+          const float* freqFactors, bool pairwise, cudaStream_t s) {
     const int64_t n = nTokens * nHeads * (nRot / 2);
     const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
-    if (n > 0) ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale, pairwise);
+    if (n > 0) ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale, freqFactors,
+                                                          pairwise);
 }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {

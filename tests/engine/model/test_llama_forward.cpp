@@ -3,6 +3,7 @@
 // decode), KV prefix reuse across calls, and clear errors for out-of-range hyperparameters.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cstring>
 
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
@@ -11,7 +12,7 @@
 using namespace hearth;
 
 // One feature added to a tiny Llama that its forward pass does not compute.
-enum class Extra { None, RopeFreqs, RopeScaling, QBias };
+enum class Extra { None, RopeScaling, QBias };
 
 class TestLlamaForward : public QObject {
     Q_OBJECT
@@ -22,6 +23,7 @@ private slots:
     void rejectsHugeBlockCount();
     void refusesWhatItDoesNotCompute_data();
     void refusesWhatItDoesNotCompute();
+    void ropeFreqFactorsTurnTheAngles();
 
 private:
     QTemporaryDir dir_;
@@ -93,14 +95,13 @@ void TestLlamaForward::rejectsHugeBlockCount() {
     QVERIFY2(engine.error().message.find("block_count") != std::string::npos, engine.error().message.c_str());
 }
 
-// A Llama 3.1+ file (per-dimension RoPE factors, llama3 scaling) or one with attention biases
-// must be refused with the feature's name: run without it, it would give wrong logits. The
-// same file without the feature (None) loads.
+// A file with RoPE scaling by a factor or with attention biases must be refused with the
+// feature's name: run without it, it would give wrong logits. The same file without the
+// feature (None) loads.
 void TestLlamaForward::refusesWhatItDoesNotCompute_data() {
     QTest::addColumn<int>("extra");
     QTest::addColumn<QString>("named");
     QTest::newRow("none") << static_cast<int>(Extra::None) << QString();
-    QTest::newRow("rope_freqs") << static_cast<int>(Extra::RopeFreqs) << "rope_freqs.weight";
     QTest::newRow("rope scaling") << static_cast<int>(Extra::RopeScaling) << "RoPE scaling 'linear'";
     QTest::newRow("q bias") << static_cast<int>(Extra::QBias) << "blk.0.attn_q.bias";
 }
@@ -112,11 +113,6 @@ void TestLlamaForward::refusesWhatItDoesNotCompute() {
     GgufWriter w = test::tinyLlama(shape);
     switch (static_cast<Extra>(extra)) {
     case Extra::None: break;
-    case Extra::RopeFreqs: {
-        const int64_t half = shape.nEmbd / shape.nHeads / 2;
-        w.addTensor("rope_freqs.weight", {half}, DType::F32, test::onesF32(half));
-        break;
-    }
     case Extra::RopeScaling:
         w.set("llama.rope.scaling.type", std::string("linear"));
         w.set("llama.rope.scaling.factor", 4.0f);
@@ -137,6 +133,59 @@ void TestLlamaForward::refusesWhatItDoesNotCompute() {
     QVERIFY(!model);
     QCOMPARE(model.error().code, ErrorCode::Unsupported);
     QVERIFY2(QString::fromStdString(model.error().message).contains(named), model.error().message.c_str());
+}
+
+// Llama 3.1's rope_freqs.weight: factors of 1 give bitwise the logits of the file without them;
+// other factors change them, and prefill still equals token-by-token decode. (Agreement with
+// llama.cpp: test_conformance_rope_freqs.) Factors that are not positive are refused.
+void TestLlamaForward::ropeFreqFactorsTurnTheAngles() {
+    test::TinyLlamaShape shape;
+    const int64_t half = shape.nEmbd / shape.nHeads / 2;
+    const auto logitsOf = [&](const std::vector<float>* factors, const QString& name, bool byToken) {
+        GgufWriter w = test::tinyLlama(shape);
+        if (factors != nullptr) w.addTensor("rope_freqs.weight", {half}, DType::F32, test::f32Bytes(*factors));
+        const QString path = dir_.filePath(name);
+        std::vector<float> logits;
+        if (!w.writeFile(path.toStdString())) return logits;
+        auto file = GgufFile::open(path.toStdString());
+        if (!file) return logits;
+        auto model = Model::load(**file);
+        if (!model) return logits;
+        auto backend = makeCpuReferenceBackend();
+        const std::vector<int32_t> tokens{1, 262, 259, 100, 7, 263, 40, 41, 42, 200, 201, 202, 5, 6, 7, 8, 9, 10};
+        KvCache cache((*model)->kvLayout(4), 64);
+        KvSequence seq;
+        logits.resize(static_cast<size_t>((*model)->config().nVocab));
+        if (!byToken) {
+            if (!(*model)->forward(*backend, cache, seq, tokens, logits)) logits.clear();
+        } else {
+            for (int32_t t : tokens)
+                if (!(*model)->forward(*backend, cache, seq, std::span(&t, 1), logits)) logits.clear();
+        }
+        return logits;
+    };
+    std::vector<float> ones(static_cast<size_t>(half), 1.0f), slowed(ones);
+    for (size_t i = 0; i < slowed.size(); ++i) slowed[i] = i < slowed.size() / 4 ? 1.0f : 8.0f;
+    const std::vector<float> plain = logitsOf(nullptr, "plain.gguf", false);
+    const std::vector<float> withOnes = logitsOf(&ones, "ones.gguf", false);
+    const std::vector<float> withSlowed = logitsOf(&slowed, "slowed.gguf", false);
+    const std::vector<float> slowedByToken = logitsOf(&slowed, "slowed-by-token.gguf", true);
+    QVERIFY(!plain.empty() && !withOnes.empty() && !withSlowed.empty() && !slowedByToken.empty());
+    QVERIFY(std::memcmp(plain.data(), withOnes.data(), plain.size() * sizeof(float)) == 0);
+    QVERIFY(std::memcmp(plain.data(), withSlowed.data(), plain.size() * sizeof(float)) != 0);
+    QVERIFY(std::memcmp(withSlowed.data(), slowedByToken.data(), plain.size() * sizeof(float)) == 0);
+
+    std::vector<float> bad = ones;
+    bad[3] = 0.0f;
+    GgufWriter w = test::tinyLlama(shape);
+    w.addTensor("rope_freqs.weight", {half}, DType::F32, test::f32Bytes(bad));
+    const QString path = dir_.filePath("bad-factors.gguf");
+    QVERIFY(w.writeFile(path.toStdString()));
+    auto file = GgufFile::open(path.toStdString());
+    QVERIFY(file);
+    auto model = Model::load(**file);
+    QVERIFY(!model);
+    QVERIFY2(model.error().message.find("rope_freqs.weight") != std::string::npos, model.error().message.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestLlamaForward)

@@ -137,31 +137,38 @@ private slots:
                 std::vector<int32_t> positions(static_cast<size_t>(nTokens));
                 for (size_t t = 0; t < positions.size(); ++t) positions[t] = int32_t(5 + 3 * t);
                 a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 4), b = a;
-                ref->rope(a.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit);
-                fast->rope(b.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit);
+                ref->rope(a.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit, nullptr);
+                fast->rope(b.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit, nullptr);
                 QVERIFY2(sameBits(a, b), "rope");
                 checkKvWriteAndEmbedding(*ref, *fast, nTokens, positions);
             }
     }
 
     // RoPE angles come from tables the AVX2 backend keeps between calls: every call must still
-    // rotate by its own positions and base, either style, nRot below headDim too.
+    // rotate by its own positions, base and frequency factors, either style, nRot below headDim too.
     void ropeTablesFollowPositionsAndBase() {
         if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
         std::unique_ptr<Backend> ref = makeCpuReferenceBackend(), fast = makeCpuAvx2Backend(2);
         const std::vector<int32_t> early{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, late{900, 901, 902, 903, 904, 905, 906, 907, 908, 909, 910};
-        struct Call { const std::vector<int32_t>* positions; float base; int nRot; RopeStyle style; };
+        // Llama 3.1-like factors: the low frequencies slowed down by up to 8, some pairs sped up.
+        std::vector<float> factors(32);
+        for (size_t i = 0; i < factors.size(); ++i) factors[i] = i < 8 ? 1.0f : i < 12 ? 0.5f + 0.25f * float(i - 8) : 8.0f;
+        const float* ff = factors.data();
+        struct Call { const std::vector<int32_t>* positions; float base; int nRot; RopeStyle style; const float* factors = nullptr; };
         const Call calls[] = {{&early, 10000.0f, 64, RopeStyle::HalfSplit}, {&early, 10000.0f, 64, RopeStyle::HalfSplit},
                               {&late, 10000.0f, 64, RopeStyle::HalfSplit},  {&late, 1e6f, 64, RopeStyle::HalfSplit},
                               {&early, 1e6f, 64, RopeStyle::Pairwise},      {&early, 1e6f, 40, RopeStyle::Pairwise},
-                              {&late, 10000.0f, 24, RopeStyle::HalfSplit},  {&late, 10000.0f, 64, RopeStyle::HalfSplit}};
+                              {&late, 10000.0f, 24, RopeStyle::HalfSplit},  {&late, 10000.0f, 64, RopeStyle::HalfSplit},
+                              {&late, 5e5f, 64, RopeStyle::Pairwise, ff},   {&late, 5e5f, 64, RopeStyle::Pairwise},
+                              {&late, 5e5f, 64, RopeStyle::Pairwise, ff}};
         const int nHeads = 3, headDim = 64;
         for (const Call& c : calls) {
             const auto nTokens = std::ssize(*c.positions);
             std::vector<float> a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 9), b = a;
-            ref->rope(a.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style);
-            fast->rope(b.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style);
-            QVERIFY2(sameBits(a, b), qPrintable(QString("position %1, base %2, nRot %3").arg(c.positions->front()).arg(c.base).arg(c.nRot)));
+            ref->rope(a.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style, c.factors);
+            fast->rope(b.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style, c.factors);
+            QVERIFY2(sameBits(a, b), qPrintable(QString("position %1, base %2, nRot %3, factors %4")
+                                                    .arg(c.positions->front()).arg(c.base).arg(c.nRot).arg(c.factors != nullptr)));
         }
     }
 
