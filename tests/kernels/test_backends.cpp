@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/cuda_start_error.h"
 
 using namespace hearth;
 
@@ -22,6 +23,27 @@ private slots:
         }
         QVERIFY(haveReference);
         QVERIFY(haveCuda);
+    }
+    // The reason CUDA cannot start names the cause a user can act on; the runtime's own text
+    // ("CUDA driver version is insufficient for CUDA runtime version") only for other errors.
+    void cudaStartErrorsInPlainWords() {
+        const std::string text = "CUDA driver version is insufficient for CUDA runtime version";
+        QCOMPARE(describeCudaStartError(35, 0, 13000, text), std::string("no NVIDIA driver is installed"));
+        QCOMPARE(describeCudaStartError(34, 0, 13000, "stub"), std::string("no NVIDIA driver is installed"));
+        QCOMPARE(describeCudaStartError(35, 12040, 13000, text),
+                 std::string("the NVIDIA driver supports CUDA 12.4, older than this build's CUDA 13.0: update the driver"));
+        QCOMPARE(describeCudaStartError(100, 13000, 13000, "no CUDA-capable device is detected"),
+                 std::string("no NVIDIA GPU was found"));
+        QCOMPARE(describeCudaStartError(999, 13000, 13000, "unknown error"),
+                 std::string("CUDA cannot start: unknown error (error 999)"));
+#if defined(__linux__)
+        // This machine kind has the CUDA libraries but no driver: the listed reason says so.
+        if (QFile::exists("/dev/nvidiactl")) return;
+        for (const BackendInfo& b : listBackends())
+            if (b.name == "CUDA" && !b.available && b.reason.find("cannot load the CUDA plugin") == std::string::npos &&
+                b.reason.find("not compiled with CUDA") == std::string::npos)
+                QVERIFY2(b.reason.find("no NVIDIA driver is installed") != std::string::npos, b.reason.c_str());
+#endif
     }
     void referenceOpsOnFixedInputs() {
         auto be = makeCpuReferenceBackend();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/cuda_start_error.h"
 #include "kernels/cuda/plugin/cuda_backend.h"
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/ops.h"
@@ -24,10 +25,13 @@ void copyOut(const std::string& text, char* out, size_t cap) {
 std::string deviceProblem(std::string& device) {
     int count = 0;  // cudaGetDeviceCount leaves it untouched on error (TOOLCHAIN.md)
     const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess)
-        return std::string("no usable CUDA driver or device: ") + cudaGetErrorString(status) + " (error " +
-               std::to_string(static_cast<int>(status)) + ")";
-    if (count == 0) return "no CUDA device";
+    if (status != cudaSuccess) {
+        int driverVersion = 0, runtimeVersion = 0;  // left 0 when they cannot be read
+        cudaDriverGetVersion(&driverVersion);
+        cudaRuntimeGetVersion(&runtimeVersion);
+        return hearth::describeCudaStartError(static_cast<int>(status), driverVersion, runtimeVersion, cudaGetErrorString(status));
+    }
+    if (count == 0) return "no NVIDIA GPU was found";
     cudaDeviceProp prop{};
     if (const cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess)
         return std::string("cannot query CUDA device 0: ") + cudaGetErrorString(e);
