@@ -1,6 +1,7 @@
 // The Llama architecture (TinyLlama, Llama 2/3, Mistral, SmolLM2): pre-norm RMSNorm, RoPE on
 // consecutive pairs, grouped-query attention over the paged KV cache, SwiGLU, tied or untied
-// output. One pass runs a batch of sequences (ForwardBatch): their rows go together through
+// output; optional Q/K/V biases. Qwen 2 / 2.5 (general.architecture qwen2) is the same pass with
+// its keys under qwen2.*, Q/K/V biases and RoPE on the two halves of each head (NeoX style). One pass runs a batch of sequences (ForwardBatch): their rows go together through
 // every op but attention. Buffers are commented with their shapes, llama2.c style.
 #include <cmath>
 #include <vector>
@@ -17,6 +18,9 @@ namespace {
 struct LlamaLayer {
     const float* attnNorm = nullptr;  // [nEmbd]
     WeightView wq, wk, wv, wo;        // [nHeads*headDim, nEmbd], [kvDim, nEmbd] x2, [nEmbd, nHeads*headDim]
+    const float* bq = nullptr;        // [nHeads*headDim], or nullptr (no bias)
+    const float* bk = nullptr;        // [kvDim], or nullptr
+    const float* bv = nullptr;        // [kvDim], or nullptr
     const float* ffnNorm = nullptr;   // [nEmbd]
     WeightView wGate, wUp, wDown;     // [nFf, nEmbd] x2, [nEmbd, nFf]
 };
@@ -30,6 +34,7 @@ private:
     void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
     void resizeActivations(int64_t nTokens);
+    static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
 
     OutputHead head_;
     std::vector<LlamaLayer> layers_;
@@ -65,6 +70,16 @@ Result<void> LlamaModel::bind(const GgufFile& file, ModelConfig config) {
             dst = *r;
             return {};
         };
+        // Optional biases (Qwen 2 has all three): F32 vectors the size of each projection's rows.
+        const auto bias = [&](const char* n, int64_t dim, const float*& dst) -> Result<void> {
+            if (file.findTensor(p + n) == nullptr) return {};
+            auto r = bindNorm(file, p + n, dim);
+            if (!r) return std::unexpected(r.error());
+            dst = *r;
+            return {};
+        };
+        for (auto r : {bias("attn_q.bias", qDim, L.bq), bias("attn_k.bias", kvDim, L.bk), bias("attn_v.bias", kvDim, L.bv)})
+            if (!r) return r;
         for (auto r : {norm("attn_norm.weight", L.attnNorm), norm("ffn_norm.weight", L.ffnNorm),
                        weight("attn_q.weight", c.nEmbd, qDim, L.wq), weight("attn_k.weight", c.nEmbd, kvDim, L.wk),
                        weight("attn_v.weight", c.nEmbd, kvDim, L.wv), weight("attn_output.weight", qDim, c.nEmbd, L.wo),
@@ -82,6 +97,10 @@ void LlamaModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTok
     b.matmul(L.wq, xn_.data(), nTokens, q_.data());
     b.matmul(L.wk, xn_.data(), nTokens, k_.data());
     b.matmul(L.wv, xn_.data(), nTokens, v_.data());
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    addBias(b, q_.data(), L.bq, nTokens, qDim);
+    addBias(b, k_.data(), L.bk, nTokens, kvDim);
+    addBias(b, v_.data(), L.bv, nTokens, kvDim);
     const float* freqFactors = c.ropeFreqFactors.empty() ? nullptr : c.ropeFreqFactors.data();
     b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle, freqFactors);
     b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), c.ropeFreqBase, c.ropeStyle, freqFactors);
@@ -89,6 +108,13 @@ void LlamaModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTok
     batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
     b.matmul(L.wo, att_.data(), nTokens, proj_.data());
     b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+}
+
+// rows[t] += bias for each of nTokens rows of dim floats (after the projection, before RoPE, as
+// llama.cpp adds it). Row by row through Backend::add: the same bits on every backend.
+void LlamaModel::addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim) {
+    if (bias == nullptr) return;
+    for (int64_t t = 0; t < nTokens; ++t) b.add(rows + t * dim, bias, dim);
 }
 
 void LlamaModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
@@ -133,31 +159,32 @@ Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<cons
 
 
 // What some Llama-family files carry and this forward pass does not compute yet, refused by
-// name rather than run with wrong logits: RoPE scaling by a factor (linear, YaRN), attention
-// biases. (Llama 3.1's "llama3" scaling arrives precomputed as rope_freqs.weight, which is read.)
-Result<void> checkLlamaFeatures(const GgufFile& file) {
-    const GgufValue* type = file.find("llama.rope.scaling.type");
+// name rather than run with wrong logits: RoPE scaling by a factor (linear, YaRN), biases on the
+// attention output or the output head, fused QKV. (Llama 3.1's "llama3" scaling arrives
+// precomputed as rope_freqs.weight, which is read; Q/K/V biases are read.)
+Result<void> checkLlamaFeatures(const GgufFile& file, const std::string& arch) {
+    const GgufValue* type = file.find(arch + ".rope.scaling.type");
     const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
-    auto factor = readFloatKey(file, "llama", "rope.scaling.factor", 0.0, 1e6, 1.0);
+    auto factor = readFloatKey(file, arch, "rope.scaling.factor", 0.0, 1e6, 1.0);
     if (!factor) return std::unexpected(factor.error());
     if (typeName != "none" && typeName != "llama3" && *factor != 1.0 && *factor != 0.0)
         return fail(ErrorCode::Unsupported,
-                    strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for llama"));
-    for (const char* bias : {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias", "blk.0.attn_output.bias"})
-        if (file.findTensor(bias) != nullptr)
-            return fail(ErrorCode::Unsupported, strCat("attention biases (", bias, ") are not supported yet for llama"));
+                    strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for ", arch));
+    for (const char* name : {"blk.0.attn_output.bias", "output.bias", "blk.0.attn_qkv.weight"})
+        if (file.findTensor(name) != nullptr)
+            return fail(ErrorCode::Unsupported, strCat(name, " is not supported yet for ", arch));
     return {};
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) {
-    if (auto r = checkLlamaFeatures(file); !r) return std::unexpected(r.error());
-    auto config = readCommonConfig(file, "llama");
+// llama and qwen2: the same pass; the keys' prefix and the RoPE style differ, and only llama
+// files carry rope_freqs.weight (llama.cpp's qwen2 graph passes no frequency factors).
+Result<std::unique_ptr<Model>> loadLlamaFamily(const GgufFile& file, const std::string& arch) {
+    if (auto r = checkLlamaFeatures(file, arch); !r) return std::unexpected(r.error());
+    auto config = readCommonConfig(file, arch);
     if (!config) return std::unexpected(config.error());
-    config->ropeStyle = RopeStyle::Pairwise;
+    config->ropeStyle = arch == "qwen2" ? RopeStyle::HalfSplit : RopeStyle::Pairwise;
     // Llama 3.1 and later: the per-pair divisors of the RoPE angles (llama.cpp's freq_factors).
-    if (file.findTensor("rope_freqs.weight") != nullptr) {
+    if (arch == "llama" && file.findTensor("rope_freqs.weight") != nullptr) {
         auto factors = bindNorm(file, "rope_freqs.weight", config->nRot / 2);
         if (!factors) return std::unexpected(factors.error());
         config->ropeFreqFactors.assign(*factors, *factors + config->nRot / 2);
@@ -169,5 +196,11 @@ Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) {
     if (auto r = model->bind(file, std::move(*config)); !r) return std::unexpected(r.error());
     return std::unique_ptr<Model>(std::move(model));
 }
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file) { return loadLlamaFamily(file, "llama"); }
+
+Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file) { return loadLlamaFamily(file, "qwen2"); }
 
 }  // namespace hearth

@@ -18,6 +18,7 @@ struct ArchEntry {
 };
 
 Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file);
+Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file);  // arch_llama.cpp: Llama with Q/K/V biases, NeoX RoPE
 Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file);
 
 }  // namespace hearth

@@ -15,6 +15,7 @@ namespace hearth {
 namespace {
 constexpr std::array kArchitectures{
     ArchEntry{"llama", &loadLlama},
+    ArchEntry{"qwen2", &loadQwen2},
     ArchEntry{"gemma3", &loadGemma3},
 };
 }  // namespace
@@ -26,7 +27,9 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
     const std::string& arch = *archValue->asString();
     for (const ArchEntry& entry : kArchitectures)
         if (entry.name == arch) return entry.load(file);
-    return fail(ErrorCode::Unsupported, strCat("architecture '", arch, "' is not supported"));
+    std::string supported;
+    for (const ArchEntry& entry : kArchitectures) supported += strCat(supported.empty() ? "" : ", ", entry.name);
+    return fail(ErrorCode::Unsupported, strCat("architecture '", arch, "' is not supported (supported: ", supported, ")"));
 }
 
 Result<void> Model::forward(Backend& backend, KvCache& cache, KvSequence& seq, std::span<const int32_t> tokens,

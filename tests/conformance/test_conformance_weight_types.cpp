@@ -83,6 +83,8 @@ private slots:
     void weightType_data();
     void weightType();
     void ropeFreqFactors();
+    void qwen2_data();
+    void qwen2();
 
 private:
     // Hearth's logits on hearthPath against the oracle's on oraclePath (the same file; for a
@@ -161,6 +163,41 @@ void TestConformanceWeightTypes::ropeFreqFactors() {
     compare(withPath, withPath, "synthetic llama, rope_freqs", "F32", true);
     if (QTest::currentTestFailed()) return;
     compare(f32Path_, withPath, "control: rope_freqs ignored", "F32", false);
+}
+
+// Qwen 2 (general.architecture qwen2): the synthetic model's weights under qwen2.* keys with
+// Q/K/V biases ~ N(0, 0.5^2), RoPE on the halves of each head; F32 and as llama.cpp quantizes it
+// to Q8_0 and Q4_K. The feature-off control: Hearth reading the same file without the biases,
+// against the oracle reading it with them, must fail the limits.
+void TestConformanceWeightTypes::qwen2_data() {
+    QTest::addColumn<QString>("type");
+    for (const char* t : {"F32", "Q8_0", "Q4_K"}) QTest::newRow(t) << QString(t);
+}
+
+void TestConformanceWeightTypes::qwen2() {
+    QFETCH(QString, type);
+    SynthLlamaShape shape;
+    shape.arch = "qwen2";
+    shape.qkvBias = true;
+    const QString f32 = folder_ + "/synth-qwen2-F32.gguf";
+    auto written = synthLlamaF32(shape).writeFile(f32.toStdString());
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+    QString path = f32;
+    if (type != "F32") {
+        path = folder_ + "/synth-qwen2-" + type + ".gguf";
+        const QJsonObject q = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+                                        {{"op", "quantize"}, {"model", f32}, {"out", path}, {"ftype", type}});
+        QVERIFY2(!q.contains("error"), qPrintable(q["error"].toString()));
+    }
+    compare(path, path, "synthetic qwen2", type, true);
+    if (QTest::currentTestFailed() || type != "F32") return;
+    // The control: the same weights and keys without the biases (drawn from their own generator).
+    SynthLlamaShape plain = shape;
+    plain.qkvBias = false;
+    const QString plainPath = folder_ + "/synth-qwen2-no-bias.gguf";
+    written = synthLlamaF32(plain).writeFile(plainPath.toStdString());
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+    compare(plainPath, f32, "control: qwen2 biases ignored", type, false);
 }
 
 void TestConformanceWeightTypes::compare(const QString& hearthPath, const QString& oraclePath, const QString& label,

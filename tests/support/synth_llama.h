@@ -17,6 +17,8 @@ namespace hearth::test {
 struct SynthLlamaShape {
     int nLayers = 2, nEmbd = 256, nHeads = 4, nKvHeads = 2, nFf = 512, context = 512, nVocab = 512;
     uint32_t seed = 7;
+    std::string arch = "llama";  // "qwen2": the same tensors and keys under qwen2.*, plus Q/K/V biases
+    bool qkvBias = false;        // biases ~ N(0, 0.5^2) on Q, K and V (large enough to change the logits)
 };
 
 // <unk>, <s>, </s>, the 256 byte pieces, then "▁w<n>" words up to nVocab pieces.
@@ -35,10 +37,11 @@ inline TinyVocab synthSpmVocab(int nVocab) {
 inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
     const TinyVocab vocab = synthSpmVocab(s.nVocab);
     GgufWriter w;
-    setLlamaKeys(w, "synthetic-llama-f32", s, vocab);
+    setLlamaKeys(w, "synthetic-llama-f32", s, vocab, s.arch);
     w.set("general.file_type", uint32_t{0});
-    w.set("llama.rope.dimension_count", static_cast<uint32_t>(s.nEmbd / s.nHeads));
+    w.set(s.arch + ".rope.dimension_count", static_cast<uint32_t>(s.nEmbd / s.nHeads));
     std::mt19937 rng(s.seed);
+    std::mt19937 biasRng(s.seed + 1000);  // its own stream: the weights are the same with and without biases
     const int64_t kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
     const auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float scale) {
         w.addTensor(name, {cols, rows}, DType::F32, tinyTensorBytes(DType::F32, cols, rows, rng, scale));
@@ -52,6 +55,11 @@ inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
         matrix(p + "attn_q.weight", s.nEmbd, s.nEmbd, inScale);
         matrix(p + "attn_k.weight", s.nEmbd, kvDim, inScale);
         matrix(p + "attn_v.weight", s.nEmbd, kvDim, inScale);
+        if (s.qkvBias) {
+            w.addTensor(p + "attn_q.bias", {s.nEmbd}, DType::F32, tinyTensorBytes(DType::F32, s.nEmbd, 1, biasRng, 0.5f));
+            w.addTensor(p + "attn_k.bias", {kvDim}, DType::F32, tinyTensorBytes(DType::F32, kvDim, 1, biasRng, 0.5f));
+            w.addTensor(p + "attn_v.bias", {kvDim}, DType::F32, tinyTensorBytes(DType::F32, kvDim, 1, biasRng, 0.5f));
+        }
         matrix(p + "attn_output.weight", s.nEmbd, s.nEmbd, inScale);
         matrix(p + "ffn_gate.weight", s.nEmbd, s.nFf, inScale);
         matrix(p + "ffn_up.weight", s.nEmbd, s.nFf, inScale);

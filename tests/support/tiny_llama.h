@@ -65,20 +65,22 @@ inline TinyVocab tinySpmVocab(const std::vector<std::pair<std::string, int32_t>>
     return v;
 }
 
-// The general.*, llama.* and SentencePiece-vocabulary keys of a test Llama of shape s (any
-// struct with nLayers, context, nEmbd, nFf, nHeads, nKvHeads): <unk> 0, <s> 1, </s> 2.
+// The general.*, <arch>.* and SentencePiece-vocabulary keys of a test Llama of shape s (any
+// struct with nLayers, context, nEmbd, nFf, nHeads, nKvHeads): <unk> 0, <s> 1, </s> 2. arch:
+// general.architecture and the keys' prefix ("llama", or "qwen2" for the same pass with biases).
 template <class Shape>
-inline void setLlamaKeys(GgufWriter& w, const char* name, const Shape& s, const TinyVocab& vocab) {
-    w.set("general.architecture", "llama");
+inline void setLlamaKeys(GgufWriter& w, const char* name, const Shape& s, const TinyVocab& vocab,
+                         const std::string& arch = "llama") {
+    w.set("general.architecture", arch);
     w.set("general.name", name);
-    w.set("llama.block_count", static_cast<uint32_t>(s.nLayers));
-    w.set("llama.context_length", static_cast<uint32_t>(s.context));
-    w.set("llama.embedding_length", static_cast<uint32_t>(s.nEmbd));
-    w.set("llama.feed_forward_length", static_cast<uint32_t>(s.nFf));
-    w.set("llama.attention.head_count", static_cast<uint32_t>(s.nHeads));
-    w.set("llama.attention.head_count_kv", static_cast<uint32_t>(s.nKvHeads));
-    w.set("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    w.set("llama.rope.freq_base", 10000.0f);
+    w.set(arch + ".block_count", static_cast<uint32_t>(s.nLayers));
+    w.set(arch + ".context_length", static_cast<uint32_t>(s.context));
+    w.set(arch + ".embedding_length", static_cast<uint32_t>(s.nEmbd));
+    w.set(arch + ".feed_forward_length", static_cast<uint32_t>(s.nFf));
+    w.set(arch + ".attention.head_count", static_cast<uint32_t>(s.nHeads));
+    w.set(arch + ".attention.head_count_kv", static_cast<uint32_t>(s.nKvHeads));
+    w.set(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set(arch + ".rope.freq_base", 10000.0f);
     w.set("tokenizer.ggml.model", "llama");
     w.set("tokenizer.ggml.tokens", vocab.tokens);
     w.set("tokenizer.ggml.scores", vocab.scores);

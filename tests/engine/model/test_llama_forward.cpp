@@ -12,7 +12,7 @@
 using namespace hearth;
 
 // One feature added to a tiny Llama that its forward pass does not compute.
-enum class Extra { None, RopeScaling, QBias };
+enum class Extra { None, RopeScaling, OutputBias };
 
 class TestLlamaForward : public QObject {
     Q_OBJECT
@@ -95,15 +95,15 @@ void TestLlamaForward::rejectsHugeBlockCount() {
     QVERIFY2(engine.error().message.find("block_count") != std::string::npos, engine.error().message.c_str());
 }
 
-// A file with RoPE scaling by a factor or with attention biases must be refused with the
-// feature's name: run without it, it would give wrong logits. The same file without the
+// A file with RoPE scaling by a factor or with a bias on the attention output must be refused
+// with the feature's name: run without it, it would give wrong logits. The same file without the
 // feature (None) loads.
 void TestLlamaForward::refusesWhatItDoesNotCompute_data() {
     QTest::addColumn<int>("extra");
     QTest::addColumn<QString>("named");
     QTest::newRow("none") << static_cast<int>(Extra::None) << QString();
     QTest::newRow("rope scaling") << static_cast<int>(Extra::RopeScaling) << "RoPE scaling 'linear'";
-    QTest::newRow("q bias") << static_cast<int>(Extra::QBias) << "blk.0.attn_q.bias";
+    QTest::newRow("attention output bias") << static_cast<int>(Extra::OutputBias) << "blk.0.attn_output.bias";
 }
 
 void TestLlamaForward::refusesWhatItDoesNotCompute() {
@@ -117,8 +117,8 @@ void TestLlamaForward::refusesWhatItDoesNotCompute() {
         w.set("llama.rope.scaling.type", std::string("linear"));
         w.set("llama.rope.scaling.factor", 4.0f);
         break;
-    case Extra::QBias:
-        w.addTensor("blk.0.attn_q.bias", {shape.nEmbd}, DType::F32, test::onesF32(shape.nEmbd));
+    case Extra::OutputBias:
+        w.addTensor("blk.0.attn_output.bias", {shape.nEmbd}, DType::F32, test::onesF32(shape.nEmbd));
         break;
     }
     const QString path = dir_.filePath(QString("tiny-extra-%1.gguf").arg(extra));
