@@ -66,7 +66,7 @@ std::string cpuFallbackNote() {
 
 std::unique_ptr<Backend> makeBestCpuBackend(int nThreads) {
 #if defined(HEARTH_HAVE_AVX2_BACKEND)
-    if (avx2Enabled() && avx2Unavailable().empty())
+    if (avx2Enabled())  // implies the host runs it (cpu_features.h)
         return makeCpuAvx2Backend(nThreads > 0 ? nThreads : defaultThreads());
 #endif
     return makeCpuReferenceBackend();

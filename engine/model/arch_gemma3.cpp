@@ -209,18 +209,6 @@ Result<std::vector<bool>> readSlidingLayers(const GgufFile& file, int nLayers) {
     return local;
 }
 
-// Linear (or any other) RoPE scaling is not in Backend::rope yet: refuse rather than run wrong.
-Result<void> checkNoRopeScaling(const GgufFile& file) {
-    const GgufValue* type = file.find(strCat(kArch, ".rope.scaling.type"));
-    const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
-    auto factor = readFloatKey(file, kArch, "rope.scaling.factor", 0.0, 1e6, 1.0);
-    if (!factor) return std::unexpected(factor.error());
-    if (typeName != "none" && *factor != 1.0 && *factor != 0.0)
-        return fail(ErrorCode::Unsupported, strCat("RoPE scaling '", typeName, "' (factor ", *factor,
-                                                   ") is not supported yet for gemma3"));
-    return {};
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file) {
@@ -230,7 +218,7 @@ Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file) {
     if (!valueLength) return std::unexpected(valueLength.error());
     if (*valueLength != config->headDim)
         return fail(ErrorCode::Unsupported, "gemma3 with value_length different from key_length is not supported");
-    if (auto r = checkNoRopeScaling(file); !r) return std::unexpected(r.error());
+    if (auto r = refuseRopeScaling(file, kArch); !r) return std::unexpected(r.error());
     auto window = readIntKey(file, kArch, "attention.sliding_window", 0, kMaxWindow, 0);
     if (!window) return std::unexpected(window.error());
     if (*window > 0) {

@@ -163,13 +163,7 @@ Result<void> LlamaModel::forwardBatch(Backend& b, KvCache& cache, std::span<cons
 // attention output or the output head, fused QKV. (Llama 3.1's "llama3" scaling arrives
 // precomputed as rope_freqs.weight, which is read; Q/K/V biases are read.)
 Result<void> checkLlamaFeatures(const GgufFile& file, const std::string& arch) {
-    const GgufValue* type = file.find(arch + ".rope.scaling.type");
-    const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
-    auto factor = readFloatKey(file, arch, "rope.scaling.factor", 0.0, 1e6, 1.0);
-    if (!factor) return std::unexpected(factor.error());
-    if (typeName != "none" && typeName != "llama3" && *factor != 1.0 && *factor != 0.0)
-        return fail(ErrorCode::Unsupported,
-                    strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for ", arch));
+    if (auto r = refuseRopeScaling(file, arch, arch == "llama" ? "llama3" : ""); !r) return r;
     for (const char* name : {"blk.0.attn_output.bias", "output.bias", "blk.0.attn_qkv.weight"})
         if (file.findTensor(name) != nullptr)
             return fail(ErrorCode::Unsupported, strCat(name, " is not supported yet for ", arch));

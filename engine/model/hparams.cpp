@@ -147,4 +147,15 @@ Result<OutputHead> bindOutputHead(const GgufFile& file, const ModelConfig& c) {
     return head;
 }
 
+Result<void> refuseRopeScaling(const GgufFile& file, std::string_view arch, std::string_view precomputedType) {
+    const GgufValue* type = file.find(strCat(arch, ".rope.scaling.type"));
+    const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
+    auto factor = readFloatKey(file, arch, "rope.scaling.factor", 0.0, 1e6, 1.0);
+    if (!factor) return std::unexpected(factor.error());
+    if (typeName != "none" && (precomputedType.empty() || typeName != precomputedType) && *factor != 1.0 && *factor != 0.0)
+        return fail(ErrorCode::Unsupported,
+                    strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for ", arch));
+    return {};
+}
+
 }  // namespace hearth

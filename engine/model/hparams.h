@@ -35,6 +35,12 @@ struct OutputHead {
 };
 Result<OutputHead> bindOutputHead(const GgufFile& file, const ModelConfig& c);
 
+// Refuses RoPE scaling by a factor ("{arch}.rope.scaling.type" other than none, with a factor
+// other than 1), which Backend::rope does not apply, rather than run with wrong logits.
+// precomputedType: a type whose scaling the file carries another way and the architecture
+// reads (llama's "llama3": rope_freqs.weight); empty for none.
+Result<void> refuseRopeScaling(const GgufFile& file, std::string_view arch, std::string_view precomputedType = {});
+
 // A 1-D F32 tensor (norm weights) of length n.
 Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n);
 

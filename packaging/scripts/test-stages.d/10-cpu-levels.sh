@@ -11,8 +11,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 cd "$HEARTH_ROOT"
 cli="$HEARTH_BUILD/app/hearth-cli"
-"$cli" info | sed -n '1,/^Compute backends:/p' | sed '$d' >&2
-runs=$("$cli" info | sed -n 's/^  levels this CPU runs: //p')
+info=$("$cli" info)
+sed -n '1,/^Compute backends:/p' <<<"$info" | sed '$d' >&2
+runs=$(sed -n 's/^  levels this CPU runs: //p' <<<"$info")
 [ -n "$runs" ] || hearth_die "hearth-cli info printed no 'levels this CPU runs' line"
 best=${runs##* }
 ran=() skipped=()
