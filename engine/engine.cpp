@@ -87,7 +87,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     auto file = GgufFile::open(path);
     if (!file) return std::unexpected(file.error());
     e->file_ = std::move(*file);
-    auto model = Model::load(*e->file_);
+    auto model = Model::load(*e->file_, {.contextLength = std::max(0, options.contextLength)});
     if (!model) return std::unexpected(model.error());
     e->model_ = std::move(*model);
     auto tokenizer = Tokenizer::fromGguf(*e->file_);

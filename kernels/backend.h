@@ -46,7 +46,11 @@ struct AttentionShape {
     int headDim = 0;
     float scale = 1.0f;  // applied to q.k
     int32_t slidingWindow = 0;  // > 0: a query at position p sees only positions > p - slidingWindow
+    float softcap = 0.0f;       // > 0: each score s (after scale) becomes softcap * tanhf(s / softcap) (Gemma 2)
 };
+// The soft-capped score as every CPU backend computes it (one function, compiled once without
+// ISA flags, so the paths agree bitwise): cap * tanhf(s / cap), or s when cap is 0.
+float softcapScore(float s, float cap);
 
 class Backend {
 public:

@@ -1,5 +1,6 @@
 // Lists the backends Hearth knows and whether each can run here, with the reason when not;
 // picks the best CPU backend.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -13,6 +14,8 @@
 #endif
 
 namespace hearth {
+
+float softcapScore(float s, float cap) { return cap > 0.0f ? cap * std::tanh(s / cap) : s; }
 namespace {
 
 // Empty when the AVX2 backend can run here, else why not.

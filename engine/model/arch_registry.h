@@ -1,5 +1,6 @@
 // The architectures Hearth implements, keyed on general.architecture. Each architecture file
-// defines its loader; model.cpp holds the table (explicit, so a static link keeps every entry).
+// reads its hyperparameters and options and builds the shared decoder (decoder.h); model.cpp
+// holds the table (explicit, so a static link keeps every entry).
 #pragma once
 
 #include <memory>
@@ -10,15 +11,18 @@
 
 namespace hearth {
 
-using ArchLoader = Result<std::unique_ptr<Model>> (*)(const GgufFile&);
+using ArchLoader = Result<std::unique_ptr<Model>> (*)(const GgufFile&, const ModelLoadOptions&);
 
 struct ArchEntry {
     std::string_view name;
     ArchLoader load;
 };
 
-Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file);
-Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file);  // arch_llama.cpp: Llama with Q/K/V biases, NeoX RoPE
-Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file);
+Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file, const ModelLoadOptions& options);   // arch_llama.cpp
+Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file, const ModelLoadOptions& options);   // arch_qwen.cpp
+Result<std::unique_ptr<Model>> loadQwen3(const GgufFile& file, const ModelLoadOptions& options);   // arch_qwen.cpp
+Result<std::unique_ptr<Model>> loadPhi3(const GgufFile& file, const ModelLoadOptions& options);    // arch_phi3.cpp
+Result<std::unique_ptr<Model>> loadGemma2(const GgufFile& file, const ModelLoadOptions& options);  // arch_gemma.cpp
+Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file, const ModelLoadOptions& options);  // arch_gemma.cpp
 
 }  // namespace hearth

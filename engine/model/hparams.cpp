@@ -3,6 +3,7 @@
 #include "engine/str_cat.h"
 #include "engine/model/hparams.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -145,6 +146,40 @@ Result<OutputHead> bindOutputHead(const GgufFile& file, const ModelConfig& c) {
     if (!norm) return std::unexpected(norm.error());
     head.outputNorm = *norm;
     return head;
+}
+
+Result<std::vector<float>> readFreqFactors(const GgufFile& file, const std::string& name, int64_t n) {
+    auto data = bindNorm(file, name, n);
+    if (!data) return std::unexpected(data.error());
+    std::vector<float> factors(*data, *data + n);
+    for (float f : factors)
+        if (!std::isfinite(f) || f <= 0.0f)
+            return fail(ErrorCode::InvalidFormat, strCat(name, " holds ", f, ": RoPE frequency factors must be positive"));
+    return factors;
+}
+
+Result<std::vector<bool>> readSlidingLayers(const GgufFile& file, std::string_view arch, int nLayers,
+                                            int64_t defaultPeriod) {
+    const std::string key = strCat(arch, ".attention.sliding_window_pattern");
+    std::vector<bool> local(static_cast<size_t>(nLayers));
+    const GgufValue* v = file.find(key);
+    if (v && v->asArray()) {
+        const GgufArray& a = *v->asArray();
+        if (a.size() != static_cast<uint64_t>(nLayers))
+            return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " has ", a.size(), " elements for ", nLayers, " layers"));
+        for (int il = 0; il < nLayers; ++il) {
+            const GgufValue item = a.item(static_cast<uint64_t>(il));
+            const std::optional<int64_t> n = item.asInt();
+            const std::optional<bool> flag = n ? std::optional<bool>(*n != 0) : item.asBool();
+            if (!flag) return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " must hold bools or integers"));
+            local[static_cast<size_t>(il)] = *flag;
+        }
+        return local;
+    }
+    auto period = readIntKey(file, arch, "attention.sliding_window_pattern", 0, nLayers + 1, defaultPeriod);
+    if (!period) return std::unexpected(period.error());
+    for (int il = 0; il < nLayers; ++il) local[static_cast<size_t>(il)] = *period == 0 || il % *period < *period - 1;
+    return local;
 }
 
 Result<void> refuseRopeScaling(const GgufFile& file, std::string_view arch, std::string_view precomputedType) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/model/model.h"
@@ -43,5 +44,16 @@ Result<void> refuseRopeScaling(const GgufFile& file, std::string_view arch, std:
 
 // A 1-D F32 tensor (norm weights) of length n.
 Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n);
+
+// RoPE frequency factors (llama.cpp's freq_factors: per-pair divisors of the angle) from a 1-D
+// F32 tensor of n values, each finite and positive.
+Result<std::vector<float>> readFreqFactors(const GgufFile& file, const std::string& name, int64_t n);
+
+// Which layers are local (sliding-window) layers: "{arch}.attention.sliding_window_pattern" is
+// a period P (layer il is local when il % P < P - 1; P = 0 makes every layer local, as
+// llama.cpp's set_swa_pattern) or a per-layer array (true / nonzero = local); absent,
+// defaultPeriod (Gemma 2: 2, Gemma 3: 6).
+Result<std::vector<bool>> readSlidingLayers(const GgufFile& file, std::string_view arch, int nLayers,
+                                            int64_t defaultPeriod);
 
 }  // namespace hearth

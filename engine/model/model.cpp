@@ -16,17 +16,20 @@ namespace {
 constexpr std::array kArchitectures{
     ArchEntry{"llama", &loadLlama},
     ArchEntry{"qwen2", &loadQwen2},
+    ArchEntry{"qwen3", &loadQwen3},
+    ArchEntry{"phi3", &loadPhi3},
+    ArchEntry{"gemma2", &loadGemma2},
     ArchEntry{"gemma3", &loadGemma3},
 };
 }  // namespace
 
-Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
+Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelLoadOptions& options) {
     const GgufValue* archValue = file.find("general.architecture");
     if (!archValue || !archValue->asString())
         return fail(ErrorCode::InvalidFormat, "missing metadata key general.architecture");
     const std::string& arch = *archValue->asString();
     for (const ArchEntry& entry : kArchitectures)
-        if (entry.name == arch) return entry.load(file);
+        if (entry.name == arch) return entry.load(file, options);
     std::string supported;
     for (const ArchEntry& entry : kArchitectures) supported += strCat(supported.empty() ? "" : ", ", entry.name);
     return fail(ErrorCode::Unsupported, strCat("architecture '", arch, "' is not supported (supported: ", supported, ")"));

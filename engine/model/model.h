@@ -55,12 +55,19 @@ struct ModelConfig {
     uint64_t nParams = 0;       // elements of all tensors
 };
 
+// What loading needs to know beyond the file.
+struct ModelLoadOptions {
+    // The context the model will run at (0: its trained context). Phi-3's LongRoPE picks its
+    // long or short RoPE factors by it, as llama.cpp does (long above the original context).
+    int32_t contextLength = 0;
+};
+
 class Model {
 public:
     // Reads the hyperparameters and binds every tensor the architecture needs, checking names,
     // shapes and types. The GgufFile must outlive the Model.
     // Errors: Unsupported (architecture), InvalidFormat (missing/out-of-range keys, tensors).
-    static Result<std::unique_ptr<Model>> load(const GgufFile& file);
+    static Result<std::unique_ptr<Model>> load(const GgufFile& file, const ModelLoadOptions& options = {});
     virtual ~Model() = default;
 
     const ModelConfig& config() const { return config_; }

@@ -29,7 +29,7 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::load(const std::st
     auto vocab = Tokenizer::fromGguf(*d->file_);
     if (!vocab) return std::unexpected(vocab.error());
     if (auto r = checkSameVocabulary(targetVocab, **vocab); !r) return std::unexpected(r.error());
-    auto model = Model::load(*d->file_);
+    auto model = Model::load(*d->file_, {.contextLength = contextLength});
     if (!model) return std::unexpected(model.error());
     d->model_ = std::move(*model);
     if (d->model_->config().nVocab != targetNVocab)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "kernels/backend.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/simd.h"
 #include "kernels/cpu/avx2/softmax_exp_avx2.h"
@@ -110,7 +111,7 @@ void attendOneHeadQ8(const AttentionHead& h, const float* qHead, float* scores, 
     quantizeRow(DType::Q8_0, qHead, q, h.headDim);
     for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(accum + i, _mm256_setzero_ps());
     for (int p = h.first; p < h.nCtx; ++p)
-        scores[p - h.first] = vecDot(DType::Q8_0, kvRowQ8(h.kBlocks, h, p), q, h.headDim) * h.scale;
+        scores[p - h.first] = softcapScore(vecDot(DType::Q8_0, kvRowQ8(h.kBlocks, h, p), q, h.headDim) * h.scale, h.softcap);
     float runningMax = -INFINITY, runningSum = 0.0f;
     for (int p = h.first; p < h.nCtx; ++p) {
         const float score = scores[p - h.first];
@@ -256,6 +257,11 @@ void attendQueriesF16(const AttentionHead& h, const AttentionQuery* qs, int n, f
         }
     }
     scoreQueries(h, q, n, lo, hi, scores);
+    if (h.softcap > 0.0f)  // Gemma 2: scalar, as the reference, on each query's own range
+        for (int r = 0; r < n; ++r) {
+            float* s = scores + r * scoreStride(lo, hi) + (qs[r].first - lo);
+            for (int p = 0; p < qs[r].nCtx - qs[r].first; ++p) s[p] = softcapScore(s[p], h.softcap);
+        }
     float weightSum[kMaxAttentionQueries];
     for (int r = 0; r < n; ++r)
         weightSum[r] = softmaxWeights(scores + r * scoreStride(lo, hi) + (qs[r].first - lo), qs[r].nCtx - qs[r].first);

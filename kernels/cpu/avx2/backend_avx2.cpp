@@ -298,6 +298,7 @@ private:
         head.rowStride = layer.rowStride;
         head.headDim = shape.headDim;
         head.scale = shape.scale;
+        head.softcap = shape.softcap;
         head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
         avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];

@@ -66,6 +66,7 @@ struct AttentionHead {
     int rowStride = 0;
     int headDim = 0;    // a multiple of 8, at most kMaxAttentionHeadDim
     float scale = 1.0f;
+    float softcap = 0.0f;  // AttentionShape::softcap
     int kvOffset = 0;   // this head's KV head times headDim
     int first = 0;      // unused by attendQueries (each query has its own range)
     int nCtx = 0;

@@ -125,7 +125,7 @@ private:
             const f16_t* kRow = kvRow(layer.kBlocks, layer, kvOffset, p);
             float dot = 0.0f;
             for (size_t i = 0; i < headDim; ++i) dot = std::fma(qHalf_[i], f16ToF32(kRow[i]), dot);
-            const float score = dot * shape.scale;
+            const float score = softcapScore(dot * shape.scale, shape.softcap);
             scores_[static_cast<size_t>(p - first)] = score;
             if (score > maxScore) maxScore = score;
         }
@@ -175,7 +175,7 @@ private:
             const size_t offset = static_cast<size_t>(p % layer.blockSize) * rowSize + headOffset;
             const auto* kRow = reinterpret_cast<const uint8_t*>(layer.kBlocks[p / layer.blockSize]) + offset;
             const auto* vRow = reinterpret_cast<const uint8_t*>(layer.vBlocks[p / layer.blockSize]) + offset;
-            const float score = ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale;
+            const float score = softcapScore(ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale, shape.softcap);
             float accumScale = 1.0f, weight = 1.0f;
             if (score > runningMax) {
                 accumScale = std::exp(runningMax - score);

@@ -261,6 +261,7 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     p.headDim = shape.headDim;
     p.scale = shape.scale;
     p.slidingWindow = shape.slidingWindow;
+    p.softcap = shape.softcap;
     p.nSplits = (maxPos + kAttentionSplit) / kAttentionSplit;
     const int64_t qSize = nTokens * shape.nHeads * shape.headDim;
     float* dq = upload(x_, q, qSize);

@@ -68,6 +68,7 @@ struct AttentionParams {
     int nHeads = 0, nKvHeads = 0, headDim = 0;
     float scale = 1.0f;
     int slidingWindow = 0;
+    float softcap = 0.0f;  // > 0: score = softcap * tanhf(score / softcap) (AttentionShape::softcap)
     int nSplits = 1;  // ceil((max position + 1) / kAttentionSplit)
 };
 constexpr int kAttentionSplit = 256;  // positions per split: fixed, so results do not depend on the batch

@@ -79,7 +79,8 @@ __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float
         float dot = 0.0f;
         for (int j = 0; j < kPerLane; ++j)
             if (lane + 32 * j < p.headDim) dot += qv[j] * kvElement(kHead, lane + 32 * j, kv.q8);
-        const float score = warpSum(dot) * p.scale;
+        float score = warpSum(dot) * p.scale;
+        if (p.softcap > 0.0f) score = p.softcap * tanhf(score / p.softcap);
         const float newMax = fmaxf(runningMax, score);
         const float accScale = expf(runningMax - newMax), weight = expf(score - newMax);
         const uint8_t* vHead = rowAt(kv.vBlocks, kv, pos) + headOffset;

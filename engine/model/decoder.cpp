@@ -1,0 +1,282 @@
+// The shared decoder (decoder.h): tensor binding with optional and fused tensors, and the one
+// forward pass every architecture runs. One pass runs a batch of sequences (ForwardBatch):
+// their rows go together through every op but attention. Buffers are commented with their
+// shapes, llama2.c style. The order of operations is llama.cpp's for each family, which is what
+// GGUF files are converted and tested for.
+#include "engine/model/decoder.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/model/forward_batch.h"
+#include "engine/model/gguf.h"
+#include "engine/model/hparams.h"
+#include "engine/str_cat.h"
+
+namespace hearth {
+namespace {
+
+struct DecoderLayer {
+    const float* attnNorm = nullptr;      // [nEmbd]
+    WeightView wq, wk, wv, wo;            // [qDim, nEmbd], [kvDim, nEmbd] x2, [nEmbd, qDim]
+    const float* bq = nullptr;            // [qDim] or nullptr
+    const float* bk = nullptr;            // [kvDim] or nullptr
+    const float* bv = nullptr;            // [kvDim] or nullptr
+    const float* qNorm = nullptr;         // [headDim], shared by every query head, or nullptr
+    const float* kNorm = nullptr;         // [headDim], shared by every KV head, or nullptr
+    const float* postAttnNorm = nullptr;  // [nEmbd] or nullptr
+    const float* ffnNorm = nullptr;       // [nEmbd]
+    WeightView wGate, wUp, wDown;         // [nFf, nEmbd] x2, [nEmbd, nFf]
+    const float* postFfwNorm = nullptr;   // [nEmbd] or nullptr
+    float ropeBase = 0.0f;                // the layer's RoPE base (local layers: ropeFreqBaseSwa)
+    int32_t window = 0;                   // > 0: a local layer's sliding window
+};
+
+// Rows [first, first + n) of a weight, as a weight of its own: rows are contiguous.
+WeightView rowRange(const WeightView& w, int64_t first, int64_t n) {
+    WeightView part = w;
+    part.data = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(first) * rowBytes(w.type, w.nCols);
+    part.nRows = n;
+    return part;
+}
+
+// Binds one layer's tensors by name; a missing required tensor or a wrong shape is an error
+// naming the tensor.
+class LayerBinder {
+public:
+    LayerBinder(const GgufFile& file, int layer) : file_(file), prefix_(strCat("blk.", layer, ".")) {}
+
+    bool has(const char* name) const { return file_.findTensor(prefix_ + name) != nullptr; }
+    Result<void> vector(const char* name, int64_t n, const float*& dst) const {
+        auto r = bindNorm(file_, prefix_ + name, n);
+        if (!r) return std::unexpected(r.error());
+        dst = *r;
+        return {};
+    }
+    Result<void> optionalVector(const char* name, int64_t n, const float*& dst) const {
+        return has(name) ? vector(name, n, dst) : Result<void>{};
+    }
+    Result<void> matrix(const char* name, int64_t cols, int64_t rows, WeightView& dst) const {
+        auto r = bindWeight(file_, prefix_ + name, cols, rows);
+        if (!r) return std::unexpected(r.error());
+        dst = *r;
+        return {};
+    }
+
+private:
+    const GgufFile& file_;
+    std::string prefix_;
+};
+
+class DecoderModel final : public Model {
+public:
+    explicit DecoderModel(const DecoderOptions& options) : options_(options) {}
+    Result<void> bind(const GgufFile& file, ModelConfig config);
+    Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
+
+private:
+    Result<void> bindLayer(const GgufFile& file, int il);
+    void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
+    void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
+    void resizeActivations(int64_t nTokens);
+    void scaleRotated(float* heads, int64_t nHeadRows) const;
+    static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
+
+    DecoderOptions options_;
+    OutputHead head_;
+    std::vector<DecoderLayer> layers_;
+
+    // The batch's rows (nTokens of them, all items together) and their positions.
+    ForwardBatch batch_;
+    // Activations, resized per call: x/xn/proj [nTokens, nEmbd]; q/att [nTokens, qDim];
+    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
+    std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
+};
+
+Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
+    config_ = std::move(config);
+    if (options_.attentionScale == 0.0f) options_.attentionScale = 1.0f / std::sqrt(static_cast<float>(config_.headDim));
+    auto head = bindOutputHead(file, config_);
+    if (!head) return std::unexpected(head.error());
+    head_ = *head;
+    config_.tiedOutput = head_.tied;
+    layers_.resize(static_cast<size_t>(config_.nLayers));
+    for (int il = 0; il < config_.nLayers; ++il)
+        if (auto r = bindLayer(file, il); !r) return r;
+    return {};
+}
+
+Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
+    const ModelConfig& c = config_;
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    DecoderLayer& L = layers_[static_cast<size_t>(il)];
+    const LayerBinder t(file, il);
+    const auto all = [](std::initializer_list<Result<void>> results) -> Result<void> {
+        for (const Result<void>& r : results)
+            if (!r) return r;
+        return {};
+    };
+    if (auto r = all({t.vector("attn_norm.weight", c.nEmbd, L.attnNorm), t.vector("ffn_norm.weight", c.nEmbd, L.ffnNorm)}); !r)
+        return r;
+    if (t.has("attn_qkv.weight")) {
+        WeightView qkv;
+        if (auto r = t.matrix("attn_qkv.weight", c.nEmbd, qDim + 2 * kvDim, qkv); !r) return r;
+        L.wq = rowRange(qkv, 0, qDim);
+        L.wk = rowRange(qkv, qDim, kvDim);
+        L.wv = rowRange(qkv, qDim + kvDim, kvDim);
+    } else if (auto r = all({t.matrix("attn_q.weight", c.nEmbd, qDim, L.wq), t.matrix("attn_k.weight", c.nEmbd, kvDim, L.wk),
+                             t.matrix("attn_v.weight", c.nEmbd, kvDim, L.wv)});
+               !r) {
+        return r;
+    }
+    if (auto r = t.matrix("attn_output.weight", qDim, c.nEmbd, L.wo); !r) return r;
+    if (options_.fusedGateUp) {
+        WeightView gateUp;
+        if (auto r = t.matrix("ffn_up.weight", c.nEmbd, 2 * int64_t{c.nFf}, gateUp); !r) return r;
+        L.wGate = rowRange(gateUp, 0, c.nFf);
+        L.wUp = rowRange(gateUp, c.nFf, c.nFf);
+    } else if (auto r = all({t.matrix("ffn_gate.weight", c.nEmbd, c.nFf, L.wGate), t.matrix("ffn_up.weight", c.nEmbd, c.nFf, L.wUp)});
+               !r) {
+        return r;
+    }
+    if (auto r = t.matrix("ffn_down.weight", c.nFf, c.nEmbd, L.wDown); !r) return r;
+    if (options_.qkvBiases)
+        if (auto r = all({t.optionalVector("attn_q.bias", qDim, L.bq), t.optionalVector("attn_k.bias", kvDim, L.bk),
+                          t.optionalVector("attn_v.bias", kvDim, L.bv)});
+            !r)
+            return r;
+    if (options_.qkNorm)
+        if (auto r = all({t.vector("attn_q_norm.weight", c.headDim, L.qNorm), t.vector("attn_k_norm.weight", c.headDim, L.kNorm)}); !r)
+            return r;
+    if (options_.postNorms)
+        if (auto r = all({t.vector("post_attention_norm.weight", c.nEmbd, L.postAttnNorm),
+                          t.vector("post_ffw_norm.weight", c.nEmbd, L.postFfwNorm)});
+            !r)
+            return r;
+    const bool local = !c.slidingLayers.empty() && c.slidingLayers[static_cast<size_t>(il)];
+    L.ropeBase = local ? c.ropeFreqBaseSwa : c.ropeFreqBase;
+    L.window = local ? c.slidingWindow : 0;
+    return {};
+}
+
+void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
+    const ModelConfig& c = config_;
+    const DecoderLayer& L = layers_[static_cast<size_t>(il)];
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    b.rmsNorm(x_.data(), L.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(L.wq, xn_.data(), nTokens, q_.data());
+    b.matmul(L.wk, xn_.data(), nTokens, k_.data());
+    b.matmul(L.wv, xn_.data(), nTokens, v_.data());
+    addBias(b, q_.data(), L.bq, nTokens, qDim);
+    addBias(b, k_.data(), L.bk, nTokens, kvDim);
+    addBias(b, v_.data(), L.bv, nTokens, kvDim);
+    if (L.qNorm != nullptr) {  // each head's row of headDim normalised on its own (V is not)
+        b.rmsNorm(q_.data(), L.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_.data());
+        b.rmsNorm(k_.data(), L.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_.data());
+    }
+    const float* freqFactors = c.ropeFreqFactors.empty() ? nullptr : c.ropeFreqFactors.data();
+    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
+    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
+    if (options_.ropeAttnFactor != 1.0f) {
+        // llama.cpp scales the cosines and sines; the rotated values times the factor are the
+        // same up to rounding. TODO(#3): a Backend scale op once activations live on a device.
+        scaleRotated(q_.data(), nTokens * c.nHeads);
+        scaleRotated(k_.data(), nTokens * c.nKvHeads);
+    }
+    // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (LLAMA_SWA_TYPE_STANDARD): the
+    // query sees (p1 - window, p1], AttentionShape::slidingWindow's meaning. The full cache is
+    // kept; the window only masks.
+    AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, options_.attentionScale, L.window};
+    shape.softcap = options_.attentionSoftcap;
+    batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
+    b.matmul(L.wo, att_.data(), nTokens, proj_.data());
+    if (L.postAttnNorm != nullptr) b.rmsNorm(proj_.data(), L.postAttnNorm, nTokens, c.nEmbd, c.rmsEps, proj_.data());
+    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+}
+
+// The first nRot values of each of nHeadRows head rows times ropeAttnFactor (both RoPE styles
+// rotate exactly those).
+void DecoderModel::scaleRotated(float* heads, int64_t nHeadRows) const {
+    const ModelConfig& c = config_;
+    for (int64_t h = 0; h < nHeadRows; ++h)
+        for (int i = 0; i < c.nRot; ++i) heads[h * c.headDim + i] *= options_.ropeAttnFactor;
+}
+
+// rows[t] += bias for each of nTokens rows of dim floats (after the projection, before RoPE, as
+// llama.cpp adds it). Row by row through Backend::add: the same bits on every backend.
+void DecoderModel::addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim) {
+    if (bias == nullptr) return;
+    for (int64_t t = 0; t < nTokens; ++t) b.add(rows + t * dim, bias, dim);
+}
+
+void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
+    const ModelConfig& c = config_;
+    const DecoderLayer& L = layers_[static_cast<size_t>(il)];
+    b.rmsNorm(x_.data(), L.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    b.matmul(L.wGate, xn_.data(), nTokens, gate_.data());
+    b.matmul(L.wUp, xn_.data(), nTokens, up_.data());
+    if (options_.activation == FfnActivation::Gelu) b.geglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
+    else b.swiglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
+    b.matmul(L.wDown, gate_.data(), nTokens, proj_.data());
+    if (L.postFfwNorm != nullptr) b.rmsNorm(proj_.data(), L.postFfwNorm, nTokens, c.nEmbd, c.rmsEps, proj_.data());
+    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+}
+
+void DecoderModel::resizeActivations(int64_t nTokens) {
+    const ModelConfig& c = config_;
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    x_.resize(static_cast<size_t>(nTokens * c.nEmbd));
+    xn_.resize(x_.size());
+    proj_.resize(x_.size());
+    q_.resize(static_cast<size_t>(nTokens * qDim));
+    att_.resize(q_.size());
+    k_.resize(static_cast<size_t>(nTokens * kvDim));
+    v_.resize(k_.size());
+    gate_.resize(static_cast<size_t>(nTokens * c.nFf));
+    up_.resize(gate_.size());
+}
+
+Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    if (totalRows(items) > kMaxRowsPerPass) return forwardInPasses(b, cache, items);
+    if (auto r = batch_.prepare(*this, cache, items); !r) return r;
+    const int64_t nTokens = batch_.nRows();
+    if (nTokens == 0) return {};
+    resizeActivations(nTokens);
+    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_.data());
+    if (options_.scaleEmbeddings) {
+        // In float, as llama.cpp does (sqrtf, not rounded to bf16 as Hugging Face's bf16
+        // checkpoints do). TODO(#3): a Backend scale op once activations live on a device.
+        const float embdScale = std::sqrt(static_cast<float>(config_.nEmbd));
+        for (float& v : x_) v *= embdScale;
+    }
+    for (int il = 0; il < config_.nLayers; ++il) {
+        attentionBlock(b, cache, il, nTokens);
+        feedForwardBlock(b, il, nTokens);
+    }
+    batch_.finish(b, head_, config_.rmsEps, x_.data());
+    if (const float cap = options_.finalSoftcap; cap > 0)
+        for (const ForwardItem& item : items) {
+            if (item.tokens.empty()) continue;  // skipped: its logits were not written
+            for (float& v : item.logits) v = cap * std::tanh(v / cap);
+        }
+    return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> makeDecoder(const GgufFile& file, ModelConfig config, const DecoderOptions& options) {
+    // What some files of these families carry and this pass does not compute, refused by name
+    // rather than run with wrong logits.
+    std::vector<const char*> refused{"blk.0.attn_output.bias", "output.bias", "blk.0.attn_qkv.bias", "blk.0.ffn_up.bias",
+                                     "blk.0.ffn_down.bias"};
+    if (!options.qkvBiases) refused.insert(refused.end(), {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias"});
+    for (const char* name : refused)
+        if (file.findTensor(name) != nullptr)
+            return fail(ErrorCode::Unsupported, strCat(name, " is not supported yet for ", config.architecture));
+    auto model = std::make_unique<DecoderModel>(options);
+    if (auto r = model->bind(file, std::move(config)); !r) return std::unexpected(r.error());
+    return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace hearth
