@@ -151,9 +151,10 @@ const char* ChatFormat::name() const {
 
 bool ChatFormat::startsWithBos() const { return variant_.bos && !bos_.empty(); }
 
-std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
+std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& messages, const RenderOptions& options) const {
     std::vector<TextSegment> out;
-    const chat::RenderInput in{messages, variant_, bos_, eos_, defaultSystem_, addGenerationPrompt};
+    const chat::RenderInput in{messages, variant_, bos_, eos_, defaultSystem_, options.addGenerationPrompt,
+                               options.enableThinking};
     switch (kind_) {
     case ChatFormatKind::ChatML: chat::renderChatml(out, in); break;
     case ChatFormatKind::Gemma: chat::renderGemma(out, in); break;

@@ -41,6 +41,13 @@ struct ChatSpecialTexts {
     std::string bos, eos;
 };
 
+// The variables a template is rendered with besides the messages.
+struct RenderOptions {
+    bool addGenerationPrompt = true;  // open the assistant's turn after the messages
+    bool enableThinking = true;       // Qwen 3's enable_thinking; false writes an empty think block after the
+                                      // generation prompt. Formats without the switch ignore it.
+};
+
 class ChatFormat {
 public:
     // Detects the family from the template text (empty when the file has none) and the
@@ -64,15 +71,17 @@ public:
     // A default system prompt the template inserts when the conversation has none ("" if none).
     const std::string& defaultSystemPrompt() const { return defaultSystem_; }
 
-    // The prompt for messages, with the assistant's turn opened when addGenerationPrompt.
+    // The prompt for messages, with the assistant's turn opened when options.addGenerationPrompt.
     // Template text (including a default system prompt the template writes) comes as
     // allowSpecial segments, message content (a conversation's own system prompt too) as plain
     // ones. Includes the BOS text only when the template itself writes it: see startsWithBos().
     // A system message where the template rejects one (Mistral v0.1/v0.2 raise an exception)
     // prefixes the first user message, followed by "\n\n"; where the template drops it silently
     // (Phi-3-mini's first release), it is dropped, as the template does.
-    std::vector<TextSegment> render(const std::vector<ChatMessage>& messages,
-                                    bool addGenerationPrompt) const;
+    std::vector<TextSegment> render(const std::vector<ChatMessage>& messages, const RenderOptions& options) const;
+    std::vector<TextSegment> render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
+        return render(messages, RenderOptions{.addGenerationPrompt = addGenerationPrompt});
+    }
     // True when render() begins with the BOS piece's text ("<bos>" for Gemma, "<s>" for Llama 2)
     // as an allowSpecial segment, so that encoding it yields BOS: the caller must then encode
     // with addBos = false, or the prompt starts with two BOS tokens.

@@ -18,6 +18,7 @@ struct RenderInput {
     const std::string& eos;
     const std::string& defaultSystem;
     bool addGenerationPrompt;
+    bool enableThinking;
 };
 
 // Python's str.strip() (what Jinja's |trim and .strip() do): Unicode whitespace both ends.

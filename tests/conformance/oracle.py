@@ -25,7 +25,9 @@ Requests:
       row 0 follows the last prompt token; row i chose tokens[i].
   {"op": "chat", "cases": [{"template", "bos_token", "eos_token", "messages", "add_generation_prompt"}]}
       -> {"renders": [{"text": T} or {"error": E}]}: Jinja2 as transformers renders chat templates
-      (sandboxed, trim_blocks, lstrip_blocks, raise_exception); not cached (no model).
+      (sandboxed, trim_blocks, lstrip_blocks, raise_exception); not cached (no model). A case's
+      optional "enable_thinking" is passed as that template variable (Qwen 3's switch), as
+      apply_chat_template passes its extra keyword arguments.
   {"op": "quantize", "model": F32 P, "out": Q, "ftype": "Q4_0"|...|"BF16"}
       -> {"ok": true}: llama_model_quantize with pure = true (every 2-D tensor the one type);
       not cached (the output file is the result, and the test compares its tensor types).
@@ -142,9 +144,10 @@ def op_chat(req):
     renders = []
     for case in req["cases"]:
         try:
+            extra = {"enable_thinking": case["enable_thinking"]} if "enable_thinking" in case else {}
             text = env.from_string(case["template"]).render(
                 messages=case["messages"], add_generation_prompt=case["add_generation_prompt"],
-                bos_token=case["bos_token"], eos_token=case["eos_token"])
+                bos_token=case["bos_token"], eos_token=case["eos_token"], **extra)
             renders.append({"text": text})
         except Exception as e:  # the template rejects the conversation
             renders.append({"error": str(e)})

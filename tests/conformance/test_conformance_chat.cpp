@@ -1,7 +1,8 @@
 // Conformance: Hearth's chat formats against the real templates rendered by Jinja2 (the oracle's
 // environment, as transformers renders them), byte for byte, for every template of
 // chat_templates.json and SmolLM2's GGUF template, over several conversations, with and without
-// the generation prompt. Conversations a template rejects (raise_exception) are listed, not compared.
+// the generation prompt, and for templates that read Qwen 3's enable_thinking switch, with it true
+// and false. Conversations a template rejects (raise_exception) are listed, not compared.
 #include <QFile>
 #include <QJsonArray>
 #include <QtTest>
@@ -25,6 +26,11 @@ std::vector<ChatMessage> toMessages(const QJsonArray& conversation) {
     for (const QJsonValue& m : conversation)
         out.push_back({m["role"].toString().toStdString(), m["content"].toString().toStdString()});
     return out;
+}
+
+// The enable_thinking values a template is rendered with: both where the template reads the variable.
+std::vector<bool> thinkingModes(const TemplateCase& t) {
+    return t.text.contains("enable_thinking") ? std::vector<bool>{true, false} : std::vector<bool>{true};
 }
 
 std::string joined(const std::vector<TextSegment>& segments) {
@@ -75,8 +81,10 @@ void TestConformanceChat::rendersLikeJinja() {
     for (const TemplateCase& t : templates)
         for (const QJsonValue& conversation : conversations)
             for (bool generation : {true, false})
-                cases.append(QJsonObject{{"template", t.text}, {"bos_token", t.bos}, {"eos_token", t.eos},
-                                         {"messages", conversation}, {"add_generation_prompt", generation}});
+                for (bool thinking : thinkingModes(t))
+                    cases.append(QJsonObject{{"template", t.text}, {"bos_token", t.bos}, {"eos_token", t.eos},
+                                             {"messages", conversation}, {"add_generation_prompt", generation},
+                                             {"enable_thinking", thinking}});
     const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
                                          {{"op", "chat"}, {"cases", cases}});
     QVERIFY2(!answer.contains("error"), qPrintable(answer["error"].toString()));
@@ -91,16 +99,19 @@ void TestConformanceChat::rendersLikeJinja() {
         if (QString(format.name()) != t.family) failures << t.name + ": detected as " + format.name();
         int nSame = 0, nCompared = 0, nRejected = 0;
         for (const QJsonValue& conversation : conversations)
-            for (bool generation : {true, false}) {
-                const QJsonObject r = renders[k++].toObject();
-                if (r.contains("error")) { ++nRejected; continue; }
-                ++nCompared;
-                const std::string ours = joined(format.render(toMessages(conversation.toArray()), generation));
-                if (ours == r["text"].toString().toStdString()) { ++nSame; continue; }
-                failures << QString("%1 (generation prompt %2):\n  hearth: %3\n  jinja:  %4")
-                                .arg(t.name).arg(generation).arg(QString::fromStdString(ours).toUtf8().toPercentEncoding(" <>|/[]!?.:"))
-                                .arg(r["text"].toString().toUtf8().toPercentEncoding(" <>|/[]!?.:"));
-            }
+            for (bool generation : {true, false})
+                for (bool thinking : thinkingModes(t)) {
+                    const QJsonObject r = renders[k++].toObject();
+                    if (r.contains("error")) { ++nRejected; continue; }
+                    ++nCompared;
+                    const RenderOptions options{.addGenerationPrompt = generation, .enableThinking = thinking};
+                    const std::string ours = joined(format.render(toMessages(conversation.toArray()), options));
+                    if (ours == r["text"].toString().toStdString()) { ++nSame; continue; }
+                    failures << QString("%1 (generation prompt %2, enable_thinking %3):\n  hearth: %4\n  jinja:  %5")
+                                    .arg(t.name).arg(generation).arg(thinking)
+                                    .arg(QString::fromStdString(ours).toUtf8().toPercentEncoding(" <>|/[]!?.:"))
+                                    .arg(r["text"].toString().toUtf8().toPercentEncoding(" <>|/[]!?.:"));
+                }
         qInfo("| %s | %s | renders identical | %d of %d | %d rendered, %d rejected by the template | %d |",
               qPrintable(t.name), format.name(), nSame, nCompared, nCompared, nRejected, nCompared - nSame);
     }
