@@ -101,6 +101,19 @@ void TestChatFormat::extractsDefaultSystemPrompt() {
     // A template that only renders the conversation's own system message has no default.
     const std::string noDefault = "{{ '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}";
     QCOMPARE(ChatFormat::detect(noDefault, "llama").defaultSystemPrompt(), std::string());
+    // Qwen 2 / 2.5: the first system literals are followed by template code (the tools branch, the
+    // conversation's own system message); the default is the literal that is one string.
+    const std::string qwen =
+        "{%- if tools %}{{- '<|im_start|>system\\n' }}{{- messages[0]['content'] }}"
+        "{%- elif messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}"
+        "{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}"
+        "{%- endif %}";
+    const ChatFormat qwen25 = ChatFormat::detect(qwen, "qwen2");
+    QCOMPARE(qwen25.kind(), ChatFormatKind::ChatML);
+    QCOMPARE(qwen25.defaultSystemPrompt(), std::string("You are Qwen, created by Alibaba Cloud. You are a helpful assistant."));
+    QCOMPARE(joined(qwen25.render({{"user", "Hi"}}, true)),
+             std::string("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+                         "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
 
 void TestChatFormat::chatmlWithoutSystemUsesDefault() {
