@@ -70,6 +70,15 @@ ChatVariant mistralVariant(std::string_view t) {
     return v;
 }
 
+// Qwen 3: the reasoning kept only after the last user query (ns.last_query_index), and in its
+// thinking-only releases a generation prompt that opens the span.
+ChatVariant chatmlVariant(std::string_view t) {
+    ChatVariant v;
+    v.thinking = has(t, "last_query_index") && has(t, "</think>");
+    v.opensThinking = has(t, "<|im_start|>assistant\\n<think>") || has(t, "<|im_start|>assistant\n<think>");
+    return v;
+}
+
 ChatVariant phi3Variant(std::string_view t) {
     ChatVariant v;
     v.bos = startsWithBosToken(t);
@@ -82,7 +91,7 @@ ChatVariant phi3Variant(std::string_view t) {
 
 // The family of a non-empty template, or nullopt when it is none of the known ones.
 std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialTexts& special) {
-    if (has(t, kImStart)) return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), {}, special);
+    if (has(t, kImStart)) return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), chatmlVariant(t), special);
     if (has(t, "<start_of_turn>")) return ChatFormat(ChatFormatKind::Gemma, {}, {.bos = true}, special);
     if (has(t, "<|start_header_id|>")) {
         const ChatVariant v{.bos = true, .knowledgeDate = has(t, "Cutting Knowledge Date")};
@@ -166,6 +175,12 @@ std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& mess
     case ChatFormatKind::Plain: chat::renderPlain(out, in); break;
     }
     return out;
+}
+
+std::optional<ReasoningSpan> ChatFormat::reasoningSpan() const {
+    const bool thinking = kind_ == ChatFormatKind::ChatML && (variant_.thinking || variant_.opensThinking);
+    if (!thinking) return std::nullopt;
+    return ReasoningSpan{.promptOpens = variant_.opensThinking};
 }
 
 std::vector<std::string> ChatFormat::endOfTurnPieces() const {

@@ -4,10 +4,12 @@
 // content never is parsed for them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/tokenizer/reasoning.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace hearth {
@@ -33,6 +35,8 @@ struct ChatVariant {
     bool spaceAfterEos = false;       // Mistral v0.1: "content + eos_token + ' '"
     bool newlineAfterTurn = true;     // Zephyr: the template's line break after each turn
     bool knowledgeDate = false;       // Llama 3.1: a system header with the knowledge date, always
+    bool thinking = false;            // Qwen 3: reasoning kept only after the last user query; enable_thinking
+    bool opensThinking = false;       // the generation prompt opens the reasoning span ("<think>\n")
 };
 
 // The texts of the vocabulary's BOS and EOS pieces, which templates write as bos_token and
@@ -88,6 +92,10 @@ public:
     bool startsWithBos() const;
     // Text pieces that end an assistant turn (e.g. "<|im_end|>", "<end_of_turn>").
     std::vector<std::string> endOfTurnPieces() const;
+    // For a thinking format (Qwen 3, DeepSeek-R1), the span its replies reason in, to pass to
+    // splitReasoning(); nullopt for formats without one. Replies are rendered back as the template
+    // does: render() drops the reasoning the template drops.
+    std::optional<ReasoningSpan> reasoningSpan() const;
 
 private:
     ChatFormatKind kind_;

@@ -27,6 +27,49 @@ void addContent(std::vector<TextSegment>& out, std::string_view text) { add(out,
 
 bool hasSystem(const std::vector<ChatMessage>& m) { return !m.empty() && m[0].role == "system"; }
 
+// Python's str.lstrip('\n') / rstrip('\n'), which the thinking templates apply around <think> spans.
+std::string_view lstripNewlines(std::string_view s) {
+    const size_t first = s.find_first_not_of('\n');
+    return first == std::string_view::npos ? std::string_view() : s.substr(first);
+}
+std::string_view rstripNewlines(std::string_view s) { return s.substr(0, s.find_last_not_of('\n') + 1); }
+
+constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
+
+// Qwen 3's last user query: the last user message that is not a tool response wrapped as one;
+// the last message's index when there is none.
+size_t qwen3LastQuery(const std::vector<ChatMessage>& messages) {
+    for (size_t k = messages.size(); k-- > 0;) {
+        const std::string& c = messages[k].content;
+        if (messages[k].role == "user" && !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>"))) return k;
+    }
+    return messages.size() - 1;
+}
+
+// A Qwen 3 answer: its reasoning is the text before the first </think> after the last <think>,
+// its content what follows the last </think>. Answers after the last user query keep the
+// reasoning in a <think> block (the last message always, empty or not); earlier ones lose it.
+void addQwen3Answer(std::vector<TextSegment>& out, std::string_view content, bool keepReasoning, bool last) {
+    std::string_view reasoning;
+    if (const size_t firstClose = content.find(kThinkClose); firstClose != std::string_view::npos) {
+        reasoning = rstripNewlines(content.substr(0, firstClose));
+        if (const size_t open = reasoning.rfind(kThinkOpen); open != std::string_view::npos)
+            reasoning = reasoning.substr(open + kThinkOpen.size());
+        reasoning = lstripNewlines(reasoning);
+        content = lstripNewlines(content.substr(content.rfind(kThinkClose) + kThinkClose.size()));
+    }
+    if (keepReasoning && (last || !reasoning.empty())) {
+        addTemplate(out, "<|im_start|>assistant\n<think>\n");
+        addContent(out, rstripNewlines(lstripNewlines(reasoning)));
+        addTemplate(out, "\n</think>\n\n");
+        addContent(out, lstripNewlines(content));
+    } else {
+        addTemplate(out, "<|im_start|>assistant\n");
+        addContent(out, content);
+    }
+    addTemplate(out, "<|im_end|>\n");
+}
+
 }  // namespace
 
 std::string pythonStrip(std::string_view s) {
@@ -43,16 +86,28 @@ std::string pythonStrip(std::string_view s) {
 }
 
 // SmolLM2 / Qwen: <|im_start|>role\ncontent<|im_end|>\n; the template's default system prompt
-// when the conversation does not open with one.
+// when the conversation does not open with one. Qwen 3 renders answers as addQwen3Answer says, and
+// its generation prompt is followed by an empty think block when enable_thinking is false.
 void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
     if (!in.messages.empty() && !hasSystem(in.messages) && !in.defaultSystem.empty())
         addTemplate(out, "<|im_start|>system\n" + in.defaultSystem + "<|im_end|>\n");
-    for (const ChatMessage& m : in.messages) {
+    const size_t lastQuery = in.variant.thinking && !in.messages.empty() ? qwen3LastQuery(in.messages) : 0;
+    for (size_t k = 0; k < in.messages.size(); ++k) {
+        const ChatMessage& m = in.messages[k];
+        if (in.variant.thinking && m.role == "assistant") {
+            addQwen3Answer(out, m.content, k > lastQuery, k + 1 == in.messages.size());
+            continue;
+        }
         addTemplate(out, "<|im_start|>" + m.role + "\n");
         addContent(out, m.content);
         addTemplate(out, "<|im_end|>\n");
     }
-    if (in.addGenerationPrompt) addTemplate(out, "<|im_start|>assistant\n");
+    if (!in.addGenerationPrompt) return;
+    addTemplate(out, "<|im_start|>assistant\n");
+    if (in.variant.opensThinking)
+        addTemplate(out, "<think>\n");
+    else if (in.variant.thinking && !in.enableThinking)
+        addTemplate(out, "<think>\n\n</think>\n\n");
 }
 
 // Gemma 3: a system message becomes a prefix of the first turn's content; content is |trim-med;

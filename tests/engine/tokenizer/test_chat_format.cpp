@@ -1,7 +1,8 @@
 // Chat format tests: detection from template text, and rendering that matches what each
-// family's Jinja template renders (SmolLM2's ChatML with its default system prompt, Gemma 3,
-// Llama 2/3, Mistral, Phi-3, Zephyr), with template text and message content in the right kind
-// of segment. test_conformance_chat compares the renderings with Jinja2's.
+// family's Jinja template renders (SmolLM2's and Qwen 2.5's ChatML with their default system
+// prompts, Qwen 3's thinking ChatML, Gemma 2/3, Llama 2/3, Mistral, Phi-3, Zephyr), with template
+// text and message content in the right kind of segment. test_conformance_chat compares the
+// renderings with Jinja2's.
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -57,6 +58,7 @@ private slots:
     void phi3Rendering();
     void zephyrRendering();
     void vocabularyTextsReplaceFamilyDefaults();
+    void qwen3Thinking();
 };
 
 void TestChatFormat::detectsFamilies() {
@@ -266,6 +268,41 @@ void TestChatFormat::vocabularyTextsReplaceFamilyDefaults() {
                                                  "llama", {"<s>", "<|endoftext|>"});
     QCOMPARE(joined(zephyr.render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|endoftext|>\n"));
     QCOMPARE(zephyr.endOfTurnPieces(), std::vector<std::string>{"<|endoftext|>"});
+}
+
+// Qwen 3: reasoning dropped before the last user query, kept after it, enable_thinking false
+// closing an empty span after the generation prompt; the thinking-only release opening one.
+void TestChatFormat::qwen3Thinking() {
+    const std::string qwen3 =
+        "{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}"
+        "{%- if '</think>' in content %}{%- endif %}{{- '<|im_start|>assistant\\n' }}"
+        "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}";
+    const ChatFormat format = ChatFormat::detect(qwen3, "qwen3");
+    QVERIFY(format.variant().thinking && !format.variant().opensThinking);
+    QVERIFY(format.reasoningSpan() && !format.reasoningSpan()->promptOpens);
+    QCOMPARE(format.reasoningSpan()->open, std::string_view("<think>"));
+    QCOMPARE(format.reasoningSpan()->close, std::string_view("</think>"));
+    const std::vector<ChatMessage> chat = {{"user", "2+2?"}, {"assistant", "<think>\nAdd.\n</think>\n\n4."}, {"user", "3+3?"}};
+    QCOMPARE(joined(format.render(chat, true)),
+             std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4.<|im_end|>\n"
+                         "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n"));
+    QCOMPARE(joined(format.render(chat, RenderOptions{.enableThinking = false})),
+             std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4.<|im_end|>\n"
+                         "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+    // After the last user query the answer keeps its reasoning, as content (never control tokens).
+    const auto kept = format.render({{"user", "2+2?"}, {"assistant", "<think>Add.</think>4."}}, false);
+    QCOMPARE(joined(kept), std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nAdd.\n</think>\n\n"
+                                       "4.<|im_end|>\n"));
+    QCOMPARE(plainText(kept), std::string("2+2?|Add.|4.|"));
+
+    const ChatFormat thinkingOnly = ChatFormat::detect(qwen3 + "{{- '<|im_start|>assistant\\n<think>\\n' }}", "qwen3");
+    QVERIFY(thinkingOnly.variant().opensThinking && thinkingOnly.reasoningSpan()->promptOpens);
+    QVERIFY(joined(thinkingOnly.render({{"user", "Hi"}}, RenderOptions{.enableThinking = false}))
+                .ends_with("<|im_start|>assistant\n<think>\n"));
+    // ChatML without a span: no reasoning, enable_thinking ignored.
+    QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").reasoningSpan());
+    QCOMPARE(joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
+             std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
 
 QTEST_GUILESS_MAIN(TestChatFormat)
