@@ -12,6 +12,10 @@ namespace {
 
 constexpr std::string_view kImStart = "<|im_start|>";
 constexpr std::string_view kImEnd = "<|im_end|>";
+// DeepSeek's markers, with full-width vertical bars (U+FF5C) and U+2581 for spaces.
+constexpr std::string_view kDeepSeekUser = "<｜User｜>";
+constexpr std::string_view kDeepSeekAssistant = "<｜Assistant｜>";
+constexpr std::string_view kDeepSeekEnd = "<｜end▁of▁sentence｜>";
 
 bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
@@ -92,6 +96,10 @@ ChatVariant phi3Variant(std::string_view t) {
 // The family of a non-empty template, or nullopt when it is none of the known ones.
 std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialTexts& special) {
     if (has(t, kImStart)) return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), chatmlVariant(t), special);
+    if (has(t, kDeepSeekUser) && has(t, kDeepSeekAssistant)) {
+        const ChatVariant v{.opensThinking = has(t, std::string(kDeepSeekAssistant) + "<think>")};
+        return ChatFormat(ChatFormatKind::DeepSeekR1, {}, v, special);
+    }
     if (has(t, "<start_of_turn>")) return ChatFormat(ChatFormatKind::Gemma, {}, {.bos = true}, special);
     if (has(t, "<|start_header_id|>")) {
         const ChatVariant v{.bos = true, .knowledgeDate = has(t, "Cutting Knowledge Date")};
@@ -115,6 +123,7 @@ ChatSpecialTexts familyTexts(ChatFormatKind kind) {
     case ChatFormatKind::Llama3: return {"<|begin_of_text|>", "<|eot_id|>"};
     case ChatFormatKind::Phi3: return {"<s>", "<|endoftext|>"};
     case ChatFormatKind::ChatML: return {"", std::string(kImEnd)};
+    case ChatFormatKind::DeepSeekR1: return {"<｜begin▁of▁sentence｜>", std::string(kDeepSeekEnd)};
     case ChatFormatKind::Plain: return {};
     default: return {"<s>", "</s>"};  // Llama 2, Mistral, Zephyr
     }
@@ -128,7 +137,8 @@ ChatFormat::ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt, Cha
     const ChatSpecialTexts usual = familyTexts(kind);
     bos_ = special.bos.empty() ? usual.bos : special.bos;
     eos_ = special.eos.empty() ? usual.eos : special.eos;
-    if (kind == ChatFormatKind::Gemma || kind == ChatFormatKind::Llama2 || kind == ChatFormatKind::Llama3)
+    if (kind == ChatFormatKind::Gemma || kind == ChatFormatKind::Llama2 || kind == ChatFormatKind::Llama3 ||
+        kind == ChatFormatKind::DeepSeekR1)
         variant_.bos = true;
 }
 
@@ -147,6 +157,7 @@ ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view ar
 const char* ChatFormat::name() const {
     switch (kind_) {
     case ChatFormatKind::ChatML: return "chatml";
+    case ChatFormatKind::DeepSeekR1: return "deepseek-r1";
     case ChatFormatKind::Gemma: return "gemma";
     case ChatFormatKind::Llama2: return "llama2";
     case ChatFormatKind::Llama3: return "llama3";
@@ -166,6 +177,7 @@ std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& mess
                                options.enableThinking};
     switch (kind_) {
     case ChatFormatKind::ChatML: chat::renderChatml(out, in); break;
+    case ChatFormatKind::DeepSeekR1: chat::renderDeepSeekR1(out, in); break;
     case ChatFormatKind::Gemma: chat::renderGemma(out, in); break;
     case ChatFormatKind::Llama2: chat::renderLlama2(out, in); break;
     case ChatFormatKind::Llama3: chat::renderLlama3(out, in); break;
@@ -178,7 +190,8 @@ std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& mess
 }
 
 std::optional<ReasoningSpan> ChatFormat::reasoningSpan() const {
-    const bool thinking = kind_ == ChatFormatKind::ChatML && (variant_.thinking || variant_.opensThinking);
+    const bool thinking = kind_ == ChatFormatKind::DeepSeekR1 ||
+                          (kind_ == ChatFormatKind::ChatML && (variant_.thinking || variant_.opensThinking));
     if (!thinking) return std::nullopt;
     return ReasoningSpan{.promptOpens = variant_.opensThinking};
 }
@@ -186,6 +199,7 @@ std::optional<ReasoningSpan> ChatFormat::reasoningSpan() const {
 std::vector<std::string> ChatFormat::endOfTurnPieces() const {
     switch (kind_) {
     case ChatFormatKind::ChatML: return {std::string(kImEnd)};
+    case ChatFormatKind::DeepSeekR1: return {std::string(kDeepSeekEnd)};
     case ChatFormatKind::Gemma: return {"<end_of_turn>"};
     case ChatFormatKind::Llama3: return {"<|eot_id|>"};
     case ChatFormatKind::Phi3: return {"<|end|>"};

@@ -19,7 +19,7 @@ struct ChatMessage {
     std::string content;
 };
 
-enum class ChatFormatKind { ChatML, Gemma, Llama2, Llama3, Mistral, Phi3, Zephyr, Plain };
+enum class ChatFormatKind { ChatML, DeepSeekR1, Gemma, Llama2, Llama3, Mistral, Phi3, Zephyr, Plain };
 
 // What a family's templates differ in, read from literal snippets of the template text (see
 // chat_format.cpp's detect*): which variant of the family it is.
@@ -67,7 +67,7 @@ public:
 
     ChatFormatKind kind() const { return kind_; }
     const ChatVariant& variant() const { return variant_; }
-    // "chatml", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr", "plain"
+    // "chatml", "deepseek-r1", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr", "plain"
     const char* name() const;
     // True when no family was recognised and Plain was chosen; the reason is for the user.
     bool isFallback() const { return !fallbackReason_.empty(); }

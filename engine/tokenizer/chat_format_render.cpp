@@ -110,6 +110,32 @@ void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
         addTemplate(out, "<think>\n\n</think>\n\n");
 }
 
+// DeepSeek-R1 (and its Qwen / Llama distills): BOS, the last system message's text, then
+// <｜User｜>content and <｜Assistant｜>answer<｜end▁of▁sentence｜>, where the answer is the text after
+// its last </think> - every answer loses its reasoning. The newer templates' generation prompt opens
+// the reasoning span: <｜Assistant｜><think>\n.
+void renderDeepSeekR1(std::vector<TextSegment>& out, const RenderInput& in) {
+    addTemplate(out, in.bos);
+    for (size_t k = in.messages.size(); k-- > 0;)
+        if (in.messages[k].role == "system") {
+            addContent(out, in.messages[k].content);
+            break;
+        }
+    for (const ChatMessage& m : in.messages) {
+        if (m.role == "user") {
+            addTemplate(out, "<｜User｜>");
+            addContent(out, m.content);
+        } else if (m.role == "assistant") {
+            const size_t close = m.content.rfind(kThinkClose);
+            addTemplate(out, "<｜Assistant｜>");
+            addContent(out, close == std::string::npos ? std::string_view(m.content)
+                                                       : std::string_view(m.content).substr(close + kThinkClose.size()));
+            addTemplate(out, "<｜end▁of▁sentence｜>");
+        }
+    }
+    if (in.addGenerationPrompt) addTemplate(out, in.variant.opensThinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+}
+
 // Gemma 3: a system message becomes a prefix of the first turn's content; content is |trim-med;
 // the assistant's role is "model".
 void renderGemma(std::vector<TextSegment>& out, const RenderInput& in) {

@@ -25,6 +25,7 @@ struct RenderInput {
 std::string pythonStrip(std::string_view s);
 
 void renderChatml(std::vector<TextSegment>& out, const RenderInput& in);
+void renderDeepSeekR1(std::vector<TextSegment>& out, const RenderInput& in);
 void renderGemma(std::vector<TextSegment>& out, const RenderInput& in);
 void renderLlama2(std::vector<TextSegment>& out, const RenderInput& in);
 void renderLlama3(std::vector<TextSegment>& out, const RenderInput& in);

@@ -59,6 +59,7 @@ private slots:
     void zephyrRendering();
     void vocabularyTextsReplaceFamilyDefaults();
     void qwen3Thinking();
+    void deepSeekR1Rendering();
 };
 
 void TestChatFormat::detectsFamilies() {
@@ -194,7 +195,7 @@ void TestChatFormat::detectsEveryRealTemplate() {
         QVERIFY(!format.isFallback());
         families << t["family"].toString();
     }
-    for (const char* family : {"chatml", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr"})
+    for (const char* family : {"chatml", "deepseek-r1", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr"})
         QVERIFY2(families.contains(family), family);
 }
 
@@ -303,6 +304,33 @@ void TestChatFormat::qwen3Thinking() {
     QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").reasoningSpan());
     QCOMPARE(joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
              std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+}
+
+// DeepSeek-R1 distills: BOS, the system text, user and assistant markers, every answer's reasoning
+// dropped; the newer template's generation prompt opens the span, the first release's does not.
+void TestChatFormat::deepSeekR1Rendering() {
+    const std::string newer = "{{bos_token}}{{'<｜User｜>' + message['content']}}{{'<｜Assistant｜>' + content}}"
+                              "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
+    const ChatFormat format = ChatFormat::detect(newer, "qwen2");
+    QCOMPARE(format.kind(), ChatFormatKind::DeepSeekR1);
+    QCOMPARE(QString(format.name()), QString("deepseek-r1"));
+    QVERIFY(format.startsWithBos());
+    QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<｜end▁of▁sentence｜>"});
+    QVERIFY(format.reasoningSpan() && format.reasoningSpan()->promptOpens);
+    const std::vector<ChatMessage> chat = {
+        {"system", "Be brief."}, {"user", "2+2?"}, {"assistant", "<think>Add.</think>\n\n4."}, {"user", "<think>?"}};
+    const auto segments = format.render(chat, true);
+    QCOMPARE(joined(segments), std::string("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4.<｜end▁of▁sentence｜>"
+                                           "<｜User｜><think>?<｜Assistant｜><think>\n"));
+    QCOMPARE(plainText(segments), std::string("Be brief.|2+2?|\n\n4.|<think>?|"));
+    // A reply whose span the prompt opened holds only the closing marker; it still loses its reasoning.
+    QCOMPARE(joined(format.render({{"user", "Hi"}, {"assistant", "Greeting.\n</think>\n\nHello!"}}, false)),
+             std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>\n\nHello!<｜end▁of▁sentence｜>"));
+
+    const ChatFormat first = ChatFormat::detect("{{bos_token}}{{'<｜User｜>' + c}}{{'<｜Assistant｜>'}}", "llama",
+                                                {"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"});
+    QVERIFY(first.reasoningSpan() && !first.reasoningSpan()->promptOpens);
+    QCOMPARE(joined(first.render({{"user", "Hi"}}, true)), std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"));
 }
 
 QTEST_GUILESS_MAIN(TestChatFormat)
