@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "engine/str_cat.h"
 #include "engine/tokenizer/chat_format_render.h"
 
 namespace hearth {
@@ -116,6 +117,22 @@ std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialText
     return std::nullopt;
 }
 
+// The format of a model family whose template is not recognised, from general.architecture and
+// the vocabulary's BOS text (which tells Llama 3 and DeepSeek's vocabularies apart from others of
+// the same architecture); nullopt where the architecture does not say which turn markers the
+// vocabulary has. Each variant is the family's latest template's.
+std::optional<ChatFormat> architectureFamily(std::string_view arch, const ChatSpecialTexts& special) {
+    const bool qwen2 = arch.starts_with("qwen2"), qwen3 = arch.starts_with("qwen3");
+    if (special.bos == "<｜begin▁of▁sentence｜>" && (qwen2 || arch == "llama"))  // the R1 distills
+        return ChatFormat(ChatFormatKind::DeepSeekR1, {}, {.opensThinking = true}, special);
+    if (qwen2 || qwen3) return ChatFormat(ChatFormatKind::ChatML, {}, {.thinking = qwen3}, special);
+    if (arch.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
+    if (arch == "phi3")
+        return ChatFormat(ChatFormatKind::Phi3, {}, {.dropEmptySystem = true, .eosWithoutGenPrompt = true}, special);
+    if (arch == "llama" && special.bos == "<|begin_of_text|>") return ChatFormat(ChatFormatKind::Llama3, {}, {}, special);
+    return std::nullopt;
+}
+
 // The texts a family's templates get as bos_token / eos_token in its usual vocabulary.
 ChatSpecialTexts familyTexts(ChatFormatKind kind) {
     switch (kind) {
@@ -147,6 +164,12 @@ ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view ar
     if (!chatTemplate.empty())
         if (auto family = detectFamily(chatTemplate, special)) return *family;
     if (chatTemplate.empty() && architecture.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
+    if (!chatTemplate.empty())
+        if (auto family = architectureFamily(architecture, special)) {
+            family->fallbackReason_ = strCat("the model's chat template is not one Hearth recognises; it uses the ",
+                                             family->name(), " format of its architecture (", architecture, ")");
+            return *family;
+        }
     ChatFormat plain(ChatFormatKind::Plain);
     plain.fallbackReason_ = chatTemplate.empty()
                                 ? "the model file has no chat template; its messages are joined as plain text"

@@ -54,12 +54,16 @@ struct RenderOptions {
 
 class ChatFormat {
 public:
-    // Detects the family from the template text (empty when the file has none) and the
-    // architecture name (a fallback for files without a template, e.g. Gemma 3 GGUFs).
-    // Neither recognised: Plain, flagged as a fallback (fallbackReason() says why). Plain, not
-    // ChatML, because ChatML's markers are control tokens only in vocabularies that define
-    // them; elsewhere they would reach the model as literal text it was never trained on, and
-    // a file without a template is most often a base model, which continues plain text.
+    // Detects the family from the template text (empty when the file has none). A template that
+    // is no known family falls back to the format of the model's family, from the architecture
+    // and the vocabulary's BOS text (qwen2 / qwen3: ChatML, Qwen 3's with reasoning; gemma*:
+    // Gemma; phi3: Phi-3.5's; llama with Llama 3's BOS: Llama 3; qwen2 or llama with DeepSeek's
+    // BOS: DeepSeek-R1), flagged as a fallback (fallbackReason() says so). A file without a
+    // template is Gemma for gemma* (Gemma 3 GGUFs ship none) and otherwise Plain, as is an
+    // unrecognised template of any other family, also flagged. Plain, not ChatML, because
+    // ChatML's markers are control tokens only in vocabularies that define them; elsewhere they
+    // would reach the model as literal text it was never trained on, and a file without a
+    // template is most often a base model, which continues plain text.
     static ChatFormat detect(std::string_view chatTemplate, std::string_view architecture,
                              const ChatSpecialTexts& special = {});
     explicit ChatFormat(ChatFormatKind kind, std::string defaultSystemPrompt = {}, ChatVariant variant = {},
@@ -69,7 +73,8 @@ public:
     const ChatVariant& variant() const { return variant_; }
     // "chatml", "deepseek-r1", "gemma", "llama2", "llama3", "mistral", "phi3", "zephyr", "plain"
     const char* name() const;
-    // True when no family was recognised and Plain was chosen; the reason is for the user.
+    // True when the template was missing or not recognised and the format was chosen otherwise
+    // (the architecture's family, or Plain); the reason is for the user.
     bool isFallback() const { return !fallbackReason_.empty(); }
     const std::string& fallbackReason() const { return fallbackReason_; }
     // A default system prompt the template inserts when the conversation has none ("" if none).

@@ -60,6 +60,7 @@ private slots:
     void vocabularyTextsReplaceFamilyDefaults();
     void qwen3Thinking();
     void deepSeekR1Rendering();
+    void unrecognisedTemplateFallsBackToTheFamily();
 };
 
 void TestChatFormat::detectsFamilies() {
@@ -331,6 +332,38 @@ void TestChatFormat::deepSeekR1Rendering() {
                                                 {"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"});
     QVERIFY(first.reasoningSpan() && !first.reasoningSpan()->promptOpens);
     QCOMPARE(joined(first.render({{"user", "Hi"}}, true)), std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"));
+}
+
+// A template that is no known family: the architecture's family format, flagged with a reason; a
+// file without a template stays Plain (a base model) except for Gemma.
+void TestChatFormat::unrecognisedTemplateFallsBackToTheFamily() {
+    const std::string unknown = "{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}";
+    const auto fallback = [&](std::string_view arch, const ChatSpecialTexts& special = {}) {
+        return ChatFormat::detect(unknown, arch, special);
+    };
+    const auto is = [](const ChatFormat& format, const char* name) {
+        return format.isFallback() && QString(format.name()) == name;
+    };
+    const ChatFormat qwen2 = fallback("qwen2");
+    QVERIFY(is(qwen2, "chatml") && !qwen2.reasoningSpan());
+    QVERIFY(qwen2.fallbackReason().find("chatml format of its architecture (qwen2)") != std::string::npos);
+    QVERIFY(is(fallback("qwen3"), "chatml") && fallback("qwen3").reasoningSpan());
+    QVERIFY(is(fallback("qwen3moe"), "chatml"));
+    QVERIFY(is(fallback("gemma2"), "gemma"));
+    QVERIFY(is(fallback("phi3"), "phi3"));
+    QCOMPARE(joined(fallback("phi3").render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|end|>\n<|endoftext|>"));
+    QVERIFY(is(fallback("llama", {"<|begin_of_text|>", "<|eot_id|>"}), "llama3"));
+    const ChatSpecialTexts deepSeek{"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"};
+    QVERIFY(is(fallback("qwen2", deepSeek), "deepseek-r1") && fallback("qwen2", deepSeek).reasoningSpan()->promptOpens);
+    QVERIFY(is(fallback("llama", deepSeek), "deepseek-r1"));
+    // Architectures that do not say which turn markers the vocabulary has: Plain.
+    QVERIFY(is(fallback("llama", {"<s>", "</s>"}), "plain"));
+    QVERIFY(is(fallback("llama"), "plain"));
+    QVERIFY(is(fallback("mistral3"), "plain"));
+    // No template: a base model most often, so Plain; Gemma 3 GGUFs ship none, so Gemma.
+    QCOMPARE(ChatFormat::detect("", "qwen2").kind(), ChatFormatKind::Plain);
+    QCOMPARE(ChatFormat::detect("", "llama", {"<|begin_of_text|>", "<|eot_id|>"}).kind(), ChatFormatKind::Plain);
+    QVERIFY(!ChatFormat::detect("", "gemma2").isFallback());
 }
 
 QTEST_GUILESS_MAIN(TestChatFormat)
