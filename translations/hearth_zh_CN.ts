@@ -229,11 +229,6 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <source>The engine failed.</source>
         <translation>引擎出错。</translation>
     </message>
-    <message>
-        <location filename="../app/engine_host/engine_host_kv.cpp" line="33"/>
-        <source>another reply is running</source>
-        <translation>另一条回复正在生成</translation>
-    </message>
 </context>
 <context>
     <name>hearth::MainWindow</name>
@@ -737,6 +732,14 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../ui/settings_dialog.cpp" line="242"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::TurnPipeline</name>
+    <message>
+        <location filename="../app/chat/turn_pipeline.cpp" line="22"/>
+        <source>another reply is running</source>
+        <translation>另一条回复正在生成</translation>
     </message>
 </context>
 </TS>

@@ -12,7 +12,6 @@ namespace hearth {
 
 namespace {
 
-constexpr int kSaveEveryMs = 1000;
 const char* const kNewChatTitle = "New chat";
 
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
@@ -118,7 +117,7 @@ void ChatController::reloadMessages() {
             for (size_t i = 0; i < sib->size(); ++i)
                 if ((*sib)[i].id == m.id) r.siblingIndex = static_cast<int>(i);
         }
-        if (m.id == streaming_.messageId) r.text = streaming_.text, r.streaming = true;
+        if (m.id == streaming_.messageId) r.text = fromStd(streaming_.recorder->text()), r.streaming = true;
         rows.push_back(std::move(r));
     }
     messages_.setRows(std::move(rows));
@@ -175,8 +174,7 @@ bool ChatController::startReply(qint64 parentId) {
     auto reply = store_->appendMessage(current_, parentId, MessageRole::Assistant, "", false);
     if (!ok(reply)) return false;
     if (model_) ok(store_->setModel(current_, model_->file.path.toStdString()));
-    streaming_ = Streaming{0, reply->id, current_, {}, {}};
-    streaming_.sinceSave.start();
+    streaming_ = Streaming{0, reply->id, current_, ReplyRecorder(*store_, reply->id)};
     reloadMessages();
     ok(conversations_.refresh());
     lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings(), current_, toSpecOptions(settings_.engine().spec)};
@@ -227,24 +225,13 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
 
 void ChatController::onText(quint64 ticket, const QString& text) {
     if (ticket != streaming_.ticket || ticket == 0) return;
-    streaming_.text += text;
     if (streaming_.conversationId == current_) messages_.appendText(streaming_.messageId, text);
-    if (streaming_.sinceSave.elapsed() >= kSaveEveryMs) {
-        ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), false));
-        streaming_.sinceSave.restart();
-    }
+    ok(streaming_.recorder->append(text.toStdString()));
 }
 
 void ChatController::onFinished(const ReplyStats& s) {
     if (s.ticket != streaming_.ticket || s.ticket == 0) return;
-    GenerationStats stats;
-    stats.promptTokens = s.promptTokens;
-    stats.generatedTokens = s.generatedTokens;
-    stats.prefixCacheHitTokens = s.reusedTokens;
-    stats.ttftMs = s.ttftMs;
-    stats.decodeTokensPerSecond = s.tokensPerSecond;
-    stats.finishReason = s.finishReason.toStdString();
-    ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
+    ok(streaming_.recorder->finish(s.stored));
     if (s.finishReason == QLatin1String("context"))
         showError(tr("The reply stopped because the context window is full. Start a new conversation, "
                      "or raise the context length in Settings → Engine."));
@@ -256,7 +243,7 @@ void ChatController::onFailed(quint64 ticket, const QString& message) {
     if (ticket != streaming_.ticket || ticket == 0) return;
     GenerationStats stats;
     stats.finishReason = "error";
-    ok(store_->updateMessage(streaming_.messageId, streaming_.text.toStdString(), true, &stats));
+    ok(streaming_.recorder->finish(stats));
     endStreaming();
     showError(message);
 }

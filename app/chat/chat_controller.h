@@ -5,13 +5,14 @@
 // running, the window offers to save a copy and goes on with it. GUI thread only.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QObject>
+#include <optional>
 
 #include "app/chat/app_settings.h"
 #include "app/chat/conversation_list_model.h"
 #include "app/engine_host/engine_host.h"
 #include "app/chat/message_list_model.h"
+#include "app/chat/turn_pipeline.h"
 
 namespace hearth {
 
@@ -67,8 +68,7 @@ private:
     struct Streaming {
         quint64 ticket = 0;
         qint64 messageId = 0, conversationId = 0;
-        QString text;
-        QElapsedTimer sinceSave;
+        std::optional<ReplyRecorder> recorder;  // the reply's row, written at least once a second
     };
     template <class T> bool ok(const Result<T>& r) { return r ? true : (storeFailed(r.error()), false); }
     void storeFailed(const Error& error);

@@ -11,21 +11,18 @@ namespace hearth {
 
 namespace {
 
-std::vector<ChatMessage> messagesWithout(const QList<ChatTurn>& turns, const QString& system, int omit) {
+bool isSystem(const ChatMessage& m) { return m.role == "system"; }
+
+std::vector<ChatMessage> messagesWithout(const std::vector<ChatMessage>& messages, int omit) {
     std::vector<ChatMessage> out;
-    if (!system.isEmpty()) out.push_back({"system", system.toStdString()});
     int skipped = 0;
-    for (const ChatTurn& t : turns) {
-        if (t.role == QLatin1String("system")) {
-            out.push_back({"system", t.content.toStdString()});
-            continue;
-        }
-        if (skipped++ < omit) continue;
-        out.push_back({t.role.toStdString(), t.content.toStdString()});
+    for (const ChatMessage& m : messages) {
+        if (!isSystem(m) && skipped++ < omit) continue;
+        out.push_back(m);
     }
     // A conversation must not start with the assistant's turn once older ones are left out.
     if (omit > 0) {
-        const auto firstTurn = std::find_if(out.begin(), out.end(), [](const ChatMessage& m) { return m.role != "system"; });
+        const auto firstTurn = std::find_if(out.begin(), out.end(), [](const ChatMessage& m) { return !isSystem(m); });
         if (firstTurn != out.end() && firstTurn->role == "assistant" && firstTurn + 1 != out.end()) out.erase(firstTurn);
     }
     return out;
@@ -33,24 +30,24 @@ std::vector<ChatMessage> messagesWithout(const QList<ChatTurn>& turns, const QSt
 
 }  // namespace
 
-Result<BuiltPrompt> buildPrompt(const Engine& engine, const QList<ChatTurn>& turns, const ChatSettings& settings) {
+Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMessage>& messages, int maxTokens) {
     const int context = engine.contextLength();
-    const int room = std::max(16, std::min(settings.maxTokens, context / 4));
-    const int nTurns = static_cast<int>(std::count_if(turns.begin(), turns.end(),
-                                                      [](const ChatTurn& t) { return t.role != QLatin1String("system"); }));
-    auto fits = [&](int omit) {
-        return static_cast<int>(engine.chatPrompt(messagesWithout(turns, settings.systemPrompt, omit)).size()) + room <= context;
-    };
-    int lo = 0, hi = std::max(0, nTurns - 1);  // the last message always stays
-    if (!fits(hi))
+    const int room = std::max(16, std::min(maxTokens, context / 4));
+    auto fits = [&](const std::vector<TokenId>& prompt) { return static_cast<int>(prompt.size()) + room <= context; };
+    std::vector<TokenId> whole = engine.chatPrompt(messages);
+    if (fits(whole)) return BuiltPrompt{std::move(whole), 0};  // the usual case: one tokenization
+    const int nTurns = static_cast<int>(std::count_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return !isSystem(m); }));
+    auto fitsWithout = [&](int omit) { return fits(engine.chatPrompt(messagesWithout(messages, omit))); };
+    int lo = 1, hi = std::max(0, nTurns - 1);  // the last message always stays
+    if (hi == 0 || !fitsWithout(hi))
         return fail(ErrorCode::InvalidArgument,
                     strCat("the message is too long for the context window (", context, " tokens)"));
     while (lo < hi) {
         const int mid = (lo + hi) / 2;
-        if (fits(mid)) hi = mid;
+        if (fitsWithout(mid)) hi = mid;
         else lo = mid + 1;
     }
-    return BuiltPrompt{engine.chatPrompt(messagesWithout(turns, settings.systemPrompt, lo)), lo};
+    return BuiltPrompt{engine.chatPrompt(messagesWithout(messages, lo)), lo};
 }
 
 }  // namespace hearth

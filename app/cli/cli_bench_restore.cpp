@@ -10,7 +10,7 @@
 #include "app/cli/cli_store.h"
 #include "app/store/kv_block_store.h"
 #include "app/store/stored_kv.h"
-#include "app/store/stored_turn.h"
+#include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
 #include "kernels/cpu/cpu_features.h"
 

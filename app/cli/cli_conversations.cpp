@@ -7,7 +7,7 @@
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_store.h"
 #include "app/store/kv_block_store.h"
-#include "app/store/stored_turn.h"
+#include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
 
 namespace hearth::cli {

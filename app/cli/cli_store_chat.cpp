@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "app/cli/cli_store.h"
-#include "app/store/stored_turn.h"
+#include "app/chat/stored_turn.h"
 
 namespace hearth::cli {
 
@@ -38,7 +38,7 @@ int runStoredChat(const QCommandLineParser& p) {
         });
         writeOut("\n");
         if (!r) return failWith(r.error());
-        if (!r->restore.refusal.empty()) std::fprintf(stderr, "hearth-cli: %s; recomputed\n", r->restore.refusal.c_str());
+        if (!r->kvNote.empty()) std::fprintf(stderr, "hearth-cli: %s; recomputed\n", r->kvNote.c_str());
         if (restore && r->kvRestoredTokens > 0)
             std::fprintf(stderr, "[%d tokens of KV restored from the database]\n", r->kvRestoredTokens);
         restore = false;

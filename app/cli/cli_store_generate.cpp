@@ -6,7 +6,7 @@
 
 #include "app/cli/cli_store.h"
 #include "app/store/kv_block_store.h"
-#include "app/store/stored_turn.h"
+#include "app/chat/stored_turn.h"
 
 namespace hearth::cli {
 
@@ -85,7 +85,7 @@ int runStoredGenerate(const QCommandLineParser& p) {
         return true;
     });
     if (!r) return failWith(r.error());
-    if (!r->restore.refusal.empty()) std::fprintf(stderr, "hearth-cli: %s; recomputed\n", r->restore.refusal.c_str());
+    if (!r->kvNote.empty()) std::fprintf(stderr, "hearth-cli: %s; recomputed\n", r->kvNote.c_str());
     if (json) {
         writeOut(QJsonDocument(storedJson(*r, loadMs, conv->id)).toJson(QJsonDocument::Compact).toStdString() + "\n");
         return 0;

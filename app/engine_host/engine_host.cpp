@@ -7,7 +7,6 @@
 #include <QRandomGenerator>
 
 #include "app/common/error_text.h"
-#include "app/chat/prompt_builder.h"
 #include "app/store/conversation_store.h"
 #include "app/store/kv_block_store.h"
 #include "engine/engine.h"
@@ -15,8 +14,18 @@
 namespace hearth {
 
 namespace {
+
 constexpr int kFrameMs = 16;
+
+// The request's conversation as chat messages: the settings' system prompt, when set, first.
+std::vector<ChatMessage> chatMessagesOf(const ReplyRequest& r) {
+    std::vector<ChatMessage> out;
+    if (!r.settings.systemPrompt.isEmpty()) out.push_back({"system", r.settings.systemPrompt.toStdString()});
+    for (const ChatTurn& t : r.turns) out.push_back({t.role.toStdString(), t.content.toStdString()});
+    return out;
 }
+
+}  // namespace
 
 EngineWorker::EngineWorker(const std::atomic<quint64>& cancelledLoad) : cancelledLoad_(cancelledLoad) {
     sinceFlush_.start();
@@ -81,29 +90,25 @@ void EngineWorker::submit(const ReplyRequest& r) {
         emit replyFailed(r.ticket, tr("No model is loaded. Choose one with Model → Open."));
         return;
     }
-    auto built = buildPrompt(*engine_, r.turns, r.settings);
-    if (!built) {
-        emit replyFailed(r.ticket, describe(built.error()));
-        return;
-    }
-    GenerateRequest g;
-    g.prompt = std::move(built->tokens);
+    TurnInput input{chatMessagesOf(r), {}, r.conversationId, true};
+    GenerateRequest& g = input.request;
     g.maxTokens = r.settings.maxTokens;
     g.sampling = r.settings.sampling;
     g.sampling.seed = r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed)
                                            : QRandomGenerator::global()->generate64();
     for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
     g.spec = r.spec;
-    const int promptTokens = static_cast<int>(g.prompt.size());
-    Active a{r.ticket, {}, promptTokens, 0, r.conversationId, g.prompt, 0, 0, {}, r.spec.drafter != SpecDrafter::Off};
-    restoreKv(a);
-    auto id = engine_->submit(std::move(g));
-    if (!id) {
-        emit replyFailed(r.ticket, describe(id.error()));
+    auto turn = startTurn(*engine_, store_ ? &store_->kv() : nullptr, std::move(input));
+    if (!turn) {
+        emit replyFailed(r.ticket, describe(turn.error()));
         return;
     }
-    active_[*id] = std::move(a);
-    emit replyStarted(ReplyStarted{r.ticket, promptTokens, engine_->contextLength(), built->omittedTurns});
+    if (!turn->restore.refusal.empty())
+        qWarning("hearth: conversation %lld: %s; recomputed", static_cast<long long>(r.conversationId),
+                 turn->restore.refusal.c_str());
+    const ReplyStarted started{r.ticket, static_cast<int>(turn->prompt.size()), engine_->contextLength(), turn->omittedTurns};
+    active_[turn->id] = Active{r.ticket, std::move(*turn), {}, r.spec.drafter != SpecDrafter::Off};
+    emit replyStarted(started);
     scheduleStep();
 }
 
@@ -127,16 +132,12 @@ void EngineWorker::runStep() {
         if (it == active_.end()) continue;
         Active& a = it->second;
         a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
-        if (ev.kind == EngineEvent::Kind::Token) {
-            ++a.generated;
-            a.tokens.push_back(ev.token);
-            continue;
-        }
+        if (!a.turn.take(ev)) continue;
         if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
-        if (ev.reason == FinishReason::Error) {
-            emit replyFailed(a.ticket, ev.error ? describe(*ev.error) : tr("The engine failed."));
+        if (a.turn.reason == FinishReason::Error) {
+            emit replyFailed(a.ticket, a.turn.error ? describe(*a.turn.error) : tr("The engine failed."));
         } else {
-            emit replyFinished(finishedStats(a, ev));
+            emit replyFinished(finishedStats(a));
             saveKv(a);  // after the GUI has the reply: a long save delays only the next request
         }
         active_.erase(it);

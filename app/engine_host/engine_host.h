@@ -3,6 +3,7 @@
 // Replies run through Engine::submit/step, so a stop or a new request takes effect at the next
 // step; generated text leaves the worker in batches of about one per frame (16 ms), never per
 // token. Loading reports progress and can be cancelled; a cancelled load keeps the old model.
+// Each reply is a turn of app/chat/turn_pipeline.h (trim, restore, submit, stats, save); its
 // KV persistence runs on the engine thread too, over the worker's own store connection: the
 // blocks (megabytes) never cross to the GUI thread, which only sees the counts in ReplyStats.
 #pragma once
@@ -18,6 +19,7 @@
 #include <memory>
 
 #include "app/chat/chat_settings.h"
+#include "app/chat/turn_pipeline.h"
 #include "app/common/model_info.h"
 #include "engine/spec/spec_options.h"
 
@@ -79,6 +81,7 @@ struct ReplyStats {
     double kvSavedSeconds = -1;    // estimated prefill time the restore saved; < 0: unknown
     QString kvNote = {};           // why nothing was restored (a refusal, a store error)
     int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
+    GenerationStats stored;        // what the reply's message row records (Turn::stats())
 };
 
 // Lives on the engine thread; owns the Engine. Call only through EngineHost.
@@ -110,19 +113,13 @@ signals:
 private:
     struct Active {
         quint64 ticket = 0;
-        QString pending;
-        int promptTokens = 0, generated = 0;
-        qint64 conversationId = 0;
-        std::vector<int32_t> tokens;  // prompt, then the generated ids
-        int kvRestored = 0;
-        double kvRestoreMs = 0;
-        QString kvNote;
+        Turn turn;
+        QString pending;           // text not yet sent to the GUI
         bool speculating = false;  // request.spec was on
     };
-    // engine_host_kv.cpp: restore before a reply is submitted, save after it finishes.
-    void restoreKv(Active& a);
+    // engine_host_kv.cpp: the store connection, the save after a reply finishes, its statistics.
     void saveKv(const Active& a);
-    ReplyStats finishedStats(const Active& a, const EngineEvent& ev);
+    ReplyStats finishedStats(const Active& a);
     bool pageIn(const QString& path, quint64 serial);
     void failAll(const QString& message);
     void scheduleStep();
@@ -130,7 +127,7 @@ private:
     void flush();
 
     std::unique_ptr<ConversationStore> store_;  // declared before engine_, so it closes after it
-    double prefillRate_ = 0;  // tokens/s of the last reply that computed >= 64 prompt tokens
+    PrefillRate prefillRate_;
     std::unique_ptr<Engine> engine_;
     LoadedModel model_;
     std::map<int64_t, Active> active_;  // engine request id -> reply

@@ -1,20 +1,13 @@
-// The engine worker's KV persistence: its own store connection (opened on the engine thread),
-// the restore of a conversation's longest stored prefix before a reply, the save after it, and
-// the reply's statistics with what the restore saved.
+// The engine worker's KV persistence: its own store connection (opened on the engine thread)
+// for the turn pipeline's restore and save, and a finished reply's statistics for the GUI.
 
 #include "app/engine_host/engine_host.h"
 #include "app/common/error_text.h"
 #include "app/store/conversation_store.h"
 #include "app/store/kv_block_store.h"
-#include "app/store/stored_kv.h"
 #include "engine/engine.h"
 
 namespace hearth {
-
-namespace {
-
-constexpr int kMinRatedPrefill = 64;  // prompt tokens computed before a reply's prefill rate is trusted
-}  // namespace
 
 void EngineWorker::openKvStore(const KvStoreOptions& options) {
     store_.reset();
@@ -36,51 +29,31 @@ void EngineWorker::setKvDiskBudget(qint64 bytes) {
 
 qint64 EngineWorker::kvDiskBudgetBytes() const { return store_ ? store_->kv().diskBudgetBytes() : -1; }
 
-// Precondition: a's prompt tokens are set. Leaves a.kvRestored 0 and says why in a.kvNote
-// when nothing came from the store; a failure to read is a note, never a failed reply.
-void EngineWorker::restoreKv(Active& a) {
-    if (!store_ || a.conversationId == 0) return;
-    if (!engine_->idle()) {
-        a.kvNote = tr("another reply is running");
-        return;
-    }
-    auto r = hearth::restoreKv(*engine_, store_->kv(), a.conversationId, a.tokens);
-    if (!r) {
-        a.kvNote = describe(r.error());
-        return;
-    }
-    a.kvRestored = r->restoredTokens;
-    a.kvRestoreMs = r->ms;
-    a.kvNote = QString::fromStdString(r->refusal);
-    if (!r->refusal.empty()) qWarning("hearth: conversation %lld: %s; recomputed", static_cast<long long>(a.conversationId),
-                                      r->refusal.c_str());
-}
-
-// Saves the K/V of the tokens computed (the prompt and every generated token but the last),
-// within the store's disk budget. A failure is logged: the reply is already shown and stored.
+// After the GUI has the reply: a failure is logged, since the reply is already shown and stored.
 void EngineWorker::saveKv(const Active& a) {
-    if (!store_ || a.conversationId == 0 || a.tokens.empty()) return;
-    std::vector<int32_t> computed = a.tokens;
-    if (a.generated > 0) computed.pop_back();
-    auto saved = hearth::saveKv(*engine_, store_->kv(), a.conversationId, computed);
+    if (!engine_) return;
+    auto saved = saveTurnKv(*engine_, store_ ? &store_->kv() : nullptr, a.turn);
     if (!saved)
-        qWarning("hearth: conversation %lld: the KV cache was not saved: %s", static_cast<long long>(a.conversationId),
+        qWarning("hearth: conversation %lld: the KV cache was not saved: %s", static_cast<long long>(a.turn.conversationId),
                  saved.error().message.c_str());
 }
 
-ReplyStats EngineWorker::finishedStats(const Active& a, const EngineEvent& ev) {
-    const GenerateTimings& t = ev.timings;
-    ReplyStats s{a.ticket, QString::fromLatin1(finishReasonName(ev.reason)), a.promptTokens, a.generated,
-                 t.prefixCacheHitTokens, engine_->contextLength(), t.decodeTokensPerSecond(), t.ttftMs};
-    // Restored tokens are part of the engine's prefix hit (they were cached when it was admitted).
-    s.kvRestoredTokens = std::min(a.kvRestored, t.prefixCacheHitTokens);
-    s.reusedTokens -= s.kvRestoredTokens;
-    s.kvNote = a.kvNote;
-    if (t.prefillTokens >= kMinRatedPrefill && t.prefillTokensPerSecond() > 0) prefillRate_ = t.prefillTokensPerSecond();
-    const double rate = prefillRate_ > 0 ? prefillRate_ : t.prefillTokensPerSecond();
-    if (s.kvRestoredTokens > 0 && rate > 0)
-        s.kvSavedSeconds = std::max(0.0, s.kvRestoredTokens / rate - a.kvRestoreMs / 1000.0);
-    if (a.speculating) s.specDrafted = ev.spec.drafted, s.specAccepted = ev.spec.accepted;
+ReplyStats EngineWorker::finishedStats(const Active& a) {
+    const Turn& t = a.turn;
+    ReplyStats s;
+    s.ticket = a.ticket;
+    s.finishReason = QString::fromLatin1(finishReasonName(t.reason));
+    s.promptTokens = static_cast<int>(t.prompt.size());
+    s.generatedTokens = static_cast<int>(t.tokens.size());
+    s.reusedTokens = t.timings.prefixCacheHitTokens;
+    s.contextLength = engine_->contextLength();
+    s.tokensPerSecond = t.timings.decodeTokensPerSecond();
+    s.ttftMs = t.timings.ttftMs;
+    s.kvRestoredTokens = t.kvRestoredTokens;
+    s.kvSavedSeconds = prefillRate_.savedSeconds(t);
+    s.kvNote = QString::fromStdString(t.kvNote);
+    if (a.speculating) s.specDrafted = t.spec.drafted, s.specAccepted = t.spec.accepted;
+    s.stored = t.stats();
     return s;
 }
 

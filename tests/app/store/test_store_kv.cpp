@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 
 #include "app/store/sqlite_db.h"
-#include "app/store/stored_turn.h"
+#include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
 #include "tests/app/store/store_test_util.h"
 
@@ -202,6 +202,40 @@ private slots:
         QVERIFY((*m)->complete);
         QCOMPARE(QString::fromStdString((*m)->text), QString::fromStdString(r->text));
         QCOMPARE((*m)->stats.generatedTokens, 12);
+    }
+
+    // A stored turn goes through the same trimming as the window's: a conversation that fits
+    // is rendered whole; one longer than the context keeps its latest turns in the prompt, with
+    // room for the reply, and every message stays stored.
+    void storedTurnTrimsToTheContext() {
+        auto store = ConversationStore::open(db("trim.db"));
+        auto e = loadTiny(model1_);
+        auto c = (*store)->createConversation("trim");
+        GenerateRequest req;
+        req.maxTokens = 4;
+        req.sampling.temperature = 0;
+        req.sampling.logitBias = {{2, -std::numeric_limits<float>::infinity()}};  // no end-of-text: 4 tokens
+        auto first = runStoredTurn(*e, **store, c->id, "the cat", req, true);
+        QVERIFY(first);
+        QCOMPARE(first->omittedTurns, 0);
+        QVERIFY(first->prompt == e->chatPrompt({{"user", "the cat"}}));
+        int64_t parent = first->replyMessageId;
+        for (int i = 0; i < 40; ++i) {
+            const MessageRole role = i % 2 == 0 ? MessageRole::User : MessageRole::Assistant;
+            auto m = (*store)->appendMessage(c->id, parent, role, "the cat at the cat at a the cat at the cat");
+            QVERIFY(m);
+            parent = m->id;
+        }
+        auto all = (*store)->activeBranch(c->id);
+        auto conv = (*store)->conversation(c->id);
+        QVERIFY(all && conv && *conv);
+        QVERIFY(e->chatPrompt(chatMessages(**conv, *all)).size() > size_t(e->contextLength()));
+        auto r = runStoredTurn(*e, **store, c->id, "a cat", req, true);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        QVERIFY(r->omittedTurns > 0);
+        QVERIFY(static_cast<int>(r->prompt.size()) + 16 <= e->contextLength());
+        QCOMPARE(static_cast<int>(r->tokens.size()), 4);
+        QCOMPARE(static_cast<int>((*store)->activeBranch(c->id)->size()), 2 + 40 + 2);
     }
 
     // A budget smaller than all conversations' KV: the least recently used lose their

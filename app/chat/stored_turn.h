@@ -1,26 +1,21 @@
-// One turn of a stored conversation: the user message committed, the prompt rendered from the
-// active branch, KV restored, the reply streamed and saved at least once a second and at the
-// end, the KV saved. What hearth-cli generate --db and chat --db run.
+// One turn of a stored conversation, run to its end on the calling thread: the user message
+// committed, the prompt rendered from the active branch, then the turn pipeline (trim, restore,
+// submit, stream, record the reply at least once a second, save the KV). What hearth-cli
+// generate --db and chat --db run.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
 
+#include "app/chat/turn_pipeline.h"
 #include "app/store/conversation_store.h"
-#include "app/store/stored_kv.h"
-#include "engine/engine.h"
 
 namespace hearth {
 
-struct StoredTurnResult {
+// The finished turn (its prompt, reply, timings and restore), and where it was stored.
+struct StoredTurnResult : Turn {
     GenerateRequest request;          // with the prompt that ran
-    std::vector<TokenId> tokens;      // generated
-    std::string text;
-    FinishReason reason = FinishReason::Length;
-    GenerateTimings timings;          // prefixCacheHitTokens excludes kvRestoredTokens
-    int32_t kvRestoredTokens = 0;     // prompt tokens whose K/V came from the store
-    KvRestoreReport restore;
     int32_t kvBlocksSaved = 0;
     int64_t userMessageId = 0, replyMessageId = 0;
 };
@@ -33,8 +28,9 @@ std::vector<ChatMessage> chatMessages(const Conversation& c, const std::vector<M
 Result<Conversation> findConversation(ConversationStore& store, const std::string& name, bool create,
                                       const std::string& systemPrompt = {});
 
-// request: sampling and limits (its prompt is replaced). onText sees the reply's text as it
-// comes; return false to stop. Errors: the store's and the engine's.
+// request: sampling and limits (its prompt is replaced). kvRestore false: the prompt is
+// computed in full. onText sees the reply's text as it comes; return false to stop.
+// Errors: the store's, the engine's, and a last message that does not fit the context.
 Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store, int64_t conversationId,
                                        const std::string& userText, GenerateRequest request, bool kvRestore,
                                        const std::function<bool(std::string_view)>& onText = {});

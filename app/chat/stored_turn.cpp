@@ -1,0 +1,88 @@
+// runStoredTurn: the user message, then the turn pipeline driven to its end on this thread.
+#include "app/chat/stored_turn.h"
+
+#include "engine/model/gguf.h"
+#include "engine/str_cat.h"
+
+namespace hearth {
+namespace {
+
+// Ends a submitted request the turn can no longer record, so that the engine is idle again.
+void abandon(Engine& engine, RequestId id) {
+    engine.cancel(id);
+    while (!engine.idle()) (void)engine.step();
+}
+
+// Steps the engine until the turn finishes, recording the reply as it grows.
+Result<void> runToEnd(Engine& engine, Turn& turn, ReplyRecorder& recorder,
+                      const std::function<bool(std::string_view)>& onText) {
+    while (true) {
+        for (EngineEvent& e : engine.step()) {
+            if (e.request != turn.id) continue;
+            const bool finished = turn.take(e);
+            if (onText && !e.text.empty() && !onText(e.text)) engine.cancel(turn.id);
+            if (auto s = recorder.append(e.text); !s) return s;
+            if (finished) return turn.error ? Result<void>(std::unexpected(*turn.error)) : Result<void>{};
+        }
+        if (engine.idle()) return fail(ErrorCode::InvalidArgument, "the request ended without a finish event");
+    }
+}
+
+}  // namespace
+
+std::vector<ChatMessage> chatMessages(const Conversation& c, const std::vector<Message>& branch) {
+    std::vector<ChatMessage> out;
+    if (!c.systemPrompt.empty()) out.push_back({"system", c.systemPrompt});
+    for (const Message& m : branch) out.push_back({messageRoleName(m.role), m.text});
+    return out;
+}
+
+Result<Conversation> findConversation(ConversationStore& store, const std::string& name, bool create,
+                                      const std::string& systemPrompt) {
+    auto byHandle = store.conversationByHandle(name);
+    if (!byHandle) return std::unexpected(byHandle.error());
+    if (*byHandle) return **byHandle;
+    const bool numeric = !name.empty() && name.size() < 19 && name.find_first_not_of("0123456789") == std::string::npos;
+    if (numeric) {
+        auto byId = store.conversation(std::stoll(name));
+        if (!byId) return std::unexpected(byId.error());
+        if (*byId) return **byId;
+    }
+    if (!create) return fail(ErrorCode::InvalidArgument, strCat("no conversation '", name, "' in ", store.path()));
+    return store.createConversation(name, systemPrompt, name);
+}
+
+Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store, int64_t conversationId,
+                                       const std::string& userText, GenerateRequest request, bool kvRestore,
+                                       const std::function<bool(std::string_view)>& onText) {
+    auto conv = store.conversation(conversationId);
+    if (!conv) return std::unexpected(conv.error());
+    if (!*conv) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
+    auto user = store.appendMessage(conversationId, (*conv)->activeLeafId, MessageRole::User, userText);
+    if (!user) return std::unexpected(user.error());
+    auto branch = store.activeBranch(conversationId);
+    if (!branch) return std::unexpected(branch.error());
+    auto turn = startTurn(engine, &store.kv(), TurnInput{chatMessages(**conv, *branch), request, conversationId, kvRestore});
+    if (!turn) return std::unexpected(turn.error());
+    StoredTurnResult r;
+    static_cast<Turn&>(r) = std::move(*turn);
+    r.request = std::move(request);
+    r.request.prompt = r.prompt;
+    r.userMessageId = user->id;
+    auto reply = store.appendMessage(conversationId, user->id, MessageRole::Assistant, "", false);
+    auto model = reply ? store.setModel(conversationId, engine.file().path()) : Result<void>{};
+    if (!reply || !model) {
+        abandon(engine, r.id);
+        return std::unexpected(reply ? model.error() : reply.error());
+    }
+    r.replyMessageId = reply->id;
+    ReplyRecorder recorder(store, reply->id);
+    if (auto g = runToEnd(engine, r, recorder, onText); !g) return std::unexpected(g.error());
+    if (auto u = recorder.finish(r.stats()); !u) return std::unexpected(u.error());
+    auto saved = saveTurnKv(engine, &store.kv(), r);
+    if (!saved) return std::unexpected(saved.error());
+    r.kvBlocksSaved = *saved;
+    return r;
+}
+
+}  // namespace hearth
