@@ -1,5 +1,5 @@
 // hearth (GUI) entry point: the composition root, and the one file of app/ allowed to include
-// ui/. Builds the settings, the store, the engine host, the controller and the window, and
+// ui/. Builds the settings, the store, the engine host, the controllers and the window, and
 // tears them down in reverse order (the engine thread is joined before the store closes).
 #include <QApplication>
 #include <QCommandLineParser>
@@ -11,6 +11,7 @@
 
 #include "app/chat/app_settings.h"
 #include "app/chat/chat_controller.h"
+#include "app/chat/model_controller.h"
 #include "app/engine_host/engine_host.h"
 #include "app/common/error_text.h"
 #include "app/common/paths.h"
@@ -63,8 +64,9 @@ int main(int argc, char** argv) {
     auto store = openStore(parser.value("db"), settings.engine().kvDiskBudgetMb);
     if (!store) return 1;
     hearth::EngineHost host;
-    hearth::ChatController controller(*store, host, settings);
-    hearth::MainWindow window(controller, host, settings);
+    hearth::ModelController models(host, settings);
+    hearth::ChatController controller(*store, host, models, settings);
+    hearth::MainWindow window(controller, models, settings);
     window.show();
     if (controller.conversations()->rowCount() > 0) controller.openConversation(controller.conversations()->idAt(0));
     QString model = parser.value("model");

@@ -24,15 +24,15 @@
 
 namespace hearth {
 
-MainWindow::MainWindow(ChatController& controller, EngineHost& host, AppSettings& settings, QWidget* parent)
-    : QMainWindow(parent), controller_(controller), host_(host), settings_(settings),
+MainWindow::MainWindow(ChatController& controller, ModelController& models, AppSettings& settings, QWidget* parent)
+    : QMainWindow(parent), controller_(controller), models_(models), settings_(settings),
       sidebar_(new ConversationSidebar(controller)), view_(new MessageView), composer_(new Composer),
       status_(new ChatStatus), modelButton_(new QToolButton), contextNotice_(new QLabel) {
     setObjectName("mainWindow");
     buildLayout();
     buildShortcuts();
     connectController();
-    connectEngine();
+    connectModels();
     updateTitle();
     resize(1100, 720);
 }

@@ -1,5 +1,6 @@
 // The main window: the conversation sidebar, the message view, the composer and the status
-// line, wired to the chat controller; the model picker and its load progress (cancellable);
+// line, wired to the chat controller; the model picker and its load progress (cancellable),
+// wired to the model controller;
 // the settings panel; keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Esc).
 #pragma once
 
@@ -18,15 +19,15 @@ class ChatController;
 class ChatStatus;
 class Composer;
 class ConversationSidebar;
-class EngineHost;
 class MessageView;
+class ModelController;
 struct LoadedModel;
 struct ReplyStarted;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    MainWindow(ChatController& controller, EngineHost& host, AppSettings& settings, QWidget* parent = nullptr);
+    MainWindow(ChatController& controller, ModelController& models, AppSettings& settings, QWidget* parent = nullptr);
 
     // Loads a model on the engine thread behind a progress dialog with Cancel.
     void loadModel(const QString& path);
@@ -48,7 +49,8 @@ private:
     void buildLayout();
     void buildShortcuts();
     void connectController();
-    void connectEngine();
+    void connectModels();
+    void showLoadProgress(const QString& path);
     void onDelegateAction(int action, const QModelIndex& index);
     void onModelLoaded(const LoadedModel& model);
     void onLoadEnded(const QString& error);
@@ -57,7 +59,7 @@ private:
     void updateTitle();
 
     ChatController& controller_;
-    EngineHost& host_;
+    ModelController& models_;
     AppSettings& settings_;
     ConversationSidebar* sidebar_;
     MessageView* view_;
@@ -66,7 +68,6 @@ private:
     QToolButton* modelButton_;
     QLabel* contextNotice_;
     QPointer<QProgressDialog> progress_;
-    QString loadingPath_;
     std::function<QString(const QString&)> chooseCopyPath_;
 };
 

@@ -1,11 +1,12 @@
-// The main window's model loading (progress dialog with Cancel), model picker and settings.
+// The main window's side of model loading (the model controller's progress in a dialog with
+// Cancel), the model picker and the settings dialog.
 #include <QApplication>
 #include <QFileInfo>
 #include <QProgressDialog>
 #include <QToolButton>
 
-#include "app/chat/backend_choices.h"
 #include "app/chat/chat_controller.h"
+#include "app/chat/model_controller.h"
 #include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
@@ -16,17 +17,18 @@
 
 namespace hearth {
 
-void MainWindow::connectEngine() {
-    EngineWorker* w = host_.worker();
-    connect(w, &EngineWorker::loadProgress, this, [this](int percent) { if (progress_) progress_->setValue(percent); });
-    connect(w, &EngineWorker::modelLoaded, this, &MainWindow::onModelLoaded);
-    connect(w, &EngineWorker::loadFailed, this, [this](const QString& m) { onLoadEnded(m); });
-    connect(w, &EngineWorker::loadCancelled, this, [this] { onLoadEnded(QString()); });
+void MainWindow::connectModels() {
+    connect(&models_, &ModelController::loadStarted, this, &MainWindow::showLoadProgress);
+    connect(&models_, &ModelController::progress, this, [this](int percent) { if (progress_) progress_->setValue(percent); });
+    connect(&models_, &ModelController::loaded, this, &MainWindow::onModelLoaded);
+    connect(&models_, &ModelController::failed, this, [this](const QString& m) { onLoadEnded(m); });
+    connect(&models_, &ModelController::cancelled, this, [this] { onLoadEnded(QString()); });
 }
 
-void MainWindow::loadModel(const QString& path) {
+void MainWindow::loadModel(const QString& path) { models_.load(path); }
+
+void MainWindow::showLoadProgress(const QString& path) {
     closeProgress();
-    loadingPath_ = path;
     progress_ = new QProgressDialog(tr("Loading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 100, this);
     progress_->setObjectName("loadProgress");
     progress_->setWindowTitle(tr("Loading model — Hearth"));
@@ -34,13 +36,8 @@ void MainWindow::loadModel(const QString& path) {
     progress_->setAutoClose(false);
     progress_->setAutoReset(false);
     progress_->setValue(0);
-    connect(progress_, &QProgressDialog::canceled, this, [this] { host_.cancelLoad(); });
+    connect(progress_, &QProgressDialog::canceled, &models_, &ModelController::cancel);
     status_->setMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
-    const EngineSettings e = settings_.engine();
-    bool reference = false;
-    for (const BackendChoice& b : backendChoices())
-        if (b.name == e.backend) reference = b.isReference();
-    host_.loadModel(path, LoadOptions{e.contextLength, e.threads, e.kvType, reference});
 }
 
 // The progress dialog took the activation; give it back so that shortcuts work at once.
@@ -53,7 +50,6 @@ void MainWindow::closeProgress() {
 
 void MainWindow::onModelLoaded(const LoadedModel& model) {
     closeProgress();
-    settings_.setLastModel(model.file.path);
     modelButton_->setText(tr("%1 ▾").arg(model.file.name));
     modelButton_->setToolTip(tr("%1 · %2 · %3 · context %4 · %5 chat format")
                                  .arg(model.file.architecture, model.file.quantization, formatBytes(model.file.fileBytes))
@@ -67,20 +63,20 @@ void MainWindow::onModelLoaded(const LoadedModel& model) {
 // error empty: cancelled (the previous model, if any, stays loaded).
 void MainWindow::onLoadEnded(const QString& error) {
     closeProgress();
-    const bool haveModel = controller_.model().has_value();
+    const bool haveModel = models_.model().has_value();
     if (error.isEmpty()) {
-        status_->setMessage(haveModel ? tr("Loading cancelled; %1 is still loaded.").arg(controller_.model()->file.name)
+        status_->setMessage(haveModel ? tr("Loading cancelled; %1 is still loaded.").arg(models_.model()->file.name)
                                       : tr("Loading cancelled. Choose a model with Model… (Ctrl+O)."));
         return;
     }
     status_->setMessage(tr("Cannot load the model"));
     controller_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O); "
                              "the default model is fetched by `packaging/scripts/fetch-models.sh`.")
-                              .arg(QFileInfo(loadingPath_).fileName(), error));
+                              .arg(QFileInfo(models_.loadingPath()).fileName(), error));
 }
 
 void MainWindow::openModelPicker() {
-    ModelPicker picker(modelsDir(), controller_.model() ? controller_.model()->file.path : loadingPath_, this);
+    ModelPicker picker(modelsDir(), models_.model() ? models_.model()->file.path : models_.loadingPath(), this);
     emit settingsDialogOpened(&picker);
     if (picker.exec() == QDialog::Accepted && !picker.selectedPath().isEmpty()) loadModel(picker.selectedPath());
 }
@@ -102,7 +98,7 @@ void MainWindow::openSettings() {
     if (v.engine == current.engine) return;
     settings_.setEngine(v.engine);  // speculation: read for each reply
     if (v.engine.kvDiskBudgetMb != current.engine.kvDiskBudgetMb) controller_.setKvDiskBudget(qint64{v.engine.kvDiskBudgetMb} << 20);
-    if (needsReload(current.engine, v.engine) && controller_.model()) loadModel(controller_.model()->file.path);
+    models_.reloadIfNeeded(current.engine);
 }
 
 }  // namespace hearth

@@ -24,18 +24,15 @@ QString titleFromMessage(const QString& text) {
     return line.isEmpty() ? QString::fromLatin1(kNewChatTitle) : line;
 }
 
-ChatController::ChatController(ConversationStore& store, EngineHost& host, AppSettings& settings, QObject* parent)
-    : QObject(parent), store_(&store), host_(host), settings_(settings), conversations_(store) {
+ChatController::ChatController(ConversationStore& store, EngineHost& host, const ModelController& models,
+                               AppSettings& settings, QObject* parent)
+    : QObject(parent), store_(&store), host_(host), settings_(settings), conversations_(store), models_(models) {
     EngineWorker* w = host_.worker();
     connect(w, &EngineWorker::textReady, this, &ChatController::onText);
     connect(w, &EngineWorker::replyFinished, this, &ChatController::onFinished);
     connect(w, &EngineWorker::replyFailed, this, &ChatController::onFailed);
     connect(w, &EngineWorker::replyStarted, this, [this](const ReplyStarted& info) {
         if (info.ticket == streaming_.ticket) emit replyStarted(info);
-    });
-    connect(w, &EngineWorker::modelLoaded, this, [this](const LoadedModel& m) {
-        model_ = m;
-        emit modelChanged();
     });
     ok(conversations_.refresh());
     // The engine thread opens its own connection to the same database for the KV blocks.
@@ -173,7 +170,7 @@ bool ChatController::startReply(qint64 parentId) {
     QList<ChatTurn> turns = turnsTo(parentId);
     auto reply = store_->appendMessage(current_, parentId, MessageRole::Assistant, "", false);
     if (!ok(reply)) return false;
-    if (model_) ok(store_->setModel(current_, model_->file.path.toStdString()));
+    if (model()) ok(store_->setModel(current_, model()->file.path.toStdString()));
     streaming_ = Streaming{0, reply->id, current_, ReplyRecorder(*store_, reply->id)};
     reloadMessages();
     ok(conversations_.refresh());
@@ -257,7 +254,7 @@ void ChatController::endStreaming() {
 }
 
 ChatSettings ChatController::defaultSettings() const {
-    return settings_.chatDefaults(model_ ? model_->file.defaults : ChatSettings{});
+    return settings_.chatDefaults(model() ? model()->file.defaults : ChatSettings{});
 }
 
 ChatSettings ChatController::conversationSettings() const {

@@ -12,6 +12,7 @@
 #include "app/chat/conversation_list_model.h"
 #include "app/engine_host/engine_host.h"
 #include "app/chat/message_list_model.h"
+#include "app/chat/model_controller.h"
 #include "app/chat/turn_pipeline.h"
 
 namespace hearth {
@@ -19,13 +20,14 @@ namespace hearth {
 class ChatController : public QObject {
     Q_OBJECT
 public:
-    ChatController(ConversationStore& store, EngineHost& host, AppSettings& settings, QObject* parent = nullptr);
+    ChatController(ConversationStore& store, EngineHost& host, const ModelController& models, AppSettings& settings,
+                   QObject* parent = nullptr);
 
     ConversationListModel* conversations() { return &conversations_; }
     MessageListModel* messages() { return &messages_; }
     qint64 currentConversation() const { return current_; }
     bool generating() const { return streaming_.ticket != 0; }
-    const std::optional<LoadedModel>& model() const { return model_; }
+    const std::optional<LoadedModel>& model() const { return models_.model(); }
     const ReplyRequest& lastRequest() const { return lastRequest_; }
 
     void newConversation();
@@ -62,7 +64,6 @@ signals:
     void conversationOpened(qint64 id);
     void replyStarted(const hearth::ReplyStarted& info);
     void replyFinished(const hearth::ReplyStats& stats);
-    void modelChanged();
 
 private:
     struct Streaming {
@@ -88,7 +89,7 @@ private:
     MessageListModel messages_;
     qint64 current_ = 0;
     Streaming streaming_;
-    std::optional<LoadedModel> model_;
+    const ModelController& models_;
     ReplyRequest lastRequest_;
 };
 

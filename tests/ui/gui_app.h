@@ -10,6 +10,7 @@
 
 #include "app/chat/app_settings.h"
 #include "app/chat/chat_controller.h"
+#include "app/chat/model_controller.h"
 #include "app/engine_host/engine_host.h"
 #include "app/store/conversation_store.h"
 #include "tests/support/test_env.h"
@@ -24,13 +25,15 @@ namespace hearth::test {
 struct GuiApp {
     explicit GuiApp(const QString& dir)
         : settings(dir + "/settings.ini"), store(ConversationStore::open((dir + "/chats.sqlite").toStdString()).value()),
-          controller(std::make_unique<ChatController>(*store, host, settings)),
-          window(std::make_unique<MainWindow>(*controller, host, settings)) {
+          models(std::make_unique<ModelController>(host, settings)),
+          controller(std::make_unique<ChatController>(*store, host, *models, settings)),
+          window(std::make_unique<MainWindow>(*controller, *models, settings)) {
         window->show();
     }
     ~GuiApp() {
         window.reset();
         controller.reset();
+        models.reset();
     }
     QPlainTextEdit* input() const { return window->composer()->input(); }
     QAbstractButton* sendButton() const { return window->findChild<QAbstractButton*>("sendButton"); }
@@ -40,6 +43,7 @@ struct GuiApp {
     AppSettings settings;
     std::unique_ptr<ConversationStore> store;
     EngineHost host;  // declared after the store: its thread is joined before the store closes
+    std::unique_ptr<ModelController> models;
     std::unique_ptr<ChatController> controller;
     std::unique_ptr<MainWindow> window;
 };
