@@ -57,7 +57,7 @@ QString modelInfoText(const Engine& e) {
         types += QStringLiteral("%1%2 x%3").arg(types.isEmpty() ? "" : ", ", QString::fromStdString(name)).arg(n);
     const Tokenizer& tok = e.tokenizer();
     return QStringLiteral(
-               "Model: %1\n  file: %2\n  architecture: %3\n  parameters: %4 (%5 M)\n  layers: %6, embedding: %7, "
+               "Model: %1\n  file: %2\n  architecture: %3 (%21)\n  parameters: %4 (%5 M)\n  layers: %6, embedding: %7, "
                "heads: %8 (KV heads: %9), head size: %10, feed-forward: %11\n  tensor types: %12\n"
                "  context length: %13 (model: %14)\n  vocabulary: %15 tokens (%16), BOS %17, EOS %18\n"
                "  chat format: %19\n  backend: %20\n")
@@ -83,7 +83,8 @@ QString modelInfoText(const Engine& e) {
                       ? QString(" (fallback: %1)").arg(QString::fromStdString(e.chatFormat().fallbackReason()))
                       : QString()),
              QString::fromStdString(e.backendName()) +
-                 (e.backendNote().empty() ? QString() : QString(" (%1)").arg(QString::fromStdString(e.backendNote()))));
+                 (e.backendNote().empty() ? QString() : QString(" (%1)").arg(QString::fromStdString(e.backendNote()))))
+        .arg(QString::fromStdString(c.features));  // %21: last, as arg() fills the lowest number left
 }
 
 }  // namespace hearth

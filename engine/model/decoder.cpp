@@ -5,6 +5,7 @@
 // GGUF files are converted and tested for.
 #include "engine/model/decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -94,6 +95,31 @@ private:
     std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
 };
 
+// The options and configuration in words (ModelConfig::features).
+std::string describe(const ModelConfig& c, const DecoderOptions& o, bool fusedQkv, bool biases) {
+    std::vector<std::string> parts;
+    if (biases) parts.emplace_back("Q/K/V biases");
+    if (fusedQkv) parts.emplace_back("fused QKV");
+    if (o.fusedGateUp) parts.emplace_back("fused gate/up");
+    if (o.qkNorm) parts.emplace_back("QK norm");
+    if (o.postNorms) parts.emplace_back("post norms");
+    if (o.scaleEmbeddings) parts.emplace_back("scaled embeddings");
+    parts.emplace_back(o.activation == FfnActivation::Gelu ? "GeGLU" : "SwiGLU");
+    parts.emplace_back(c.ropeStyle == RopeStyle::HalfSplit ? "NeoX RoPE" : "RoPE on pairs");
+    if (c.nRot < c.headDim) parts.push_back(strCat("RoPE on ", c.nRot, " of ", c.headDim, " dims"));
+    if (!c.ropeFreqFactors.empty()) parts.emplace_back("RoPE frequency factors");
+    if (o.ropeAttnFactor != 1.0f) parts.push_back(strCat("RoPE attn factor ", o.ropeAttnFactor));
+    if (!c.slidingLayers.empty()) {
+        const auto nLocal = std::count(c.slidingLayers.begin(), c.slidingLayers.end(), true);
+        parts.push_back(strCat("sliding window ", c.slidingWindow, " on ", nLocal, " of ", c.nLayers, " layers"));
+    }
+    if (o.attentionSoftcap > 0) parts.push_back(strCat("attention soft-cap ", o.attentionSoftcap));
+    if (o.finalSoftcap > 0) parts.push_back(strCat("final soft-cap ", o.finalSoftcap));
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
 Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
     config_ = std::move(config);
     if (options_.attentionScale == 0.0f) options_.attentionScale = 1.0f / std::sqrt(static_cast<float>(config_.headDim));
@@ -104,6 +130,8 @@ Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
     layers_.resize(static_cast<size_t>(config_.nLayers));
     for (int il = 0; il < config_.nLayers; ++il)
         if (auto r = bindLayer(file, il); !r) return r;
+    config_.features = describe(config_, options_, file.findTensor("blk.0.attn_qkv.weight") != nullptr,
+                                layers_.front().bq != nullptr);
     return {};
 }
 

@@ -52,6 +52,9 @@ struct ModelConfig {
     std::vector<bool> slidingLayers;  // [nLayers] or empty
     float ropeFreqBaseSwa = 10000.0f;
     bool tiedOutput = false;    // no output.weight: logits use token_embd
+    // What the forward pass does beyond the plain Llama decoder, in words, for `hearth-cli info`
+    // and the model picker ("Q/K/V biases, QK norm, ..."); empty for plain Llama.
+    std::string features;
     uint64_t nParams = 0;       // elements of all tensors
 };
 

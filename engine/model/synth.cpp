@@ -4,10 +4,12 @@
 #include "engine/model/synth.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/str_cat.h"
 
@@ -16,38 +18,87 @@ namespace {
 
 constexpr float kWeightStd = 0.02f;
 
-// A tensor to write: its name, [cols, rows] (cols contiguous), and whether it is a matrix
-// (in the chosen type) or a norm (F32 ones).
+// A tensor to write: its name, [cols, rows] (cols contiguous), and what it holds: a matrix
+// (in the chosen type), a norm (F32 ones), a bias (F32, random) or fixed F32 values.
 struct SynthTensor {
+    enum class Kind { Matrix, Norm, Bias, Values };
+    SynthTensor(std::string n, int64_t cols, int64_t rows, Kind k = Kind::Matrix, std::vector<float> v = {})
+        : name(std::move(n)), nCols(cols), nRows(rows), kind(k), values(std::move(v)) {}
     std::string name;
     int64_t nCols = 0, nRows = 1;
-    bool matrix = true;
+    Kind kind = Kind::Matrix;
+    std::vector<float> values;  // Kind::Values
+    bool matrix() const { return kind == Kind::Matrix; }
 };
+using Kind = SynthTensor::Kind;
 
 int headDim(const SynthShape& s) { return s.headDim > 0 ? s.headDim : s.nEmbd / s.nHeads; }
+bool isGemma(const SynthShape& s) { return s.architecture == "gemma2" || s.architecture == "gemma3"; }
 
+// Llama 3.1's "llama3" RoPE scaling as its files carry it, precomputed per rotated pair
+// (rope_freqs.weight): factor 32 over an original context of 8192, low/high frequency factors
+// 1 and 4 — the values of Llama 3.2's config. Pairs of short wavelength keep 1, long ones 32,
+// those between are interpolated smoothly.
+std::vector<float> llama3FreqFactors(const SynthShape& s) {
+    constexpr double kFactor = 32, kLow = 1, kHigh = 4, kOriginal = 8192;
+    const int half = headDim(s) / 2;
+    std::vector<float> out(static_cast<size_t>(half));
+    for (int i = 0; i < half; ++i) {
+        const double freq = std::pow(double{s.ropeFreqBase}, -2.0 * i / headDim(s));
+        const double wavelen = 2 * M_PI / freq;
+        double f = 1;
+        if (wavelen > kOriginal / kLow) {
+            f = kFactor;
+        } else if (wavelen >= kOriginal / kHigh) {
+            const double smooth = (kOriginal / wavelen - kLow) / (kHigh - kLow);
+            f = 1 / ((1 - smooth) / kFactor + smooth);
+        }
+        out[static_cast<size_t>(i)] = static_cast<float>(f);
+    }
+    return out;
+}
+
+// The family's tensors (decoder.h lists the names): Qwen 2's Q/K/V biases, Qwen 3's and Gemma 3's
+// QK norms, Phi-3's fused attn_qkv and gate+up ffn_up, Gemma's post norms, Llama 3's RoPE factors.
 std::vector<SynthTensor> tensorList(const SynthShape& s) {
-    const bool gemma = s.architecture == "gemma3";
+    const std::string& a = s.architecture;
+    const bool qkNorm = a == "qwen3" || a == "gemma3", biases = a == "qwen2", fused = a == "phi3";
     const int64_t qDim = int64_t{s.nHeads} * headDim(s), kvDim = int64_t{s.nKvHeads} * headDim(s);
-    std::vector<SynthTensor> list{{"token_embd.weight", s.nEmbd, s.nVocab, true}, {"output_norm.weight", s.nEmbd, 1, false}};
-    if (!s.tiedOutput) list.push_back({"output.weight", s.nEmbd, s.nVocab, true});
+    std::vector<SynthTensor> list{{"token_embd.weight", s.nEmbd, s.nVocab}, {"output_norm.weight", s.nEmbd, 1, Kind::Norm}};
+    if (!s.tiedOutput) list.push_back({"output.weight", s.nEmbd, s.nVocab});
+    if (s.llama3RopeFreqs) list.push_back({"rope_freqs.weight", headDim(s) / 2, 1, Kind::Values, llama3FreqFactors(s)});
     for (int il = 0; il < s.nLayers; ++il) {
         const std::string p = strCat("blk.", il, ".");
-        list.push_back({p + "attn_norm.weight", s.nEmbd, 1, false});
-        list.push_back({p + "ffn_norm.weight", s.nEmbd, 1, false});
-        if (gemma) {
-            list.push_back({p + "attn_q_norm.weight", headDim(s), 1, false});
-            list.push_back({p + "attn_k_norm.weight", headDim(s), 1, false});
-            list.push_back({p + "post_attention_norm.weight", s.nEmbd, 1, false});
-            list.push_back({p + "post_ffw_norm.weight", s.nEmbd, 1, false});
+        list.push_back({p + "attn_norm.weight", s.nEmbd, 1, Kind::Norm});
+        list.push_back({p + "ffn_norm.weight", s.nEmbd, 1, Kind::Norm});
+        if (qkNorm) {
+            list.push_back({p + "attn_q_norm.weight", headDim(s), 1, Kind::Norm});
+            list.push_back({p + "attn_k_norm.weight", headDim(s), 1, Kind::Norm});
         }
-        list.push_back({p + "attn_q.weight", s.nEmbd, qDim, true});
-        list.push_back({p + "attn_k.weight", s.nEmbd, kvDim, true});
-        list.push_back({p + "attn_v.weight", s.nEmbd, kvDim, true});
-        list.push_back({p + "attn_output.weight", qDim, s.nEmbd, true});
-        list.push_back({p + "ffn_gate.weight", s.nEmbd, s.nFf, true});
-        list.push_back({p + "ffn_up.weight", s.nEmbd, s.nFf, true});
-        list.push_back({p + "ffn_down.weight", s.nFf, s.nEmbd, true});
+        if (isGemma(s)) {
+            list.push_back({p + "post_attention_norm.weight", s.nEmbd, 1, Kind::Norm});
+            list.push_back({p + "post_ffw_norm.weight", s.nEmbd, 1, Kind::Norm});
+        }
+        if (fused) {
+            list.push_back({p + "attn_qkv.weight", s.nEmbd, qDim + 2 * kvDim});
+        } else {
+            list.push_back({p + "attn_q.weight", s.nEmbd, qDim});
+            list.push_back({p + "attn_k.weight", s.nEmbd, kvDim});
+            list.push_back({p + "attn_v.weight", s.nEmbd, kvDim});
+        }
+        if (biases) {
+            list.push_back({p + "attn_q.bias", qDim, 1, Kind::Bias});
+            list.push_back({p + "attn_k.bias", kvDim, 1, Kind::Bias});
+            list.push_back({p + "attn_v.bias", kvDim, 1, Kind::Bias});
+        }
+        list.push_back({p + "attn_output.weight", qDim, s.nEmbd});
+        if (fused) {
+            list.push_back({p + "ffn_up.weight", s.nEmbd, 2 * int64_t{s.nFf}});
+        } else {
+            list.push_back({p + "ffn_gate.weight", s.nEmbd, s.nFf});
+            list.push_back({p + "ffn_up.weight", s.nEmbd, s.nFf});
+        }
+        list.push_back({p + "ffn_down.weight", s.nFf, s.nEmbd});
     }
     return list;
 }
@@ -64,7 +115,7 @@ std::string word(int k) {
 }
 
 void setVocabulary(GgufWriter& w, const SynthShape& s) {
-    const bool gemma = s.architecture == "gemma3";
+    const bool gemma = isGemma(s);
     // Gemma's order: 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>; Llama's: 0 <unk>, 1 <s>, 2 </s>.
     const std::vector<std::pair<std::string, int32_t>> specials =
         gemma ? std::vector<std::pair<std::string, int32_t>>{{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}}
@@ -107,13 +158,18 @@ void setHyperparameters(GgufWriter& w, const SynthShape& s, DType type) {
     w.set(a + ".attention.head_count", static_cast<uint32_t>(s.nHeads));
     w.set(a + ".attention.head_count_kv", static_cast<uint32_t>(s.nKvHeads));
     w.set(a + ".rope.freq_base", s.ropeFreqBase);
-    if (a == "gemma3") {
+    w.set(a + ".rope.dimension_count", static_cast<uint32_t>(headDim(s)));
+    if (s.headDim > 0) {
         w.set(a + ".attention.key_length", static_cast<uint32_t>(headDim(s)));
         w.set(a + ".attention.value_length", static_cast<uint32_t>(headDim(s)));
-        w.set(a + ".attention.layer_norm_rms_epsilon", 1e-6f);
-        w.set(a + ".attention.sliding_window", static_cast<uint32_t>(s.slidingWindow));
-    } else {
-        w.set(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    }
+    // Qwen and Gemma files carry 1e-6, Llama and Phi-3 files 1e-5.
+    const bool smallEps = isGemma(s) || a == "qwen2" || a == "qwen3";
+    w.set(a + ".attention.layer_norm_rms_epsilon", smallEps ? 1e-6f : 1e-5f);
+    if (s.slidingWindow > 0) w.set(a + ".attention.sliding_window", static_cast<uint32_t>(s.slidingWindow));
+    if (a == "gemma2") {  // the values Gemma 2's files carry
+        w.set(a + ".attn_logit_softcapping", 50.0f);
+        w.set(a + ".final_logit_softcapping", 30.0f);
     }
 }
 
@@ -161,11 +217,14 @@ private:
 
 // Generates, quantizes and writes one tensor, a slice of rows at a time.
 bool writeTensor(FileOut& out, const SynthTensor& t, DType type, uint64_t seed) {
-    if (!t.matrix) {
-        const std::vector<float> ones(static_cast<size_t>(t.nCols), 1.0f);
-        return out.write(ones.data(), ones.size() * sizeof(float));
-    }
     NearNormal normal(seed);
+    if (t.kind == Kind::Norm || t.kind == Kind::Bias) {
+        std::vector<float> values(static_cast<size_t>(t.nCols), 1.0f);
+        if (t.kind == Kind::Bias)
+            for (float& v : values) v = normal();
+        return out.write(values.data(), values.size() * sizeof(float));
+    }
+    if (t.kind == Kind::Values) return out.write(t.values.data(), t.values.size() * sizeof(float));
     const size_t rowSize = rowBytes(type, t.nCols);
     const int64_t sliceRows = std::max<int64_t>(1, (int64_t{1} << 20) / t.nCols);
     std::vector<float> values(static_cast<size_t>(sliceRows * t.nCols));
@@ -180,13 +239,14 @@ bool writeTensor(FileOut& out, const SynthTensor& t, DType type, uint64_t seed) 
 }
 
 uint64_t tensorBytes(const SynthTensor& t, DType type) {
-    return t.matrix ? rowBytes(type, t.nCols) * static_cast<uint64_t>(t.nRows) : static_cast<uint64_t>(t.nCols) * 4;
+    return t.matrix() ? rowBytes(type, t.nCols) * static_cast<uint64_t>(t.nRows) : static_cast<uint64_t>(t.nCols) * 4;
 }
 
 }  // namespace
 
 const std::vector<SynthShape>& synthShapes() {
-    // name, arch, layers, embd, ff, heads, kv heads, head dim, vocab, context, rope base, tied, window
+    // name, arch, layers, embd, ff, heads, kv heads, head dim, vocab, context, rope base, tied,
+    // window, Llama 3 RoPE factors. The real layouts are those of the models' config.json.
     static const std::vector<SynthShape> shapes{
         {"tiny", "llama", 2, 256, 512, 4, 2, 0, 512, 2048, 10000.0f, false, 0},
         {"tiny-gemma3", "gemma3", 7, 256, 512, 4, 1, 128, 512, 2048, 1000000.0f, true, 64},
@@ -195,6 +255,15 @@ const std::vector<SynthShape>& synthShapes() {
         {"gemma3-270m", "gemma3", 18, 640, 2048, 4, 1, 256, 262144, 32768, 1000000.0f, true, 512},
         {"tinyllama-1.1b", "llama", 22, 2048, 5632, 32, 4, 0, 32000, 2048, 10000.0f, false, 0},
         {"llama-8b", "llama", 32, 4096, 14336, 32, 8, 0, 128256, 8192, 500000.0f, false, 0},
+        {"tiny-qwen2", "qwen2", 2, 256, 512, 4, 2, 0, 512, 2048, 1000000.0f, true, 0},
+        {"tiny-qwen3", "qwen3", 2, 256, 512, 4, 2, 128, 512, 2048, 1000000.0f, true, 0},
+        {"tiny-phi3", "phi3", 2, 256, 512, 4, 4, 0, 512, 4096, 10000.0f, false, 2047},
+        {"tiny-gemma2", "gemma2", 4, 256, 512, 4, 2, 128, 512, 8192, 10000.0f, true, 64},
+        {"llama3.2-1b", "llama", 16, 2048, 8192, 32, 8, 64, 128256, 131072, 500000.0f, true, 0, true},
+        {"qwen2.5-0.5b", "qwen2", 24, 896, 4864, 14, 2, 64, 151936, 32768, 1000000.0f, true, 0},
+        {"qwen3-0.6b", "qwen3", 28, 1024, 3072, 16, 8, 128, 151936, 40960, 1000000.0f, true, 0},
+        {"phi3-mini", "phi3", 32, 3072, 8192, 32, 32, 96, 32064, 4096, 10000.0f, false, 2047},
+        {"gemma2-2b", "gemma2", 26, 2304, 9216, 8, 4, 256, 256000, 8192, 10000.0f, true, 4096},
     };
     return shapes;
 }
@@ -216,20 +285,23 @@ uint64_t synthTensorBytes(const SynthShape& shape, DType type) {
 
 // The header, metadata and tensor infos, with each tensor's offset computed from its size
 // (GgufWriter writes the offset given; the data follows, streamed by the caller).
-std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const std::vector<SynthTensor>& tensors,
-                                 std::vector<uint64_t>& offsets) {
+std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const GgufFile* vocab,
+                                 const std::vector<SynthTensor>& tensors, std::vector<uint64_t>& offsets) {
     GgufWriter w;
     setHyperparameters(w, shape, type);
-    setVocabulary(w, shape);
+    if (vocab == nullptr) setVocabulary(w, shape);
+    else
+        for (const auto& [key, value] : vocab->metadata())
+            if (key.starts_with("tokenizer.")) w.setValue(key, value);
     const uint64_t align = w.alignment();
     uint64_t next = 0;
     for (const SynthTensor& t : tensors) {
         offsets.push_back(next);
         GgufTensorSpec spec;
         spec.name = t.name;
-        spec.dims = t.matrix ? std::vector<uint64_t>{static_cast<uint64_t>(t.nCols), static_cast<uint64_t>(t.nRows)}
-                             : std::vector<uint64_t>{static_cast<uint64_t>(t.nCols)};
-        spec.typeId = static_cast<uint32_t>(t.matrix ? type : DType::F32);
+        spec.dims = t.matrix() ? std::vector<uint64_t>{static_cast<uint64_t>(t.nCols), static_cast<uint64_t>(t.nRows)}
+                               : std::vector<uint64_t>{static_cast<uint64_t>(t.nCols)};
+        spec.typeId = static_cast<uint32_t>(t.matrix() ? type : DType::F32);
         spec.offset = next;
         w.addTensor(std::move(spec));
         next = (next + tensorBytes(t, type) + align - 1) / align * align;
@@ -238,11 +310,22 @@ std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const std:
     return w.toBytes().bytes;  // no tensor data: ends at the (aligned) data section
 }
 
-Result<void> writeSynthModel(const SynthShape& shape, const SynthOptions& options, const std::string& path) {
+Result<void> writeSynthModel(const SynthShape& requested, const SynthOptions& options, const std::string& path) {
+    SynthShape shape = requested;
+    std::unique_ptr<GgufFile> vocab;
+    if (!options.vocabFrom.empty()) {
+        auto file = GgufFile::open(options.vocabFrom);
+        if (!file) return std::unexpected(file.error());
+        vocab = std::move(*file);
+        const GgufValue* tokens = vocab->find("tokenizer.ggml.tokens");
+        if (tokens == nullptr || tokens->asArray() == nullptr || tokens->asArray()->size() == 0)
+            return fail(ErrorCode::InvalidArgument, strCat("synth: '", options.vocabFrom, "' has no tokenizer.ggml.tokens"));
+        shape.nVocab = static_cast<int>(tokens->asArray()->size());
+    }
     if (auto ok = checkShape(shape, options.type); !ok) return ok;
     const std::vector<SynthTensor> tensors = tensorList(shape);
     std::vector<uint64_t> offsets;
-    const std::vector<uint8_t> header = headerBytes(shape, options.type, tensors, offsets);
+    const std::vector<uint8_t> header = headerBytes(shape, options.type, vocab.get(), tensors, offsets);
     const uint64_t align = offsets.back();
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) return fail(ErrorCode::Io, strCat("synth: cannot create '", path, "': ", std::strerror(errno)));

@@ -1,6 +1,8 @@
-// Synthetic models for benchmarks and tests: Llama- or Gemma 3-shaped GGUF files with seeded
-// random weights in any weight type, a SentencePiece vocabulary of byte pieces and made-up
-// words, written tensor by tensor (an 8B model never sits in memory whole).
+// Synthetic models for benchmarks and tests: GGUF files in the layout of each family Hearth runs
+// (llama, qwen2, qwen3, phi3, gemma2, gemma3: their tensor names, fused tensors, biases, norms
+// and keys) with seeded random weights in any weight type, and a SentencePiece vocabulary of
+// byte pieces and made-up words or a real one copied from another GGUF (a vocab-only file of
+// llama.cpp's, say), written tensor by tensor (an 8B model never sits in memory whole).
 #pragma once
 
 #include <cstdint>
@@ -14,18 +16,21 @@ namespace hearth {
 
 struct SynthShape {
     std::string name;          // "tinyllama-1.1b"
-    std::string architecture;  // "llama" or "gemma3"
+    std::string architecture;  // llama, qwen2, qwen3, phi3, gemma2 or gemma3
     int nLayers = 0, nEmbd = 0, nFf = 0, nHeads = 0, nKvHeads = 0;
     int headDim = 0;           // 0: nEmbd / nHeads
     int nVocab = 0;            // at least 259 (3 specials and the 256 byte pieces)
     int contextLength = 0;
     float ropeFreqBase = 10000.0f;
     bool tiedOutput = false;   // no output.weight: logits use token_embd
-    int slidingWindow = 0;     // gemma3 only
+    int slidingWindow = 0;     // gemma2, gemma3 (phi3 files carry one, not applied)
+    bool llama3RopeFreqs = false;  // rope_freqs.weight with Llama 3.1/3.2's "llama3" scaling
 };
 
 // Every named shape: tiny, tiny-gemma3, llama-110m, smollm2-135m, gemma3-270m,
-// tinyllama-1.1b, llama-8b.
+// tinyllama-1.1b, llama-8b; per family a tiny one (tiny-qwen2, tiny-qwen3, tiny-phi3,
+// tiny-gemma2) and one in the real model's layout (llama3.2-1b, qwen2.5-0.5b, qwen3-0.6b,
+// phi3-mini, gemma2-2b).
 const std::vector<SynthShape>& synthShapes();
 // The shape called name; InvalidArgument (listing the names) when there is none.
 Result<SynthShape> findSynthShape(const std::string& name);
@@ -36,10 +41,14 @@ Result<SynthShape> findSynthShape(const std::string& name);
 struct SynthOptions {
     DType type = DType::F32;
     uint64_t seed = 1;
+    // A GGUF whose tokenizer.* keys are copied (a real vocabulary, e.g. llama.cpp's
+    // ggml-vocab-qwen2.gguf); the shape's nVocab becomes its token count. Empty: made-up words.
+    std::string vocabFrom = {};
 };
 
 // Writes the model to path, streaming one tensor at a time. Errors: InvalidArgument (a type
-// that is not a weight type, or a row length that is not a multiple of its block size), Io.
+// that is not a weight type, or a row length that is not a multiple of its block size), Io,
+// and vocabFrom's errors (InvalidFormat, Io; InvalidArgument when it has no tokenizer).
 Result<void> writeSynthModel(const SynthShape& shape, const SynthOptions& options, const std::string& path);
 
 // Bytes the file's tensors take (without metadata), for progress messages and checks.

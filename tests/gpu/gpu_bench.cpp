@@ -54,7 +54,7 @@ std::string modelPath(const Options& o, const SynthShape& shape) {
     const std::string path = o.dir + "/" + shape.name + "-" + dtypeInfo(o.type).name + ".gguf";
     if (!std::filesystem::exists(path)) {
         const auto t0 = std::chrono::steady_clock::now();
-        if (auto r = writeSynthModel(shape, {o.type, 1}, path + ".part"); !r) {
+        if (auto r = writeSynthModel(shape, {.type = o.type, .seed = 1}, path + ".part"); !r) {
             std::fprintf(stderr, "%s: %s\n", shape.name.c_str(), r.error().message.c_str());
             return "";
         }

@@ -69,7 +69,7 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     const std::string label = shapeName + " " + dtypeInfo(type).name;
     auto shape = findSynthShape(shapeName);
     const auto path = std::filesystem::temp_directory_path() / ("hearth-gpu-forward-" + shapeName + ".gguf");
-    if (!shape || !writeSynthModel(*shape, {type, 3}, path.string())) return c.expect(false, label + ": writing the model");
+    if (!shape || !writeSynthModel(*shape, {.type = type, .seed = 3}, path.string())) return c.expect(false, label + ": writing the model");
     auto file = GgufFile::open(path.string());
     auto model = file ? Model::load(**file) : Result<std::unique_ptr<Model>>(std::unexpected(file.error()));
     if (!model) return c.expect(false, label + ": loading the model: " + model.error().message);

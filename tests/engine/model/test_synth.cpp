@@ -4,12 +4,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "engine/model/synth.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/reference/quants.h"
+#include "tests/support/test_env.h"
 
 using namespace hearth;
 
@@ -43,6 +46,7 @@ private slots:
     void tinyModelsLoadAndRun_data();
     void tinyModelsLoadAndRun();
     void refusesWhatItCannotWrite();
+    void realVocabulary();
 
 private:
     QTemporaryDir dir_;
@@ -77,8 +81,9 @@ void TestSynth::tinyModelsLoadAndRun_data() {
     QTest::addColumn<QString>("shape");
     QTest::addColumn<int>("type");
     for (const DType t : kTypes) QTest::newRow(qPrintable(QStringLiteral("tiny %1").arg(dtypeInfo(t).name))) << "tiny" << static_cast<int>(t);
-    for (const DType t : {DType::Q8_0, DType::Q4_K})
-        QTest::newRow(qPrintable(QStringLiteral("tiny-gemma3 %1").arg(dtypeInfo(t).name))) << "tiny-gemma3" << static_cast<int>(t);
+    for (const char* shape : {"tiny-gemma3", "tiny-qwen2", "tiny-qwen3", "tiny-phi3", "tiny-gemma2"})
+        for (const DType t : {DType::F16, DType::Q8_0, DType::Q4_K})
+            QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(shape, dtypeInfo(t).name))) << shape << static_cast<int>(t);
 }
 
 void TestSynth::tinyModelsLoadAndRun() {
@@ -87,11 +92,21 @@ void TestSynth::tinyModelsLoadAndRun() {
     auto s = findSynthShape(shape.toStdString());
     QVERIFY(s.has_value());
     const std::string path = dir_.filePath(shape + QString::number(type) + ".gguf").toStdString();
-    QVERIFY(writeSynthModel(*s, {static_cast<DType>(type), 5}, path).has_value());
+    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 5}, path).has_value());
     auto engine = Engine::load(path, EngineOptions{});
     QVERIFY2(engine.has_value(), engine ? "" : engine.error().message.c_str());
     Engine& e = **engine;
     QCOMPARE(e.config().nLayers, s->nLayers);
+    QCOMPARE(QString::fromStdString(e.config().architecture), QString::fromStdString(s->architecture));
+    QCOMPARE(e.config().headDim, s->headDim > 0 ? s->headDim : s->nEmbd / s->nHeads);
+    // The family's layout was bound as such (ModelConfig::features, what `hearth-cli info` shows).
+    const std::map<QString, std::string> feature{{"tiny", "RoPE on pairs"},
+                                                 {"tiny-qwen2", "Q/K/V biases"},
+                                                 {"tiny-qwen3", "QK norm"},
+                                                 {"tiny-phi3", "fused QKV, fused gate/up"},
+                                                 {"tiny-gemma2", "sliding window 64 on 2 of 4 layers, attention soft-cap 50, final soft-cap 30"},
+                                                 {"tiny-gemma3", "sliding window 64 on 6 of 7 layers"}};
+    QVERIFY2(e.config().features.find(feature.at(shape)) != std::string::npos, e.config().features.c_str());
     QCOMPARE(e.config().nVocab, s->nVocab);
     QCOMPARE(e.tokenizer().nVocab(), s->nVocab);
     uint64_t dataBytes = 0;
@@ -116,14 +131,37 @@ void TestSynth::refusesWhatItCannotWrite() {
     auto smol = findSynthShape("smollm2-135m");
     QVERIFY(smol.has_value());
     const std::string path = dir_.filePath("refused.gguf").toStdString();
-    auto r = writeSynthModel(*smol, {DType::Q4_K, 1}, path);  // rows of 576: not a multiple of 256
+    auto r = writeSynthModel(*smol, {.type = DType::Q4_K, .seed = 1}, path);  // rows of 576: not a multiple of 256
     QVERIFY(!r.has_value());
     QCOMPARE(r.error().code, ErrorCode::InvalidArgument);
     QVERIFY(!QFileInfo::exists(QString::fromStdString(path)));
-    QVERIFY(!writeSynthModel(*smol, {DType::Q8_K, 1}, path).has_value());  // an activation type
+    QVERIFY(!writeSynthModel(*smol, {.type = DType::Q8_K, .seed = 1}, path).has_value());  // an activation type
     QVERIFY(!findSynthShape("no-such-shape").has_value());
     auto tiny = findSynthShape("tiny");
-    QVERIFY(!writeSynthModel(*tiny, {DType::Q8_0, 1}, dir_.filePath("no/such/dir.gguf").toStdString()).has_value());
+    QVERIFY(!writeSynthModel(*tiny, {.type = DType::Q8_0, .seed = 1}, dir_.filePath("no/such/dir.gguf").toStdString()).has_value());
+}
+
+// --vocab: a tiny Qwen 2 with llama.cpp's real Qwen 2 vocabulary (151,643 pieces) takes its size
+// for the embedding and tokenizes as the vocabulary file does.
+void TestSynth::realVocabulary() {
+    const QString vocabPath = hearth::test::llamaVocabDir() + "/ggml-vocab-qwen2.gguf";
+    HEARTH_REQUIRE_FILE(vocabPath);
+    auto s = findSynthShape("tiny-qwen2");
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath("qwen2-real-vocab.gguf").toStdString();
+    auto written = writeSynthModel(*s, {DType::Q4_0, 3, vocabPath.toStdString()}, path);
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+    auto vocabFile = GgufFile::open(vocabPath.toStdString());
+    QVERIFY(vocabFile.has_value());
+    auto vocab = Tokenizer::fromGguf(**vocabFile);
+    QVERIFY(vocab.has_value());
+    auto engine = Engine::load(path, EngineOptions{});
+    QVERIFY2(engine.has_value(), engine ? "" : engine.error().message.c_str());
+    QCOMPARE((*engine)->config().nVocab, (*vocab)->nVocab());
+    QVERIFY((*vocab)->nVocab() > 150000);
+    const std::string text = "Hello world, it's 2026! 你好，世界 <|im_start|>user";
+    QCOMPARE((*engine)->tokenizer().encode(text, false, true), (*vocab)->encode(text, false, true));
+    QVERIFY(!writeSynthModel(*s, {DType::Q4_0, 3, dir_.filePath("none.gguf").toStdString()}, path).has_value());
 }
 
 QTEST_GUILESS_MAIN(TestSynth)
