@@ -285,7 +285,7 @@ uint64_t synthTensorBytes(const SynthShape& shape, DType type) {
 
 // The header, metadata and tensor infos, with each tensor's offset computed from its size
 // (GgufWriter writes the offset given; the data follows, streamed by the caller).
-std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const GgufFile* vocab,
+std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const GgufFile* vocab, const std::string& chatTemplate,
                                  const std::vector<SynthTensor>& tensors, std::vector<uint64_t>& offsets) {
     GgufWriter w;
     setHyperparameters(w, shape, type);
@@ -293,6 +293,7 @@ std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const Gguf
     else
         for (const auto& [key, value] : vocab->metadata())
             if (key.starts_with("tokenizer.")) w.setValue(key, value);
+    if (!chatTemplate.empty()) w.set("tokenizer.chat_template", chatTemplate);
     const uint64_t align = w.alignment();
     uint64_t next = 0;
     for (const SynthTensor& t : tensors) {
@@ -325,7 +326,7 @@ Result<void> writeSynthModel(const SynthShape& requested, const SynthOptions& op
     if (auto ok = checkShape(shape, options.type); !ok) return ok;
     const std::vector<SynthTensor> tensors = tensorList(shape);
     std::vector<uint64_t> offsets;
-    const std::vector<uint8_t> header = headerBytes(shape, options.type, vocab.get(), tensors, offsets);
+    const std::vector<uint8_t> header = headerBytes(shape, options.type, vocab.get(), options.chatTemplate, tensors, offsets);
     const uint64_t align = offsets.back();
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) return fail(ErrorCode::Io, strCat("synth: cannot create '", path, "': ", std::strerror(errno)));

@@ -44,6 +44,8 @@ struct SynthOptions {
     // A GGUF whose tokenizer.* keys are copied (a real vocabulary, e.g. llama.cpp's
     // ggml-vocab-qwen2.gguf); the shape's nVocab becomes its token count. Empty: made-up words.
     std::string vocabFrom = {};
+    // tokenizer.chat_template to write (a real family's template), or empty for none.
+    std::string chatTemplate = {};
 };
 
 // Writes the model to path, streaming one tensor at a time. Errors: InvalidArgument (a type

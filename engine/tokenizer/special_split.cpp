@@ -2,6 +2,7 @@
 #include "engine/tokenizer/special_split.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "engine/tokenizer/vocab_spec.h"
@@ -34,7 +35,8 @@ TokenId SpecialMatcher::Table::matchAt(std::string_view text, size_t pos, size_t
     return -1;
 }
 
-SpecialMatcher::SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes) {
+SpecialMatcher::SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes, std::vector<bool> rightStrip)
+    : rightStrip_(std::move(rightStrip)) {
     for (size_t i = 0; i < pieces.size(); ++i) {
         const int32_t type = tokenTypes[i];
         const auto id = static_cast<TokenId>(i);
@@ -53,6 +55,7 @@ std::vector<Fragment> SpecialMatcher::split(std::span<const TextSegment> segment
         if (!pending.empty()) out.push_back(Fragment{std::move(pending), -1});
         pending.clear();
     };
+    bool stripping = false;  // after a right-stripping piece, until the first non-space
     for (const TextSegment& segment : segments) {
         const Table& table = segment.allowSpecial ? special_ : always_;
         const std::string_view text = segment.text;
@@ -61,12 +64,15 @@ std::vector<Fragment> SpecialMatcher::split(std::span<const TextSegment> segment
             size_t len = 0;
             const TokenId id = table.matchAt(text, pos, len);
             if (id < 0) {
-                pending += text[pos++];
+                const auto c = static_cast<unsigned char>(text[pos++]);
+                stripping = stripping && std::isspace(c) != 0;  // C isspace, as llama.cpp strips
+                if (!stripping) pending += static_cast<char>(c);
                 continue;
             }
             flushText();
             out.push_back(Fragment{{}, id});
             pos += len;
+            stripping = static_cast<size_t>(id) < rightStrip_.size() && rightStrip_[static_cast<size_t>(id)];
         }
     }
     flushText();

@@ -21,10 +21,13 @@ struct Fragment {
 
 class SpecialMatcher {
 public:
-    SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes);
+    // rightStrip: ids after which whitespace is dropped (llama.cpp's LLAMA_TOKEN_ATTR_RSTRIP), or empty.
+    SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes, std::vector<bool> rightStrip = {});
 
     // Text fragments are never empty and never adjacent (text across segments is joined).
-    // At each position the longest special piece starting there wins (leftmost-longest).
+    // At each position the longest special piece starting there wins (leftmost-longest). After
+    // a right-stripping piece, the whitespace that follows (across segments too: the text is
+    // one string to llama.cpp) is dropped.
     std::vector<Fragment> split(std::span<const TextSegment> segments) const;
 
 private:
@@ -38,6 +41,7 @@ private:
     };
     Table always_;   // user-defined pieces
     Table special_;  // user-defined, control and unknown pieces
+    std::vector<bool> rightStrip_;
 };
 
 }  // namespace hearth

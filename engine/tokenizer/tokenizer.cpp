@@ -79,7 +79,22 @@ Result<void> Tokenizer::initCommon(VocabSpec& vocab, bool addBosDefault) {
     std::sort(endOfGeneration_.begin(), endOfGeneration_.end());
     endOfGeneration_.erase(std::unique(endOfGeneration_.begin(), endOfGeneration_.end()), endOfGeneration_.end());
 
-    specials_ = std::make_unique<SpecialMatcher>(pieces_, tokenTypes_);
+    // Phi-3: llama.cpp's choice of right-stripping pieces — every control, user-defined and
+    // unknown piece, and "</s>", but not <unk>, <s> or <|endoftext|>.
+    std::vector<bool> rightStrip;
+    if (vocab.rightStripSpecials) {
+        rightStrip.assign(pieces_.size(), false);
+        for (size_t i = 0; i < pieces_.size(); ++i) {
+            const int32_t t = tokenTypes_[i];
+            rightStrip[i] = t == token_type::kControl || t == token_type::kUserDefined || t == token_type::kUnknown;
+        }
+        const auto set = [&](std::string_view text, bool value) {
+            if (const TokenId id = findPiece(text); id >= 0) rightStrip[static_cast<size_t>(id)] = value;
+        };
+        set("</s>", true);
+        for (std::string_view text : {"<unk>", "<s>", "<|endoftext|>"}) set(text, false);
+    }
+    specials_ = std::make_unique<SpecialMatcher>(pieces_, tokenTypes_, std::move(rightStrip));
     return {};
 }
 

@@ -1,5 +1,7 @@
 // Reads the tokenizer.* keys of a GGUF into a VocabSpec, and Tokenizer::fromGguf.
 // Every value's type is checked; the GGUF reader has already bounded every length.
+#include <algorithm>
+#include <cctype>
 #include <string_view>
 
 #include "engine/model/gguf.h"
@@ -89,6 +91,10 @@ Result<VocabSpec> readVocabSpec(const GgufFile& file) {
     if (!file.find("tokenizer.ggml.model")) return fail(ErrorCode::InvalidFormat, "tokenizer.ggml.model: missing");
     vocab.model = readString(file, "tokenizer.ggml.model");
     vocab.pre = readString(file, "tokenizer.ggml.pre");
+    std::string name = readString(file, "general.name");
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    vocab.rightStripSpecials = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos ||
+                               readString(file, "general.architecture") == "phi3";
     auto tokens = readStrings(file, "tokenizer.ggml.tokens", true);
     if (!tokens) return std::unexpected(tokens.error());
     vocab.tokens = std::move(*tokens);

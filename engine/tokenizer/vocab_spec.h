@@ -34,6 +34,10 @@ struct VocabSpec {
     int64_t bosId = -1, eosId = -1, eotId = -1, unknownId = -1;
     std::optional<bool> addBos;         // tokenizer.ggml.add_bos_token
     std::optional<bool> addSpacePrefix; // tokenizer.ggml.add_space_prefix
+    // Phi-3's special pieces swallow the whitespace after them (rstrip in its Hugging Face
+    // tokenizer config, which GGUF does not carry). llama.cpp decides it by general.name
+    // containing "phi-3" or "phi3"; Hearth also by general.architecture phi3.
+    bool rightStripSpecials = false;
 };
 
 // Reads tokenizer.* from a GGUF. Errors: InvalidFormat naming the key (missing tokens, an

@@ -28,6 +28,12 @@ Requests:
       (sandboxed, trim_blocks, lstrip_blocks, raise_exception); not cached (no model). A case's
       optional "enable_thinking" is passed as that template variable (Qwen 3's switch), as
       apply_chat_template passes its extra keyword arguments.
+  {"op": "chat_tokens", "model": P, "bos_token", "eos_token", "messages", "add_generation_prompt",
+   "eog_candidates": [ids]}
+      -> {"text": T, "tokens": [ids], "eog": [ids]}: the file's own tokenizer.chat_template
+      rendered as "chat" renders it, tokenized by llama.cpp as its server does (special tokens
+      parsed, BOS added when the vocabulary asks, but one BOS only), and which candidates llama.cpp's vocabulary ends
+      generation on (llama_vocab_is_eog). The vocabulary alone is loaded.
   {"op": "quantize", "model": F32 P, "out": Q, "ftype": "Q4_0"|...|"BF16"}
       -> {"ok": true}: llama_model_quantize with pure = true (every 2-D tensor the one type);
       not cached (the output file is the result, and the test compares its tensor types).
@@ -133,6 +139,25 @@ def op_forward(req):
     return {"n_vocab": llm.n_vocab(), "argmax": int(row.argmax()), "finite": bool(np.isfinite(row).all())}
 
 
+def op_chat_tokens(req):
+    import llama_cpp
+    from llama_cpp import Llama
+    llm = Llama(model_path=req["model"], vocab_only=True, verbose=False)
+    case = {k: req[k] for k in ("bos_token", "eos_token", "messages", "add_generation_prompt")}
+    case["template"] = llm.metadata["tokenizer.chat_template"]
+    render = op_chat({"cases": [case]})["renders"][0]
+    if "error" in render:
+        raise SystemExit("the template rejects the conversation: " + render["error"])
+    # As llama.cpp's server tokenizes a rendered prompt (special tokens parsed, BOS added when
+    # the vocabulary asks), less the second BOS it then has when the template wrote one too.
+    tokens = llm.tokenize(render["text"].encode("utf-8"), add_bos=True, special=True)
+    if len(tokens) >= 2 and tokens[0] == tokens[1] == llm.token_bos():
+        tokens = tokens[1:]
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    eog = [i for i in req["eog_candidates"] if llama_cpp.llama_vocab_is_eog(vocab, i)]
+    return {"text": render["text"], "tokens": tokens, "eog": eog}
+
+
 def op_chat(req):
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -225,6 +250,8 @@ def main():
         answer = op_logits(req, path[:-len(".json")] + ".logits.f32")
     elif req["op"] == "perplexity":
         answer = op_perplexity(req)
+    elif req["op"] == "chat_tokens":
+        answer = op_chat_tokens(req)
     else:
         answer = op_tokenize(req)
     text = json.dumps(answer)

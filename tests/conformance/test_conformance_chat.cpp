@@ -7,7 +7,11 @@
 #include <QJsonArray>
 #include <QtTest>
 
+#include <QTemporaryDir>
+
+#include "engine/engine.h"
 #include "engine/model/gguf.h"
+#include "engine/model/synth.h"
 #include "engine/tokenizer/chat_format.h"
 #include "tests/support/python_json.h"
 #include "tests/support/test_env.h"
@@ -66,6 +70,8 @@ class TestConformanceChat : public QObject {
     Q_OBJECT
 private slots:
     void rendersLikeJinja();
+    void familiesEndToEnd_data();
+    void familiesEndToEnd();
 };
 
 void TestConformanceChat::rendersLikeJinja() {
@@ -116,6 +122,89 @@ void TestConformanceChat::rendersLikeJinja() {
               qPrintable(t.name), format.name(), nSame, nCompared, nCompared, nRejected, nCompared - nSame);
     }
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
+}
+
+// Each family end to end on a synthetic model of its layout carrying the family's real
+// vocabulary (llama.cpp's ggml-vocab-*.gguf) and its real template: Hearth recognises the
+// format, its chat prompt is token for token what llama.cpp gets from rendering the file's
+// template and tokenizing it (special tokens parsed), and Hearth ends generation on exactly the
+// control tokens llama.cpp does. No Gemma 2 or DeepSeek-R1 vocabulary is in the archive;
+// real Gemma 3 files are covered by test_gemma3.
+void TestConformanceChat::familiesEndToEnd_data() {
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<QString>("vocab");
+    QTest::addColumn<QString>("templateName");
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<QString>("endOfTurn");
+    QTest::newRow("qwen2.5") << "tiny-qwen2" << "qwen2" << "qwen2.5-instruct" << "chatml" << "<|im_end|>";
+    QTest::newRow("qwen3") << "tiny-qwen3" << "qwen2" << "qwen3" << "chatml" << "<|im_end|>";
+    QTest::newRow("llama3.2") << "tiny" << "llama-bpe" << "llama3.2-instruct" << "llama3" << "<|eot_id|>";
+    QTest::newRow("phi3.5") << "tiny-phi3" << "phi-3" << "phi3.5-mini" << "phi3" << "<|end|>";
+}
+
+void TestConformanceChat::familiesEndToEnd() {
+    QFETCH(QString, shape);
+    QFETCH(QString, vocab);
+    QFETCH(QString, templateName);
+    QFETCH(QString, format);
+    QFETCH(QString, endOfTurn);
+    HEARTH_REQUIRE_FILE(oraclePython());
+    const QString vocabPath = llamaVocabDir() + "/ggml-vocab-" + vocab + ".gguf";
+    HEARTH_REQUIRE_FILE(vocabPath);
+    QFile f(sourceDir() + "/tests/conformance/chat_templates.json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QString templateText;
+    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object()["templates"].toArray())
+        if (v["name"].toString() == templateName) templateText = v["template"].toString();
+    QVERIFY2(!templateText.isEmpty(), qPrintable("no template " + templateName));
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath(shape + ".gguf");
+    auto s = findSynthShape(shape.toStdString());
+    QVERIFY(s.has_value());
+    auto written = writeSynthModel(*s, {.type = DType::Q8_0, .seed = 1, .vocabFrom = vocabPath.toStdString(),
+                                        .chatTemplate = templateText.toStdString()},
+                                   path.toStdString());
+    QVERIFY2(written, written ? "" : written.error().message.c_str());
+    auto engine = Engine::load(path.toStdString(), EngineOptions{});
+    QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
+    const Engine& e = **engine;
+    QCOMPARE(QString(e.chatFormat().name()), format);
+    QVERIFY2(!e.chatFormat().isFallback(), e.chatFormat().fallbackReason().c_str());
+
+    const std::vector<ChatMessage> messages{{"system", "You are terse."},
+                                            {"user", "Name a colour."},
+                                            {"assistant", "Teal."},
+                                            {"user", "And a number? Answer in 中文."}};
+    QJsonArray jsonMessages;
+    for (const ChatMessage& m : messages)
+        jsonMessages.append(QJsonObject{{"role", QString::fromStdString(m.role)}, {"content", QString::fromStdString(m.content)}});
+    const Tokenizer& tok = e.tokenizer();
+    QJsonArray candidates;  // every control piece of the vocabulary
+    for (TokenId id = 0; id < tok.nVocab(); ++id)
+        if (tok.isControl(id)) candidates.append(id);
+    const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+                                         {{"op", "chat_tokens"}, {"model", path}, {"messages", jsonMessages},
+                                          {"add_generation_prompt", true},
+                                          {"bos_token", QString::fromStdString(tok.pieceText(tok.bos()))},
+                                          {"eos_token", QString::fromStdString(tok.pieceText(tok.eos()))},
+                                          {"eog_candidates", candidates}});
+    QVERIFY2(!answer.contains("error"), qPrintable(answer["error"].toString()));
+    QJsonArray ours;
+    for (TokenId id : e.chatPrompt(messages)) ours.append(id);
+    qInfo("| %s | %s | chat prompt tokens identical | %s (%lld tokens) |", qPrintable(templateName), qPrintable(format),
+          ours == answer["tokens"].toArray() ? "yes" : "no", static_cast<long long>(ours.size()));
+    QCOMPARE(ours, answer["tokens"].toArray());
+
+    QJsonArray ourEog;
+    for (const QJsonValue& id : candidates)
+        if (tok.isEndOfGeneration(id.toInt())) ourEog.append(id);
+    QStringList names;
+    for (const QJsonValue& id : ourEog) names << QString::fromStdString(tok.pieceText(id.toInt()));
+    qInfo("| %s | end of generation | %s | llama.cpp: %lld tokens |", qPrintable(templateName), qPrintable(names.join(" ")),
+          static_cast<long long>(answer["eog"].toArray().size()));
+    QCOMPARE(ourEog, answer["eog"].toArray());
+    QVERIFY2(names.contains(endOfTurn), qPrintable(endOfTurn + " does not end generation"));
 }
 
 QTEST_GUILESS_MAIN(TestConformanceChat)

@@ -63,6 +63,7 @@ private slots:
     void llama2MatchesLlamaCpp() { checkTokenizeFile("llama-2-tiny-random.gguf", "llama-2-tiny-random-tokenize.json"); }
     void specialTokensOnlyWhenAllowed();
     void userDefinedPiecesAlwaysSplit();
+    void phi3SpecialsSwallowWhitespace();
     void decodesByteAndSpecialTokens();
     void specialIds();
     void gemmaVocabulary();
@@ -142,6 +143,29 @@ void TestTokenizer::userDefinedPiecesAlwaysSplit() {
     QCOMPARE((*tok)->encode("x<s>", false, true), (std::vector<TokenId>{5, 1}));
     QCOMPARE((*tok)->tokenBytes(3), std::string("<br>"));
     QCOMPARE((*tok)->tokenBytes(6), std::string(" x"));
+}
+
+// Phi-3 (VocabSpec::rightStripSpecials): the whitespace after a control or user-defined piece
+// is dropped, across segments too, but not after <s> or <unk>; without the flag it stays.
+void TestTokenizer::phi3SpecialsSwallowWhitespace() {
+    VocabSpec v;
+    v.model = "llama";
+    v.tokens = {"<unk>", "<s>", "</s>", "<|end|>", "\xE2\x96\x81", "x", "\xE2\x96\x81x"};
+    v.tokenTypes = {2, 3, 3, 3, 1, 1, 1};
+    v.scores = {0, 0, 0, 0, -1, -2, -0.5f};
+    v.addSpacePrefix = false;
+    v.rightStripSpecials = true;
+    auto tok = Tokenizer::fromVocab(v);
+    QVERIFY2(tok.has_value(), tok ? "" : tok.error().message.c_str());
+    QCOMPARE((*tok)->encode("<|end|>\n x", false, true), (std::vector<TokenId>{3, 5}));
+    const std::vector<TextSegment> segments = {{"<|end|>\n", true}, {"  x", false}};
+    QCOMPARE((*tok)->encode(segments, false), (std::vector<TokenId>{3, 5}));
+    QCOMPARE((*tok)->encode("</s> x", false, true), (std::vector<TokenId>{2, 5}));
+    QCOMPARE((*tok)->encode("<s> x", false, true), (std::vector<TokenId>{1, 6}));
+    v.rightStripSpecials = false;
+    auto plain = Tokenizer::fromVocab(v);
+    QVERIFY(plain.has_value());
+    QCOMPARE((*plain)->encode("<|end|>\n x", false, true), (std::vector<TokenId>{3, 0, 6}));  // "\n": <unk> here
 }
 
 void TestTokenizer::decodesByteAndSpecialTokens() {
