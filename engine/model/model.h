@@ -1,6 +1,6 @@
 // A loaded model: hyperparameters read from GGUF metadata, tensors bound to the mapping, and
-// the architecture's forward pass. One file per architecture (arch_llama.cpp, ...), chosen by
-// a registry keyed on general.architecture. forwardBatch() runs several sequences' tokens
+// the forward pass. Every architecture runs the one decoder (decoder.h); its file (arch_llama.cpp,
+// arch_qwen.cpp, ...) reads what differs, chosen by a registry keyed on general.architecture. forwardBatch() runs several sequences' tokens
 // through one pass (continuous batching); forward() is its one-sequence case.
 // Thread-safety: forward() and forwardBatch() are called by the engine thread only.
 #pragma once
