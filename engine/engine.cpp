@@ -177,21 +177,13 @@ KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlock
     KvImportResult r = importKvBlocks(*cache_, kvRoot_, saved, records, tokens);
     if (r.tailRecord < 0) return r;
     // The partial last block becomes the parked sequence the next request continues, unless the
-    // engine's own parked sequence already holds as much of tokens.
-    const int32_t covered = r.nTokens + r.tailRows;
-    Scheduler& sched = requests_->scheduler();
-    const std::span<const int32_t> parked = sched.parkedTokens();
-    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >= covered) {
-        r.tailRows = 0;  // held already: nothing copied
-        return r;
-    }
-    auto seq = restoreKvTail(*cache_, tokens, r.nBlocks, records[static_cast<size_t>(r.tailRecord)], r.tailRows);
-    if (!seq) {
-        r.refusal = "the partial KV block was not restored: " + seq.error().message;
-        r.tailRows = 0;
-        return r;
-    }
-    sched.park(std::vector<int32_t>(tokens.begin(), tokens.begin() + covered), std::move(*seq));
+    // engine's own parked sequence already holds as much of tokens: the scheduler's choice.
+    const auto covered = static_cast<size_t>(r.nTokens + r.tailRows);
+    const Result<bool> parked = requests_->scheduler().parkRestored(tokens.first(covered), [&] {
+        return restoreKvTail(*cache_, tokens, r.nBlocks, records[static_cast<size_t>(r.tailRecord)], r.tailRows);
+    });
+    if (!parked) r.refusal = "the partial KV block was not restored: " + parked.error().message;
+    if (!parked || !*parked) r.tailRows = 0;  // refused, or held already: nothing copied
     return r;
 }
 

@@ -127,6 +127,11 @@ Result<void> KvCache::reserve(KvSequence& seq, int32_t nTokens) {
     return commit(seq, *r);
 }
 
+bool KvCache::reserved(const KvSequence& seq, int32_t nTokens) const {
+    return std::ssize(seq.blockTable) >= blocksFor(nTokens) &&
+           planUnshare(seq, nTokens, 0) == KvReservation::Unshare::None;
+}
+
 void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
     const auto bs = static_cast<size_t>(layout_.blockSize);
     const size_t nFull = std::min(static_cast<size_t>(seq.nTokens), tokens.size()) / bs;

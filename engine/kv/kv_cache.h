@@ -76,8 +76,13 @@ public:
     // state changed since plan() (InvalidArgument) or block memory cannot be had
     // (OutOfMemory), nothing.
     Result<void> commit(KvSequence& seq, const KvReservation& reservation);
-    // plan() without reuse, then commit(): what a forward pass calls before writing K/V.
+    // plan() without reuse, then commit(): what the owner of a sequence's step state calls
+    // before a forward pass writes K/V (Scheduler::schedule, Model::forward).
     Result<void> reserve(KvSequence& seq, int32_t nTokens);
+    // Whether positions [seq.nTokens, nTokens) can be written as they are: seq's table has their
+    // blocks and the partly filled one written first is seq's alone and unkeyed, so reserve()
+    // would change nothing. What a forward pass checks instead of reserving.
+    bool reserved(const KvSequence& seq, int32_t nTokens) const;
 
     // Indexes seq's blocks that are full and not yet keyed; tokens: ids of positions
     // [0, seq.nTokens) (more are ignored, fewer publish only the blocks they cover).

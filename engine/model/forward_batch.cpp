@@ -9,39 +9,46 @@
 #include "engine/str_cat.h"
 
 namespace hearth {
-namespace {
 
-Error itemError(const Error& e, size_t item, size_t nItems) {
+Error ForwardBatch::itemError(const Error& e, size_t item, size_t nItems) {
     if (nItems == 1) return e;
     return Error{e.code, strCat("item ", item, ": ", e.message)};
 }
 
-}  // namespace
-
-Result<void> ForwardBatch::prepare(const Model& model, KvCache& cache, std::span<const ForwardItem> items) {
-    items_.clear();
-    firstRow_.assign(1, 0);
-    tokens_.clear();
-    positions_.clear();
+Result<void> ForwardBatch::check(const Model& model, std::span<const ForwardItem> items) {
     for (size_t i = 0; i < items.size(); ++i) {
         if (auto r = model.checkItem(items[i]); !r) return std::unexpected(itemError(r.error(), i, items.size()));
         for (size_t j = 0; j < i; ++j)
             if (items[j].seq == items[i].seq)
                 return fail(ErrorCode::InvalidArgument, strCat("items ", j, " and ", i, " run on the same sequence"));
     }
-    // All reservations before any K/V is written or any layerView taken: a reservation may
-    // move blocks (un-sharing), which invalidates views.
+    return {};
+}
+
+Result<void> ForwardBatch::prepare(const Model& model, const KvCache& cache, std::span<const ForwardItem> items) {
+    items_.clear();
+    firstRow_.assign(1, 0);
+    tokens_.clear();
+    positions_.clear();
+    if (auto r = check(model, items); !r) return r;
+    // Asserted, not reserved: a reservation here would hide a plan that lacks one, and the
+    // step's state has one owner (the scheduler, or Model::forward for its own callers).
     for (size_t i = 0; i < items.size(); ++i) {
         const ForwardItem& item = items[i];
         if (item.tokens.empty()) continue;
-        const auto end = item.seq->nTokens + static_cast<int32_t>(item.tokens.size());
-        if (auto r = cache.reserve(*item.seq, end); !r) return std::unexpected(itemError(r.error(), i, items.size()));
+        const int32_t first = item.seq->nTokens + item.offset, end = first + static_cast<int32_t>(item.tokens.size());
+        if (!cache.reserved(*item.seq, end))
+            return std::unexpected(itemError(Error{ErrorCode::InvalidArgument,
+                                                   strCat("KV positions [", first, ", ", end, ") are not reserved; the caller "
+                                                          "reserves them (Scheduler::schedule, Model::forward)")},
+                                             i, items.size()));
     }
     for (const ForwardItem& item : items) {
         if (item.tokens.empty()) continue;
         items_.push_back(item);
         tokens_.insert(tokens_.end(), item.tokens.begin(), item.tokens.end());
-        for (size_t t = 0; t < item.tokens.size(); ++t) positions_.push_back(item.seq->nTokens + static_cast<int32_t>(t));
+        const int32_t first = item.seq->nTokens + item.offset;
+        for (size_t t = 0; t < item.tokens.size(); ++t) positions_.push_back(first + static_cast<int32_t>(t));
         firstRow_.push_back(static_cast<int64_t>(tokens_.size()));
     }
     return {};
@@ -61,11 +68,6 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
 }
 
 void ForwardBatch::finish(Backend& b, const OutputHead& head, float rmsEps, const float* x) {
-    for (const ForwardItem& item : items_) item.seq->nTokens += static_cast<int32_t>(item.tokens.size());
-    writeLogits(b, head, rmsEps, x);
-}
-
-void ForwardBatch::writeLogits(Backend& b, const OutputHead& head, float rmsEps, const float* x) {
     const int64_t nEmbd = head.output.nCols;
     const auto nVocab = static_cast<size_t>(head.output.nRows);
     int64_t nOut = 0;

@@ -1,6 +1,7 @@
 // ForwardBatch: the rows of one batched forward pass (Model::forwardBatch) — every item's tokens
 // end to end, with their positions — and the per-item steps every architecture shares: checks
-// and KV reservation, K/V write and attention on each item's slice, the output head.
+// (the caller's KV reservation included), K/V write and attention on each item's slice, the
+// output head. It executes a plan: it reserves no KV and advances no sequence.
 // Thread-safety: owned by one Model, engine thread only.
 #pragma once
 
@@ -17,10 +18,14 @@ struct OutputHead;
 
 class ForwardBatch {
 public:
-    // Checks every item (Model::checkItem; no two items on one sequence), then reserves each
-    // item's KV for its new positions, then lays out the rows of the items with tokens. On error
-    // nothing else happens; with several items the message starts "item I: ".
-    Result<void> prepare(const Model& model, KvCache& cache, std::span<const ForwardItem> items);
+    // Checks every item (check()) and that its caller reserved KV for its new positions
+    // (KvCache::reserved), then lays out the rows of the items with tokens. On error nothing else
+    // happens; with several items the message starts "item I: ".
+    Result<void> prepare(const Model& model, const KvCache& cache, std::span<const ForwardItem> items);
+    // Model::checkItem of every item, and no two items on one sequence. Errors as prepare()'s.
+    static Result<void> check(const Model& model, std::span<const ForwardItem> items);
+    // e, naming item `item` of nItems when there are several.
+    static Error itemError(const Error& e, size_t item, size_t nItems);
 
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
     const int32_t* tokens() const { return tokens_.data(); }        // [nRows]
@@ -31,13 +36,13 @@ public:
     void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
                    const float* k, const float* v, float* out) const;
 
-    // After the last layer: advances every item's sequence past its tokens, and writes the
-    // logits each item wants — its last logits.size() / nVocab rows of x ([nRows, nEmbd]),
-    // normalised with head.outputNorm — through one output matmul over all such rows.
+    // After the last layer: writes the logits each item wants — its last logits.size() / nVocab
+    // rows of x ([nRows, nEmbd]), normalised with head.outputNorm — through one output matmul
+    // over all such rows. Sequences are not advanced: whoever reserved records the positions
+    // (Scheduler::complete, Model::forward).
     void finish(Backend& b, const OutputHead& head, float rmsEps, const float* x);
 
 private:
-    void writeLogits(Backend& b, const OutputHead& head, float rmsEps, const float* x);
 
     std::vector<ForwardItem> items_;   // the items with tokens, in order
     std::vector<int64_t> firstRow_;    // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])

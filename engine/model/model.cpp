@@ -1,5 +1,6 @@
 // Chooses the architecture implementation from general.architecture; what every architecture's
-// forward entry points share (forward() as a one-item batch, the per-item checks).
+// forward entry points share (forward(): the reserving convenience around forwardBatch; the
+// per-item checks; a long batch cut into passes).
 #include "engine/str_cat.h"
 #include "engine/model/model.h"
 
@@ -35,10 +36,23 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelLoad
     return fail(ErrorCode::Unsupported, strCat("architecture '", arch, "' is not supported (supported: ", supported, ")"));
 }
 
+Result<void> Model::forward(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) {
+    if (auto r = ForwardBatch::check(*this, items); !r) return r;  // before any reservation
+    for (size_t i = 0; i < items.size(); ++i) {
+        const ForwardItem& item = items[i];
+        if (item.tokens.empty()) continue;
+        if (auto r = cache.reserve(*item.seq, item.seq->nTokens + static_cast<int32_t>(item.tokens.size())); !r)
+            return std::unexpected(ForwardBatch::itemError(r.error(), i, items.size()));
+    }
+    if (auto r = forwardBatch(backend, cache, items); !r) return r;
+    for (const ForwardItem& item : items) item.seq->nTokens += static_cast<int32_t>(item.tokens.size());
+    return {};
+}
+
 Result<void> Model::forward(Backend& backend, KvCache& cache, KvSequence& seq, std::span<const int32_t> tokens,
                             std::span<float> logits) {
     const ForwardItem item{&seq, tokens, logits};
-    return forwardBatch(backend, cache, std::span<const ForwardItem>(&item, 1));
+    return forward(backend, cache, std::span<const ForwardItem>(&item, 1));
 }
 
 int64_t Model::totalRows(std::span<const ForwardItem> items) {
@@ -48,7 +62,7 @@ int64_t Model::totalRows(std::span<const ForwardItem> items) {
 }
 
 Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) {
-    if (auto r = ForwardBatch().prepare(*this, cache, items); !r) return r;  // checks and reservations
+    if (auto r = ForwardBatch().prepare(*this, cache, items); !r) return r;  // every check, before any pass
     const auto nVocab = static_cast<int64_t>(config_.nVocab);
     std::vector<ForwardItem> pass;
     int64_t room = kMaxRowsPerPass;
@@ -61,7 +75,8 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             const std::span<float> logits = b > w ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
                                                                         static_cast<size_t>((b - w) * nVocab))
                                                    : std::span<float>();
-            pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits});
+            pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
+                            item.offset + static_cast<int32_t>(a)});
             room -= b - a;
             a = b;
             if (room > 0) continue;

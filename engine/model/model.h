@@ -1,7 +1,9 @@
 // A loaded model: hyperparameters read from GGUF metadata, tensors bound to the mapping, and
 // the forward pass. Every architecture runs the one decoder (decoder.h); its file (arch_llama.cpp,
-// arch_qwen.cpp, ...) reads what differs, chosen by a registry keyed on general.architecture. forwardBatch() runs several sequences' tokens
-// through one pass (continuous batching); forward() is its one-sequence case.
+// arch_qwen.cpp, ...) reads what differs, chosen by a registry keyed on general.architecture.
+// forwardBatch() runs several sequences' tokens through one pass (continuous batching) on KV its
+// caller reserved, and advances nothing; forward() is the convenience that reserves and advances
+// for callers without a scheduler.
 // Thread-safety: forward() and forwardBatch() are called by the engine thread only.
 #pragma once
 
@@ -19,12 +21,15 @@ namespace hearth {
 
 class GgufFile;
 
-// One sequence's share of a batched forward pass: tokens at positions seq->nTokens,
-// seq->nTokens + 1, ...; logits [k, nVocab] receives the last k tokens' logits (k may be 0).
+// One sequence's share of a batched forward pass: tokens at positions seq->nTokens + offset,
+// seq->nTokens + offset + 1, ...; logits [k, nVocab] receives the last k tokens' logits (k may
+// be 0). offset is 0 but for the later pieces of an item that forwardBatch cuts over passes:
+// their earlier tokens are written, not yet counted in seq->nTokens.
 struct ForwardItem {
     KvSequence* seq = nullptr;
     std::span<const int32_t> tokens;
     std::span<float> logits;
+    int32_t offset = 0;
 };
 
 struct ModelConfig {
@@ -78,23 +83,31 @@ public:
         return {config_.nLayers, config_.nKvHeads * config_.headDim, blockSize};
     }
 
-    // Runs tokens (at positions seq.nTokens, seq.nTokens + 1, ...) through the model, writing
-    // their K/V into seq (already reserved by the caller) and advancing seq.nTokens.
+    // The one place outside the scheduler where a sequence's step state changes, for callers
+    // that own their sequences (beam search, a draft model, perplexity, tests): checks the items
+    // as forwardBatch does, reserves each item's new positions, runs forwardBatch, then advances
+    // each item's sequence past its tokens. Items have offset 0. Errors: forwardBatch's, and
+    // OutOfMemory (KV cache); on error nothing is computed or advanced (reservations of earlier
+    // items stay, as reserve() leaves them).
+    Result<void> forward(Backend& backend, KvCache& cache, std::span<const ForwardItem> items);
+    // forward() of one item: tokens at positions seq.nTokens, seq.nTokens + 1, ...
     // logits: [nVocab] for the last token, or empty when not wanted (e.g. a prefill chunk), or
     // [k, nVocab] for the last k tokens (k <= tokens.size(); a speculative verify), each row
-    // bitwise what decoding that token alone would give on the CPU. forwardBatch of one item.
+    // bitwise what decoding that token alone would give on the CPU.
     Result<void> forward(Backend& backend, KvCache& cache, KvSequence& seq, std::span<const int32_t> tokens,
                          std::span<float> logits);
 
-    // Every item's tokens in one pass: the rows of all items go together through the
-    // embeddings, norms, matmuls, RoPE and FFN; K/V writes and attention run on each item's
-    // rows with its own block table; only the rows whose logits are wanted reach the output
-    // head. Each item's logits are bitwise what forward() of that item alone gives (the CPU
-    // kernels are batch-invariant). Items with no tokens are skipped. All items are checked
-    // (checkItem, no two on one sequence) and all KV reserved before anything is computed; on
-    // error nothing is computed (reservations of earlier items stay, as reserve() leaves them)
-    // and, with several items, the message starts "item I: ". Errors: InvalidArgument,
-    // OutOfMemory (KV cache).
+    // Executes one step of a plan: every item's tokens in one pass. The rows of all items go
+    // together through the embeddings, norms, matmuls, RoPE and FFN; K/V writes and attention
+    // run on each item's rows with its own block table; only the rows whose logits are wanted
+    // reach the output head. Each item's logits are bitwise what forward() of that item alone
+    // gives (the CPU kernels are batch-invariant). Items with no tokens are skipped.
+    // Step state is the caller's: every item's new positions must be reserved already
+    // (KvCache::reserved: Scheduler::schedule does it, forward() does it for its callers), and no
+    // sequence is advanced (Scheduler::complete, forward() record the positions). All items are
+    // checked (checkItem, no two on one sequence, the reservation) before anything is computed;
+    // on error nothing is computed and, with several items, the message starts "item I: ".
+    // Errors: InvalidArgument.
     virtual Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) = 0;
     // What forwardBatch checks of one item without touching the cache: a sequence, token ids
     // in the vocabulary, logits of whole rows for at most every token.
@@ -107,9 +120,9 @@ public:
 
 protected:
     static int64_t totalRows(std::span<const ForwardItem> items);
-    // forwardBatch of items with more than kMaxRowsPerPass rows: all checked and reserved first,
-    // then cut into passes of at most that many rows, in order (an item may span passes; the
-    // logits rows it wants go with the pass that computes them).
+    // forwardBatch of items with more than kMaxRowsPerPass rows: all checked first, then cut into
+    // passes of at most that many rows, in order (an item may span passes, its later pieces at
+    // an offset; the logits rows it wants go with the pass that computes them).
     Result<void> forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items);
 
     ModelConfig config_;

@@ -1,5 +1,6 @@
-// Beam search over forked KV sequences: one forward of the prompt, then per step one
-// Model::forwardBatch carrying every live beam's next token. A beam's children fork its
+// Beam search over forked KV sequences: one forward of the prompt, then per step one batched
+// Model::forward (it reserves and advances the beams' sequences, which this search owns)
+// carrying every live beam's next token. A beam's children fork its
 // sequence (the last one takes it over), so blocks stay shared for as long as any beam
 // continues them.
 #include "engine/runner/beam_runner.h"
@@ -155,7 +156,7 @@ private:
         for (const TokenLogit& c : cands) beam.logits[static_cast<size_t>(c.id)] = c.logit;
     }
 
-    // One forwardBatch: `tokens` for a single beam (the prompt), else each beam's last token.
+    // One batched forward: `tokens` for a single beam (the prompt), else each beam's last token.
     Result<void> forwardAll(std::vector<Beam>& beams, std::span<const int32_t> tokens) {
         if (beams.empty()) return {};
         const size_t nVocab = static_cast<size_t>(model_.config().nVocab);
@@ -167,7 +168,7 @@ private:
             nForwardTokens_ += static_cast<int32_t>(t.size());
         }
         ++nForwardCalls_;
-        if (auto r = model_.forwardBatch(backend_, cache_, items); !r)
+        if (auto r = model_.forward(backend_, cache_, items); !r)
             return fail(r.error().code, strCat("beam search with ", params_.nBeams, " beams: ", r.error().message));
         return {};
     }

@@ -1,6 +1,6 @@
-// Runs a step's chunks through one Model::forwardBatch. Each chunk is checked and its KV
-// reserved first, so that one bad chunk (a token outside the vocabulary, no memory) fails
-// alone instead of failing the whole step's batch.
+// Runs a step's chunks through one Model::forwardBatch. Each chunk is checked first, so that
+// one bad chunk (a token outside the vocabulary, a missing reservation) fails alone instead of
+// failing the whole step's batch; the KV was reserved by the scheduler, never here.
 #include "engine/runner/runner.h"
 
 #include "engine/str_cat.h"
@@ -9,9 +9,6 @@ namespace hearth {
 
 std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
                                           std::span<const ForwardItem> accepted) {
-    if (kv.nTokens != chunk.start)
-        return Error{ErrorCode::InvalidArgument,
-                     strCat("sequence ", chunk.seq, " holds ", kv.nTokens, " positions; the plan starts at ", chunk.start)};
     if (chunk.sample && (chunk.logitRows < 1 || chunk.logitRows > std::ssize(chunk.tokens)))
         return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, ": ", chunk.logitRows,
                                                         " logit rows for ", chunk.tokens.size(), " tokens")};
@@ -20,9 +17,7 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
             return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, " is planned twice in one step")};
     if (chunk.sample)
         out.logits.resize(static_cast<size_t>(chunk.logitRows) * static_cast<size_t>(model_.config().nVocab));
-    const ForwardItem item{&kv, chunk.tokens, out.logits};
-    if (auto r = model_.checkItem(item); !r) return r.error();
-    if (auto r = cache_.reserve(kv, kv.nTokens + static_cast<int32_t>(chunk.tokens.size())); !r) return r.error();
+    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits}); !r) return r.error();
     return std::nullopt;
 }
 
@@ -35,6 +30,10 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
         const PlannedChunk& chunk = plan.chunks[c];
         ChunkOutput& out = outputs[c];
         out.seq = chunk.seq;
+        if (auto r = scheduler.checkPlanned(chunk); !r) {  // before the pass: the plan's reservation is there
+            out.error = r.error();
+            continue;
+        }
         KvSequence& kv = scheduler.kvSequence(chunk.seq);
         if (auto error = prepareChunk(chunk, kv, out, items)) {
             out.error = std::move(error);
@@ -45,12 +44,15 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
         itemChunk.push_back(c);
     }
     if (items.empty()) return outputs;
-    // Every item was checked and reserved above: an error here is the batch's, not one item's.
-    if (auto r = model_.forwardBatch(backend_, cache_, items); !r)
-        for (size_t c : itemChunk) {
-            outputs[c].error = r.error();
-            outputs[c].logits.clear();
-        }
+    // Every item was checked above: an error here is the batch's, not one item's.
+    const Result<void> pass = model_.forwardBatch(backend_, cache_, items);
+    for (size_t c : itemChunk) {
+        // After the pass: the model reserved nothing and advanced nothing.
+        const Result<void> r = pass ? scheduler.checkPlanned(plan.chunks[c]) : pass;
+        if (r) continue;
+        outputs[c].error = r.error();
+        outputs[c].logits.clear();
+    }
     return outputs;
 }
 

@@ -1,6 +1,7 @@
 // Runner: computes a StepPlan with the architecture's forward pass and returns the logits of
 // the rows to sample. All chunks of a step (prefill chunks and decode tokens of every running
-// sequence) go through one Model::forwardBatch; a chunk that cannot run fails alone.
+// sequence) go through one Model::forwardBatch; a chunk that cannot run fails alone. It
+// executes the plan: the scheduler reserved its KV and advances its sequences.
 // Thread-safety: engine thread only.
 #pragma once
 
@@ -24,16 +25,17 @@ public:
     // All three must outlive the runner; cache is the one the scheduler reserves in.
     Runner(Model& model, Backend& backend, KvCache& cache) : model_(model), backend_(backend), cache_(cache) {}
 
-    // One output per chunk of plan, in its order. Reads the block tables through scheduler
-    // (forwardBatch advances each sequence's nTokens; Scheduler::complete agrees with it).
-    // A chunk that does not start at its sequence's nTokens, asks for logitRows outside
-    // [1, tokens], has a token outside the vocabulary, repeats a sequence or cannot reserve
-    // its KV gets an error and is left out; the other chunks run together.
+    // One output per chunk of plan, in its order; reads the block tables through scheduler and
+    // changes no step state (Scheduler::complete records what ran). A chunk that fails
+    // Scheduler::checkPlanned (its reservation missing, a stale start), asks for logitRows
+    // outside [1, tokens], has a token outside the vocabulary or repeats a sequence gets an error
+    // and is left out; the other chunks run together. After the pass every chunk that ran is
+    // checked again: one whose sequence the model reserved for or advanced gets an error.
     std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler);
 
 private:
-    // Checks chunk against its sequence kv and the chunks already accepted, sizes out.logits
-    // and reserves kv's positions; the error when the chunk cannot run.
+    // Checks chunk (which passed Scheduler::checkPlanned) against its sequence kv and the chunks
+    // already accepted, and sizes out.logits; the error when the chunk cannot run.
     std::optional<Error> prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
                                       std::span<const ForwardItem> accepted);
 

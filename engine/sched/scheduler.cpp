@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "engine/str_cat.h"
+
 namespace hearth {
 
 Scheduler::Scheduler(KvCache& cache, SchedulerConfig config) : cache_(cache), config_(config) {
@@ -38,7 +40,27 @@ StepPlan Scheduler::schedule(const DraftSource& drafts) {
     admitWaiting(plan, budget);
     // Drafts last: they use the budget that prompts left, so speculation never delays a prompt.
     for (PlannedChunk& c : plan.chunks) budget -= addDrafts(c, budget, drafts);
+    for (const PlannedChunk& c : plan.chunks) {
+        Seq& s = seqs_.at(c.seq);
+        s.nPlannedBlocks = s.kv.blockTable.size();
+    }
     return plan;
+}
+
+Result<void> Scheduler::checkPlanned(const PlannedChunk& chunk) const {
+    const auto broken = [&](auto&&... what) { return hearth::fail(ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, what...)); };
+    const auto it = seqs_.find(chunk.seq);
+    if (it == seqs_.end()) return broken(" is not scheduled");
+    const KvSequence& kv = it->second.kv;
+    if (kv.nTokens != chunk.start)
+        return broken(" holds ", kv.nTokens, " positions; the plan starts at ", chunk.start,
+                      " (only Scheduler::complete advances a sequence)");
+    const auto end = static_cast<int32_t>(chunk.start + std::ssize(chunk.tokens));
+    const size_t nPlanned = it->second.nPlannedBlocks;
+    if (kv.blockTable.size() != nPlanned || !cache_.reserved(kv, end))
+        return broken(" has ", kv.blockTable.size(), " KV blocks; the plan reserved ", nPlanned, " for positions [",
+                      chunk.start, ", ", end, ") (only Scheduler::schedule reserves)");
+    return {};
 }
 
 // Drafts after a sampling chunk, within room, with KV reserved only from free blocks: a guess
@@ -188,8 +210,8 @@ void Scheduler::complete(const StepPlan& plan, const StepResult& result) {
         // The accepted drafts: a prefix of the chunk's; positions of the others are dropped.
         const auto nAccepted = sampled == result.sampled.end() ? 0
             : static_cast<int32_t>(std::min<std::ptrdiff_t>(std::ssize(sampled->accepted), c.nDrafts()));
-        // Assigned, not added: forward() has usually advanced it already.
-        s.kv.nTokens = c.start + static_cast<int32_t>(c.tokens.size());
+        if (s.kv.nTokens != c.start) continue;  // not run as planned (checkPlanned): nothing to record
+        s.kv.nTokens += static_cast<int32_t>(c.tokens.size());
         if (c.nDrafts() > 0) cache_.rollback(s.kv, s.kv.nTokens - c.nDrafts() + nAccepted);
         if (sampled != result.sampled.end()) {
             s.tokens.insert(s.tokens.end(), sampled->accepted.begin(), sampled->accepted.begin() + nAccepted);
@@ -219,9 +241,15 @@ void Scheduler::remove(SeqId id) {
     seqs_.erase(id);
 }
 
-void Scheduler::park(std::vector<int32_t> tokens, KvSequence kv) {
+Result<bool> Scheduler::parkRestored(std::span<const int32_t> tokens, const std::function<Result<KvSequence>()>& restore) {
+    const std::span<const int32_t> parked = parkedTokens();
+    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >= std::ssize(tokens))
+        return false;
+    Result<KvSequence> kv = restore();
+    if (!kv) return std::unexpected(std::move(kv.error()));
     releaseParked();
-    parked_ = Parked{std::move(tokens), std::move(kv)};
+    parked_ = Parked{std::vector<int32_t>(tokens.begin(), tokens.end()), std::move(*kv)};
+    return true;
 }
 
 void Scheduler::releaseParked() {

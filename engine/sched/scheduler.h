@@ -2,6 +2,9 @@
 // token budget plus one decode token per running sequence, and the drafted tokens of
 // speculative decoding after sampling ones — and reserves their KV blocks.
 // It never touches tensors: the runner computes a StepPlan and hands back a StepResult.
+// It is the one owner of its sequences' step state: only schedule() reserves (drafts'
+// positions included) and only complete() advances; the runner and the model execute the
+// plan and check it (checkPlanned), and a restored KV tail is parked only by parkRestored().
 // Thread-safety: engine thread only.
 #pragma once
 
@@ -13,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/kv/kv_cache.h"
 
 namespace hearth {
@@ -81,19 +85,31 @@ public:
     // get what the prompts left of the token budget (oldest sequence first) and KV only from
     // free blocks, never by preempting.
     StepPlan schedule(const DraftSource& drafts = {});
-    // Records what ran: each chunk's positions now hold K/V (full blocks are published for
-    // prefix sharing), drafted positions past the accepted ones are rolled back (blocks freed),
-    // and accepted and sampled tokens are appended. Unknown (finished) sequences are skipped.
+    // The step-state rule, for one chunk of the last plan: its sequence holds chunk.start
+    // computed positions and exactly the blocks schedule() left it, which cover the chunk's
+    // positions (KvCache::reserved). A runner checks it before its pass (a chunk whose
+    // reservation is missing fails alone, unreserved) and after it (a runner or model that
+    // reserved or advanced on its own fails the chunk). Errors: InvalidArgument, saying which.
+    Result<void> checkPlanned(const PlannedChunk& chunk) const;
+    // Records what ran, the only place a sequence advances: each chunk's positions now hold
+    // K/V (full blocks are published for prefix sharing), drafted positions past the accepted
+    // ones are rolled back (blocks freed), and accepted and sampled tokens are appended.
+    // Unknown (finished) sequences are skipped, and so is a chunk whose sequence does not hold
+    // chunk.start positions (checkPlanned failed; the caller finishes the sequence).
     void complete(const StepPlan& plan, const StepResult& result);
     // Removes a sequence now. keepForReuse: its KV stays as the "parked" sequence that the
     // next admitted sequence continues when it shares a longer prefix with it than the cached
     // blocks do (a chat that goes on without re-reading); otherwise its blocks are released.
     void finish(SeqId seq, bool keepForReuse);
-    // The parked sequence (nullptr when none), and parking one built elsewhere (KV restored
-    // from disk, engine/snapshot), which replaces and releases the current one.
+    // The parked sequence (nullptr when none).
     const KvSequence* parkedKv() const { return parked_ ? &parked_->kv : nullptr; }
     std::span<const int32_t> parkedTokens() const { return parked_ ? std::span<const int32_t>(parked_->tokens) : std::span<const int32_t>(); }
-    void park(std::vector<int32_t> tokens, KvSequence kv);
+    // KV restored from disk (engine/snapshot) for positions [0, tokens.size()), offered as the
+    // parked sequence. When the parked sequence already holds all of tokens (the chat never left
+    // the engine) it stays, restore is not called, and the result is false. Otherwise restore()
+    // builds the sequence (in this scheduler's cache), which replaces and releases the parked
+    // one: true; restore's error leaves the parked sequence as it was.
+    Result<bool> parkRestored(std::span<const int32_t> tokens, const std::function<Result<KvSequence>()>& restore);
 
     bool contains(SeqId seq) const { return seqs_.contains(seq); }
     bool idle() const { return running_.empty() && waiting_.empty(); }
@@ -114,6 +130,7 @@ private:
         bool admittedOnce = false;
         int32_t prefixHit = 0;
         int32_t nPreemptions = 0;
+        size_t nPlannedBlocks = 0;  // kv.blockTable's size when the last plan was made
     };
     struct Parked {
         std::vector<int32_t> tokens;  // ids of kv's positions

@@ -129,8 +129,8 @@ void TestForwardBatch::batchEqualsEachAlone() {
         chunks.push_back({&seqs[i], cases[i].chunk, chunkLogits[i]});
         nexts.push_back({&seqs[i], std::span(&cases[i].next, 1), nextLogits[i]});
     }
-    QVERIFY(model->forwardBatch(*backend, cache, chunks));
-    QVERIFY(model->forwardBatch(*backend, cache, nexts));
+    QVERIFY(model->forward(*backend, cache, chunks));
+    QVERIFY(model->forward(*backend, cache, nexts));
     for (size_t i = 0; i < cases.size(); ++i) {
         QCOMPARE(seqs[i].nTokens, static_cast<int32_t>(cases[i].history.size() + cases[i].chunk.size() + 1));
         QVERIFY2(sameBits(chunkLogits[i], aloneChunk[i]), qPrintable(QString("sequence %1's chunk logits differ").arg(i)));
@@ -274,7 +274,7 @@ void TestForwardBatch::longBatchRunsInPasses() {
     std::vector<KvSequence> seqs(2);
     std::vector<float> aLogits(static_cast<size_t>(aRows * nVocab)), bLogits(static_cast<size_t>(bRows * nVocab));
     const std::vector<ForwardItem> items{{&seqs[0], a, aLogits}, {&seqs[1], b, bLogits}};
-    QVERIFY(model->forwardBatch(*backend, cache, items));
+    QVERIFY(model->forward(*backend, cache, items));
     QCOMPARE(seqs[0].nTokens, static_cast<int32_t>(a.size()));
     QCOMPARE(seqs[1].nTokens, static_cast<int32_t>(b.size()));
     const auto tail = [&](const std::vector<float>& all, int rows) {

@@ -113,6 +113,40 @@ private slots:
         QCOMPARE(s.prefixHitTokens(c), 10);
     }
 
+    // KV restored from disk becomes the parked sequence unless the parked one already holds its
+    // tokens (then restore is not even called); a failed restore leaves the parked one.
+    void parkRestoredKeepsAParkedSequenceThatHoldsTheTokens() {
+        KvCache cache({1, 4, 4}, 64);
+        Scheduler s(cache, {.tokenBudget = 64, .maxRunning = 4});
+        const SeqId a = s.add(range(1, 10));
+        runAll(s, s.schedule(), 40);
+        s.finish(a, true);  // parked: positions 0..9 = range(1, 10)
+        int nRestores = 0;
+        const auto restore = [&](int32_t nTokens) {
+            return [&, nTokens]() -> Result<KvSequence> {
+                ++nRestores;
+                KvSequence kv;
+                if (auto r = cache.reserve(kv, nTokens); !r) return std::unexpected(r.error());
+                kv.nTokens = nTokens;
+                return kv;
+            };
+        };
+        const Result<bool> held = s.parkRestored(range(1, 6), restore(6));
+        QVERIFY(held && !*held);  // the parked sequence holds these tokens already
+        QCOMPARE(nRestores, 0);
+        const auto broken = [] { return Result<KvSequence>(std::unexpected(Error{ErrorCode::InvalidFormat, "checksum"})); };
+        const Result<bool> failed = s.parkRestored(range(1, 12), broken);  // more than the parked holds
+        QVERIFY(!failed && failed.error().message == "checksum");
+        QCOMPARE(s.parkedTokens().size(), size_t{10});
+        const Tokens other = range(5, 7);
+        const Result<bool> parked = s.parkRestored(other, restore(7));
+        QVERIFY(parked && *parked);
+        QCOMPARE(nRestores, 1);
+        QCOMPARE(Tokens(s.parkedTokens().begin(), s.parkedTokens().end()), other);
+        QCOMPARE(s.parkedKv()->nTokens, 7);
+        QCOMPARE(cache.pool().nUsed(), 2);  // the restored sequence's blocks; the old parked one's released
+    }
+
     void draftsRideOnSamplingChunksAndRollBack() {
         KvCache cache({1, 4, 4}, 64);
         Scheduler s(cache, {.tokenBudget = 12, .maxRunning = 4});
