@@ -17,55 +17,66 @@
 
 namespace hearth {
 namespace avx2 {
+namespace {
+
+// The kernels that kernels.h's entry points hand one weight type to: those of its family's
+// source files (gemm_float.cpp, gemm_q32.cpp, gemm_kquants.cpp and their dot_ twins).
+struct TypeKernels {
+    float (*vecDot)(DType w, const void* weightRow, const void* actRow, int64_t n);
+    void (*matmulRows)(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+    size_t (*gemmPanelBytes)(DType w, int64_t nCols);  // 0: no panel kernel
+    size_t (*gemmActInfoBytes)(DType w, int64_t nCols);
+    void (*gemmActInfo)(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
+    void (*gemmPanel)(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+};
+
+constexpr TypeKernels kFloatKernels{
+    &vecDotFloat, &matmulRowsFloat, [](DType, int64_t nCols) { return gemmPanelBytesFloat(nCols); },
+    [](DType, int64_t nCols) { return gemmActInfoBytesFloat(nCols); }, &gemmActInfoFloat, &gemmPanelFloat};
+constexpr TypeKernels kQ32Kernels{
+    &vecDotQ32, &matmulRowsQ32, [](DType, int64_t nCols) { return gemmPanelBytesQ32(nCols); },
+    [](DType, int64_t nCols) { return gemmActInfoBytesQ32(nCols); }, &gemmActInfoQ32, &gemmPanelQ32};
+constexpr TypeKernels kKQuantKernels{
+    &vecDotK, &matmulRowsK, [](DType, int64_t nCols) { return gemmPanelBytesK(nCols); },
+    &gemmActInfoBytesK, &gemmActInfoK, &gemmPanelK};
+// Types that are no weight format (Q8_1, Q8_K: activations only): a zero product, no rows
+// written, no panels — what the family kernels answer for a type they do not know.
+constexpr TypeKernels kNoKernels{
+    [](DType, const void*, const void*, int64_t) { return 0.0f; }, [](const MatmulArgs&, int64_t, int64_t) {},
+    [](DType, int64_t) { return size_t{0}; }, [](DType, int64_t) { return size_t{0}; },
+    [](const MatmulArgs&, int64_t, int64_t, void*) {}, [](const MatmulArgs&, const void*, int64_t, void*) {}};
+
+// Weight type -> its kernels, indexed by the DType value (GGUF's type numbers, BF16 = 30 the largest).
+constexpr size_t kNTypeValues = static_cast<size_t>(DType::BF16) + 1;
+constexpr std::array<const TypeKernels*, kNTypeValues> kKernelsByType = [] {
+    std::array<const TypeKernels*, kNTypeValues> table{};
+    table.fill(&kNoKernels);
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) table[static_cast<size_t>(t)] = &kFloatKernels;
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) table[static_cast<size_t>(t)] = &kQ32Kernels;
+    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) table[static_cast<size_t>(t)] = &kKQuantKernels;
+    return table;
+}();
+
+const TypeKernels& kernelsOf(DType t) {
+    const auto i = static_cast<size_t>(t);
+    return i < kNTypeValues ? *kKernelsByType[i] : kNoKernels;
+}
+
+}  // namespace
 
 float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n) {
-    switch (w) {
-    case DType::F32: case DType::F16: case DType::BF16: return vecDotFloat(w, weightRow, actRow, n);
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return vecDotK(w, weightRow, actRow, n);
-    default: return vecDotQ32(w, weightRow, actRow, n);
-    }
+    return kernelsOf(w).vecDot(w, weightRow, actRow, n);
 }
-
 void matmulRows(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd) {
-    switch (args.wType) {
-    case DType::F32: case DType::F16: case DType::BF16: return matmulRowsFloat(args, rowBegin, rowEnd);
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return matmulRowsK(args, rowBegin, rowEnd);
-    default: return matmulRowsQ32(args, rowBegin, rowEnd);
-    }
+    kernelsOf(args.wType).matmulRows(args, rowBegin, rowEnd);
 }
-
-size_t gemmPanelBytes(DType w, int64_t nCols) {
-    switch (w) {
-    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: return gemmPanelBytesQ32(nCols);
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelBytesK(nCols);
-    case DType::F32: case DType::F16: case DType::BF16: return gemmPanelBytesFloat(nCols);
-    default: return 0;
-    }
-}
-
-size_t gemmActInfoBytes(DType w, int64_t nCols) {
-    switch (w) {
-    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: return gemmActInfoBytesQ32(nCols);
-    case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoBytesFloat(nCols);
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmActInfoBytesK(w, nCols);
-    default: return 0;
-    }
-}
-
+size_t gemmPanelBytes(DType w, int64_t nCols) { return kernelsOf(w).gemmPanelBytes(w, nCols); }
+size_t gemmActInfoBytes(DType w, int64_t nCols) { return kernelsOf(w).gemmActInfoBytes(w, nCols); }
 void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info) {
-    switch (args.wType) {
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmActInfoK(args, tokenBegin, tokenEnd, info);
-    case DType::F32: case DType::F16: case DType::BF16: return gemmActInfoFloat(args, tokenBegin, tokenEnd, info);
-    default: return gemmActInfoQ32(args, tokenBegin, tokenEnd, info);
-    }
+    kernelsOf(args.wType).gemmActInfo(args, tokenBegin, tokenEnd, info);
 }
-
 void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch) {
-    switch (args.wType) {
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return gemmPanelK(args, actInfo, row0, scratch);
-    case DType::F32: case DType::F16: case DType::BF16: return gemmPanelFloat(args, actInfo, row0, scratch);
-    default: return gemmPanelQ32(args, actInfo, row0, scratch);
-    }
+    kernelsOf(args.wType).gemmPanel(args, actInfo, row0, scratch);
 }
 
 }  // namespace avx2
