@@ -129,8 +129,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     return e;
 }
 
-std::vector<TokenId> Engine::chatPrompt(const std::vector<ChatMessage>& messages) const {
-    const std::vector<TextSegment> segments = chatFormat_.render(messages, true);
+std::vector<TokenId> Engine::chatPrompt(const std::vector<ChatMessage>& messages, const RenderOptions& options) const {
+    const std::vector<TextSegment> segments = chatFormat_.render(messages, options);
     std::vector<TokenId> ids = tokenizer_->encode(segments, false);
     const bool startsWithBos = !ids.empty() && ids.front() == tokenizer_->bos();
     if (tokenizer_->addBosByDefault() && tokenizer_->bos() >= 0 && !startsWithBos)

@@ -160,9 +160,10 @@ public:
     KvImportResult importKv(const KvRootInfo& saved, std::span<const KvBlockRecord> records,
                             std::span<const TokenId> tokens);
 
-    // Tokens of a chat prompt: the format's rendering, BOS first when the vocabulary adds it
-    // and the rendering does not already start with it.
-    std::vector<TokenId> chatPrompt(const std::vector<ChatMessage>& messages) const;
+    // Tokens of a chat prompt: the format's rendering with options (by default the assistant's
+    // turn opened, and reasoning on where the format can turn it off), BOS first when the
+    // vocabulary adds it and the rendering does not already start with it.
+    std::vector<TokenId> chatPrompt(const std::vector<ChatMessage>& messages, const RenderOptions& options = {}) const;
     // Tokens of raw text: BOS as the vocabulary asks, special-token text kept as plain text.
     std::vector<TokenId> rawPrompt(std::string_view text) const;
 

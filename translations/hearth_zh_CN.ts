@@ -4,12 +4,12 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../app/gui_main.cpp" line="35"/>
+        <location filename="../app/gui_main.cpp" line="36"/>
         <source>Hearth</source>
         <translation>Hearth</translation>
     </message>
     <message>
-        <location filename="../app/gui_main.cpp" line="36"/>
+        <location filename="../app/gui_main.cpp" line="37"/>
         <source>The conversation database cannot be opened:
 %1
 
@@ -20,17 +20,17 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 将其移到一旁并使用新的空数据库吗？（旧文件会被保留并重命名。）</translation>
     </message>
     <message>
-        <location filename="../app/gui_main.cpp" line="55"/>
+        <location filename="../app/gui_main.cpp" line="56"/>
         <source>Local LLM chat with its own inference engine.</source>
         <translation>使用自有推理引擎的本地大模型聊天。</translation>
     </message>
     <message>
-        <location filename="../app/gui_main.cpp" line="58"/>
+        <location filename="../app/gui_main.cpp" line="59"/>
         <source>GGUF model to load.</source>
         <translation>要加载的 GGUF 模型。</translation>
     </message>
     <message>
-        <location filename="../app/gui_main.cpp" line="59"/>
+        <location filename="../app/gui_main.cpp" line="60"/>
         <source>Conversation database.</source>
         <translation>对话数据库。</translation>
     </message>
@@ -38,22 +38,22 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::ChatController</name>
     <message>
-        <location filename="../app/chat/chat_controller.cpp" line="211"/>
+        <location filename="../app/chat/chat_controller.cpp" line="236"/>
         <source>The reply stopped because the context window is full. Start a new conversation, or raise the context length in Settings → Engine.</source>
         <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
     </message>
     <message>
-        <location filename="../app/chat/chat_controller.cpp" line="56"/>
+        <location filename="../app/chat/chat_controller.cpp" line="55"/>
         <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
         <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
     </message>
     <message>
-        <location filename="../app/chat/chat_controller.cpp" line="50"/>
+        <location filename="../app/chat/chat_controller.cpp" line="49"/>
         <source>The conversation database %1 was moved or deleted while Hearth was running, so nothing more can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.</source>
         <translation>对话数据库 %1 在 Hearth 运行期间被移动或删除，因此无法再向其中保存任何内容（%2）。请将目前写入的全部内容另存为副本，Hearth 将继续使用该副本。</translation>
     </message>
     <message>
-        <location filename="../app/chat/chat_controller.cpp" line="77"/>
+        <location filename="../app/chat/chat_controller.cpp" line="76"/>
         <source>Could not save a copy to %1: %2</source>
         <translation>无法将副本保存到 %1：%2</translation>
     </message>
@@ -61,37 +61,42 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::ChatStatus</name>
     <message>
-        <location filename="../ui/chat_status.cpp" line="35"/>
+        <location filename="../ui/chat_status.cpp" line="39"/>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="47"/>
+        <location filename="../ui/chat_status.cpp" line="41"/>
+        <source>%1 · %2 (%3)</source>
+        <translation>%1 · %2（%3）</translation>
+    </message>
+    <message>
+        <location filename="../ui/chat_status.cpp" line="54"/>
         <source>%1 tok/s · first token %2 ms</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="55"/>
+        <location filename="../ui/chat_status.cpp" line="65"/>
         <source>KV reused: %1 of %2 prompt tokens</source>
         <translation>KV 复用：%2 个提示词元中的 %1 个</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="59"/>
+        <location filename="../ui/chat_status.cpp" line="69"/>
         <source>KV: computed in full</source>
         <translation>KV：全部重新计算</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="59"/>
+        <location filename="../ui/chat_status.cpp" line="69"/>
         <source>KV: computed in full (%1)</source>
         <translation>KV：全部重新计算（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="64"/>
+        <location filename="../ui/chat_status.cpp" line="74"/>
         <source>KV restored: %1 tokens (saved ~%2 s)</source>
         <translation>KV 已恢复：%1 个词元（节省约 %2 秒）</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="65"/>
+        <location filename="../ui/chat_status.cpp" line="75"/>
         <source>KV restored: %1 tokens</source>
         <translation>KV 已恢复：%1 个词元</translation>
     </message>
@@ -100,12 +105,12 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <translation type="vanished">KV 已恢复：%2 个词元中的 %1 个</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="69"/>
+        <location filename="../ui/chat_status.cpp" line="79"/>
         <source>context %1 / %2</source>
         <translation>上下文 %1 / %2</translation>
     </message>
     <message>
-        <location filename="../ui/chat_status.cpp" line="53"/>
+        <location filename="../ui/chat_status.cpp" line="56"/>
         <source>spec: accepted %1 of %2 drafted</source>
         <translation>推测解码：草拟 %2 个，接受 %1 个</translation>
     </message>
@@ -215,17 +220,17 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::EngineWorker</name>
     <message>
-        <location filename="../app/engine_host/engine_host.cpp" line="66"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="75"/>
         <source>The model was changed before this reply finished.</source>
         <translation>回复完成前模型已被更换。</translation>
     </message>
     <message>
-        <location filename="../app/engine_host/engine_host.cpp" line="81"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="91"/>
         <source>No model is loaded. Choose one with Model → Open.</source>
         <translation>尚未加载模型。请通过“模型 → 打开”选择一个。</translation>
     </message>
     <message>
-        <location filename="../app/engine_host/engine_host.cpp" line="136"/>
+        <location filename="../app/engine_host/engine_host.cpp" line="139"/>
         <source>The engine failed.</source>
         <translation>引擎出错。</translation>
     </message>
@@ -233,80 +238,80 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="42"/>
+        <location filename="../ui/main_window.cpp" line="43"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="106"/>
+        <location filename="../ui/main_window.cpp" line="107"/>
         <source>Code copied</source>
         <translation>代码已复制</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="107"/>
+        <location filename="../ui/main_window.cpp" line="108"/>
         <source>Message copied</source>
         <translation>消息已复制</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/main_window.cpp" line="118"/>
+        <location filename="../ui/main_window.cpp" line="132"/>
         <source>This conversation is longer than the model&apos;s context window: the %n oldest message(s) are left out of what the model sees (they stay saved here).</source>
         <translation>
             <numerusform>此对话超出了模型的上下文窗口：最早的 %n 条消息未提供给模型（它们仍保存在这里）。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="127"/>
+        <location filename="../ui/main_window.cpp" line="141"/>
         <source>Hearth</source>
         <translation>Hearth</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="127"/>
+        <location filename="../ui/main_window.cpp" line="141"/>
         <source>%1 — Hearth</source>
         <translation>%1 — Hearth</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="30"/>
-        <location filename="../ui/main_window_engine.cpp" line="38"/>
+        <location filename="../ui/main_window_engine.cpp" line="32"/>
+        <location filename="../ui/main_window_engine.cpp" line="40"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="30"/>
+        <location filename="../ui/main_window_engine.cpp" line="32"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="32"/>
+        <location filename="../ui/main_window_engine.cpp" line="34"/>
         <source>Loading model — Hearth</source>
         <translation>正在加载模型 — Hearth</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="57"/>
+        <location filename="../ui/main_window_engine.cpp" line="53"/>
         <source>%1 ▾</source>
         <translation>%1 ▾</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="58"/>
+        <location filename="../ui/main_window_engine.cpp" line="54"/>
         <source>%1 · %2 · %3 · context %4 · %5 chat format</source>
         <translation>%1 · %2 · %3 · 上下文 %4 · %5 对话格式</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="72"/>
+        <location filename="../ui/main_window_engine.cpp" line="68"/>
         <source>Loading cancelled; %1 is still loaded.</source>
         <translation>已取消加载；%1 仍在使用中。</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="73"/>
+        <location filename="../ui/main_window_engine.cpp" line="69"/>
         <source>Loading cancelled. Choose a model with Model… (Ctrl+O).</source>
         <translation>已取消加载。请通过“模型…”（Ctrl+O）选择模型。</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="76"/>
+        <location filename="../ui/main_window_engine.cpp" line="72"/>
         <source>Cannot load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_engine.cpp" line="77"/>
+        <location filename="../ui/main_window_engine.cpp" line="73"/>
         <source>Cannot load %1: %2
 
 Choose another model with **Model…** (Ctrl+O); the default model is fetched by `packaging/scripts/fetch-models.sh`.</source>
@@ -315,17 +320,17 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 请通过 **模型…**（Ctrl+O）选择其他模型；默认模型由 `packaging/scripts/fetch-models.sh` 下载。</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="122"/>
+        <location filename="../ui/main_window.cpp" line="123"/>
         <source>Save a copy of the conversations</source>
         <translation>保存对话的副本</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="123"/>
+        <location filename="../ui/main_window.cpp" line="124"/>
         <source>Hearth conversations (*.sqlite);;All files (*)</source>
         <translation>Hearth 对话 (*.sqlite);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="125"/>
+        <location filename="../ui/main_window.cpp" line="126"/>
         <source>Conversations saved to %1; Hearth goes on with this copy.</source>
         <translation>对话已保存到 %1；Hearth 将继续使用此副本。</translation>
     </message>
@@ -333,27 +338,37 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::MessageDelegate</name>
     <message>
-        <location filename="../ui/message_delegate.cpp" line="175"/>
+        <location filename="../ui/message_delegate.cpp" line="36"/>
+        <source>Thinking…</source>
+        <translation>思考中…</translation>
+    </message>
+    <message>
+        <location filename="../ui/message_delegate.cpp" line="36"/>
+        <source>Reasoning</source>
+        <translation>推理过程</translation>
+    </message>
+    <message>
+        <location filename="../ui/message_delegate.cpp" line="253"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../ui/message_delegate.cpp" line="181"/>
+        <location filename="../ui/message_delegate.cpp" line="265"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../ui/message_delegate.cpp" line="182"/>
+        <location filename="../ui/message_delegate.cpp" line="267"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
     <message>
-        <location filename="../ui/message_delegate.cpp" line="183"/>
+        <location filename="../ui/message_delegate.cpp" line="268"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../ui/message_delegate.cpp" line="216"/>
+        <location filename="../ui/message_delegate.cpp" line="263"/>
         <source>Save a copy…</source>
         <translation>保存副本…</translation>
     </message>
@@ -409,327 +424,348 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::SettingsDialog</name>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="65"/>
+        <location filename="../ui/settings_dialog.cpp" line="69"/>
         <source>Settings — Hearth</source>
         <translation>设置 — Hearth</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="66"/>
+        <location filename="../ui/settings_dialog.cpp" line="70"/>
         <source>Sampling</source>
         <translation>采样</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="67"/>
+        <location filename="../ui/settings_dialog.cpp" line="71"/>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="68"/>
+        <location filename="../ui/settings_dialog.cpp" line="72"/>
         <source>Engine and app</source>
         <translation>引擎与应用</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="70"/>
+        <location filename="../ui/settings_dialog.cpp" line="74"/>
         <source>Reset to defaults</source>
         <translation>恢复默认</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="71"/>
+        <location filename="../ui/settings_dialog.cpp" line="75"/>
         <source>Save as my defaults</source>
         <translation>保存为我的默认值</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="98"/>
+        <location filename="../ui/settings_dialog.cpp" line="102"/>
         <source>Save as preset…</source>
         <translation>另存为预设…</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="102"/>
+        <location filename="../ui/settings_dialog.cpp" line="106"/>
         <source>Preset</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="115"/>
+        <location filename="../ui/settings_dialog.cpp" line="119"/>
         <source>default %1</source>
         <translation>默认 %1</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="126"/>
+        <location filename="../ui/settings_dialog.cpp" line="130"/>
         <source>One stop string per line</source>
         <translation>每行一个停止字符串</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="128"/>
+        <location filename="../ui/settings_dialog.cpp" line="132"/>
         <source>Stop strings</source>
         <translation>停止字符串</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="129"/>
+        <location filename="../ui/settings_dialog.cpp" line="133"/>
+        <source>Reason before answering</source>
+        <translation>先推理再回答</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="135"/>
+        <source>Thinking</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="138"/>
         <source>Sampling changes apply to the next reply of this conversation.</source>
         <translation>采样设置将用于本对话的下一条回复。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="140"/>
+        <location filename="../ui/settings_dialog.cpp" line="149"/>
         <source>Empty: the model&apos;s own default system prompt, if it has one.</source>
         <translation>留空：使用模型自带的默认系统提示词（如有）。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="141"/>
+        <location filename="../ui/settings_dialog.cpp" line="150"/>
         <source>The system prompt always stays in what the model sees, even when old turns are left out.</source>
         <translation>即使较早的轮次被省略，系统提示词也始终保留在模型的输入中。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="154"/>
+        <location filename="../ui/settings_dialog.cpp" line="163"/>
         <source>automatic</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="157"/>
+        <location filename="../ui/settings_dialog.cpp" line="166"/>
         <source>the model&apos;s own</source>
         <translation>模型自身的值</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="159"/>
+        <location filename="../ui/settings_dialog.cpp" line="169"/>
         <source> MB</source>
         <translation> MB</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="162"/>
+        <location filename="../ui/settings_dialog.cpp" line="172"/>
         <source>Q8_0 (half the memory)</source>
         <translation>Q8_0（约一半内存）</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="164"/>
+        <location filename="../ui/settings_dialog.cpp" line="174"/>
         <source>Best available</source>
         <translation>最佳可用</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="167"/>
+        <location filename="../ui/settings_dialog.cpp" line="177"/>
         <source>%1 — unavailable</source>
         <translation>%1 — 不可用</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="170"/>
+        <location filename="../ui/settings_dialog.cpp" line="180"/>
         <source>%1 is unavailable: %2</source>
         <translation>%1 不可用：%2</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="176"/>
+        <location filename="../ui/settings_dialog.cpp" line="186"/>
         <source>System language</source>
         <translation>系统语言</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="177"/>
+        <location filename="../ui/settings_dialog.cpp" line="187"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="177"/>
+        <location filename="../ui/settings_dialog.cpp" line="187"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="177"/>
+        <location filename="../ui/settings_dialog.cpp" line="187"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="180"/>
+        <location filename="../ui/settings_dialog.cpp" line="190"/>
         <source>Threads</source>
         <translation>线程数</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="181"/>
+        <location filename="../ui/settings_dialog.cpp" line="191"/>
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="182"/>
+        <location filename="../ui/settings_dialog.cpp" line="192"/>
         <source>KV cache type</source>
         <translation>KV 缓存类型</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="183"/>
+        <location filename="../ui/settings_dialog.cpp" line="193"/>
         <source>Backend</source>
         <translation>计算后端</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="185"/>
+        <location filename="../ui/settings_dialog.cpp" line="195"/>
         <source>KV disk budget</source>
         <translation>KV 磁盘配额</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="186"/>
+        <location filename="../ui/settings_dialog.cpp" line="197"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="187"/>
+        <location filename="../ui/settings_dialog.cpp" line="198"/>
         <source>Appearance</source>
         <translation>外观</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="200"/>
+        <location filename="../ui/settings_dialog.cpp" line="254"/>
         <source>Threads, context length, KV type and backend apply when the model reloads (on OK).</source>
         <translation>线程数、上下文长度、KV 类型和后端将在模型重新加载时生效（点击“确定”后）。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="201"/>
+        <location filename="../ui/settings_dialog.cpp" line="255"/>
         <source>The language changes when Hearth restarts.</source>
         <translation>语言将在 Hearth 重启后更改。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="207"/>
+        <location filename="../ui/settings_dialog.cpp" line="265"/>
+        <source>This model always reasons before it answers: its chat template has no switch.</source>
+        <translation>此模型总是先推理再回答：它的对话模板没有开关。</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="266"/>
+        <source>Off: the model answers at once, without reasoning first (faster, often less careful).</source>
+        <translation>关闭：模型直接回答，不先推理（更快，但往往不够周密）。</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings_dialog.cpp" line="271"/>
         <source>Choose a preset…</source>
         <translation>选择预设…</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="221"/>
+        <location filename="../ui/settings_dialog.cpp" line="285"/>
         <source>Save preset</source>
         <translation>保存预设</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="221"/>
+        <location filename="../ui/settings_dialog.cpp" line="285"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="27"/>
+        <location filename="../ui/settings_dialog.cpp" line="31"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="28"/>
+        <location filename="../ui/settings_dialog.cpp" line="32"/>
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="29"/>
+        <location filename="../ui/settings_dialog.cpp" line="33"/>
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="30"/>
+        <location filename="../ui/settings_dialog.cpp" line="34"/>
         <source>Min-p</source>
         <translation>Min-p</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="31"/>
+        <location filename="../ui/settings_dialog.cpp" line="35"/>
         <source>Typical-p</source>
         <translation>Typical-p</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="32"/>
+        <location filename="../ui/settings_dialog.cpp" line="36"/>
         <source>Repetition penalty</source>
         <translation>重复惩罚</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="33"/>
+        <location filename="../ui/settings_dialog.cpp" line="37"/>
         <source>Presence penalty</source>
         <translation>存在惩罚</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="34"/>
+        <location filename="../ui/settings_dialog.cpp" line="38"/>
         <source>Frequency penalty</source>
         <translation>频率惩罚</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="35"/>
+        <location filename="../ui/settings_dialog.cpp" line="39"/>
         <source>Penalty window (tokens)</source>
         <translation>惩罚窗口（词元）</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="36"/>
+        <location filename="../ui/settings_dialog.cpp" line="40"/>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="37"/>
+        <location filename="../ui/settings_dialog.cpp" line="41"/>
         <source>Max new tokens</source>
         <translation>最大生成词元数</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="44"/>
+        <location filename="../ui/settings_dialog.cpp" line="48"/>
         <source>random</source>
         <translation>随机</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="45"/>
+        <location filename="../ui/settings_dialog.cpp" line="49"/>
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="46"/>
+        <location filename="../ui/settings_dialog.cpp" line="50"/>
         <source>off</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="52"/>
+        <location filename="../ui/settings_dialog.cpp" line="56"/>
         <source>Precise</source>
         <translation>精确</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="53"/>
+        <location filename="../ui/settings_dialog.cpp" line="57"/>
         <source>Balanced</source>
         <translation>均衡</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="54"/>
+        <location filename="../ui/settings_dialog.cpp" line="58"/>
         <source>Creative</source>
         <translation>创意</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="205"/>
+        <location filename="../ui/settings_dialog.cpp" line="211"/>
         <source>Speculative decoding</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="212"/>
+        <location filename="../ui/settings_dialog.cpp" line="218"/>
         <source>N-gram lookup (no extra model)</source>
         <translation>N-gram 查找（无需额外模型）</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="223"/>
+        <location filename="../ui/settings_dialog.cpp" line="219"/>
+        <location filename="../ui/settings_dialog.cpp" line="229"/>
         <source>Draft model</source>
         <translation>草稿模型</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="214"/>
+        <location filename="../ui/settings_dialog.cpp" line="220"/>
         <source>A small GGUF model with the same vocabulary</source>
         <translation>词表相同的小型 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="216"/>
+        <location filename="../ui/settings_dialog.cpp" line="222"/>
         <source> tokens</source>
         <translation> 个词元</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="217"/>
+        <location filename="../ui/settings_dialog.cpp" line="223"/>
         <source>Choose…</source>
         <translation>选择…</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="222"/>
+        <location filename="../ui/settings_dialog.cpp" line="228"/>
         <source>Drafter</source>
         <translation>草拟方式</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="224"/>
+        <location filename="../ui/settings_dialog.cpp" line="230"/>
         <source>Longest draft</source>
         <translation>最长草稿</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="225"/>
+        <location filename="../ui/settings_dialog.cpp" line="231"/>
         <source>The same replies as without it when sampling is greedy; applies to the next reply.</source>
         <translation>贪心采样时，回复与不使用时完全相同；从下一条回复起生效。</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="241"/>
+        <location filename="../ui/settings_dialog.cpp" line="247"/>
         <source>Choose a draft model</source>
         <translation>选择草稿模型</translation>
     </message>
     <message>
-        <location filename="../ui/settings_dialog.cpp" line="242"/>
+        <location filename="../ui/settings_dialog.cpp" line="248"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
     </message>
@@ -737,7 +773,7 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::TurnPipeline</name>
     <message>
-        <location filename="../app/chat/turn_pipeline.cpp" line="22"/>
+        <location filename="../app/chat/turn_pipeline.cpp" line="21"/>
         <source>another reply is running</source>
         <translation>另一条回复正在生成</translation>
     </message>

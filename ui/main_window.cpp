@@ -111,6 +111,7 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::PreviousBranch: controller_.switchBranch(id, -1); break;
     case MessageDelegate::Action::NextBranch: controller_.switchBranch(id, +1); break;
     case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
+    case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
     }
 }
 

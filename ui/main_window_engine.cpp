@@ -85,6 +85,7 @@ void MainWindow::openSettings() {
     const SettingsValues current{controller_.conversationSettings(), settings_.engine(), settings_.language(),
                                  settings_.raw().value("ui/appearance").toString()};
     SettingsDialog dialog(settings_, current, controller_.defaultSettings(), this);
+    if (models_.model()) dialog.setThinkingMode(models_.model()->thinking);
     emit settingsDialogOpened(&dialog);
     if (dialog.exec() != QDialog::Accepted) return;
     const SettingsValues v = dialog.values();

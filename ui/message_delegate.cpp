@@ -19,11 +19,23 @@ namespace hearth {
 
 namespace {
 
-constexpr int kMargin = 12, kPad = 10, kGap = 6;
+constexpr int kMargin = 12, kPad = 10, kGap = 6, kReasoningIndent = 12;
 
 QString roleOf(const QModelIndex& i) { return i.data(MessageListModel::RoleRole).toString(); }
 bool isUser(const QModelIndex& i) { return roleOf(i) == QLatin1String("user"); }
 bool isNotice(const QModelIndex& i) { return roleOf(i) == QLatin1String("error"); }
+QString answerOf(const QModelIndex& i) { return i.data(MessageListModel::AnswerRole).toString(); }
+bool hasReasoning(const QModelIndex& i) {
+    return i.data(MessageListModel::ReasoningOpenRole).toBool() || !i.data(MessageListModel::ReasoningRole).toString().isEmpty();
+}
+bool reasoningExpanded(const QModelIndex& i) { return hasReasoning(i) && i.data(MessageListModel::ReasoningExpandedRole).toBool(); }
+
+// "▸ Thinking…" while the model reasons, "▸ Reasoning" once it answers (▾ when expanded).
+QString reasoningHeader(const QModelIndex& i) {
+    const bool thinking = i.data(MessageListModel::ReasoningOpenRole).toBool() && i.data(MessageListModel::StreamingRole).toBool();
+    const QString label = thinking ? MessageDelegate::tr("Thinking…") : MessageDelegate::tr("Reasoning");
+    return (reasoningExpanded(i) ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + label;
+}
 
 // Code blocks (fenced or indented; Qt's Markdown reader marks both with BlockCodeLanguage)
 // get a monospace font and a shaded background; consecutive ones form one block to copy.
@@ -116,7 +128,7 @@ QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int 
     if (s.doc->textWidth() != textWidth) s.doc->setTextWidth(textWidth);  // a new layout, no parsing
     if (s.version == version) return s.doc.get();
     s.version = version;
-    const QString text = index.data(Qt::DisplayRole).toString();
+    const QString text = answerOf(index);
     QTextCursor c(s.doc.get());
     c.beginEditBlock();  // one layout of the changed blocks for the whole update
     c.setPosition(s.committedPos);
@@ -144,7 +156,7 @@ QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth
     auto* doc = new QTextDocument;
     doc->setDocumentMargin(0);
     doc->setUndoRedoEnabled(false);
-    QString text = index.data(Qt::DisplayRole).toString();
+    QString text = answerOf(index);
     if (index.data(MessageListModel::StreamingRole).toBool()) text += QStringLiteral(" \u258D");
     // User text is shown as written; replies and notices are Markdown.
     if (isUser(index)) doc->setPlainText(text);
@@ -156,16 +168,45 @@ QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth
     return doc;
 }
 
+// Reasoning is plain text (models reason in loose prose; parsing it as Markdown would cost a
+// streamed reply a re-parse per batch while it is shown).
+QTextDocument* MessageDelegate::reasoningDocument(const QModelIndex& index, int textWidth) const {
+    if (!reasoningExpanded(index)) return nullptr;
+    const DocKey key = docKey(index, textWidth);
+    if (QTextDocument* doc = reasoningDocuments_.object(key)) return doc;
+    auto* doc = new QTextDocument;
+    doc->setDocumentMargin(0);
+    doc->setUndoRedoEnabled(false);
+    doc->setPlainText(index.data(MessageListModel::ReasoningRole).toString());
+    doc->setTextWidth(textWidth);
+    reasoningDocuments_.insert(key, doc);
+    return doc;
+}
+
+// A row with reasoning: [header][reasoning, when expanded][answer] inside the bubble.
 MessageDelegate::Layout MessageDelegate::layout(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    QTextDocument* doc = document(index, textWidthFor(option, index));
+    const int textWidth = textWidthFor(option, index);
+    QTextDocument* doc = document(index, textWidth);
     const QSizeF size = doc->size();
+    Layout l;
+    int above = 0;  // the header's and the reasoning's height above the answer
+    if (hasReasoning(index)) {
+        const QFontMetrics& fm = option.fontMetrics;
+        l.reasoningHeader = QRect(0, 0, fm.horizontalAdvance(reasoningHeader(index)) + 12, fm.height() + 4);
+        above = l.reasoningHeader.height() + kGap;
+        if (QTextDocument* reasoning = reasoningDocument(index, textWidth - kReasoningIndent))
+            above += static_cast<int>(reasoning->size().height()) + kGap;
+    }
     const int w = static_cast<int>(size.width()) + 2 * kPad;
-    const int h = static_cast<int>(size.height()) + 2 * kPad;
+    const int h = static_cast<int>(size.height()) + 2 * kPad + above;
     const QRect r = option.rect;
     const int left = isUser(index) ? r.right() - kMargin - w : r.left() + kMargin;
-    Layout l;
     l.bubble = QRect(left, r.top() + kGap, isUser(index) ? w : r.width() - 2 * kMargin, h);
-    l.textTopLeft = l.bubble.topLeft() + QPoint(kPad, kPad);
+    if (!l.reasoningHeader.isEmpty()) {
+        l.reasoningHeader.moveTopLeft(l.bubble.topLeft() + QPoint(kPad, kPad));
+        l.reasoningTopLeft = l.reasoningHeader.bottomLeft() + QPoint(kReasoningIndent, kGap + 1);
+    }
+    l.textTopLeft = l.bubble.topLeft() + QPoint(kPad, kPad + above);
     l.footer = QRect(r.left() + kMargin, l.bubble.bottom() + 1, r.width() - 2 * kMargin, footerHeight(option));
     return l;
 }
@@ -189,6 +230,11 @@ QString MessageDelegate::renderedText(const QStyleOptionViewItem& option, const 
     return document(index, textWidthFor(option, index))->toPlainText();
 }
 
+QString MessageDelegate::renderedReasoning(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    const QTextDocument* doc = reasoningDocument(index, textWidthFor(option, index) - kReasoningIndent);
+    return doc ? doc->toPlainText() : QString();
+}
+
 bool MessageDelegate::isMeasured(const QStyleOptionViewItem& option, const QModelIndex& index) const {
     return index.data(MessageListModel::StreamingRole).toBool() || sizes_.contains(docKey(index, textWidthFor(option, index)));
 }
@@ -209,6 +255,7 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         const QPoint topRight = l.textTopLeft + QPoint(static_cast<int>(l.bubble.width() - 2 * kPad), static_cast<int>(br.top()));
         out.push_back({Action::CopyCode, QRect(topRight.x() - cw, topRight.y(), cw, fm.height() + 4), label, c.text});
     }
+    if (!l.reasoningHeader.isEmpty()) out.push_back({Action::ToggleReasoning, l.reasoningHeader, reasoningHeader(index), {}});
     if (index.data(MessageListModel::StreamingRole).toBool()) return out;
     std::vector<std::pair<Action, QString>> chips;
     if (isNotice(index)) {
@@ -252,14 +299,27 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
         p->setBrush(fill);
         p->drawRoundedRect(l.bubble, 8, 8);
     }
-    QTextDocument* doc = document(index, textWidthFor(option, index));
-    p->translate(l.textTopLeft);
-    QAbstractTextDocumentLayout::PaintContext ctx;
-    ctx.palette = pal;
+    const int textWidth = textWidthFor(option, index);
+    QTextDocument* doc = document(index, textWidth);
     // Draw only what is visible: a long streamed reply is mostly outside the viewport (the
     // painter's clip is the system clip, which hasClipping() does not report).
     const auto* view = qobject_cast<const QAbstractScrollArea*>(option.widget);
     const QRect visible = view ? option.rect & view->viewport()->rect() : option.rect;
+    if (QTextDocument* reasoning = reasoningDocument(index, textWidth - kReasoningIndent)) {
+        QAbstractTextDocumentLayout::PaintContext muted;  // set apart from the answer: muted, with a rule on its left
+        muted.palette = pal;
+        muted.palette.setColor(QPalette::Text, pal.color(QPalette::PlaceholderText));
+        muted.clip = QRectF(visible).translated(-l.reasoningTopLeft);
+        p->setPen(QPen(pal.color(QPalette::Mid), 2));
+        const int ruleX = l.reasoningTopLeft.x() - kReasoningIndent / 2;
+        p->drawLine(ruleX, l.reasoningTopLeft.y(), ruleX, l.reasoningTopLeft.y() + static_cast<int>(reasoning->size().height()));
+        p->translate(l.reasoningTopLeft);
+        reasoning->documentLayout()->draw(p, muted);
+        p->translate(-l.reasoningTopLeft);
+    }
+    p->translate(l.textTopLeft);
+    QAbstractTextDocumentLayout::PaintContext ctx;
+    ctx.palette = pal;
     ctx.clip = p->hasClipping() ? p->clipBoundingRect() : QRectF(visible).translated(-l.textTopLeft);
     doc->documentLayout()->draw(p, ctx);
     p->translate(-l.textTopLeft);
@@ -280,7 +340,9 @@ bool MessageDelegate::editorEvent(QEvent* event, QAbstractItemModel* model, cons
         for (const Hit& h : hits(option, index)) {
             if (!h.rect.contains(pos)) continue;
             if (h.action == Action::CopyCode) QApplication::clipboard()->setText(h.payload);
-            if (h.action == Action::CopyMessage) QApplication::clipboard()->setText(index.data().toString());
+            if (h.action == Action::CopyMessage) QApplication::clipboard()->setText(answerOf(index));  // not the reasoning
+            if (h.action == Action::ToggleReasoning)
+                model->setData(index, !index.data(MessageListModel::ReasoningExpandedRole).toBool(), MessageListModel::ReasoningExpandedRole);
             emit actionTriggered(h.action, index, h.payload);
             return true;
         }
@@ -299,14 +361,14 @@ QWidget* MessageDelegate::createEditor(QWidget* parent, const QStyleOptionViewIt
 
 void MessageDelegate::setEditorData(QWidget* editor, const QModelIndex& index) const {
     auto* browser = static_cast<QTextBrowser*>(editor);
-    if (isUser(index)) browser->setPlainText(index.data().toString());
-    else browser->setMarkdown(index.data().toString());
+    if (isUser(index)) browser->setPlainText(answerOf(index));
+    else browser->setMarkdown(answerOf(index));
     styleCodeBlocks(browser->document());
 }
 
 void MessageDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    const Layout l = layout(option, index);
-    editor->setGeometry(l.bubble.adjusted(kPad - 2, kPad - 2, -kPad + 2, -kPad + 2));
+    const Layout l = layout(option, index);  // over the answer, below any reasoning
+    editor->setGeometry(QRect(l.textTopLeft, l.bubble.bottomRight()).adjusted(-2, -2, -kPad + 2, -kPad + 2));
 }
 
 }  // namespace hearth

@@ -1,7 +1,8 @@
 // Paints one message of the message view: Markdown rendered by QTextDocument (headings,
 // lists, tables, code blocks in a monospace font with a Copy chip), user messages as bubbles
 // on the right, notices framed (with their way forward, e.g. "Save a copy…"), and a footer of
-// actions (copy, edit, regenerate, < 2/3 >).
+// actions (copy, edit, regenerate, < 2/3 >). A thinking model's reasoning is folded under a
+// "Thinking…" header above the answer (click to show it); Copy copies the answer only.
 // Rendered documents are cached by (text epoch, version, width), so scrolling does not re-parse.
 #pragma once
 
@@ -17,7 +18,7 @@ namespace hearth {
 class MessageDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
-    enum class Action { CopyMessage, CopyCode, Edit, Regenerate, PreviousBranch, NextBranch, SaveCopy };
+    enum class Action { CopyMessage, CopyCode, Edit, Regenerate, PreviousBranch, NextBranch, SaveCopy, ToggleReasoning };
     struct Hit {
         Action action;
         QRect rect;      // in the view's viewport coordinates
@@ -37,8 +38,11 @@ public:
     void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
     void setModelData(QWidget*, QAbstractItemModel*, const QModelIndex&) const override {}
 
-    // The rendered text of the row (its document's plain text; tests compare streamed and whole).
+    // The rendered text of the row (its document's plain text; tests compare streamed and whole):
+    // the answer, without the reasoning.
     QString renderedText(const QStyleOptionViewItem& option, const QModelIndex& index) const;
+    // The reasoning as shown when expanded; empty while it is folded or the row has none.
+    QString renderedReasoning(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     // Whether sizeHint() has the row's size without laying out its text (a streamed row: always).
     bool isMeasured(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     // The clickable chips of the row at option.rect (tests click them).
@@ -50,7 +54,9 @@ signals:
 private:
     struct Layout {
         QRect bubble;  // the message's box
-        QPoint textTopLeft;
+        QRect reasoningHeader;     // the header that folds the reasoning; empty when the row has none
+        QPoint reasoningTopLeft;   // where the expanded reasoning is drawn
+        QPoint textTopLeft;        // the answer
         QRect footer;
     };
     // A rendered document: the row's text (epoch, version) at a text width.
@@ -62,6 +68,8 @@ private:
     };
     DocKey docKey(const QModelIndex& index, int textWidth) const;
     QTextDocument* document(const QModelIndex& index, int textWidth) const;
+    // The reasoning as plain text when the row's reasoning is expanded, else null.
+    QTextDocument* reasoningDocument(const QModelIndex& index, int textWidth) const;
     Layout layout(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     int textWidthFor(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     // hits() for painting: code blocks are looked for only between docTop and docBottom.
@@ -80,6 +88,7 @@ private:
 
     mutable Stream stream_;
     mutable QCache<DocKey, QTextDocument> documents_;
+    mutable QCache<DocKey, QTextDocument> reasoningDocuments_;
     mutable QHash<DocKey, QSize> sizes_;  // rows not streaming; laying out 1,000 rows parses nothing
 };
 

@@ -2,6 +2,7 @@
 // spin box bounded by chat_settings.h's ranges, so no out-of-range value can be entered.
 #include "ui/settings_dialog.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
@@ -129,6 +130,11 @@ QWidget* SettingsDialog::samplingPage() {
     stop_->setPlaceholderText(tr("One stop string per line"));
     stop_->setFixedHeight(stop_->fontMetrics().lineSpacing() * 3 + 12);
     form->addRow(tr("Stop strings"), stop_);
+    thinking_ = new QCheckBox(tr("Reason before answering"));
+    thinking_->setObjectName("thinkingCheck");
+    form->addRow(tr("Thinking"), thinking_);
+    samplingForm_ = form;
+    form->setRowVisible(thinking_, false);  // until setThinkingMode() says the model reasons
     auto* note = new QLabel(tr("Sampling changes apply to the next reply of this conversation."));
     note->setWordWrap(true);
     form->addRow(note);
@@ -250,6 +256,16 @@ void SettingsDialog::updateReloadNote() {
     reloadNote_->setText(notes.join(QLatin1Char('\n')));
 }
 
+void SettingsDialog::setThinkingMode(ThinkingMode mode) {
+    thinkingMode_ = mode;
+    samplingForm_->setRowVisible(thinking_, mode != ThinkingMode::None);
+    thinking_->setEnabled(mode == ThinkingMode::Switchable);
+    if (mode == ThinkingMode::Always) thinking_->setChecked(true);
+    thinking_->setToolTip(mode == ThinkingMode::Always
+                              ? tr("This model always reasons before it answers: its chat template has no switch.")
+                              : tr("Off: the model answers at once, without reasoning first (faster, often less careful)."));
+}
+
 void SettingsDialog::refreshPresets() {
     presets_->clear();
     presets_->addItem(tr("Choose a preset…"), QString());
@@ -277,6 +293,7 @@ SettingsValues SettingsDialog::values() const {
     for (const auto& [key, spin] : params_) setParamValue(v.chat, key.toLatin1().constData(), spin->value());
     v.chat.stop = stop_->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     v.chat.systemPrompt = systemPrompt_->toPlainText().trimmed();
+    if (thinkingMode_ == ThinkingMode::Switchable) v.chat.thinking = thinking_->isChecked();
     v.engine.threads = threads_->value();
     v.engine.contextLength = context_->value();
     v.engine.kvType = kvType_->currentData().toString();
@@ -295,6 +312,7 @@ void SettingsDialog::setValues(const SettingsValues& v) {
     for (const auto& [key, spin] : params_) spin->setValue(paramValue(v.chat, key.toLatin1().constData()));
     stop_->setPlainText(v.chat.stop.join(QLatin1Char('\n')));
     systemPrompt_->setPlainText(v.chat.systemPrompt);
+    thinking_->setChecked(thinkingMode_ == ThinkingMode::Always || v.chat.thinking);
     threads_->setValue(v.engine.threads);
     context_->setValue(v.engine.contextLength);
     kvType_->setCurrentIndex(std::max(0, kvType_->findData(v.engine.kvType)));

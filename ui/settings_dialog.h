@@ -1,5 +1,6 @@
 // The settings panel: sampling parameters (each with its range and the model's default),
-// presets (built-in and saved), stop strings; the system prompt; engine settings (threads,
+// presets (built-in and saved), stop strings, thinking (for a model that reasons before it
+// answers); the system prompt; engine settings (threads,
 // context length, KV type, backend with the reason one is unavailable, KV disk budget,
 // speculative decoding) and the language and appearance. OK applies: sampling to the open
 // conversation's next reply, speculation to the next reply, the disk budget at once, the
@@ -10,9 +11,12 @@
 #include <map>
 
 #include "app/chat/app_settings.h"
+#include "engine/tokenizer/chat_format.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
@@ -41,6 +45,9 @@ public:
     bool engineChanged() const { return needsReload(initial_.engine, values().engine); }  // a reload is needed
     void setValues(const SettingsValues& v);
     void applyPreset(const QString& name);  // a built-in or saved preset's name
+    // The loaded model's: None hides the Thinking row (the default), Switchable offers it,
+    // Always shows it on and disabled (the model's template has no switch).
+    void setThinkingMode(ThinkingMode mode);
 
 private:
     QWidget* samplingPage();
@@ -59,6 +66,9 @@ private:
     std::map<QString, QDoubleSpinBox*> params_;
     QComboBox* presets_;
     QPlainTextEdit* stop_;
+    QCheckBox* thinking_;
+    ThinkingMode thinkingMode_ = ThinkingMode::None;
+    QFormLayout* samplingForm_ = nullptr;
     QPlainTextEdit* systemPrompt_;
     QSpinBox *threads_, *context_, *diskBudget_;
     QComboBox *kvType_, *backend_, *language_, *appearance_;

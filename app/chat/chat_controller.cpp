@@ -34,6 +34,9 @@ ChatController::ChatController(ConversationStore& store, EngineHost& host, const
     connect(w, &EngineWorker::replyStarted, this, [this](const ReplyStarted& info) {
         if (info.ticket == streaming_.ticket) emit replyStarted(info);
     });
+    // Replies are shown split at the loaded model's reasoning span.
+    connect(&models_, &ModelController::loaded, this, [this](const LoadedModel& m) { messages_.setReasoningSpan(m.reasoning); });
+    if (model()) messages_.setReasoningSpan(model()->reasoning);
     ok(conversations_.refresh());
     // The engine thread opens its own connection to the same database for the KV blocks.
     host_.useKvStore(KvStoreOptions{fromStd(store_->path()), store_->kv().diskBudgetBytes()});

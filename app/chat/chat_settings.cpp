@@ -112,6 +112,7 @@ QJsonObject toJson(const ChatSettings& s) {
     for (const ParamRange& r : paramRanges()) o.insert(QLatin1String(r.key), paramValue(s, r.key));
     o.insert(QStringLiteral("stop"), QJsonArray::fromStringList(s.stop));
     o.insert(QStringLiteral("system_prompt"), s.systemPrompt);
+    o.insert(QStringLiteral("thinking"), s.thinking);
     return o;
 }
 
@@ -124,6 +125,7 @@ ChatSettings fromJson(const QJsonObject& o, ChatSettings base) {
             if (x.isString() && !x.toString().isEmpty()) base.stop << x.toString();
     }
     if (const QJsonValue v = o.value(QStringLiteral("system_prompt")); v.isString()) base.systemPrompt = v.toString();
+    if (const QJsonValue v = o.value(QStringLiteral("thinking")); v.isBool()) base.thinking = v.toBool();
     return base;
 }
 

@@ -1,11 +1,16 @@
 // The message view's rows: the active branch of one conversation (with each message's place
 // among its sibling branches), plus notices that are not stored (errors with a way forward).
-// Changed only on the GUI thread; streamed text is appended to the last row.
+// A reply of a thinking model is split into its reasoning and its answer (the row's text, as
+// stored, keeps both). Changed only on the GUI thread; streamed text is appended to the last row.
 #pragma once
 
 #include <QAbstractListModel>
+#include <QSet>
 #include <QString>
+#include <optional>
 #include <vector>
+
+#include "engine/tokenizer/reasoning.h"
 
 namespace hearth {
 
@@ -18,9 +23,13 @@ struct MessageRow {
     int siblingCount = 1;
     int version = 0;        // bumped on each text change (the delegate's cache key)
     QString action = {};    // a notice's way forward, offered as a button: "save-copy" or empty
-    // Set by the model, unique among all rows it has held: changes when the text is replaced,
+    // Set by the model, unique among all rows it has held: changes when the answer is replaced,
     // not when it is extended (appendText), so a view may parse only what was appended.
     quint64 textEpoch = 0;
+    // Set by the model from text: an assistant row's reasoning span and the answer after it
+    // (splitReasoning); for other rows, and replies without a span, answer is the whole text.
+    QString reasoning = {}, answer = {};
+    bool reasoningOpen = false;  // the span is not closed: still reasoning, or cut off while it was
 };
 
 class MessageListModel : public QAbstractListModel {
@@ -29,12 +38,21 @@ public:
     enum Roles {
         IdRole = Qt::UserRole + 1, RoleRole, StreamingRole, SiblingIndexRole, SiblingCountRole,
         VersionRole, IsLastAssistantRole, TextEpochRole, NoticeActionRole,
+        AnswerRole,             // what the view renders and Copy copies (Qt::DisplayRole is the whole text)
+        ReasoningRole,          // the reasoning, without its markers ("" when none)
+        ReasoningOpenRole,      // bool: the reasoning has not ended
+        ReasoningExpandedRole,  // bool, settable: the reasoning is shown, not only its header
     };
     using QAbstractListModel::QAbstractListModel;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;  // editable: opens a selectable view
+    bool setData(const QModelIndex& index, const QVariant& value, int role) override;  // ReasoningExpandedRole only
+
+    // The loaded model's reasoning span (its chat format's); nullopt: "<think>" ... "</think>" at
+    // the start of a reply, which is how models without a span of their own would write one.
+    void setReasoningSpan(std::optional<ReasoningSpan> span);
 
     void setRows(std::vector<MessageRow> rows);
     void append(MessageRow row);
@@ -45,8 +63,12 @@ public:
     int rowOfId(qint64 id) const;
 
 private:
+    void split(MessageRow& r) const;
+
     std::vector<MessageRow> rows_;
     quint64 nextEpoch_ = 1;
+    ReasoningSpan span_;
+    QSet<qint64> expanded_;  // ids of the rows whose reasoning is shown
 };
 
 }  // namespace hearth

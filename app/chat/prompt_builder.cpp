@@ -30,14 +30,15 @@ std::vector<ChatMessage> messagesWithout(const std::vector<ChatMessage>& message
 
 }  // namespace
 
-Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMessage>& messages, int maxTokens) {
+Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMessage>& messages, int maxTokens,
+                                const RenderOptions& options) {
     const int context = engine.contextLength();
     const int room = std::max(16, std::min(maxTokens, context / 4));
     auto fits = [&](const std::vector<TokenId>& prompt) { return static_cast<int>(prompt.size()) + room <= context; };
-    std::vector<TokenId> whole = engine.chatPrompt(messages);
+    std::vector<TokenId> whole = engine.chatPrompt(messages, options);
     if (fits(whole)) return BuiltPrompt{std::move(whole), 0};  // the usual case: one tokenization
     const int nTurns = static_cast<int>(std::count_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return !isSystem(m); }));
-    auto fitsWithout = [&](int omit) { return fits(engine.chatPrompt(messagesWithout(messages, omit))); };
+    auto fitsWithout = [&](int omit) { return fits(engine.chatPrompt(messagesWithout(messages, omit), options)); };
     int lo = 1, hi = std::max(0, nTurns - 1);  // the last message always stays
     if (hi == 0 || !fitsWithout(hi))
         return fail(ErrorCode::InvalidArgument,
@@ -47,7 +48,7 @@ Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMess
         if (fitsWithout(mid)) hi = mid;
         else lo = mid + 1;
     }
-    return BuiltPrompt{engine.chatPrompt(messagesWithout(messages, lo)), lo};
+    return BuiltPrompt{engine.chatPrompt(messagesWithout(messages, lo), options), lo};
 }
 
 }  // namespace hearth

@@ -19,8 +19,9 @@ struct BuiltPrompt {
 
 // messages: oldest first, ending with the user's message. Room kept for the reply:
 // min(maxTokens, context / 4), at least 16 tokens. When everything fits, the prompt is the
-// chat format's rendering of all the messages, unchanged.
+// chat format's rendering of all the messages with options (Engine::chatPrompt), unchanged.
 // Errors: InvalidArgument when even the system messages and the last message do not fit.
-Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMessage>& messages, int maxTokens);
+Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMessage>& messages, int maxTokens,
+                                const RenderOptions& options = {});
 
 }  // namespace hearth

@@ -53,7 +53,8 @@ Result<Conversation> findConversation(ConversationStore& store, const std::strin
 }
 
 Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store, int64_t conversationId,
-                                       const std::string& userText, GenerateRequest request, bool kvRestore,
+                                       const std::string& userText, GenerateRequest request,
+                                       const StoredTurnOptions& options,
                                        const std::function<bool(std::string_view)>& onText) {
     auto conv = store.conversation(conversationId);
     if (!conv) return std::unexpected(conv.error());
@@ -62,7 +63,8 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     if (!user) return std::unexpected(user.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
-    auto turn = startTurn(engine, &store.kv(), TurnInput{chatMessages(**conv, *branch), request, conversationId, kvRestore});
+    auto turn = startTurn(engine, &store.kv(), TurnInput{chatMessages(**conv, *branch), request, conversationId,
+                                                                options.kvRestore, options.enableThinking});
     if (!turn) return std::unexpected(turn.error());
     StoredTurnResult r;
     static_cast<Turn&>(r) = std::move(*turn);

@@ -28,11 +28,17 @@ std::vector<ChatMessage> chatMessages(const Conversation& c, const std::vector<M
 Result<Conversation> findConversation(ConversationStore& store, const std::string& name, bool create,
                                       const std::string& systemPrompt = {});
 
-// request: sampling and limits (its prompt is replaced). kvRestore false: the prompt is
-// computed in full. onText sees the reply's text as it comes; return false to stop.
+struct StoredTurnOptions {
+    bool kvRestore = true;       // false: the prompt is computed in full
+    bool enableThinking = true;  // TurnInput::enableThinking
+};
+
+// request: sampling and limits (its prompt is replaced). onText sees the reply's text as it
+// comes; return false to stop.
 // Errors: the store's, the engine's, and a last message that does not fit the context.
 Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store, int64_t conversationId,
-                                       const std::string& userText, GenerateRequest request, bool kvRestore,
+                                       const std::string& userText, GenerateRequest request,
+                                       const StoredTurnOptions& options,
                                        const std::function<bool(std::string_view)>& onText = {});
 
 }  // namespace hearth

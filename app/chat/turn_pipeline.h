@@ -27,6 +27,7 @@ struct TurnInput {
     GenerateRequest request;            // sampling, limits, stop strings, speculation; its prompt is replaced
     int64_t conversationId = 0;         // whose saved KV is restored and to which it is saved (0: none)
     bool restoreKv = true;              // false: compute the whole prompt (--no-kv-restore, chat's later turns)
+    bool enableThinking = true;         // let a thinking model reason (RenderOptions; formats without the switch ignore it)
 };
 
 // A reply in flight, then finished.

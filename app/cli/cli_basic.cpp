@@ -56,7 +56,7 @@ int cmdChat(const QCommandLineParser& p) {
         if (line == "/reset") { messages.resize(p.isSet("system") ? 1 : 0); continue; }
         if (line.empty()) continue;
         messages.push_back({"user", line});
-        req.prompt = e.chatPrompt(messages);
+        req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
         std::string reply;
         auto result = e.generate(req, [&](TokenId, std::string_view piece) { reply += piece; writeOut(piece); return true; });
         writeOut("\n");
@@ -83,7 +83,7 @@ Command tokenizeCommand() {
 }
 
 Command chatCommand() {
-    return {"chat", "  chat     --model PATH [--system TEXT] [--max-tokens N] [SAMPLING] [--db PATH [--conversation ID]]\n",
+    return {"chat", "  chat     --model PATH [--system TEXT] [--no-think] [--max-tokens N] [SAMPLING] [--db PATH [--conversation ID]]\n",
             storeOptions, cmdChat};
 }
 

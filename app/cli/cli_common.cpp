@@ -57,6 +57,7 @@ QList<QCommandLineOption> commonOptions() {
         {"beam-length-norm", "generate --beams: rank beams by sum of log-probs / length^A (0 = off).", "a", "0"},
         {"spec", "generate: speculative decoding with the n-gram drafter or a draft model.", "ngram|draft:PATH"},
         {"spec-max", "generate --spec: most tokens drafted per step (1..32).", "n", "8"},
+        {"no-think", "chat, generate: a thinking model that can skip its reasoning (Qwen 3) answers at once."},
     };
 }
 
@@ -147,6 +148,8 @@ bool readPromptText(const QCommandLineParser& p, std::string& prompt, QString& e
     return true;
 }
 
+bool thinks(const QCommandLineParser& p) { return !p.isSet("no-think"); }
+
 // A request from generate's options: sampling, limits, and the prompt (chat-formatted
 // unless --raw).
 bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& req, QString& error) {
@@ -163,7 +166,7 @@ bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& 
     std::vector<ChatMessage> messages;
     if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
     messages.push_back({"user", prompt});
-    req.prompt = e.chatPrompt(messages);
+    req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
     return true;
 }
 

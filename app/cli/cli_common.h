@@ -66,6 +66,8 @@ bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& er
 // EngineOptions from --ctx, --kv-type and the other engine options.
 Result<EngineOptions> readEngineOptions(const QCommandLineParser& p);
 Result<std::unique_ptr<Engine>> loadEngine(const QCommandLineParser& p);
+// False with --no-think: the chat prompt turns reasoning off where the format can (RenderOptions).
+bool thinks(const QCommandLineParser& p);
 // The prompt text of --prompt or --prompt-file.
 bool readPromptText(const QCommandLineParser& p, std::string& prompt, QString& error);
 // A whole request from generate's options: sampling, limits, and the prompt (chat-formatted

@@ -137,7 +137,7 @@ int cmdBatch(const QCommandLineParser& p) {
 
 Command generateCommand() {
     return {"generate",
-            "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT]\n"
+            "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT] [--no-think]\n"
             "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
             "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: logit bias, penalties, --stop, --timeout-ms apply; no sampling)\n"
             "           [--spec ngram|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"

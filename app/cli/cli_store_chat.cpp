@@ -32,7 +32,7 @@ int runStoredChat(const QCommandLineParser& p) {
         std::fflush(stderr);
         if (!std::getline(std::cin, line) || line == "/exit") break;
         if (line.empty()) continue;
-        auto r = runStoredTurn(**engine, *store, conv->id, line, req, restore, [](std::string_view t) {
+        auto r = runStoredTurn(**engine, *store, conv->id, line, req, {restore, thinks(p)}, [](std::string_view t) {
             writeOut(t);
             return true;
         });

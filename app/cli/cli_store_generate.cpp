@@ -80,7 +80,7 @@ int runStoredGenerate(const QCommandLineParser& p) {
     auto conv = findConversation(*store, p.value("conversation").toStdString(), true, p.value("system").toStdString());
     if (!conv) return failWith(conv.error());
     const bool json = p.isSet("json");
-    auto r = runStoredTurn(**engine, *store, conv->id, prompt, req, !p.isSet("no-kv-restore"), [&](std::string_view t) {
+    auto r = runStoredTurn(**engine, *store, conv->id, prompt, req, {!p.isSet("no-kv-restore"), thinks(p)}, [&](std::string_view t) {
         if (!json) writeOut(t);
         return true;
     });

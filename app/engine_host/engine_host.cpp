@@ -75,7 +75,8 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
     model_ = LoadedModel{describeModel(engine_->file()), QString::fromStdString(engine_->backendName()),
-                         QString::fromStdString(engine_->backendNote()), engine_->contextLength()};
+                         QString::fromStdString(engine_->backendNote()), engine_->contextLength(),
+                         engine_->chatFormat().reasoningSpan(), engine_->chatFormat().thinkingMode()};
     emit loadProgress(100);
     emit modelLoaded(model_);
 }
@@ -90,7 +91,7 @@ void EngineWorker::submit(const ReplyRequest& r) {
         emit replyFailed(r.ticket, tr("No model is loaded. Choose one with Model → Open."));
         return;
     }
-    TurnInput input{chatMessagesOf(r), {}, r.conversationId, true};
+    TurnInput input{chatMessagesOf(r), {}, r.conversationId, true, r.settings.thinking};
     GenerateRequest& g = input.request;
     g.maxTokens = r.settings.maxTokens;
     g.sampling = r.settings.sampling;

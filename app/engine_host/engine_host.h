@@ -15,13 +15,15 @@
 #include <QThread>
 #include <atomic>
 #include <map>
-#include <vector>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "app/chat/chat_settings.h"
 #include "app/chat/turn_pipeline.h"
 #include "app/common/model_info.h"
 #include "engine/spec/spec_options.h"
+#include "engine/tokenizer/chat_format.h"
 
 namespace hearth {
 
@@ -48,6 +50,9 @@ struct LoadedModel {
     QString backend;        // e.g. "CPU (AVX2)"
     QString backendNote;    // why not the backend asked for or a fast one, e.g. "CPU lacks AVX2 ..."; usually empty
     int contextLength = 0;  // the engine's (LoadOptions or the model's)
+    // The chat format's reasoning span and switch (Qwen 3, DeepSeek-R1 distills; nullopt / None otherwise).
+    std::optional<ReasoningSpan> reasoning;
+    ThinkingMode thinking = ThinkingMode::None;
 };
 
 struct ChatTurn {

@@ -219,6 +219,14 @@ std::optional<ReasoningSpan> ChatFormat::reasoningSpan() const {
     return ReasoningSpan{.promptOpens = variant_.opensThinking};
 }
 
+ThinkingMode ChatFormat::thinkingMode() const {
+    if (!reasoningSpan()) return ThinkingMode::None;
+    // Only Qwen 3's hybrid template reads enable_thinking; a generation prompt that opens the span
+    // reasons whatever the switch says.
+    const bool switchable = kind_ == ChatFormatKind::ChatML && variant_.thinking && !variant_.opensThinking;
+    return switchable ? ThinkingMode::Switchable : ThinkingMode::Always;
+}
+
 std::vector<std::string> ChatFormat::endOfTurnPieces() const {
     switch (kind_) {
     case ChatFormatKind::ChatML: return {std::string(kImEnd)};

@@ -21,6 +21,13 @@ struct ChatMessage {
 
 enum class ChatFormatKind { ChatML, DeepSeekR1, Gemma, Llama2, Llama3, Mistral, Phi3, Zephyr, Plain };
 
+// Whether a format's replies reason first, and whether the user can turn that off.
+enum class ThinkingMode {
+    None,        // no reasoning span
+    Switchable,  // Qwen 3: enable_thinking false writes an empty think block after the generation prompt
+    Always,      // DeepSeek-R1 distills, Qwen 3's thinking-only releases: the template has no switch
+};
+
 // What a family's templates differ in, read from literal snippets of the template text (see
 // chat_format.cpp's detect*): which variant of the family it is.
 struct ChatVariant {
@@ -101,6 +108,7 @@ public:
     // splitReasoning(); nullopt for formats without one. Replies are rendered back as the template
     // does: render() drops the reasoning the template drops.
     std::optional<ReasoningSpan> reasoningSpan() const;
+    ThinkingMode thinkingMode() const;
 
 private:
     ChatFormatKind kind_;

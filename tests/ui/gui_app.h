@@ -4,8 +4,12 @@
 #pragma once
 
 #include <QAbstractButton>
+#include <QDialogButtonBox>
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTimer>
 #include <QtTest>
+#include <functional>
 #include <memory>
 
 #include "app/chat/app_settings.h"
@@ -19,6 +23,7 @@
 #include "ui/conversation_sidebar.h"
 #include "ui/main_window.h"
 #include "ui/message_view.h"
+#include "ui/settings_dialog.h"
 
 namespace hearth::test {
 
@@ -67,6 +72,26 @@ inline bool clickChip(MainWindow& w, int row, MessageDelegate::Action action) {
         return true;
     }
     return false;
+}
+
+// Opens the settings panel with Ctrl+, and runs edit on it before pressing OK. False when the
+// panel did not open.
+inline bool editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit) {
+    bool opened = false;
+    auto c = QObject::connect(app.window.get(), &MainWindow::settingsDialogOpened, app.window.get(), [&](QWidget* w) {
+        opened = true;
+        QTimer::singleShot(0, w, [w, edit] {
+            auto* dialog = qobject_cast<SettingsDialog*>(w);
+            edit(dialog);
+            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        });
+    });
+    app.window->activateWindow();  // offscreen, a closed dialog does not give the activation back
+    if (!QTest::qWaitForWindowActive(app.window.get())) return false;
+    app.input()->setFocus();
+    QTest::keyClick(app.input(), Qt::Key_Comma, Qt::ControlModifier);
+    QObject::disconnect(c);
+    return opened;
 }
 
 inline void typeAndSend(GuiApp& app, const QString& text) {

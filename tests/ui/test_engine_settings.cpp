@@ -22,25 +22,6 @@ using namespace hearth::test;
 
 namespace {
 
-// Opens the panel with Ctrl+, and runs edit on it before pressing OK.
-bool editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit) {
-    bool opened = false;
-    auto c = QObject::connect(app.window.get(), &MainWindow::settingsDialogOpened, app.window.get(), [&](QWidget* w) {
-        opened = true;
-        QTimer::singleShot(0, w, [w, edit] {
-            auto* dialog = qobject_cast<SettingsDialog*>(w);
-            edit(dialog);
-            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
-        });
-    });
-    app.window->activateWindow();
-    if (!QTest::qWaitForWindowActive(app.window.get())) return false;
-    app.input()->setFocus();
-    QTest::keyClick(app.input(), Qt::Key_Comma, Qt::ControlModifier);
-    QObject::disconnect(c);
-    return opened;
-}
-
 void useNGram(SettingsDialog* d, int maxDraft) {
     d->findChild<QGroupBox*>("specGroup")->setChecked(true);
     auto* drafter = d->findChild<QComboBox*>("specDrafter");

@@ -1,7 +1,9 @@
 // The message view while a reply streams into a long conversation: the streamed document,
 // updated in place batch by batch, renders what parsing the whole text renders; the streamed
 // row stays placed (a valid rectangle of the right height) after every batch, and the view
-// follows the end. No model: rows are appended to the message model as the controller does.
+// follows the end; a thinking model's reasoning stays folded above the answer while it streams
+// and after. No model: rows are appended to the message model as the controller does.
+#include <QClipboard>
 #include <QRandomGenerator>
 #include <QScrollBar>
 #include <QtTest>
@@ -54,6 +56,7 @@ class TestMessageView : public QObject {
 private slots:
     void streamedDocumentRendersWhatTheWholeTextDoes();
     void streamedRowStaysPlacedAndFollowed();
+    void reasoningFoldsAboveTheAnswer();
 };
 
 // Random splits put batch boundaries inside fences, list items, table rows and blank lines.
@@ -98,6 +101,60 @@ void TestMessageView::streamedRowStaysPlacedAndFollowed() {
         QVERIFY(f.view.followsEnd());
         QCOMPARE(f.view.verticalScrollBar()->value(), f.view.verticalScrollBar()->maximum());
     }
+}
+
+namespace {
+
+std::optional<MessageDelegate::Hit> hitOf(MessageView& view, int row, MessageDelegate::Action action) {
+    for (const MessageDelegate::Hit& h : view.hitsAt(row))
+        if (h.action == action) return h;
+    return std::nullopt;
+}
+
+}  // namespace
+
+// Batches split the markers, as tokens do; the answer never shows reasoning or a marker.
+void TestMessageView::reasoningFoldsAboveTheAnswer() {
+    Fixture f(2);
+    QVERIFY(QTest::qWaitForWindowExposed(&f.view));
+    f.model.append(MessageRow{100, "assistant", {}, true});
+    const int row = f.model.rowCount() - 1;
+    const QModelIndex index = f.model.index(row, 0);
+    MessageDelegate* d = f.view.messageDelegate();
+    using Action = MessageDelegate::Action;
+    const QStringList batches = {"<thi", "nk>\nWeighing", " it.\n</th", "ink>\n\nThe ", "answer."};
+    for (const QString& batch : batches) {
+        f.model.appendText(100, batch);
+        QCoreApplication::processEvents();
+        const QString answer = d->renderedText(f.option(row), index);
+        QVERIFY2(!answer.contains("Weighing") && !answer.contains("<th") && !answer.contains("ink>"), qPrintable(answer));
+        const auto header = hitOf(f.view, row, Action::ToggleReasoning);
+        const bool thinking = index.data(MessageListModel::ReasoningOpenRole).toBool();
+        if (batch.startsWith("<thi")) QVERIFY(!header);  // half a marker: nothing to show yet
+        else QVERIFY2(header && header->label == (thinking ? "▸ Thinking…" : "▸ Reasoning"), qPrintable(header ? header->label : ""));
+    }
+    QVERIFY(!index.data(MessageListModel::ReasoningOpenRole).toBool());
+    QCOMPARE(index.data(MessageListModel::ReasoningRole).toString(), QString("Weighing it."));
+    QVERIFY(d->renderedText(f.option(row), index).contains("The answer."));
+    f.model.setStreaming(100, false);
+    QCOMPARE(index.data(Qt::DisplayRole).toString(), batches.join(QString()));  // the row's text keeps it all
+    QCOMPARE(d->renderedText(f.option(row), index), QString("The answer."));
+    QVERIFY(d->renderedReasoning(f.option(row), index).isEmpty());  // folded
+    // A click on the header shows the reasoning above the answer; the row grows; another folds it.
+    const int folded = f.view.visualRect(index).height();
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
+    QVERIFY(index.data(MessageListModel::ReasoningExpandedRole).toBool());
+    QCOMPARE(d->renderedReasoning(f.option(row), index), QString("Weighing it."));
+    QTRY_VERIFY(f.view.visualRect(index).height() > folded);
+    QCOMPARE(hitOf(f.view, row, Action::ToggleReasoning)->label, QString("▾ Reasoning"));
+    QVERIFY(hitOf(f.view, row, Action::CopyMessage)->rect.top() > hitOf(f.view, row, Action::ToggleReasoning)->rect.bottom());
+    // Copy copies the answer only.
+    QApplication::clipboard()->clear();
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::CopyMessage)->rect.center());
+    QCOMPARE(QApplication::clipboard()->text(), QString("The answer."));
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
+    QVERIFY(!index.data(MessageListModel::ReasoningExpandedRole).toBool());
+    QTRY_COMPARE(f.view.visualRect(index).height(), folded);
 }
 
 QTEST_MAIN(TestMessageView)

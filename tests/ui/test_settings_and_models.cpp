@@ -27,8 +27,6 @@ private slots:
 
 private:
     void start(GuiApp& app);
-    // Opens the panel and runs edit on it before pressing OK.
-    void editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit);
     std::unique_ptr<QTemporaryDir> dir_;
 };
 
@@ -45,31 +43,13 @@ void TestSettingsAndModels::start(GuiApp& app) {
     QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
 }
 
-void TestSettingsAndModels::editSettings(GuiApp& app, const std::function<void(SettingsDialog*)>& edit) {
-    bool opened = false;
-    auto c = connect(app.window.get(), &MainWindow::settingsDialogOpened, this, [&](QWidget* w) {
-        opened = true;
-        QTimer::singleShot(0, w, [w, edit] {
-            auto* dialog = qobject_cast<SettingsDialog*>(w);
-            edit(dialog);
-            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
-        });
-    });
-    app.window->activateWindow();  // offscreen, a closed dialog does not give the activation back
-    QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
-    app.input()->setFocus();
-    QTest::keyClick(app.input(), Qt::Key_Comma, Qt::ControlModifier);  // Ctrl+, opens the panel
-    disconnect(c);
-    QVERIFY(opened);
-}
-
 void TestSettingsAndModels::temperatureFromThePanelIsUsed() {
     GuiApp app(dir_->path());
     start(app);
     typeAndSend(app, "Once upon a time");
     QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
     QCOMPARE(app.controller->lastRequest().settings.sampling.temperature, 1.5f);
-    editSettings(app, [](SettingsDialog* d) {
+    QVERIFY(editSettings(app, [](SettingsDialog* d) {
         auto* temp = d->findChild<QDoubleSpinBox*>("param_temperature");
         temp->clear();
         QTest::keyClicks(temp, "0");
@@ -77,7 +57,7 @@ void TestSettingsAndModels::temperatureFromThePanelIsUsed() {
         maxTokens->setValue(99999);  // out of range: the spin box holds it at its maximum
         QCOMPARE(maxTokens->value(), 32768.0);
         maxTokens->setValue(24);
-    });
+    }));
     QVERIFY(app.controller->hasOverrides());
     // Greedy now: two regenerations give the same reply, and the request carried temperature 0.
     app.controller->regenerate();
@@ -92,7 +72,7 @@ void TestSettingsAndModels::temperatureFromThePanelIsUsed() {
     app.controller->newConversation();
     QCOMPARE(app.controller->conversationSettings().sampling.temperature, 1.5f);
     app.controller->openConversation(first);
-    editSettings(app, [](SettingsDialog* d) { d->findChild<QPushButton*>("resetButton")->click(); });
+    QVERIFY(editSettings(app, [](SettingsDialog* d) { d->findChild<QPushButton*>("resetButton")->click(); }));
     QVERIFY(!app.controller->hasOverrides());
     QCOMPARE(app.controller->conversationSettings().sampling.temperature, 1.5f);
 }

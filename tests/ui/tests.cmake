@@ -25,3 +25,7 @@ if(HEARTH_BUILD_GUI AND HEARTH_BUILD_TESTS)
   target_link_libraries(gui_screenshots PRIVATE hearth_ui Qt6::Test hearth_common)
   target_include_directories(gui_screenshots PRIVATE "${PROJECT_SOURCE_DIR}")
 endif()
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_thinking_window LABELS gui LIBS hearth_ui SOURCES test_thinking_window.cpp gui_app.h
+                  ../app/chat/thinking_model.h TIMEOUT 120)
+endif()

@@ -7,6 +7,7 @@
 
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "tests/app/chat/thinking_model.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/tiny_llama.h"
 
@@ -27,6 +28,7 @@ private slots:
     void versionAndHelp();
     void usageErrors();
     void generateJsonOnTinyModel();
+    void noThinkClosesTheReasoningSpan();
     void tokenizeWithAndWithoutTensors();
     void hostileFiles_data();
     void hostileFiles();
@@ -96,6 +98,27 @@ void TestCli::generateJsonOnTinyModel() {
         QVERIFY2(t.contains(key), key);
     QCOMPARE(t["prefill_tokens"].toInt(), o["prompt_tokens"].toArray().size());
     QCOMPARE(t["decode_tokens"].toInt(), tokens.size() - 1);
+}
+
+// --no-think renders Qwen 3's empty think block after the generation prompt, with and without
+// a stored conversation (--db goes through the turn pipeline).
+void TestCli::noThinkClosesTheReasoningSpan() {
+    const QString model = dir_.filePath("thinking.gguf");
+    QVERIFY(thinkingModel().writeFile(model.toStdString()).has_value());
+    const auto promptOf = [&](QStringList extra) {
+        extra = QStringList{"generate", "--model", model, "--prompt", "2+2?", "--temp", "0", "--max-tokens", "16", "--json"} + extra;
+        const CliRun r = runCli(extra);
+        if (r.crashed || r.exitCode != 0) qWarning("%s: %s", qPrintable(extra.join(' ')), r.err.constData());
+        return r.json();
+    };
+    const QJsonObject on = promptOf({}), off = promptOf({"--no-think"});
+    QCOMPARE(on["text"].toString(), QString::fromUtf8(kThinkingReply));  // the reply keeps its reasoning
+    const QJsonArray onTokens = on["prompt_tokens"].toArray(), offTokens = off["prompt_tokens"].toArray();
+    QVERIFY2(offTokens.size() > onTokens.size(), qPrintable(QString("%1 vs %2").arg(offTokens.size()).arg(onTokens.size())));
+    for (qsizetype i = 0; i < onTokens.size(); ++i) QCOMPARE(offTokens[i], onTokens[i]);  // only the end differs
+    const QString db = dir_.filePath("chats.sqlite");
+    const QJsonObject storedOff = promptOf({"--db", db, "--conversation", "a", "--no-think"});
+    QCOMPARE(storedOff["prompt_tokens"].toArray(), offTokens);
 }
 
 // tokenize reads only the vocabulary: a vocabulary-only GGUF (no tensors, like llama.cpp's

@@ -190,7 +190,7 @@ private slots:
         req.maxTokens = 12;
         req.sampling.temperature = 0;
         req.sampling.logitBias = {{2, -std::numeric_limits<float>::infinity()}};
-        auto r = runStoredTurn(*e, **store, c->id, "the cat at the", req, true, [&](std::string_view) {
+        auto r = runStoredTurn(*e, **store, c->id, "the cat at the", req, {}, [&](std::string_view) {
             QTest::qSleep(300);
             auto st = (*reader)->prepare("SELECT length(text) FROM messages WHERE role = 'assistant' AND complete = 0");
             if (st && st->step().value_or(false) && st->int64(0) > 0) sawPartial = true;
@@ -215,7 +215,7 @@ private slots:
         req.maxTokens = 4;
         req.sampling.temperature = 0;
         req.sampling.logitBias = {{2, -std::numeric_limits<float>::infinity()}};  // no end-of-text: 4 tokens
-        auto first = runStoredTurn(*e, **store, c->id, "the cat", req, true);
+        auto first = runStoredTurn(*e, **store, c->id, "the cat", req, {});
         QVERIFY(first);
         QCOMPARE(first->omittedTurns, 0);
         QVERIFY(first->prompt == e->chatPrompt({{"user", "the cat"}}));
@@ -230,7 +230,7 @@ private slots:
         auto conv = (*store)->conversation(c->id);
         QVERIFY(all && conv && *conv);
         QVERIFY(e->chatPrompt(chatMessages(**conv, *all)).size() > size_t(e->contextLength()));
-        auto r = runStoredTurn(*e, **store, c->id, "a cat", req, true);
+        auto r = runStoredTurn(*e, **store, c->id, "a cat", req, {});
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         QVERIFY(r->omittedTurns > 0);
         QVERIFY(static_cast<int>(r->prompt.size()) + 16 <= e->contextLength());

@@ -281,6 +281,7 @@ void TestChatFormat::qwen3Thinking() {
         "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}";
     const ChatFormat format = ChatFormat::detect(qwen3, "qwen3");
     QVERIFY(format.variant().thinking && !format.variant().opensThinking);
+    QCOMPARE(format.thinkingMode(), ThinkingMode::Switchable);
     QVERIFY(format.reasoningSpan() && !format.reasoningSpan()->promptOpens);
     QCOMPARE(format.reasoningSpan()->open, std::string_view("<think>"));
     QCOMPARE(format.reasoningSpan()->close, std::string_view("</think>"));
@@ -299,10 +300,12 @@ void TestChatFormat::qwen3Thinking() {
 
     const ChatFormat thinkingOnly = ChatFormat::detect(qwen3 + "{{- '<|im_start|>assistant\\n<think>\\n' }}", "qwen3");
     QVERIFY(thinkingOnly.variant().opensThinking && thinkingOnly.reasoningSpan()->promptOpens);
+    QCOMPARE(thinkingOnly.thinkingMode(), ThinkingMode::Always);  // enable_thinking changes nothing
     QVERIFY(joined(thinkingOnly.render({{"user", "Hi"}}, RenderOptions{.enableThinking = false}))
                 .ends_with("<|im_start|>assistant\n<think>\n"));
     // ChatML without a span: no reasoning, enable_thinking ignored.
     QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").reasoningSpan());
+    QCOMPARE(ChatFormat::detect(kSmolTemplate, "llama").thinkingMode(), ThinkingMode::None);
     QCOMPARE(joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
              std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
@@ -318,6 +321,7 @@ void TestChatFormat::deepSeekR1Rendering() {
     QVERIFY(format.startsWithBos());
     QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<｜end▁of▁sentence｜>"});
     QVERIFY(format.reasoningSpan() && format.reasoningSpan()->promptOpens);
+    QCOMPARE(format.thinkingMode(), ThinkingMode::Always);
     const std::vector<ChatMessage> chat = {
         {"system", "Be brief."}, {"user", "2+2?"}, {"assistant", "<think>Add.</think>\n\n4."}, {"user", "<think>?"}};
     const auto segments = format.render(chat, true);

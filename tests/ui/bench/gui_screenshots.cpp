@@ -1,8 +1,9 @@
 // Screenshots of the real window for the README (run under Xvfb):
 //   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN]
 // Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
-// the settings panel (sampling and engine pages) and the dark palette; with zh_CN, the main
-// window in Simplified Chinese.
+// the settings panel (sampling and engine pages), a thinking model's reply folded and unfolded
+// (the test model of tests/app/chat/thinking_model.h) and the dark palette; with zh_CN, the
+// main window in Simplified Chinese.
 #include <QApplication>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -10,6 +11,7 @@
 #include <cstdio>
 
 #include "app/common/paths.h"
+#include "tests/app/chat/thinking_model.h"
 #include "tests/ui/gui_app.h"
 #include "ui/appearance.h"
 
@@ -34,6 +36,22 @@ void settingsShot(test::GuiApp& gui, const QString& file, int tab = 0) {
     });
     gui.window->openSettings();
     QObject::disconnect(c);
+}
+
+// The reasoning folded under its header, then unfolded, and the panel with the Thinking switch.
+void thinkingShots(test::GuiApp& gui, const QString& dir, const QString& out) {
+    const QString path = dir + "/thinking.gguf";
+    if (!test::thinkingModel().writeFile(path.toStdString())) return;
+    gui.window->loadModel(path);
+    if (!QTest::qWaitFor([&] { return gui.controller->model() && gui.controller->model()->file.path == path; }, 60000)) return;
+    gui.controller->newConversation();
+    chat(gui, "What is six times seven?");
+    QTest::qWait(300);
+    gui.window->grab().save(out + "/thinking.png");
+    test::clickChip(*gui.window, 1, MessageDelegate::Action::ToggleReasoning);
+    QTest::qWait(300);
+    gui.window->grab().save(out + "/thinking-expanded.png");
+    settingsShot(gui, out + "/settings-thinking.png");
 }
 
 }  // namespace
@@ -69,6 +87,7 @@ int main(int argc, char** argv) {
     engine.spec.enabled = true;  // the group shown in use
     gui.settings.setEngine(engine);
     settingsShot(gui, out + "/settings-engine.png", 2);
+    thinkingShots(gui, dir.path(), out);
     applyAppearance(app, "dark");
     QTest::qWait(300);
     gui.window->grab().save(out + "/dark.png");
