@@ -79,6 +79,25 @@ const char* finishReasonName(FinishReason r) {
     return "length";
 }
 
+Result<ModelParts> loadModelParts(const GgufFile& file, const ModelLoadOptions& options) {
+    ModelParts parts;
+    auto model = Model::load(file, options);
+    if (!model) return std::unexpected(model.error());
+    parts.model = std::move(*model);
+    auto tokenizer = Tokenizer::fromGguf(file);
+    if (!tokenizer) return std::unexpected(tokenizer.error());
+    parts.tokenizer = std::move(*tokenizer);
+    const Tokenizer& tok = *parts.tokenizer;
+    if (tok.nVocab() > parts.model->config().nVocab)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("the vocabulary has ", tok.nVocab(), " tokens but the model's embedding only ", parts.model->config().nVocab));
+    const GgufValue* tmpl = file.find("tokenizer.chat_template");
+    const auto pieceOf = [&](TokenId id) { return id >= 0 ? tok.pieceText(id) : std::string(); };
+    parts.chatFormat = ChatFormat::detect(tmpl && tmpl->asString() ? *tmpl->asString() : std::string(),
+                                          parts.model->config().architecture, {pieceOf(tok.bos()), pieceOf(tok.eos())});
+    return parts;
+}
+
 Engine::Engine() = default;
 Engine::~Engine() = default;
 
@@ -87,20 +106,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     auto file = GgufFile::open(path);
     if (!file) return std::unexpected(file.error());
     e->file_ = std::move(*file);
-    auto model = Model::load(*e->file_, {.contextLength = std::max(0, options.contextLength)});
-    if (!model) return std::unexpected(model.error());
-    e->model_ = std::move(*model);
-    auto tokenizer = Tokenizer::fromGguf(*e->file_);
-    if (!tokenizer) return std::unexpected(tokenizer.error());
-    e->tokenizer_ = std::move(*tokenizer);
-    if (e->tokenizer_->nVocab() > e->config().nVocab)
-        return fail(ErrorCode::InvalidFormat,
-                    strCat("the vocabulary has ", e->tokenizer_->nVocab(), " tokens but the model's embedding only ", e->config().nVocab));
-    const GgufValue* tmpl = e->file_->find("tokenizer.chat_template");
-    const auto pieceOf = [&](TokenId id) { return id >= 0 ? e->tokenizer_->pieceText(id) : std::string(); };
-    e->chatFormat_ = ChatFormat::detect(tmpl && tmpl->asString() ? *tmpl->asString() : std::string(),
-                                        e->config().architecture,
-                                        {pieceOf(e->tokenizer_->bos()), pieceOf(e->tokenizer_->eos())});
+    auto parts = loadModelParts(*e->file_, {.contextLength = std::max(0, options.contextLength)});
+    if (!parts) return std::unexpected(parts.error());
+    e->model_ = std::move(parts->model);
+    e->tokenizer_ = std::move(parts->tokenizer);
+    e->chatFormat_ = std::move(parts->chatFormat);
     if (options.contextLength < 0 || options.kvBlockSize <= 0 || options.kvBlockSize > 1024)
         return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)

@@ -125,6 +125,19 @@ struct EngineMetrics {
 
 class EngineRequests;
 
+// What a model file gives before any backend or KV cache: the architecture's hyperparameters
+// with every tensor checked and bound to the mapping (binding reads no weights), the vocabulary
+// and the chat format. Engine::load starts with these checks; the model picker runs them to say
+// whether a file loads and, when not, why.
+struct ModelParts {
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    ChatFormat chatFormat{ChatFormatKind::Plain};
+};
+// file must outlive the parts. Errors: those of Model::load and Tokenizer::fromGguf, and
+// InvalidFormat when the vocabulary has more tokens than the embedding.
+Result<ModelParts> loadModelParts(const GgufFile& file, const ModelLoadOptions& options = {});
+
 // Called for each generated token with its text (complete UTF-8 characters only; may be empty
 // while a character is incomplete; empty for the end-of-generation token). A last call with
 // id -1 carries text left over at the end (an incomplete character, as U+FFFD).
@@ -133,7 +146,7 @@ using TokenCallback = std::function<bool(TokenId id, std::string_view text)>;
 
 class Engine {
 public:
-    // Errors: those of GgufFile::open, Tokenizer::fromGguf and Model::load.
+    // Errors: those of GgufFile::open and loadModelParts.
     static Result<std::unique_ptr<Engine>> load(const std::string& path, const EngineOptions& options);
     ~Engine();
 

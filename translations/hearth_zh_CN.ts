@@ -376,49 +376,89 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::ModelPicker</name>
     <message>
-        <location filename="../ui/model_picker.cpp" line="18"/>
+        <location filename="../ui/model_picker.cpp" line="26"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="20"/>
+        <location filename="../ui/model_picker.cpp" line="28"/>
         <source>Choose a model — Hearth</source>
         <translation>选择模型 — Hearth</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="32"/>
+        <location filename="../ui/model_picker.cpp" line="37"/>
         <source>Open file…</source>
         <translation>打开文件…</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="37"/>
+        <location filename="../ui/model_picker.cpp" line="42"/>
         <source>Models in %1</source>
         <translation>%1 中的模型</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="46"/>
+        <location filename="../ui/model_picker.cpp" line="51"/>
         <source>Open a GGUF model</source>
         <translation>打开 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="46"/>
+        <location filename="../ui/model_picker.cpp" line="51"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="52"/>
+        <location filename="../ui/model_picker.cpp" line="57"/>
         <source>Choose a model file.</source>
         <translation>请选择一个模型文件。</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="71"/>
+        <location filename="../ui/model_picker.cpp" line="65"/>
+        <source>%1 — checking…</source>
+        <translation>%1 — 检查中…</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="84"/>
+        <source>not a usable GGUF file</source>
+        <translation>不是可用的 GGUF 文件</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="85"/>
+        <source>%1 · not supported</source>
+        <translation>%1 · 不支持</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="104"/>
+        <source>Checking %1…</source>
+        <translation>正在检查 %1…</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="110"/>
         <source>This file cannot be used: %1</source>
         <translation>无法使用此文件：%1</translation>
     </message>
     <message>
-        <location filename="../ui/model_picker.cpp" line="74"/>
-        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Architecture: %2&lt;br&gt;Size: %3&lt;br&gt;Quantization: %4&lt;br&gt;Context length: %5 tokens&lt;br&gt;Chat format: %6</source>
-        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;架构：%2&lt;br&gt;大小：%3&lt;br&gt;量化：%4&lt;br&gt;上下文长度：%5 个词元&lt;br&gt;对话格式：%6</translation>
+        <location filename="../ui/model_picker.cpp" line="115"/>
+        <source>Hearth runs this model.</source>
+        <translation>Hearth 可以运行此模型。</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="116"/>
+        <source>&lt;b&gt;Hearth cannot run this model&lt;/b&gt; (%1).</source>
+        <translation>&lt;b&gt;Hearth 无法运行此模型&lt;/b&gt;（%1）。</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="117"/>
+        <source>%1 tokens</source>
+        <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="117"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="118"/>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Family: %2 (%3)&lt;br&gt;Parameters: %4&lt;br&gt;Quantization: %5&lt;br&gt;Trained context: %6&lt;br&gt;Size: %7&lt;br&gt;Chat format: %8&lt;br&gt;%9</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;模型家族：%2（%3）&lt;br&gt;参数量：%4&lt;br&gt;量化：%5&lt;br&gt;训练上下文：%6&lt;br&gt;大小：%7&lt;br&gt;对话格式：%8&lt;br&gt;%9</translation>
     </message>
 </context>
 <context>

@@ -7,6 +7,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/cli_store.h"
 #include "app/cli/info_text.h"
+#include "app/common/model_info.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -70,7 +71,10 @@ int cmdInfo(const QCommandLineParser& p) {
     writeOut(cpuText().toStdString());
     writeOut(backendsText().toStdString());
     if (!p.isSet("model")) return 0;
-    auto engine = loadEngine(p);
+    auto inspected = inspectModel(p.value("model"));
+    if (!inspected) return failWith(inspected.error());
+    writeOut(modelFileText(*inspected).toStdString());
+    auto engine = loadEngine(p);  // a file Hearth cannot run fails here, with the reason printed above
     if (!engine) return failWith(engine.error());
     writeOut(modelInfoText(**engine).toStdString());
     return 0;

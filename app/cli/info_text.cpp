@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "app/common/model_info.h"
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "kernels/backend.h"
@@ -48,6 +49,16 @@ QString cpuText() {
     return out;
 }
 
+QString modelFileText(const ModelFileInfo& m) {
+    return QStringLiteral("Model: %1\n  file: %2\n  architecture: %3 (family %4)\n  parameters: %5 (%6)\n"
+                          "  quantization: %7\n  trained context: %8 tokens\n  chat format: %9\n  %10\n")
+        .arg(m.name, m.path, m.architecture, m.family, formatParams(m.nParams))
+        .arg(m.nParams)
+        .arg(m.quantization)
+        .arg(m.contextLength)
+        .arg(m.chatFormat, m.unsupported.isEmpty() ? QStringLiteral("Hearth runs it") : "Hearth cannot run it: " + m.unsupported);
+}
+
 QString modelInfoText(const Engine& e) {
     const ModelConfig& c = e.config();
     std::map<std::string, int> typeCounts;
@@ -57,14 +68,9 @@ QString modelInfoText(const Engine& e) {
         types += QStringLiteral("%1%2 x%3").arg(types.isEmpty() ? "" : ", ", QString::fromStdString(name)).arg(n);
     const Tokenizer& tok = e.tokenizer();
     return QStringLiteral(
-               "Model: %1\n  file: %2\n  architecture: %3 (%21)\n  parameters: %4 (%5 M)\n  layers: %6, embedding: %7, "
-               "heads: %8 (KV heads: %9), head size: %10, feed-forward: %11\n  tensor types: %12\n"
-               "  context length: %13 (model: %14)\n  vocabulary: %15 tokens (%16), BOS %17, EOS %18\n"
-               "  chat format: %19\n  backend: %20\n")
-        .arg(QString::fromStdString(c.name.empty() ? std::string("(unnamed)") : c.name),
-             QString::fromStdString(e.file().path()), QString::fromStdString(c.architecture))
-        .arg(c.nParams)
-        .arg(static_cast<double>(c.nParams) / 1e6, 0, 'f', 1)
+               "  layers: %1, embedding: %2, heads: %3 (KV heads: %4), head size: %5, feed-forward: %6\n"
+               "  tensor types: %7\n  context length used: %8\n  vocabulary: %9 tokens (%10), BOS %11, EOS %12\n"
+               "%13  backend: %14\n  forward pass: %15\n")
         .arg(c.nLayers)
         .arg(c.nEmbd)
         .arg(c.nHeads)
@@ -73,18 +79,16 @@ QString modelInfoText(const Engine& e) {
         .arg(c.nFf)
         .arg(types)
         .arg(e.contextLength())
-        .arg(c.contextLength)
         .arg(tok.nVocab())
         .arg(tok.kind() == VocabKind::SentencePiece ? "SentencePiece" : "byte-level BPE")
         .arg(tok.bos())
         .arg(tok.eos())
-        .arg(QString::fromLatin1(e.chatFormat().name()) +
-                 (e.chatFormat().isFallback()
-                      ? QString(" (fallback: %1)").arg(QString::fromStdString(e.chatFormat().fallbackReason()))
-                      : QString()),
+        .arg(e.chatFormat().isFallback()
+                 ? QString("  chat format fallback: %1\n").arg(QString::fromStdString(e.chatFormat().fallbackReason()))
+                 : QString(),
              QString::fromStdString(e.backendName()) +
                  (e.backendNote().empty() ? QString() : QString(" (%1)").arg(QString::fromStdString(e.backendNote()))))
-        .arg(QString::fromStdString(c.features));  // %21: last, as arg() fills the lowest number left
+        .arg(QString::fromStdString(c.features));  // %15: what the decoder does beyond plain Llama
 }
 
 }  // namespace hearth

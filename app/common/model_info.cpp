@@ -1,9 +1,12 @@
-// Reads the picker's facts from GGUF metadata (../shared/GGUF.md: general.*, <arch>.*).
+// Reads the picker's facts from GGUF metadata (../shared/GGUF.md: general.*, <arch>.*) and runs
+// loading's checks (loadModelParts) for the verdict.
 #include "app/common/model_info.h"
 
 #include <QFileInfo>
 #include <map>
 
+#include "app/common/error_text.h"
+#include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/chat_format.h"
 
@@ -29,20 +32,39 @@ QString fileTypeName(uint64_t t) {
     return it == names.end() ? QString() : QString::fromLatin1(it->second);
 }
 
+// Of the matrices only: norms and biases are F32 in every quantized file.
 QString dominantType(const GgufFile& f) {
     std::map<std::string, uint64_t> bytesByType;
-    for (const GgufTensorInfo& t : f.tensors()) bytesByType[dtypeInfo(t.type).name] += t.nBytes;
+    for (const GgufTensorInfo& t : f.tensors())
+        if (t.dims.size() >= 2 && t.dims[1] > 1) bytesByType[dtypeInfo(t.type).name] += t.nBytes;
     const auto it = std::max_element(bytesByType.begin(), bytesByType.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });
     return it == bytesByType.end() ? QString() : QString::fromStdString(it->first);
 }
 
+// general.architecture as people name the family; llama.cpp's names of those Hearth does not run
+// too, so that the picker says "Mamba is not supported" rather than "mamba".
+QString familyName(const QString& arch) {
+    static const std::map<QString, const char*> names = {
+        {"llama", "Llama"},       {"qwen2", "Qwen 2"},           {"qwen3", "Qwen 3"},          {"phi3", "Phi-3"},
+        {"gemma", "Gemma"},       {"gemma2", "Gemma 2"},         {"gemma3", "Gemma 3"},        {"qwen2moe", "Qwen 2 MoE"},
+        {"qwen3moe", "Qwen 3 MoE"}, {"phi2", "Phi-2"},           {"gpt2", "GPT-2"},            {"falcon", "Falcon"},
+        {"mpt", "MPT"},           {"starcoder2", "StarCoder 2"}, {"deepseek2", "DeepSeek V2"}, {"command-r", "Command R"},
+        {"mamba", "Mamba"},       {"bert", "BERT"},              {"olmo2", "OLMo 2"},          {"granite", "Granite"},
+        {"stablelm", "StableLM"}, {"mistral3", "Mistral 3"},     {"llama4", "Llama 4"},        {"gemma3n", "Gemma 3n"},
+    };
+    const auto it = names.find(arch);
+    return it == names.end() ? arch : QString::fromLatin1(it->second);
+}
+
 }  // namespace
 
-ModelFileInfo describeModel(const GgufFile& f) {
+ModelFileInfo describeModel(const GgufFile& f, const ChatFormat* format) {
     ModelFileInfo info;
     info.path = QString::fromStdString(f.path());
     info.architecture = stringKey(f, "general.architecture");
+    info.family = familyName(info.architecture);
+    for (const GgufTensorInfo& t : f.tensors()) info.nParams += static_cast<qint64>(t.nElements());
     info.name = stringKey(f, "general.name");
     if (info.name.isEmpty()) info.name = QFileInfo(info.path).completeBaseName();
     info.fileBytes = static_cast<qint64>(f.fileSize());
@@ -53,7 +75,7 @@ ModelFileInfo describeModel(const GgufFile& f) {
         info.contextLength = static_cast<int>(v->asUInt().value_or(0));
     const QString tmpl = stringKey(f, "tokenizer.chat_template");
     info.chatFormat = QString::fromLatin1(
-        ChatFormat::detect(tmpl.toStdString(), info.architecture.toStdString()).name());
+        format ? format->name() : ChatFormat::detect(tmpl.toStdString(), info.architecture.toStdString()).name());
     info.defaults = modelDefaults(f);
     return info;
 }
@@ -61,12 +83,22 @@ ModelFileInfo describeModel(const GgufFile& f) {
 Result<ModelFileInfo> inspectModel(const QString& path) {
     auto file = GgufFile::open(path.toStdString());
     if (!file) return std::unexpected(file.error());
-    return describeModel(**file);
+    const auto parts = loadModelParts(**file);
+    ModelFileInfo info = describeModel(**file, parts ? &parts->chatFormat : nullptr);
+    if (!parts) info.unsupported = describe(parts.error());
+    return info;
 }
 
 QString formatBytes(qint64 bytes) {
     const double mb = static_cast<double>(bytes) / 1e6;
     return mb < 1000 ? QStringLiteral("%1 MB").arg(mb, 0, 'f', 1) : QStringLiteral("%1 GB").arg(mb / 1000, 0, 'f', 2);
+}
+
+QString formatParams(qint64 n) {
+    const double x = static_cast<double>(n);
+    if (x >= 1e9) return QStringLiteral("%1 B").arg(x / 1e9, 0, 'f', 1);
+    if (x >= 1e6) return QStringLiteral("%1 M").arg(x / 1e6, 0, 'f', x < 1e7 ? 1 : 0);
+    return QStringLiteral("%1 K").arg(x / 1e3, 0, 'f', 0);
 }
 
 }  // namespace hearth

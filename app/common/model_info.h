@@ -1,5 +1,7 @@
-// What the model picker shows about a GGUF file before loading it: architecture, size,
-// quantization, context length, chat format and the model's recommended sampling defaults.
+// What the model picker (and hearth-cli info) shows about a GGUF file before loading it: its
+// family, parameter count, quantization, trained context, chat format, the model's recommended
+// sampling defaults, and whether Hearth can run it - decided by the checks loading runs, with
+// their reason when it cannot.
 #pragma once
 
 #include <QString>
@@ -9,23 +11,34 @@
 
 namespace hearth {
 
+class ChatFormat;
 class GgufFile;
 
 struct ModelFileInfo {
     QString path;
     QString name;          // general.name, else the file name
     QString architecture;  // general.architecture
-    QString quantization;  // general.file_type's name, else the type holding most weight bytes
-    QString chatFormat;    // "chatml", "gemma", "llama2", "plain"
+    QString family;        // the architecture's display name ("Llama", "Qwen 3", "Phi-3"), else the architecture
+    qint64 nParams = 0;    // elements of all tensors (ModelConfig::nParams)
+    QString quantization;  // general.file_type's name, else the type holding most of the matrices' bytes
+    QString chatFormat;    // "chatml", "gemma", "llama2", "plain", ...
     qint64 fileBytes = 0;
-    int contextLength = 0;  // <arch>.context_length
+    int contextLength = 0;  // <arch>.context_length: the trained context
     ChatSettings defaults;  // modelDefaults(file)
+    QString unsupported;    // why Hearth cannot run the file (loadModelParts' error, described); empty: it can
 };
 
-// Validates the file's metadata (GgufFile::open) and reads the facts. Errors: GgufFile::open's.
+// Validates the file (GgufFile::open) and runs loading's checks on it (loadModelParts: the
+// architecture, its hyperparameters and tensors, the vocabulary and its pre-tokenizer) without
+// reading weights. Errors: GgufFile::open's (a file that is no valid GGUF); a valid GGUF that
+// Hearth cannot run is a record with `unsupported` set.
 Result<ModelFileInfo> inspectModel(const QString& path);
-ModelFileInfo describeModel(const GgufFile& file);
+// The metadata facts of a file; format: the chat format loading detected (null: detected from
+// the template and the architecture alone). Sets no `unsupported`.
+ModelFileInfo describeModel(const GgufFile& file, const ChatFormat* format = nullptr);
 // "135.0 MB", "1.2 GB"
 QString formatBytes(qint64 bytes);
+// "135 M", "1.1 B", "4.6 M", "292 K"
+QString formatParams(qint64 n);
 
 }  // namespace hearth

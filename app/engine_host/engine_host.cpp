@@ -74,7 +74,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     }
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
-    model_ = LoadedModel{describeModel(engine_->file()), QString::fromStdString(engine_->backendName()),
+    model_ = LoadedModel{describeModel(engine_->file(), &engine_->chatFormat()), QString::fromStdString(engine_->backendName()),
                          QString::fromStdString(engine_->backendNote()), engine_->contextLength(),
                          engine_->chatFormat().reasoningSpan(), engine_->chatFormat().thinkingMode()};
     emit loadProgress(100);

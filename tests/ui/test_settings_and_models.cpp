@@ -1,11 +1,13 @@
 // The settings panel and the model picker, offscreen with a real model: a temperature set in
 // the panel is the one the next request uses (and temperature 0 makes replies repeat exactly);
 // per-conversation overrides reset to defaults; a model load is cancelled from its progress
-// dialog; a file that is not a model gets a clear message; old turns that no longer fit the
+// dialog; the picker lists each file's family, size and quantization and says which ones Hearth
+// cannot run and why; a file that is not a model gets a clear message; old turns that no longer fit the
 // context are left out and the window says so; the window's title contains "Hearth".
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QListWidget>
 #include <QPushButton>
 #include <QTemporaryDir>
 
@@ -23,6 +25,7 @@ private slots:
     void temperatureFromThePanelIsUsed();
     void cancelsAModelLoad();
     void showsWhyAFileIsNotAModel();
+    void pickerTellsWhatEachFileIs();
     void leavesOutOldTurnsThatDoNotFit();
 
 private:
@@ -109,7 +112,7 @@ void TestSettingsAndModels::showsWhyAFileIsNotAModel() {
     bad.close();
     ModelPicker picker(dir_->path(), bad.fileName());
     auto* facts = picker.findChild<QLabel*>("modelFacts");
-    QVERIFY2(facts->text().contains("cannot be used") && facts->text().contains("not a valid model"), qPrintable(facts->text()));
+    QTRY_VERIFY2(facts->text().contains("cannot be used") && facts->text().contains("not a valid model"), qPrintable(facts->text()));
     QVERIFY(!picker.findChild<QPushButton*>("loadButton")->isEnabled());
     app.window->loadModel(bad.fileName());  // e.g. the last model was replaced by something else
     QTRY_COMPARE_WITH_TIMEOUT(app.messages()->rowCount(), 1, 10000);
@@ -117,6 +120,36 @@ void TestSettingsAndModels::showsWhyAFileIsNotAModel() {
     QVERIFY2(app.rowText(0).contains("Cannot load notes.gguf") && app.rowText(0).contains("Model…"), qPrintable(app.rowText(0)));
     QVERIFY(!app.sendButton()->isEnabled());
     QVERIFY(app.window->windowTitle().contains("Hearth"));
+}
+
+// Before anything is loaded: a line per file with what it is, and for the chosen one its facts
+// and loading's verdict; a file Hearth cannot run cannot be loaded.
+void TestSettingsAndModels::pickerTellsWhatEachFileIs() {
+    const QString models = dir_->path() + "/models";
+    QVERIFY(QDir().mkpath(models));
+    QVERIFY(tinyLlama().writeFile((models + "/tiny.gguf").toStdString()));
+    GgufWriter mamba = tinyLlama();
+    mamba.set("general.architecture", std::string("mamba"));
+    QVERIFY(mamba.writeFile((models + "/mamba.gguf").toStdString()));
+    ModelPicker picker(models, {});
+    QTRY_VERIFY(picker.inspected());
+    auto* list = picker.findChild<QListWidget*>("modelList");
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(0)->text(), QString("mamba.gguf — Mamba · not supported"));
+    QCOMPARE(list->item(1)->text(), QString("tiny.gguf — Llama · 79 K · F32"));
+    auto* facts = picker.findChild<QLabel*>("modelFacts");
+    auto* load = picker.findChild<QPushButton*>("loadButton");
+    list->setCurrentRow(0);
+    QVERIFY2(facts->text().contains("Hearth cannot run this model") &&
+                 facts->text().contains("architecture 'mamba' is not supported (supported: llama, qwen2"),
+             qPrintable(facts->text()));
+    QVERIFY(facts->text().contains("Trained context: unknown"));  // mamba.context_length is not there
+    QVERIFY(!load->isEnabled());
+    list->setCurrentRow(1);
+    for (const char* fact : {"Family: Llama (llama)", "Parameters: 79 K", "Quantization: F32", "Trained context: 256 tokens",
+                             "Hearth runs this model."})
+        QVERIFY2(facts->text().contains(fact), qPrintable(facts->text()));
+    QVERIFY(load->isEnabled());
 }
 
 void TestSettingsAndModels::leavesOutOldTurnsThatDoNotFit() {

@@ -2,9 +2,11 @@
 //   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN]
 // Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
 // the settings panel (sampling and engine pages), a thinking model's reply folded and unfolded
-// (the test model of tests/app/chat/thinking_model.h) and the dark palette; with zh_CN, the
-// main window in Simplified Chinese.
+// (the test model of tests/app/chat/thinking_model.h), the model picker (the models folder's
+// files and a test file of an architecture Hearth does not run) and the dark palette; with
+// zh_CN, the main window in Simplified Chinese.
 #include <QApplication>
+#include <QListWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTranslator>
@@ -14,6 +16,7 @@
 #include "tests/app/chat/thinking_model.h"
 #include "tests/ui/gui_app.h"
 #include "ui/appearance.h"
+#include "ui/model_picker.h"
 
 using namespace hearth;
 
@@ -54,6 +57,21 @@ void thinkingShots(test::GuiApp& gui, const QString& dir, const QString& out) {
     settingsShot(gui, out + "/settings-thinking.png");
 }
 
+void pickerShot(const QString& dir, const QString& out) {
+    const QString models = dir + "/picker";
+    QDir().mkpath(models);
+    for (const QFileInfo& f : QDir(modelsDir()).entryInfoList({"*.gguf"}, QDir::Files))
+        QFile::link(f.absoluteFilePath(), models + "/" + f.fileName());
+    GgufWriter mamba = test::tinyLlama();
+    mamba.set("general.architecture", std::string("mamba"));
+    if (!mamba.writeFile((models + "/mamba-test.gguf").toStdString())) return;
+    ModelPicker picker(models, models + "/mamba-test.gguf");
+    picker.show();
+    QTest::qWaitFor([&] { return picker.inspected(); }, 20000);
+    QTest::qWait(200);
+    picker.grab().save(out + "/model-picker.png");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +106,7 @@ int main(int argc, char** argv) {
     gui.settings.setEngine(engine);
     settingsShot(gui, out + "/settings-engine.png", 2);
     thinkingShots(gui, dir.path(), out);
+    pickerShot(dir.path(), out);
     applyAppearance(app, "dark");
     QTest::qWait(300);
     gui.window->grab().save(out + "/dark.png");

@@ -1,0 +1,2 @@
+# app/common: what the model picker and hearth-cli info say about a file before loading it.
+hearth_add_test(NAME test_model_info LABELS unit LIBS hearth_app SOURCES test_model_info.cpp TIMEOUT 60)
