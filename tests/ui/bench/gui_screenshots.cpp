@@ -67,7 +67,8 @@ void pickerShot(const QString& dir, const QString& out) {
     if (!mamba.writeFile((models + "/mamba-test.gguf").toStdString())) return;
     ModelPicker picker(models, models + "/mamba-test.gguf");
     picker.show();
-    QTest::qWaitFor([&] { return picker.inspected(); }, 20000);
+    if (!QTest::qWaitFor([&] { return picker.inspected(); }, 20000))
+        qWarning("the picker did not finish inspecting the models in 20 s; the screenshot shows it unfinished");
     QTest::qWait(200);
     picker.grab().save(out + "/model-picker.png");
 }
