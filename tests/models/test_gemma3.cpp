@@ -53,10 +53,12 @@ const char* const kLongText =
 // K/V and the attention sum in F16, as ggml does; Gemma's residual stream reaches |x| ~ 4e4 and
 // its norm weights ~150, so these roundings (each op agrees with a ggml-rounding emulation to
 // ~1e-7 relative, attention to ~1e-3) add up to about one logit after 18 layers. Measured:
-// max |dlogit| 0.9-1.1, cosine >= 0.9993; llama.cpp itself differs from the float reference
-// by up to 2.2. A structural error (rope half, a norm, the scale) gives tens.
+// max |dlogit| 0.9-1.4, cosine 0.99896-0.99976; llama.cpp itself differs from the float
+// reference by up to 2.2, and on text-long (523 tokens) its cosine is 0.999364 with flash
+// attention and 0.998204 without: how far two correct reductions of attention move these
+// logits. A structural error (rope half, a norm, the scale) gives tens.
 constexpr double kMaxAbsDelta = 2.5;
-constexpr double kMinCosine = 0.999;
+constexpr double kMinCosine = 0.998;
 // Hearth's top token must be the reference's, or within this of the reference's top logit.
 constexpr double kArgmaxSlack = 0.25;
 // The tiny F32 model has no activation quantization: only F16 K/V and attention sum remain.

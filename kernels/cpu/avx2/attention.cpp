@@ -11,8 +11,12 @@
 #include <math.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/attention_pieces.h"
+#include "kernels/cpu/reference/softmax_exp.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/simd.h"
 #include "kernels/cpu/avx2/softmax_exp_avx2.h"
@@ -105,16 +109,16 @@ inline void addWeightedVQ8(float* accum, const uint8_t* row, int headDim, __m256
     }
 }
 
-void attendOneHeadQ8(const AttentionHead& h, const float* qHead, float* scores, float* outHead) {
-    alignas(32) BlockQ8_0 q[kMaxAttentionHeadDim / kQK];
-    alignas(32) float accum[kMaxAttentionHeadDim];
-    quantizeRow(DType::Q8_0, qHead, q, h.headDim);
+// One query's partial over positions [a, b) of a Q8_0 cache (q already quantized): an online
+// softmax with libm expf, the running V sum in float over rows dequantized as d * q.
+void pieceQ8(const AttentionHead& h, const BlockQ8_0* q, int a, int b, float* scores, AttentionPartial& part) {
+    float* accum = part.acc;
     for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(accum + i, _mm256_setzero_ps());
-    for (int p = h.first; p < h.nCtx; ++p)
-        scores[p - h.first] = softcapScore(vecDot(DType::Q8_0, kvRowQ8(h.kBlocks, h, p), q, h.headDim) * h.scale, h.softcap);
+    for (int p = a; p < b; ++p)
+        scores[p - a] = softcapScore(vecDot(DType::Q8_0, kvRowQ8(h.kBlocks, h, p), q, h.headDim) * h.scale, h.softcap);
     float runningMax = -INFINITY, runningSum = 0.0f;
-    for (int p = h.first; p < h.nCtx; ++p) {
-        const float score = scores[p - h.first];
+    for (int p = a; p < b; ++p) {
+        const float score = scores[p - a];
         float accumScale = 1.0f, weight = 1.0f;
         if (score > runningMax) {
             accumScale = expf(runningMax - score);
@@ -127,8 +131,7 @@ void attendOneHeadQ8(const AttentionHead& h, const float* qHead, float* scores, 
         addWeightedVQ8(accum, kvRowQ8(h.vBlocks, h, p), h.headDim, _mm256_set1_ps(weight));
         runningSum = runningSum * accumScale + weight;
     }
-    const __m256 inv = _mm256_set1_ps(1.0f / runningSum);
-    for (int i = 0; i < h.headDim; i += 8) _mm256_storeu_ps(outHead + i, _mm256_mul_ps(_mm256_load_ps(accum + i), inv));
+    part.count = b - a, part.max = runningMax, part.sum = runningSum;
 }
 
 // A query's row of scores: the span rounded up to whole 8-position chunks.
@@ -170,9 +173,10 @@ inline float laneSum(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
 }
 
-// One query's scores s[0, len) (its own range) become its softmax weights exp(s - max) in
-// place; returns their sum, kept in eight partial sums by position mod 8 from the range's start.
-float softmaxWeights(float* s, int len) {
+// One query's scores s[0, len) (its own range within a piece) become its softmax weights
+// exp(s - max) in place; returns their sum, kept in eight partial sums by position mod 8 from
+// the range's start, and the max in *maxOut.
+float softmaxWeights(float* s, int len, float* maxOut) {
     __m256 vmax = _mm256_set1_ps(-INFINITY);
     for (int j = 0; j < len; j += 8) {
         const __m256 x = len - j >= 8 ? _mm256_loadu_ps(s + j) : _mm256_maskload_ps(s + j, laneMask(len - j));
@@ -181,7 +185,8 @@ float softmaxWeights(float* s, int len) {
     }
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    const __m256 maxScore = _mm256_set1_ps(_mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1))));
+    *maxOut = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+    const __m256 maxScore = _mm256_set1_ps(*maxOut);
     __m256 sum = _mm256_setzero_ps();
     for (int j = 0; j < len; j += 8) {
         const __m256i live = laneMask(len - j);
@@ -244,44 +249,134 @@ void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo
     }
 }
 
-void attendQueriesF16(const AttentionHead& h, const AttentionQuery* qs, int n, float* scores) {
-    alignas(32) float q[kMaxAttentionQueries * kMaxAttentionHeadDim];
-    alignas(32) float acc[kMaxAttentionQueries * kMaxAttentionHeadDim];
-    int lo = qs[0].first, hi = qs[0].nCtx;
-    for (int r = 0; r < n; ++r) {
-        lo = std::min(lo, qs[r].first), hi = std::max(hi, qs[r].nCtx);
+// The queries rounded to F16 (as the reference does), one row of kMaxAttentionHeadDim each.
+void prepareQueriesF16(const AttentionHead& h, const AttentionQuery* qs, int n, float* q) {
+    for (int r = 0; r < n; ++r)
         for (int i = 0; i < h.headDim; i += 8) {
             const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(qs[r].q + i), _MM_FROUND_TO_NEAREST_INT);
             _mm256_store_ps(q + r * kMaxAttentionHeadDim + i, _mm256_cvtph_ps(half));
-            _mm256_store_ps(acc + r * kMaxAttentionHeadDim + i, _mm256_setzero_ps());
         }
+}
+
+// Each query's partial over piece [a, b) (its own range clipped to it; count 0 when none):
+// scores of the union, softmax weights per query, V sums sharing each converted V row.
+void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, int n, int a, int b, float* scores,
+              AttentionPartial* parts) {
+    alignas(32) float acc[kMaxAttentionQueries * kMaxAttentionHeadDim];
+    AttentionQuery clipped[kMaxAttentionQueries];
+    int lo = b, hi = a;
+    for (int r = 0; r < n; ++r) {
+        clipped[r] = qs[r];
+        clipped[r].first = std::max(qs[r].first, a), clipped[r].nCtx = std::min(qs[r].nCtx, b);
+        if (clipped[r].first >= clipped[r].nCtx) clipped[r].first = clipped[r].nCtx = a;  // none here
+        else lo = std::min(lo, clipped[r].first), hi = std::max(hi, clipped[r].nCtx);
+        for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(acc + r * kMaxAttentionHeadDim + i, _mm256_setzero_ps());
+    }
+    if (lo >= hi) {
+        for (int r = 0; r < n; ++r) parts[r].count = 0;
+        return;
     }
     scoreQueries(h, q, n, lo, hi, scores);
-    if (h.softcap > 0.0f)  // Gemma 2: scalar, as the reference, on each query's own range
-        for (int r = 0; r < n; ++r) {
-            float* s = scores + r * scoreStride(lo, hi) + (qs[r].first - lo);
-            for (int p = 0; p < qs[r].nCtx - qs[r].first; ++p) s[p] = softcapScore(s[p], h.softcap);
-        }
-    float weightSum[kMaxAttentionQueries];
-    for (int r = 0; r < n; ++r)
-        weightSum[r] = softmaxWeights(scores + r * scoreStride(lo, hi) + (qs[r].first - lo), qs[r].nCtx - qs[r].first);
-    accumulateV(h, qs, n, lo, hi, scores, acc);
     for (int r = 0; r < n; ++r) {
-        const __m256 inv = _mm256_set1_ps(1.0f / weightSum[r]);
-        for (int i = 0; i < h.headDim; i += 8)
-            _mm256_storeu_ps(qs[r].out + i, _mm256_mul_ps(_mm256_load_ps(acc + r * kMaxAttentionHeadDim + i), inv));
+        const int len = clipped[r].nCtx - clipped[r].first;
+        parts[r].count = len;
+        if (len == 0) continue;
+        float* s = scores + r * scoreStride(lo, hi) + (clipped[r].first - lo);
+        if (h.softcap > 0.0f)  // Gemma 2: scalar, as the reference
+            for (int p = 0; p < len; ++p) s[p] = softcapScore(s[p], h.softcap);
+        parts[r].sum = softmaxWeights(s, len, &parts[r].max);
+    }
+    accumulateV(h, clipped, n, lo, hi, scores, acc);
+    for (int r = 0; r < n; ++r)
+        if (parts[r].count > 0)
+            for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(parts[r].acc + i, _mm256_load_ps(acc + r * kMaxAttentionHeadDim + i));
+}
+
+// The queries of one call, prepared once: rounded to F16 for an F16 cache, quantized to Q8_0
+// for a Q8_0 one; and the union [lo, hi) of their ranges.
+struct PreparedQueries {
+    alignas(32) float f16[kMaxAttentionQueries * kMaxAttentionHeadDim];
+    alignas(32) BlockQ8_0 q8[kMaxAttentionQueries][kMaxAttentionHeadDim / kQK];
+    int lo = 0, hi = 0;
+};
+
+void prepare(const AttentionHead& h, const AttentionQuery* qs, int n, PreparedQueries& p) {
+    p.lo = qs[0].first, p.hi = qs[0].nCtx;
+    for (int r = 1; r < n; ++r) p.lo = std::min(p.lo, qs[r].first), p.hi = std::max(p.hi, qs[r].nCtx);
+    if (h.type == DType::Q8_0)
+        for (int r = 0; r < n; ++r) quantizeRow(DType::Q8_0, qs[r].q, p.q8[r], h.headDim);
+    else
+        prepareQueriesF16(h, qs, n, p.f16);
+}
+
+// Each query's partial over piece [a, b) (count 0 for a query with no position there).
+void onePiece(const AttentionHead& h, const AttentionQuery* qs, int n, const PreparedQueries& p, int a, int b,
+              float* scores, AttentionPartial* parts) {
+    if (h.type != DType::Q8_0) return pieceF16(h, qs, p.f16, n, a, b, scores, parts);
+    for (int r = 0; r < n; ++r) {
+        const int a0 = std::max(qs[r].first, a), b0 = std::min(qs[r].nCtx, b);
+        if (a0 < b0) pieceQ8(h, p.q8[r], a0, b0, scores, parts[r]);
+        else parts[r].count = 0;
     }
 }
 
 }  // namespace
 
-void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores) {
-    if (head.type != DType::Q8_0) return attendQueriesF16(head, queries, nQueries, scores);
-    for (int r = 0; r < nQueries; ++r) {
-        AttentionHead one = head;
-        one.first = queries[r].first, one.nCtx = queries[r].nCtx;
-        attendOneHeadQ8(one, queries[r].q, scores, queries[r].out);
+void mergePartial(AttentionPartial& run, const AttentionPartial& part, int headDim) {
+    if (part.count == 0) return;
+    if (run.count == 0) {
+        run.count = part.count, run.max = part.max, run.sum = part.sum;
+        for (int i = 0; i < headDim; i += 8) _mm256_store_ps(run.acc + i, _mm256_load_ps(part.acc + i));
+        return;
     }
+    run.count += part.count;
+    if (part.max > run.max) {  // the running sums scale down to the new max
+        const float c = softmaxExp(run.max - part.max);
+        run.sum = std::fma(run.sum, c, part.sum);
+        const __m256 vc = _mm256_set1_ps(c);
+        for (int i = 0; i < headDim; i += 8)
+            _mm256_store_ps(run.acc + i, _mm256_fmadd_ps(_mm256_load_ps(run.acc + i), vc, _mm256_load_ps(part.acc + i)));
+        run.max = part.max;
+        return;
+    }
+    const float f = part.max == run.max ? 1.0f : softmaxExp(part.max - run.max);
+    run.sum = std::fma(part.sum, f, run.sum);
+    const __m256 vf = _mm256_set1_ps(f);
+    for (int i = 0; i < headDim; i += 8)
+        _mm256_store_ps(run.acc + i, _mm256_fmadd_ps(_mm256_load_ps(part.acc + i), vf, _mm256_load_ps(run.acc + i)));
+}
+
+void finishPartial(const AttentionPartial& run, int headDim, float* out) {
+    const __m256 inv = _mm256_set1_ps(1.0f / run.sum);
+    for (int i = 0; i < headDim; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_load_ps(run.acc + i), inv));
+}
+
+void attendQueryPieces(const AttentionHead& head, const AttentionQuery* queries, int nQueries, int pieceLo, int pieceHi,
+                       float* scores, AttentionPartial* parts) {
+    PreparedQueries p;
+    prepare(head, queries, nQueries, p);
+    for (int k = pieceLo; k < pieceHi; ++k) {
+        const int a = std::max(p.lo, k * kAttentionPiece), b = std::min(p.hi, (k + 1) * kAttentionPiece);
+        AttentionPartial* out = parts + static_cast<ptrdiff_t>(k - pieceLo) * nQueries;
+        if (a < b) onePiece(head, queries, nQueries, p, a, b, scores, out);
+        else
+            for (int r = 0; r < nQueries; ++r) out[r].count = 0;
+    }
+}
+
+void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores,
+                   AttentionPartial* partials) {
+    PreparedQueries p;
+    prepare(head, queries, nQueries, p);
+    AttentionPartial piece[kMaxAttentionQueries];
+    for (int r = 0; r < nQueries; ++r) partials[r].count = 0;
+    for (int a = p.lo; a < p.hi;) {
+        const int b = std::min(p.hi, attentionPieceEnd(a));
+        onePiece(head, queries, nQueries, p, a, b, scores, piece);
+        for (int r = 0; r < nQueries; ++r) mergePartial(partials[r], piece[r], head.headDim);
+        a = b;
+    }
+    for (int r = 0; r < nQueries; ++r) finishPartial(partials[r], head.headDim, queries[r].out);
 }
 
 }  // namespace hearth::avx2

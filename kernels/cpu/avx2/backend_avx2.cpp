@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/attention_pieces.h"
 #include "kernels/cpu/avx2/elementwise.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/cpu_features.h"
@@ -184,15 +186,21 @@ public:
         if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim)
             return reference_->attention(layer, shape, q, positions, nTokens, out);
         planAttention(shape, positions, nTokens);
-        int maxSpan = 0;
-        for (const AttentionTask& t : attentionTasks_) maxSpan = std::max(maxSpan, taskSpan(shape, positions, t));
         scores_.resize(static_cast<size_t>(pool_.size()));
-        const size_t need = static_cast<size_t>(maxSpan + 7) * avx2::kMaxAttentionQueries;
+        const size_t need = static_cast<size_t>(avx2::kAttentionScoreSpan) * avx2::kMaxAttentionQueries;
         for (std::vector<float>& s : scores_)
             if (s.size() < need) s.resize(need);
+        partials_.resize(static_cast<size_t>(pool_.size()));
+        for (std::vector<avx2::AttentionPartial>& p : partials_) p.resize(avx2::kMaxAttentionQueries);
+        if (splitOverPieces(shape, positions, nTokens)) return attendInPieces(layer, shape, q, positions, out);
         pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
-            for (int64_t i = begin; i < end; ++i)
-                attendTask(layer, shape, q, positions, attentionTasks_[static_cast<size_t>(i)], scores_[static_cast<size_t>(thread)].data(), out);
+            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+            for (int64_t i = begin; i < end; ++i) {
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+                const int n = taskQueries(shape, q, positions, task, out, queries);
+                avx2::attendQueries(taskHead(layer, shape, task), queries, n, scores_[static_cast<size_t>(thread)].data(),
+                                    partials_[static_cast<size_t>(thread)].data());
+            }
         });
     }
 
@@ -262,15 +270,6 @@ private:
         return shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
     }
 
-    static int taskSpan(const AttentionShape& shape, const int32_t* positions, const AttentionTask& t) {
-        int lo = positions[t.token0] + 1, hi = 0;
-        for (int64_t k = t.token0; k < t.token1; ++k) {
-            lo = std::min(lo, queryFirst(shape, positions[k] + 1));
-            hi = std::max(hi, positions[k] + 1);
-        }
-        return hi - lo;
-    }
-
     // Fills attentionTasks_ (reused between calls).
     void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) {
         const int group = shape.nHeads / shape.nKvHeads;
@@ -300,8 +299,7 @@ private:
         attentionTasks_.swap(zigzag_);
     }
 
-    void attendTask(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
-                    const AttentionTask& task, float* scores, float* out) const {
+    avx2::AttentionHead taskHead(const PagedKvLayer& layer, const AttentionShape& shape, const AttentionTask& task) const {
         avx2::AttentionHead head;
         head.kBlocks = layer.kBlocks;
         head.vBlocks = layer.vBlocks;
@@ -312,7 +310,12 @@ private:
         head.softcap = shape.softcap;
         head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
-        avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+        return head;
+    }
+
+    // The task's queries (token by token, head by head); returns how many.
+    static int taskQueries(const AttentionShape& shape, const float* q, const int32_t* positions, const AttentionTask& task,
+                           float* out, avx2::AttentionQuery* queries) {
         int n = 0;
         for (int64_t t = task.token0; t < task.token1; ++t)
             for (int h = task.head0; h < task.head1; ++h) {
@@ -320,7 +323,70 @@ private:
                 const int nCtx = positions[t] + 1;
                 queries[n++] = {q + offset, out + offset, queryFirst(shape, nCtx), nCtx};
             }
-        avx2::attendQueries(head, queries, n, scores);
+        return n;
+    }
+
+    // Too few tasks for the threads (decode: a token's few KV heads) over long ranges: each
+    // task's pieces are spread over the threads (pieceJobs_), their partials merged after in piece
+    // order — the same bits as one thread reducing them (attention_pieces.h). Fills pieceJobs_.
+    bool splitOverPieces(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) {
+        pieceJobs_.clear();
+        const auto nTasks = static_cast<int64_t>(attentionTasks_.size());
+        const int64_t wanted = 2 * static_cast<int64_t>(pool_.size());
+        if (pool_.size() < 2 || nTasks >= wanted) return false;
+        int maxPos = 0;
+        for (int64_t t = 0; t < nTokens; ++t) maxPos = std::max(maxPos, positions[t]);
+        const int nPieces = maxPos / kAttentionPiece + 1;
+        if (nPieces < 2) return false;
+        // Pieces per job, so that about `wanted` jobs cover every task's pieces.
+        const int64_t perJob = std::max<int64_t>(1, (nTasks * nPieces + wanted - 1) / wanted);
+        size_t partial = 0;
+        for (int64_t i = 0; i < nTasks; ++i) {
+            const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+            int lo = INT32_MAX, hi = 0;
+            for (int64_t t = task.token0; t < task.token1; ++t)
+                lo = std::min(lo, queryFirst(shape, positions[t] + 1)), hi = std::max(hi, positions[t] + 1);
+            const int n = static_cast<int>((task.token1 - task.token0) * (task.head1 - task.head0));
+            const int k0 = lo / kAttentionPiece, k1 = (hi - 1) / kAttentionPiece + 1;
+            for (int k = k0; k < k1; k += static_cast<int>(perJob)) {
+                const int kEnd = std::min(k1, k + static_cast<int>(perJob));
+                pieceJobs_.push_back({static_cast<int>(i), k, kEnd, partial});
+                partial += static_cast<size_t>(kEnd - k) * static_cast<size_t>(n);
+            }
+        }
+        pieceParts_.resize(partial);
+        return true;
+    }
+
+    void attendInPieces(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
+                        float* out) {
+        pool_.parallelFor(static_cast<int64_t>(pieceJobs_.size()), [&](int64_t begin, int64_t end, int thread) {
+            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+            for (int64_t j = begin; j < end; ++j) {
+                const PieceJob& job = pieceJobs_[static_cast<size_t>(j)];
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(job.task)];
+                const int n = taskQueries(shape, q, positions, task, out, queries);
+                avx2::attendQueryPieces(taskHead(layer, shape, task), queries, n, job.pieceLo, job.pieceHi,
+                                        scores_[static_cast<size_t>(thread)].data(), pieceParts_.data() + job.firstPartial);
+            }
+        });
+        // Merge each task's pieces in order: its jobs are consecutive in pieceJobs_.
+        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
+            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+            avx2::AttentionPartial* run = partials_[static_cast<size_t>(thread)].data();
+            for (int64_t i = begin; i < end; ++i) {
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+                const int n = taskQueries(shape, q, positions, task, out, queries);
+                for (int r = 0; r < n; ++r) run[r].count = 0;
+                for (const PieceJob& job : pieceJobs_) {
+                    if (job.task != static_cast<int>(i)) continue;
+                    for (int k = 0; k < job.pieceHi - job.pieceLo; ++k)
+                        for (int r = 0; r < n; ++r)
+                            avx2::mergePartial(run[r], pieceParts_[job.firstPartial + static_cast<size_t>(k * n + r)], shape.headDim);
+                }
+                for (int r = 0; r < n; ++r) avx2::finishPartial(run[r], shape.headDim, queries[r].out);
+            }
+        });
     }
 
     // Whole panels split over the threads (each unpacks its panel once and runs every token
@@ -368,6 +434,14 @@ private:
     std::array<RopeTable, 2> ropeTables_;
     size_t ropeNext_ = 0;
     std::vector<std::vector<float>> scores_;  // per thread: one task's attention scores
+    std::vector<std::vector<avx2::AttentionPartial>> partials_;  // per thread: one task's running partials
+    struct PieceJob {
+        int task;             // index in attentionTasks_
+        int pieceLo, pieceHi; // its pieces
+        size_t firstPartial;  // its partials in pieceParts_: [piece][query]
+    };
+    std::vector<PieceJob> pieceJobs_;
+    std::vector<avx2::AttentionPartial> pieceParts_;
     std::vector<AttentionTask> attentionTasks_, zigzag_;
     std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel
     std::vector<ScratchLine> actInfo_;              // [nTokens] rows of gemmActInfo

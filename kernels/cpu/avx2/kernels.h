@@ -79,10 +79,31 @@ struct AttentionQuery {
     int first = 0;
     int nCtx = 0;
 };
+// One query's reduction over some pieces of its range (kernels/cpu/attention_pieces.h): the
+// largest score, the sum of the weights and the V sum, relative to that score.
+struct AttentionPartial {
+    int count = 0;  // positions reduced; 0: none yet
+    float max = 0.0f, sum = 0.0f;
+    alignas(32) float acc[kMaxAttentionHeadDim];
+};
+// scores: scratch of nQueries * (min(kAttentionPiece, max nCtx - min first) + 7) floats.
+constexpr int kAttentionScoreSpan = 256 + 7;  // kAttentionPiece + 7, per query
 // nQueries (1..kMaxAttentionQueries) queries on the KV head of `head`, K and V read once for
-// all of them. The union of their ranges must be contiguous (e.g. consecutive positions).
-// scores: scratch of nQueries * (max nCtx - min first + 7) floats.
-void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores);
+// all of them, piece by piece (attention_pieces.h). The union of their ranges must be
+// contiguous (e.g. consecutive positions). partials: scratch of nQueries.
+void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores,
+                   AttentionPartial* partials);
+// The same queries' partials over pieces [pieceLo, pieceHi) only (piece k: positions
+// [k * kAttentionPiece, (k + 1) * kAttentionPiece)), each piece's own, unmerged:
+// parts[(k - pieceLo) * nQueries + r] (count 0 where query r has no position). One long
+// sequence's pieces can so go to several threads and be merged after, in piece order.
+void attendQueryPieces(const AttentionHead& head, const AttentionQuery* queries, int nQueries, int pieceLo, int pieceHi,
+                       float* scores, AttentionPartial* parts);
+// run := run merged with the next piece's part (attention_pieces.h's order; a part with count 0
+// changes nothing).
+void mergePartial(AttentionPartial& run, const AttentionPartial& part, int headDim);
+// out [headDim] = run's V sum over its weight sum.
+void finishPartial(const AttentionPartial& run, int headDim, float* out);
 
 // Parts of matmulRows by type family (one source file each).
 void matmulRowsQ32(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/attention_pieces.h"
 #include "kernels/cpu/reference/gelu_tanh.h"
 #include "kernels/cpu/reference/matmul.h"
 #include "kernels/cpu/reference/quants.h"
@@ -108,39 +109,75 @@ public:
     }
 
 private:
-    // Softmax(q.K^T * scale) . V over positions [first, nCtx) with an F16 cache, in the order
-    // the AVX2 path reproduces lane by lane (avx2/attention.cpp): q rounded to F16 (as llama.cpp's
-    // CPU flash attention does); each score a chain of fused multiply-adds in dimension order,
-    // times the scale; weights w_p = softmaxExp(score_p - max score); their sum kept in eight
-    // partial sums by (p - first) mod 8; the V sum in float, fused multiply-adds in position
-    // order; divided by the sum of the weights at the end.
+    // One piece's partial (attention_pieces.h): largest score, sum of weights, V sum [headDim].
+    struct Partial {
+        float max = -INFINITY, sum = 0.0f;
+        std::vector<float> acc;
+    };
+
+    // Softmax(q.K^T * scale) . V over positions [first, nCtx) with an F16 cache, reduced in pieces
+    // (attention_pieces.h). Within a piece [a, b), in the order the AVX2 path reproduces lane by
+    // lane (avx2/attention.cpp): q rounded to F16 (as llama.cpp's CPU flash attention does); each
+    // score a chain of fused multiply-adds in dimension order, times the scale (then soft-capped);
+    // weights w_p = softmaxExp(score_p - the piece's max); their sum kept in eight partial sums by
+    // (p - a) mod 8; the V sum in float, fused multiply-adds in position order.
     void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
                        int kvOffset, int first, int nCtx, float* outHead) {
         const auto headDim = static_cast<size_t>(shape.headDim);
         qHalf_.resize(headDim);
         for (size_t i = 0; i < headDim; ++i) qHalf_[i] = f16ToF32(f32ToF16(qHead[i]));
-        scores_.resize(static_cast<size_t>(nCtx - first));  // [nCtx - first]: scores, then weights
-        float maxScore = -INFINITY;
-        for (int p = first; p < nCtx; ++p) {
-            const f16_t* kRow = kvRow(layer.kBlocks, layer, kvOffset, p);
-            float dot = 0.0f;
-            for (size_t i = 0; i < headDim; ++i) dot = std::fma(qHalf_[i], f16ToF32(kRow[i]), dot);
-            const float score = softcapScore(dot * shape.scale, shape.softcap);
-            scores_[static_cast<size_t>(p - first)] = score;
-            if (score > maxScore) maxScore = score;
+        partials_.clear();
+        for (int a = first; a < nCtx;) {
+            const int b = std::min(nCtx, attentionPieceEnd(a));
+            Partial& part = nextPartial(headDim);
+            scores_.resize(static_cast<size_t>(b - a));  // scores, then weights
+            for (int p = a; p < b; ++p) {
+                const f16_t* kRow = kvRow(layer.kBlocks, layer, kvOffset, p);
+                float dot = 0.0f;
+                for (size_t i = 0; i < headDim; ++i) dot = std::fma(qHalf_[i], f16ToF32(kRow[i]), dot);
+                const float score = softcapScore(dot * shape.scale, shape.softcap);
+                scores_[static_cast<size_t>(p - a)] = score;
+                if (score > part.max) part.max = score;
+            }
+            float partialSums[8] = {};
+            for (int p = a; p < b; ++p) {
+                const float weight = softmaxExp(scores_[static_cast<size_t>(p - a)] - part.max);
+                partialSums[(p - a) % 8] += weight;
+                const f16_t* vRow = kvRow(layer.vBlocks, layer, kvOffset, p);
+                for (size_t i = 0; i < headDim; ++i) part.acc[i] = std::fma(weight, f16ToF32(vRow[i]), part.acc[i]);
+            }
+            const float* s = partialSums;
+            part.sum = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+            a = b;
         }
-        float partialSums[8] = {};
-        accumF32_.assign(headDim, 0.0f);
-        for (int p = first; p < nCtx; ++p) {
-            const float weight = softmaxExp(scores_[static_cast<size_t>(p - first)] - maxScore);
-            partialSums[(p - first) % 8] += weight;
-            const f16_t* vRow = kvRow(layer.vBlocks, layer, kvOffset, p);
-            for (size_t i = 0; i < headDim; ++i) accumF32_[i] = std::fma(weight, f16ToF32(vRow[i]), accumF32_[i]);
+        mergePartials(headDim, outHead);
+    }
+
+    Partial& nextPartial(size_t headDim) {
+        partials_.emplace_back();
+        partials_.back().acc.assign(headDim, 0.0f);
+        return partials_.back();
+    }
+
+    // The partials of one query, merged in piece order (attention_pieces.h): the first as it is,
+    // each next one into the running sums, scaled to the larger of the two maxima.
+    void mergePartials(size_t headDim, float* outHead) {
+        Partial& run = partials_.front();
+        for (size_t k = 1; k < partials_.size(); ++k) {
+            const Partial& part = partials_[k];
+            if (part.max > run.max) {
+                const float c = softmaxExp(run.max - part.max);
+                run.sum = std::fma(run.sum, c, part.sum);
+                for (size_t i = 0; i < headDim; ++i) run.acc[i] = std::fma(run.acc[i], c, part.acc[i]);
+                run.max = part.max;
+            } else {
+                const float f = part.max == run.max ? 1.0f : softmaxExp(part.max - run.max);
+                run.sum = std::fma(part.sum, f, run.sum);
+                for (size_t i = 0; i < headDim; ++i) run.acc[i] = std::fma(part.acc[i], f, run.acc[i]);
+            }
         }
-        const float* s = partialSums;
-        const float sum = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-        const float inv = 1.0f / sum;
-        for (size_t i = 0; i < headDim; ++i) outHead[i] = accumF32_[i] * inv;
+        const float inv = 1.0f / run.sum;
+        for (size_t i = 0; i < headDim; ++i) outHead[i] = run.acc[i] * inv;
     }
 
     static const f16_t* kvRow(const f16_t* const* blocks, const PagedKvLayer& layer, int kvOffset, int p) {
@@ -161,38 +198,43 @@ private:
 
     // As attendOneHead over a Q8_0 cache, the way llama.cpp's CPU flash attention does with a
     // Q8_0 cache: q quantized to Q8_0, q.k = ref::vecDot (integer sums per block, scaled and
-    // summed in float in block order), the running V sum kept in float over dequantized rows.
+    // summed in float in block order); within each piece an online softmax (libm exp) with the
+    // running V sum in float over dequantized rows; the pieces merged as attention_pieces.h says.
     void attendOneHeadQ8(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
                          int kvOffset, int first, int nCtx, float* outHead) {
         const auto headDim = static_cast<size_t>(shape.headDim);
         qQ8_.resize(rowBytes(DType::Q8_0, shape.headDim));
         ref::quantizeRow(DType::Q8_0, qHead, qQ8_.data(), shape.headDim);
-        accumF32_.assign(headDim, 0.0f);
         vRow_.resize(headDim);
         const size_t rowSize = kvRowBytes(layer), headOffset = rowBytes(DType::Q8_0, kvOffset);
-        float runningMax = -INFINITY, runningSum = 0.0f;
-        for (int p = first; p < nCtx; ++p) {
-            const size_t offset = static_cast<size_t>(p % layer.blockSize) * rowSize + headOffset;
-            const auto* kRow = reinterpret_cast<const uint8_t*>(layer.kBlocks[p / layer.blockSize]) + offset;
-            const auto* vRow = reinterpret_cast<const uint8_t*>(layer.vBlocks[p / layer.blockSize]) + offset;
-            const float score = softcapScore(ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale, shape.softcap);
-            float accumScale = 1.0f, weight = 1.0f;
-            if (score > runningMax) {
-                accumScale = std::exp(runningMax - score);
-                runningMax = score;
-                for (float& a : accumF32_) a = a * accumScale;
-            } else {
-                weight = std::exp(score - runningMax);
+        partials_.clear();
+        for (int a = first; a < nCtx;) {
+            const int b = std::min(nCtx, attentionPieceEnd(a));
+            Partial& part = nextPartial(headDim);
+            for (int p = a; p < b; ++p) {
+                const size_t offset = static_cast<size_t>(p % layer.blockSize) * rowSize + headOffset;
+                const auto* kRow = reinterpret_cast<const uint8_t*>(layer.kBlocks[p / layer.blockSize]) + offset;
+                const auto* vRow = reinterpret_cast<const uint8_t*>(layer.vBlocks[p / layer.blockSize]) + offset;
+                const float score = softcapScore(ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale, shape.softcap);
+                float accumScale = 1.0f, weight = 1.0f;
+                if (score > part.max) {
+                    accumScale = std::exp(part.max - score);
+                    part.max = score;
+                    for (float& x : part.acc) x = x * accumScale;
+                } else {
+                    weight = std::exp(score - part.max);
+                }
+                ref::dequantizeRow(DType::Q8_0, vRow, vRow_.data(), shape.headDim);
+                for (size_t i = 0; i < headDim; ++i) part.acc[i] = part.acc[i] + vRow_[i] * weight;
+                part.sum = part.sum * accumScale + weight;
             }
-            ref::dequantizeRow(DType::Q8_0, vRow, vRow_.data(), shape.headDim);
-            for (size_t i = 0; i < headDim; ++i) accumF32_[i] = accumF32_[i] + vRow_[i] * weight;
-            runningSum = runningSum * accumScale + weight;
+            a = b;
         }
-        const float inv = 1.0f / runningSum;
-        for (size_t i = 0; i < headDim; ++i) outHead[i] = accumF32_[i] * inv;
+        mergePartials(headDim, outHead);
     }
 
     std::vector<float> qHalf_, scores_;
+    std::vector<Partial> partials_;  // one query's pieces, in order
     std::vector<uint8_t> qQ8_;
     std::vector<float> accumF32_, vRow_;
 };

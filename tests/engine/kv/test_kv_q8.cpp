@@ -204,6 +204,41 @@ private slots:
         if (!avx2) QSKIP("no AVX2/FMA/F16C: the reference was checked against exact attention only");
     }
 
+    // Ranges over several attention pieces (256 positions each, attention_pieces.h): a decode
+    // token at 639 (its pieces spread over the threads) and tokens 250..261 across a boundary,
+    // with and without a window that starts mid-piece.
+    void piecesAcrossBoundaries() {
+        std::mt19937 rng(5);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const int nKvHeads = 2, nHeads = 6, headDim = 64;
+        const Q8Layer kv(rng, 40, 16, nKvHeads * headDim);
+        for (int window : {0, 300}) {
+            const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
+            for (const std::vector<int32_t>& positions : {std::vector<int32_t>{639}, std::vector<int32_t>{250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261}}) {
+                const auto nTokens = static_cast<int64_t>(positions.size());
+                std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
+                for (float& x : q) x = 2.0f * normal(rng);
+                std::vector<float> want(q.size());
+                makeCpuReferenceBackend()->attention(kv.layer, shape, q.data(), positions.data(), nTokens, want.data());
+                double worst = 0;
+                for (int64_t t = 0; t < nTokens; ++t) {
+                    const size_t row = static_cast<size_t>(t * nHeads * headDim);
+                    const std::vector<double> exact = exactAttention(kv, shape, q.data() + row, positions[static_cast<size_t>(t)]);
+                    for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, std::abs(exact[i] - want[row + i]));
+                }
+                QVERIFY2(worst < 0.2, std::to_string(worst).c_str());
+                if (!cpuFeatures().canRunAvx2()) continue;
+                for (int threads : {1, 2, 3}) {
+                    std::vector<float> got(q.size(), -1.0f);
+                    makeCpuAvx2Backend(threads)->attention(kv.layer, shape, q.data(), positions.data(), nTokens, got.data());
+                    for (size_t i = 0; i < got.size(); ++i)
+                        QVERIFY2(sameFloat(got[i], want[i]), ("window " + std::to_string(window) + ", " + std::to_string(nTokens) +
+                                                              " tokens, " + std::to_string(threads) + " threads, value " + std::to_string(i)).c_str());
+                }
+            }
+        }
+    }
+
     void engineRefusesHeadSizeNot32() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("tiny16.gguf").toStdString();
