@@ -65,6 +65,10 @@ struct GenerateRequest {
     // When > 0, GenerateResult::topLogits keeps the n highest (id, logit) pairs of the logits
     // that chose each generated token (for conformance checks against a reference).
     int32_t nTopLogits = 0;
+    // When true, each Token event's topLogits values are log-probabilities (log-softmax of the
+    // raw logits, before any sampling stage) instead of logits, and EngineEvent::logprob is
+    // the generated token's (the local server's logprobs).
+    bool logprobs = false;
     std::vector<std::string> stop;  // stop strings: generation ends before them, never shown
     int64_t timeoutMs = 0;          // > 0: finish with Timeout this long after submit()
     // Speculative decoding (engine/spec), for submit() and generate() alike: while its decode
@@ -111,6 +115,7 @@ struct EngineEvent {
     TokenId token = -1;                               // Token
     std::string text;
     std::vector<std::pair<TokenId, float>> topLogits;  // Token, when nTopLogits > 0
+    float logprob = 0;                                 // Token, when request.logprobs
     FinishReason reason = FinishReason::Length;        // Finish
     GenerateTimings timings;                           // Finish
     std::optional<Error> error;                        // Finish with reason Error

@@ -4,6 +4,7 @@
 #include "engine/engine_requests.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hearth {
 namespace {
@@ -22,6 +23,14 @@ std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, 
     });
     all.resize(static_cast<size_t>(k));
     return all;
+}
+
+// log(sum(exp(row))), in double: the log-softmax's normaliser.
+float logSumExp(std::span<const float> row) {
+    const float maxLogit = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float v : row) sum += std::exp(static_cast<double>(v) - maxLogit);
+    return static_cast<float>(maxLogit + std::log(sum));
 }
 
 }  // namespace
@@ -95,7 +104,7 @@ std::vector<int32_t> EngineRequests::propose(RequestId id, std::span<const int32
 void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs,
                                    std::vector<EngineEvent>& events, Clock::time_point stepStart) {
     StepResult result;
-    std::vector<std::vector<std::vector<std::pair<TokenId, float>>>> tops;  // per sampled, per token
+    std::vector<std::vector<RowReport>> reports;  // per sampled, per token
     const double stepMs = msBetween(stepStart, Clock::now());
     for (size_t i = 0; i < outputs.size(); ++i) {
         ChunkOutput& out = outputs[i];
@@ -105,7 +114,7 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
         }
         if (out.logits.empty()) continue;
         Request& r = *requests_.at(out.seq);
-        result.sampled.push_back(sampleChunk(r, plan.chunks[i], out.logits, stepMs, tops.emplace_back()));
+        result.sampled.push_back(sampleChunk(r, plan.chunks[i], out.logits, stepMs, reports.emplace_back()));
     }
     scheduler_.complete(plan, result);
     // Token by token: an end, a stop string or the length limit inside an accepted run cuts it
@@ -116,26 +125,34 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
         for (size_t j = 0; j < n && requests_.contains(s.seq); ++j) {
             Request& r = *requests_.at(s.seq);
             if (j == 0 && r.nGenerated == 0) r.nFirstStep = static_cast<int32_t>(n);
-            onToken(s.seq, j < s.accepted.size() ? s.accepted[j] : s.token, std::move(tops[i][j]), events);
+            onToken(s.seq, j < s.accepted.size() ? s.accepted[j] : s.token, std::move(reports[i][j]), events);
         }
     }
 }
 
 SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
-                                         double stepMs, std::vector<std::vector<std::pair<TokenId, float>>>& tops) {
+                                         double stepMs, std::vector<RowReport>& reports) {
     const auto nVocab = static_cast<size_t>(nVocab_);
     const auto row = [&](size_t i) { return logits.subspan(i * nVocab, nVocab); };
-    const auto top = [&](size_t i) {
-        return r.request.nTopLogits > 0 ? topLogits(row(i), r.request.nTopLogits) : std::vector<std::pair<TokenId, float>>{};
+    // Row i chose token: its top logits, or with request.logprobs its log-softmax values.
+    const auto report = [&](size_t i, TokenId token) {
+        RowReport rep;
+        if (r.request.nTopLogits > 0) rep.top = topLogits(row(i), r.request.nTopLogits);
+        if (!r.request.logprobs) return rep;
+        const float lse = logSumExp(row(i));
+        for (auto& [id, value] : rep.top) value -= lse;
+        rep.logprob = row(i)[static_cast<size_t>(token)] - lse;
+        return rep;
     };
     if (!r.spec) {
-        tops.push_back(top(0));
-        return {chunk.seq, r.sampler.sample(row(0))};
+        const TokenId token = r.sampler.sample(row(0));
+        reports.push_back(report(0, token));
+        return {chunk.seq, token};
     }
     const int32_t nDrafts = chunk.nDrafts();
     const bool prefill = std::ssize(chunk.tokens) - nDrafts > 1;
     const VerifyOutcome o = r.spec->verify(logits, nVocab_, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
-    for (size_t i = 0; i < o.tokens.size(); ++i) tops.push_back(top(i));
+    for (size_t i = 0; i < o.tokens.size(); ++i) reports.push_back(report(i, o.tokens[i]));
     return {chunk.seq, o.tokens.back(), std::vector<int32_t>(o.tokens.begin(), o.tokens.end() - 1)};
 }
 
@@ -150,8 +167,7 @@ std::optional<FinishReason> EngineRequests::stopReason(const Request& r, TokenId
     return std::nullopt;
 }
 
-void EngineRequests::onToken(RequestId id, TokenId token, std::vector<std::pair<TokenId, float>> top,
-                             std::vector<EngineEvent>& events) {
+void EngineRequests::onToken(RequestId id, TokenId token, RowReport report, std::vector<EngineEvent>& events) {
     Request& r = *requests_.at(id);
     if (r.request.maxTokens <= 0) {  // nothing to generate: the prompt was only read
         finish(id, FinishReason::Length, events);
@@ -165,7 +181,8 @@ void EngineRequests::onToken(RequestId id, TokenId token, std::vector<std::pair<
     e.request = id;
     e.token = token;
     e.text = shown.text;
-    e.topLogits = std::move(top);
+    e.topLogits = std::move(report.top);
+    e.logprob = report.logprob;
     events.push_back(std::move(e));
     if (const auto reason = stopReason(r, token, shown.stopped)) finish(id, *reason, events);
 }

@@ -55,15 +55,20 @@ private:
         int32_t nFirstStep = 0;              // tokens of the step that gave the first one
     };
 
+    // What a Token event reports about the logits row that chose its token.
+    struct RowReport {
+        std::vector<std::pair<TokenId, float>> top;  // logits, or log-probabilities with request.logprobs
+        float logprob = 0;                           // the chosen token's, with request.logprobs
+    };
+
     void expire(std::vector<EngineEvent>& events);
     std::vector<int32_t> propose(RequestId id, std::span<const int32_t> context, int32_t room);
     void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
                        Clock::time_point stepStart);
     // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's.
     SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
-                             double stepMs, std::vector<std::vector<std::pair<TokenId, float>>>& tops);
-    void onToken(RequestId id, TokenId token, std::vector<std::pair<TokenId, float>> top,
-                 std::vector<EngineEvent>& events);
+                             double stepMs, std::vector<RowReport>& reports);
+    void onToken(RequestId id, TokenId token, RowReport report, std::vector<EngineEvent>& events);
     std::optional<FinishReason> stopReason(const Request& r, TokenId token, bool stopString) const;
     void finish(RequestId id, FinishReason reason, std::vector<EngineEvent>& events, std::optional<Error> error = {});
 

@@ -4,6 +4,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -177,6 +178,43 @@ private slots:
         QCOMPARE(m.blocksUsed + m.blocksFree + m.blocksCached, m.blocksTotal);
         QVERIFY(m.blocksCached > 0);
         (void)b;
+    }
+
+    // logprobs: log-softmax of the raw logits. With every logit reported (nTopLogits = vocab)
+    // the normaliser is computed here and compared; a sampled (not greedy) token's logprob is
+    // its own row's, and a logit bias does not change what is reported.
+    void logprobsAreTheLogSoftmaxOfTheRawLogits() {
+        const int32_t nVocab = engine_->config().nVocab;
+        GenerateRequest raw = greedy(promptOf(4), 6), logp = raw;
+        raw.nTopLogits = nVocab;
+        logp.nTopLogits = 3;
+        logp.logprobs = true;
+        const auto run = [&](const GenerateRequest& r) {
+            const RequestId id = engine_->submit(r).value();
+            std::vector<EngineEvent> tokens;
+            while (!engine_->idle())
+                for (EngineEvent& e : engine_->step())
+                    if (e.request == id && e.kind == EngineEvent::Kind::Token) tokens.push_back(std::move(e));
+            return tokens;
+        };
+        const std::vector<EngineEvent> a = run(raw), b = run(logp);
+        QCOMPARE(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+            double sum = 0, chosen = 0;
+            for (const auto& [id, logit] : a[i].topLogits) {
+                sum += std::exp(static_cast<double>(logit) - a[i].topLogits[0].second);
+                if (id == a[i].token) chosen = logit;
+            }
+            const double lse = a[i].topLogits[0].second + std::log(sum);
+            QCOMPARE(b[i].token, a[i].token);
+            QVERIFY(std::abs(b[i].logprob - (chosen - lse)) < 1e-4);
+            QCOMPARE(b[i].topLogits.size(), size_t(3));
+            for (size_t k = 0; k < 3; ++k) {
+                QCOMPARE(b[i].topLogits[k].first, a[i].topLogits[k].first);
+                QVERIFY(std::abs(b[i].topLogits[k].second - (a[i].topLogits[k].second - lse)) < 1e-4);
+            }
+            QCOMPARE(a[i].logprob, 0.0f);  // not asked for
+        }
     }
 
 private:
