@@ -62,7 +62,8 @@ GenerationStats Turn::stats() const {
 }
 
 Result<Turn> startTurn(Engine& engine, KvBlockStore* store, TurnInput input) {
-    auto built = buildPrompt(engine, input.messages, input.request.maxTokens, {.enableThinking = input.enableThinking});
+    auto built = input.rawText ? Result<BuiltPrompt>(BuiltPrompt{engine.rawPrompt(*input.rawText)})
+                               : buildPrompt(engine, input.messages, input.request.maxTokens, {.enableThinking = input.enableThinking});
     if (!built) return std::unexpected(built.error());
     Turn turn;
     turn.conversationId = input.conversationId;

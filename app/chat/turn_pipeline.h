@@ -28,6 +28,9 @@ struct TurnInput {
     int64_t conversationId = 0;         // whose saved KV is restored and to which it is saved (0: none)
     bool restoreKv = true;              // false: compute the whole prompt (--no-kv-restore, chat's later turns)
     bool enableThinking = true;         // let a thinking model reason (RenderOptions; formats without the switch ignore it)
+    // A completion (the local server's /v1/completions): this text as it is, BOS as the
+    // vocabulary asks, instead of the messages; never trimmed (too long is an error).
+    std::optional<std::string> rawText = std::nullopt;
 };
 
 // A reply in flight, then finished.
@@ -57,7 +60,7 @@ struct Turn {
 // Trims the messages to the context with room for the reply (buildPrompt), restores the
 // longest saved prefix when asked and store is not null, and submits. A restore that fails or
 // is refused is a note (Turn::kvNote), never a failed turn: the engine computes instead.
-// Errors: the last message does not fit the context; the engine refused the request.
+// Errors: the last message (or rawText) does not fit the context; the engine refused the request.
 Result<Turn> startTurn(Engine& engine, KvBlockStore* store, TurnInput input);
 
 // Saves the K/V a finished turn computed (its prompt and every generated token but the last,

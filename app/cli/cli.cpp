@@ -16,7 +16,7 @@ std::vector<cli::Command> commands() {
     return {cli::generateCommand(), cli::batchCommand(), cli::tokenizeCommand(), cli::chatCommand(),
             cli::infoCommand(), cli::synthCommand(), cli::benchCommand(),
             cli::conversationsCommand(), cli::benchRestoreCommand(), cli::benchKvCommand(),
-            cli::benchSpecCommand(), cli::benchBatchCommand()};
+            cli::benchSpecCommand(), cli::benchBatchCommand(), cli::serveCommand()};
 }
 
 std::string usage() {

@@ -18,6 +18,7 @@ Command benchRestoreCommand();   // cli_bench_restore.cpp
 Command benchKvCommand();        // cli_bench_kv.cpp
 Command benchSpecCommand();      // cli_bench_spec.cpp
 Command benchBatchCommand();     // cli_bench_batch.cpp
+Command serveCommand();          // cli_serve.cpp
 
 // generate --beams K (K > 1): beam search instead of sampling (cli_generate_beams.cpp).
 int runBeamGenerate(const QCommandLineParser& p);

@@ -61,6 +61,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     engineOptions.nThreads = options.threads;  // <= 0: one per physical core
     engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
     engineOptions.backend = options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
+    if (options.maxRunning > 0) engineOptions.scheduler.maxRunning = options.maxRunning;
     if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
         if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;
     auto engine = Engine::load(path.toStdString(), engineOptions);
@@ -82,7 +83,10 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
 }
 
 void EngineWorker::failAll(const QString& message) {
-    for (const auto& [id, a] : active_) emit replyFailed(a.ticket, message);
+    for (const auto& [id, a] : active_) {
+        if (a.sink) a.sink->failed(Error{ErrorCode::Cancelled, message.toStdString()});
+        else emit replyFailed(a.ticket, message);
+    }
     active_.clear();
 }
 
@@ -119,6 +123,32 @@ void EngineWorker::stop(quint64 ticket) {
     scheduleStep();
 }
 
+void EngineWorker::submitSink(SinkReply reply) {
+    if (!engine_) {
+        reply.failed(Error{ErrorCode::InvalidArgument, "no model is loaded"});
+        return;
+    }
+    auto turn = startTurn(*engine_, nullptr, std::move(reply.input));
+    if (!turn) {
+        reply.failed(turn.error());
+        return;
+    }
+    reply.started(*turn);
+    const RequestId id = turn->id;
+    active_[id] = Active{0, std::move(*turn), {}, false, std::make_shared<const SinkReply>(std::move(reply))};
+    scheduleStep();
+}
+
+void EngineWorker::cancelRequest(int64_t requestId) {
+    if (engine_ && active_.contains(requestId)) engine_->cancel(static_cast<RequestId>(requestId));
+    scheduleStep();
+}
+
+std::optional<EngineMetrics> EngineWorker::metrics() const {
+    if (!engine_) return std::nullopt;
+    return engine_->metrics();
+}
+
 // One step per queued event: anything queued meanwhile (stop, submit, load) runs in between.
 void EngineWorker::scheduleStep() {
     if (stepQueued_) return;
@@ -132,6 +162,11 @@ void EngineWorker::runStep() {
         const auto it = active_.find(ev.request);
         if (it == active_.end()) continue;
         Active& a = it->second;
+        if (a.sink) {  // per event, not per frame: a server client streams each token as it comes
+            a.sink->event(*engine_, ev);
+            if (ev.kind == EngineEvent::Kind::Finish) active_.erase(it);
+            continue;
+        }
         a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
         if (!a.turn.take(ev)) continue;
         if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
@@ -200,6 +235,15 @@ quint64 EngineHost::generate(ReplyRequest request) {
 
 void EngineHost::stop(quint64 ticket) {
     QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->stop(ticket); }, Qt::QueuedConnection);
+}
+
+void EngineHost::submit(SinkReply reply) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, r = std::move(reply)]() mutable { w->submitSink(std::move(r)); },
+                              Qt::QueuedConnection);
+}
+
+void EngineHost::cancelRequest(int64_t requestId) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, requestId] { w->cancelRequest(requestId); }, Qt::QueuedConnection);
 }
 
 }  // namespace hearth

@@ -14,6 +14,8 @@
 #include <QString>
 #include <QThread>
 #include <atomic>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,20 +24,20 @@
 #include "app/chat/chat_settings.h"
 #include "app/chat/turn_pipeline.h"
 #include "app/common/model_info.h"
+#include "engine/engine.h"
 #include "engine/spec/spec_options.h"
 #include "engine/tokenizer/chat_format.h"
 
 namespace hearth {
 
 class ConversationStore;
-class Engine;
-struct EngineEvent;
 
 struct LoadOptions {
     int contextLength = 0;    // 0: the model's own
     int threads = 0;          // 0: one per physical core
     QString kvType = "f16";   // "f16" or "q8_0"
     bool referenceBackend = false;  // the scalar CPU reference instead of the fastest backend
+    int maxRunning = 0;       // sequences decoding together (SchedulerConfig::maxRunning); 0: its default
 };
 
 // The store the worker opens on the engine thread (its own connection to the GUI's database):
@@ -89,6 +91,17 @@ struct ReplyStats {
     GenerationStats stored;        // what the reply's message row records (Turn::stats())
 };
 
+// A reply for another front end (the local server): the same turn pipeline and the same steps
+// as the window's replies, but its events go to these callbacks instead of the signals. They
+// run on the engine thread, between steps, and must return quickly.
+struct SinkReply {
+    TurnInput input;
+    std::function<void(const Turn&)> started;                      // submitted: its id and prompt
+    std::function<void(const Engine&, const EngineEvent&)> event;  // every event, Finish last
+    // Not submitted (the message says why), or dropped because the model changed: no event follows.
+    std::function<void(const Error&)> failed;
+};
+
 // Lives on the engine thread; owns the Engine. Call only through EngineHost.
 class EngineWorker : public QObject {
     Q_OBJECT
@@ -100,6 +113,10 @@ public:
     Q_INVOKABLE void submit(const hearth::ReplyRequest& request);
     Q_INVOKABLE void stop(quint64 ticket);
     Q_INVOKABLE void openKvStore(const hearth::KvStoreOptions& options);
+    void submitSink(SinkReply reply);
+    void cancelRequest(int64_t requestId);  // a sink reply's (Turn::id); ignored once it finished
+    // The engine's KV blocks and sequences; none while no model is loaded. Engine thread.
+    std::optional<EngineMetrics> metrics() const;
     // The KV disk budget from now on; a lower one is enforced at once (least recently used
     // conversations lose their saved KV). No store open: nothing to do.
     Q_INVOKABLE void setKvDiskBudget(qint64 bytes);
@@ -121,6 +138,7 @@ private:
         Turn turn;
         QString pending;           // text not yet sent to the GUI
         bool speculating = false;  // request.spec was on
+        std::shared_ptr<const SinkReply> sink = nullptr;  // a sink reply: events go there, not to the signals
     };
     // engine_host_kv.cpp: the store connection, the save after a reply finishes, its statistics.
     void saveKv(const Active& a);
@@ -157,6 +175,9 @@ public:
     // Returns the ticket of the reply (the same as request.ticket when that is non-zero).
     quint64 generate(ReplyRequest request);
     void stop(quint64 ticket);
+    // Sink replies (EngineWorker::submitSink), from any thread.
+    void submit(SinkReply reply);
+    void cancelRequest(int64_t requestId);
 
 private:
     QThread thread_;

@@ -8,7 +8,7 @@ mode="${1:-test}"
 packages=(
   g++ cmake ninja-build pkg-config ccache git
   qt6-base-dev qt6-l10n-tools qt6-tools-dev libqt6sql6-sqlite qt6-qpa-plugins
-  libsentencepiece-dev libsqlite3-dev libxxhash-dev
+  libsentencepiece-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
   python3 python3-venv python3-pip
 )
 # Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
