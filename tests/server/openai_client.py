@@ -149,7 +149,79 @@ def basics(req, out):
     return k
 
 
-SCENARIOS = {"basics": basics}
+def errors(req, out):
+    k = Checks()
+    c = client(req)
+    status, body = raw(req, "POST", "/v1/chat/completions", b"{not json")
+    k.check(status == 400 and body.get("error", {}).get("type") == "invalid_request_error", "malformed JSON: %s %s" % (status, body))
+    try:
+        c.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}], temperature="hot")
+        k.check(False, "a string temperature was accepted")
+    except openai.BadRequestError as e:
+        k.check(e.status_code == 400 and e.body.get("param") == "temperature", "wrong type: %s" % e.body)
+    try:
+        c.chat.completions.create(model="x", messages="hello")
+        k.check(False, "messages as a string was accepted")
+    except openai.BadRequestError as e:
+        k.check(e.body.get("param") == "messages", "messages type: %s" % e.body)
+    try:
+        c.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}], n=2)
+        k.check(False, "n=2 was accepted")
+    except openai.BadRequestError as e:
+        k.check(e.body.get("param") == "n", "n: %s" % e.body)
+    try:
+        c.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}], logit_bias={"99999999": 5})
+        k.check(False, "an out-of-vocabulary logit_bias id was accepted")
+    except openai.BadRequestError as e:
+        k.check(e.status_code == 400, "logit_bias id: %s" % e.body)
+    if req.get("api_key"):
+        for key in ("", "wrong"):
+            try:
+                openai.OpenAI(base_url=req["base_url"] + "/v1", api_key=key or "x", max_retries=0,
+                              default_headers={} if key else {"Authorization": ""}).models.list()
+                k.check(False, "key %r was accepted" % key)
+            except openai.AuthenticationError as e:
+                k.check(e.status_code == 401 and e.body.get("type") == "authentication_error", "401: %s" % e.body)
+        status, body = raw(req, "GET", "/health", auth=False)
+        k.check(status == 401, "/health without a key: %s" % status)
+    status, body = raw(req, "GET", "/v1/nothing")
+    k.check(status == 404 and body.get("error", {}).get("type") == "not_found_error", "404: %s %s" % (status, body))
+    big = json.dumps({"model": "x", "messages": [{"role": "user", "content": "a" * (req["max_body"] + 10)}]}).encode()
+    status, body = raw(req, "POST", "/v1/chat/completions", big)
+    k.check(status == 413 and body.get("error", {}).get("code") == "request_too_large", "oversized body: %s %s" % (status, body))
+    # Still serving.
+    k.check(len(greedy(c, "Hi", max_tokens=4).choices[0].message.content) > 0, "no reply after the errors")
+    return k
+
+
+def queue(req, out):
+    """Against a server with --parallel 1 --queue 1: a third request while two are in is refused."""
+    k = Checks()
+    results = [None] * 2
+
+    def run(i):
+        results[i] = stream_text(client(req), PROMPTS[i], max_tokens=64)[0]
+
+    first = threading.Thread(target=run, args=(0,))
+    first.start()
+    while health(req)[1]["requests"]["running"] < 1:
+        time.sleep(0.005)
+    second = threading.Thread(target=run, args=(1,))
+    second.start()
+    while health(req)[1]["requests"]["waiting"] < 1:
+        time.sleep(0.005)
+    try:
+        greedy(client(req), PROMPTS[2], max_tokens=4)
+        k.check(False, "a request beyond the queue was accepted")
+    except openai.RateLimitError as e:
+        k.check(e.status_code == 429 and e.body.get("code") == "queue_full", "429: %s" % e.body)
+    first.join()
+    second.join()
+    k.check(all(results), "the queued requests did not finish: %s" % results)
+    return k
+
+
+SCENARIOS = {"basics": basics, "errors": errors, "queue": queue}
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)

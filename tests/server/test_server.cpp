@@ -156,6 +156,15 @@ private slots:
         QVERIFY(a.value("cached_tokens").toInt() >= 16);  // at least one whole block of the repeated prompt
     }
 
+    void errorsKeepServing() { verifyAnswer(ask("errors", server_)); }
+
+    void fullQueueIs429() {
+        Server s;
+        QVERIFY2(s.start({"--parallel", "1", "--queue", "1"}), s.err.constData());
+        verifyAnswer(ask("queue", s));
+        QVERIFY(s.stop());
+    }
+
     void cleanupTestCase() {
         if (server_.process.state() == QProcess::Running) QVERIFY2(server_.stop(), server_.err.constData());
     }
