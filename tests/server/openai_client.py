@@ -194,6 +194,73 @@ def errors(req, out):
     return k
 
 
+def concurrent(req, out):
+    k = Checks()
+    c = client(req)
+    solo = [stream_text(c, p, max_tokens=32)[0] for p in PROMPTS]
+    together = [None] * len(PROMPTS)
+    peak = {"running": 0}
+
+    def run(i):
+        together[i] = stream_text(client(req), PROMPTS[i], max_tokens=32)[0]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(PROMPTS))]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        status, h = health(req)
+        peak["running"] = max(peak["running"], h["requests"]["running"])
+        time.sleep(0.01)
+    for t in threads:
+        t.join()
+    for i, (a, b) in enumerate(zip(solo, together)):
+        k.check(a == b, "prompt %d: concurrent %r != solo %r" % (i, b, a))
+    out["peak_running"] = peak["running"]
+    return k
+
+
+def stream_forever(req):
+    """Child process: streams a long reply, printing a line per chunk, until killed."""
+    c = client(req)
+    s = c.chat.completions.create(model="x", messages=[{"role": "user", "content": "Tell me a very long story."}],
+                                  max_tokens=2000, temperature=0.8, stream=True,
+                                  extra_body={"logit_bias": {str(t): -100 for t in req.get("ban", [])}})
+    for _ in s:
+        print("chunk", flush=True)
+
+
+def cancel(req, out):
+    """A client killed mid-stream: its request ends and its blocks come back. The engine keeps the
+    last finished sequence's blocks for a continuation (one sequence), so "idle" is measured
+    after the same short request before and after."""
+    k = Checks()
+    c = client(req)
+    greedy(c, "Hi", max_tokens=1)
+    _, idle = health(req)
+    child = subprocess.Popen([sys.executable, __file__, "--child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child.stdin.write(json.dumps(req))
+    child.stdin.close()
+    for _ in range(20):
+        child.stdout.readline()
+    _, busy = health(req)
+    child.kill()
+    killed = time.monotonic()
+    child.wait()
+    while health(req)[1]["requests"]["running"] > 0 and time.monotonic() - killed < 5:
+        time.sleep(0.002)
+    out["freed_ms"] = (time.monotonic() - killed) * 1000
+    greedy(c, "Hi", max_tokens=1)
+    _, after = health(req)
+    out["idle"], out["busy"], out["after"] = idle["kv_blocks"], busy["kv_blocks"], after["kv_blocks"]
+    k.check(busy["kv_blocks"]["used"] > idle["kv_blocks"]["used"] and busy["requests"]["running"] == 1,
+            "the stream held no blocks: %s" % busy)
+    k.check(after["requests"]["running"] == 0, "the killed stream is still running: %s" % after)
+    k.check(after["kv_blocks"]["used"] == idle["kv_blocks"]["used"], "blocks not returned: idle %s, after %s" % (idle, after))
+    b = after["kv_blocks"]
+    k.check(b["free"] + b["cached"] + b["used"] == b["total"], "block counts do not add up: %s" % b)
+    return k
+
+
 def queue(req, out):
     """Against a server with --parallel 1 --queue 1: a third request while two are in is refused."""
     k = Checks()
@@ -221,7 +288,7 @@ def queue(req, out):
     return k
 
 
-SCENARIOS = {"basics": basics, "errors": errors, "queue": queue}
+SCENARIOS = {"basics": basics, "errors": errors, "concurrent": concurrent, "cancel": cancel, "queue": queue}
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)

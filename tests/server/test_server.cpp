@@ -158,6 +158,23 @@ private slots:
 
     void errorsKeepServing() { verifyAnswer(ask("errors", server_)); }
 
+    void eightConcurrentStreamsEqualSolo() {
+        const QJsonObject a = ask("concurrent", server_);
+        verifyAnswer(a);
+        QVERIFY2(a.value("peak_running").toInt() >= 4, "the streams did not run together");
+    }
+
+    void killedClientFreesBlocks() {
+        const QJsonObject a = ask("cancel", server_, {{"ban", QJsonArray{0, 1, 2}}});
+        verifyAnswer(a);
+        qInfo("blocks idle %s, streaming %s, after the kill %s (%.0f ms)",
+              QJsonDocument(a.value("idle").toObject()).toJson(QJsonDocument::Compact).constData(),
+              QJsonDocument(a.value("busy").toObject()).toJson(QJsonDocument::Compact).constData(),
+              QJsonDocument(a.value("after").toObject()).toJson(QJsonDocument::Compact).constData(),
+              a.value("freed_ms").toDouble());
+        QVERIFY(a.value("freed_ms").toDouble() < 1000);
+    }
+
     void fullQueueIs429() {
         Server s;
         QVERIFY2(s.start({"--parallel", "1", "--queue", "1"}), s.err.constData());
