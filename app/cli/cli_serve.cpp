@@ -72,6 +72,7 @@ int runServe(const QCommandLineParser& p) {
         QCoreApplication::quit();
     });
     host.loadModel(p.value("model"), load);
+    std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, never the end of the server
     std::signal(SIGINT, [](int) { quitRequested = true; });
     std::signal(SIGTERM, [](int) { quitRequested = true; });
     QTimer poll;
