@@ -192,7 +192,7 @@ void TestConformanceWeightTypes::ropeFreqFactors() {
 // against the oracle reading it with them, must fail the limits.
 void TestConformanceWeightTypes::qwen2_data() {
     QTest::addColumn<QString>("type");
-    for (const char* t : {"F32", "Q8_0", "Q4_K", "Q4_0", "Q6_K"}) QTest::newRow(t) << QString(t);
+    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K", "Q4_0", "Q6_K"}) QTest::newRow(t) << QString(t);
 }
 
 void TestConformanceWeightTypes::qwen2() {
@@ -244,7 +244,7 @@ QString TestConformanceWeightTypes::writeFamilyFile(const SynthLlamaShape& shape
 // Hearth as qwen2 (Qwen 3 with its QK norm switched off), against the oracle on the qwen3 file.
 void TestConformanceWeightTypes::qwen3_data() {
     QTest::addColumn<QString>("type");
-    for (const char* t : {"F32", "Q8_0", "Q4_K", "Q4_0", "Q6_K"}) QTest::newRow(t) << QString(t);
+    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K", "Q4_0", "Q6_K"}) QTest::newRow(t) << QString(t);
 }
 
 void TestConformanceWeightTypes::qwen3() {
@@ -273,7 +273,7 @@ void TestConformanceWeightTypes::qwen3() {
 void TestConformanceWeightTypes::phi3_data() {
     QTest::addColumn<QString>("type");
     QTest::addColumn<int>("originalContext");
-    for (const char* t : {"F32", "Q8_0", "Q4_K"}) QTest::newRow((QString(t) + " long").toUtf8()) << QString(t) << 128;
+    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K"}) QTest::newRow((QString(t) + " long").toUtf8()) << QString(t) << 128;
     QTest::newRow("F32 short") << QString("F32") << 256;
 }
 
@@ -316,7 +316,7 @@ void TestConformanceWeightTypes::phi3() {
 // switched off in the file Hearth reads: the window (0), the attention cap (0), the final cap (0).
 void TestConformanceWeightTypes::gemma2_data() {
     QTest::addColumn<QString>("type");
-    for (const char* t : {"F32", "Q8_0", "Q4_K"}) QTest::newRow(t) << QString(t);
+    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K"}) QTest::newRow(t) << QString(t);
 }
 
 void TestConformanceWeightTypes::gemma2() {
