@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <numbers>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -45,7 +46,7 @@ std::vector<float> llama3FreqFactors(const SynthShape& s) {
     std::vector<float> out(static_cast<size_t>(half));
     for (int i = 0; i < half; ++i) {
         const double freq = std::pow(double{s.ropeFreqBase}, -2.0 * i / headDim(s));
-        const double wavelen = 2 * M_PI / freq;
+        const double wavelen = 2 * std::numbers::pi / freq;
         double f = 1;
         if (wavelen > kOriginal / kLow) {
             f = kFactor;
