@@ -185,14 +185,15 @@ public:
                    const int32_t* positions, int64_t nTokens, float* out) override {
         if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim)
             return reference_->attention(layer, shape, q, positions, nTokens, out);
-        planAttention(shape, positions, nTokens);
+        const bool pieces = splitPieces(shape, positions, nTokens);
+        planAttention(shape, positions, nTokens, !pieces);
         scores_.resize(static_cast<size_t>(pool_.size()));
         const size_t need = static_cast<size_t>(avx2::kAttentionScoreSpan) * avx2::kMaxAttentionQueries;
         for (std::vector<float>& s : scores_)
             if (s.size() < need) s.resize(need);
         partials_.resize(static_cast<size_t>(pool_.size()));
         for (std::vector<avx2::AttentionPartial>& p : partials_) p.resize(avx2::kMaxAttentionQueries);
-        if (splitOverPieces(shape, positions, nTokens)) return attendInPieces(layer, shape, q, positions, out);
+        if (pieces) return attendInPieces(layer, shape, q, positions, out);
         pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
             avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
             for (int64_t i = begin; i < end; ++i) {
@@ -271,13 +272,15 @@ private:
     }
 
     // Fills attentionTasks_ (reused between calls).
-    void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) {
+    // splitHeads: when the tokens' KV heads are fewer than the threads want, split GQA groups
+    // over tasks (each re-reads its KV head); off when the pieces are split instead.
+    void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens, bool splitHeads) {
         const int group = shape.nHeads / shape.nKvHeads;
         const int64_t wanted = pool_.size() > 1 ? 2 * static_cast<int64_t>(pool_.size()) : 1;  // tasks for the threads
         int headsPerTask = group;
         int64_t tokensPerTask = std::max(1, avx2::kMaxAttentionQueries / group);
         if (nTokens * shape.nKvHeads < wanted * tokensPerTask) tokensPerTask = 1;
-        if (nTokens * shape.nKvHeads < wanted) {
+        if (splitHeads && nTokens * shape.nKvHeads < wanted) {
             const int64_t splits = (wanted + nTokens * shape.nKvHeads - 1) / (nTokens * shape.nKvHeads);
             headsPerTask = static_cast<int>(std::max<int64_t>(1, (group + splits - 1) / splits));
         }
@@ -326,20 +329,25 @@ private:
         return n;
     }
 
-    // Too few tasks for the threads (decode: a token's few KV heads) over long ranges: each
-    // task's pieces are spread over the threads (pieceJobs_), their partials merged after in piece
-    // order — the same bits as one thread reducing them (attention_pieces.h). Fills pieceJobs_.
-    bool splitOverPieces(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) {
-        pieceJobs_.clear();
-        const auto nTasks = static_cast<int64_t>(attentionTasks_.size());
-        const int64_t wanted = 2 * static_cast<int64_t>(pool_.size());
-        if (pool_.size() < 2 || nTasks >= wanted) return false;
+    // Whether a step's pieces go to several threads: its tokens' KV heads are fewer than the
+    // threads want (decode: a token's few KV heads) and its range spans several pieces. Each
+    // task's pieces are then spread over the threads (pieceJobs_, small jobs so that the threads'
+    // shares even out), their partials merged after in piece order — the same bits as one thread
+    // reducing them (attention_pieces.h). Fills pieceJobs_ after planAttention.
+    bool splitPieces(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) const {
+        if (pool_.size() < 2 || nTokens * shape.nKvHeads >= 2 * static_cast<int64_t>(pool_.size())) return false;
         int maxPos = 0;
         for (int64_t t = 0; t < nTokens; ++t) maxPos = std::max(maxPos, positions[t]);
-        const int nPieces = maxPos / kAttentionPiece + 1;
-        if (nPieces < 2) return false;
-        // Pieces per job, so that about `wanted` jobs cover every task's pieces.
-        const int64_t perJob = std::max<int64_t>(1, (nTasks * nPieces + wanted - 1) / wanted);
+        return maxPos >= kAttentionPiece;
+    }
+
+    void planPieceJobs(const AttentionShape& shape, const int32_t* positions) {
+        pieceJobs_.clear();
+        const auto nTasks = static_cast<int64_t>(attentionTasks_.size());
+        int nPieces = 0;
+        for (const AttentionTask& task : attentionTasks_)
+            for (int64_t t = task.token0; t < task.token1; ++t) nPieces = std::max(nPieces, positions[t] / kAttentionPiece + 1);
+        const int64_t perJob = std::max<int64_t>(1, (nTasks * nPieces) / (8 * static_cast<int64_t>(pool_.size())));
         size_t partial = 0;
         for (int64_t i = 0; i < nTasks; ++i) {
             const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
@@ -355,11 +363,11 @@ private:
             }
         }
         pieceParts_.resize(partial);
-        return true;
     }
 
     void attendInPieces(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                         float* out) {
+        planPieceJobs(shape, positions);
         pool_.parallelFor(static_cast<int64_t>(pieceJobs_.size()), [&](int64_t begin, int64_t end, int thread) {
             avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
             for (int64_t j = begin; j < end; ++j) {
