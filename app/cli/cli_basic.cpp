@@ -71,11 +71,16 @@ int cmdInfo(const QCommandLineParser& p) {
     writeOut(cpuText().toStdString());
     writeOut(backendsText().toStdString());
     if (!p.isSet("model")) return 0;
-    auto inspected = inspectModel(p.value("model"));
-    if (!inspected) return failWith(inspected.error());
-    writeOut(modelFileText(*inspected).toStdString());
-    auto engine = loadEngine(p);  // a file Hearth cannot run fails here, with the reason printed above
-    if (!engine) return failWith(engine.error());
+    // The file is opened and its model and vocabulary built once: by the engine when Hearth runs
+    // it; only for a file it cannot run, by inspectModel, for the facts and the reason.
+    auto engine = loadEngine(p);
+    if (!engine) {
+        auto inspected = inspectModel(p.value("model"));
+        if (!inspected) return failWith(inspected.error());
+        writeOut(modelFileText(*inspected).toStdString());
+        return failWith(engine.error());
+    }
+    writeOut(modelFileText(describeModel((**engine).file(), &(**engine).chatFormat())).toStdString());
     writeOut(modelInfoText(**engine).toStdString());
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/attention_pieces.h"
 #include "kernels/dtype.h"
 
 namespace hearth::avx2 {
@@ -87,7 +88,7 @@ struct AttentionPartial {
     alignas(32) float acc[kMaxAttentionHeadDim];
 };
 // scores: scratch of nQueries * (min(kAttentionPiece, max nCtx - min first) + 7) floats.
-constexpr int kAttentionScoreSpan = 256 + 7;  // kAttentionPiece + 7, per query
+constexpr int kAttentionScoreSpan = kAttentionPiece + 7;  // per query: one piece, rounded up to chunks of 8
 // nQueries (1..kMaxAttentionQueries) queries on the KV head of `head`, K and V read once for
 // all of them, piece by piece (attention_pieces.h). The union of their ranges must be
 // contiguous (e.g. consecutive positions). partials: scratch of nQueries.

@@ -126,7 +126,7 @@ private:
         const auto headDim = static_cast<size_t>(shape.headDim);
         qHalf_.resize(headDim);
         for (size_t i = 0; i < headDim; ++i) qHalf_[i] = f16ToF32(f32ToF16(qHead[i]));
-        partials_.clear();
+        nPartials_ = 0;
         for (int a = first; a < nCtx;) {
             const int b = std::min(nCtx, attentionPieceEnd(a));
             Partial& part = nextPartial(headDim);
@@ -153,17 +153,20 @@ private:
         mergePartials(headDim, outHead);
     }
 
+    // The next piece's partial, zeroed; the buffers are kept between calls (no allocation per piece).
     Partial& nextPartial(size_t headDim) {
-        partials_.emplace_back();
-        partials_.back().acc.assign(headDim, 0.0f);
-        return partials_.back();
+        if (nPartials_ == partials_.size()) partials_.emplace_back();
+        Partial& part = partials_[nPartials_++];
+        part.max = -INFINITY, part.sum = 0.0f;
+        part.acc.assign(headDim, 0.0f);
+        return part;
     }
 
     // The partials of one query, merged in piece order (attention_pieces.h): the first as it is,
     // each next one into the running sums, scaled to the larger of the two maxima.
     void mergePartials(size_t headDim, float* outHead) {
         Partial& run = partials_.front();
-        for (size_t k = 1; k < partials_.size(); ++k) {
+        for (size_t k = 1; k < nPartials_; ++k) {
             const Partial& part = partials_[k];
             if (part.max > run.max) {
                 const float c = softmaxExp(run.max - part.max);
@@ -207,7 +210,7 @@ private:
         ref::quantizeRow(DType::Q8_0, qHead, qQ8_.data(), shape.headDim);
         vRow_.resize(headDim);
         const size_t rowSize = kvRowBytes(layer), headOffset = rowBytes(DType::Q8_0, kvOffset);
-        partials_.clear();
+        nPartials_ = 0;
         for (int a = first; a < nCtx;) {
             const int b = std::min(nCtx, attentionPieceEnd(a));
             Partial& part = nextPartial(headDim);
@@ -234,7 +237,8 @@ private:
     }
 
     std::vector<float> qHalf_, scores_;
-    std::vector<Partial> partials_;  // one query's pieces, in order
+    std::vector<Partial> partials_;  // one query's pieces, in order: the first nPartials_ are in use
+    size_t nPartials_ = 0;
     std::vector<uint8_t> qQ8_;
     std::vector<float> accumF32_, vRow_;
 };
