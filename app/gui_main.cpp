@@ -35,7 +35,8 @@ std::unique_ptr<hearth::ConversationStore> openStore(const QString& path, int bu
     const auto choice = QMessageBox::critical(
         nullptr, QObject::tr("Hearth"),
         QObject::tr("The conversation database cannot be opened:\n%1\n\nMove it aside and start with an empty one? "
-                    "(The old file is kept, renamed.)").arg(hearth::describe(store.error())),
+                    "(The old file is kept, renamed.)")
+            .arg(hearth::describe(store.error())),
         QMessageBox::Yes | QMessageBox::Cancel);
     if (choice != QMessageBox::Yes || !hearth::ConversationStore::moveAside(path.toStdString())) return nullptr;
     store = hearth::ConversationStore::open(path.toStdString(), budget);
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption({"model", QObject::tr("GGUF model to load."), "path"});
-    parser.addOption({"db", QObject::tr("Conversation database."), "path", hearth::dataDir() + "/conversations.sqlite"});
+    parser.addOption(
+        {"db", QObject::tr("Conversation database."), "path", hearth::dataDir() + "/conversations.sqlite"});
     parser.process(app);
     hearth::applyAppearance(app, settings.raw().value("ui/appearance").toString());
 

@@ -23,9 +23,9 @@ constexpr uint32_t kNumericsVersion = 5;
 // The model's parameters that change K/V values without changing the KV layout: RoPE (base,
 // sliding-window base, rotated dimensions, style, frequency factors) and the trained context length.
 std::string ropeDescription(const ModelConfig& c) {
-    std::string out = strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
-                             " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow,
-                             " ctx_train=", c.contextLength);
+    std::string out =
+        strCat("rope base=", c.ropeFreqBase, " base_swa=", c.ropeFreqBaseSwa, " n_rot=", c.nRot,
+               " style=", static_cast<int>(c.ropeStyle), " window=", c.slidingWindow, " ctx_train=", c.contextLength);
     if (!c.ropeFreqFactors.empty()) {  // the factors' bytes, hashed: a few words instead of 64 numbers
         const std::string_view bytes(reinterpret_cast<const char*>(c.ropeFreqFactors.data()),
                                      c.ropeFreqFactors.size() * sizeof(float));
@@ -91,7 +91,8 @@ Result<ModelParts> loadModelParts(const GgufFile& file, const ModelLoadOptions& 
     const Tokenizer& tok = *parts.tokenizer;
     if (tok.nVocab() > parts.model->config().nVocab)
         return fail(ErrorCode::InvalidFormat,
-                    strCat("the vocabulary has ", tok.nVocab(), " tokens but the model's embedding only ", parts.model->config().nVocab));
+                    strCat("the vocabulary has ", tok.nVocab(), " tokens but the model's embedding only ",
+                           parts.model->config().nVocab));
     const GgufValue* tmpl = file.find("tokenizer.chat_template");
     const auto pieceOf = [&](TokenId id) { return id >= 0 ? tok.pieceText(id) : std::string(); };
     parts.chatFormat = ChatFormat::detect(tmpl && tmpl->asString() ? *tmpl->asString() : std::string(),
@@ -120,8 +121,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
     layout.elementType = options.kvType;
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
-        return fail(ErrorCode::Unsupported, strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK,
-                                                   "; this model's is ", e->config().headDim, " (use --kv-type f16)"));
+        return fail(ErrorCode::Unsupported,
+                    strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK, "; this model's is ",
+                           e->config().headDim, " (use --kv-type f16)"));
     ModelFingerprint fingerprint{};
     if (options.modelFingerprint) {
         fingerprint = *options.modelFingerprint;
@@ -226,8 +228,13 @@ Result<BeamSearchResult> Engine::beamSearch(const std::vector<TokenId>& prompt, 
 
 EngineMetrics Engine::metrics() const {
     const BlockPool& pool = cache_->pool();
-    return {pool.nUsed(), pool.nFree(), pool.nCached(), pool.nBlocks(), requests_->scheduler().nRunning(),
-            requests_->scheduler().nWaiting(), requests_->scheduler().nPreemptionsTotal()};
+    return {pool.nUsed(),
+            pool.nFree(),
+            pool.nCached(),
+            pool.nBlocks(),
+            requests_->scheduler().nRunning(),
+            requests_->scheduler().nWaiting(),
+            requests_->scheduler().nPreemptionsTotal()};
 }
 
 // A loop over submit()/step() (speculative or not): callers that want one reply with a

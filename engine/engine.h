@@ -59,7 +59,7 @@ enum class FinishReason { Eos, Length, Stop, Context, Timeout, Cancelled, Error 
 const char* finishReasonName(FinishReason r);
 
 struct GenerateRequest {
-    std::vector<TokenId> prompt;   // BOS included when wanted
+    std::vector<TokenId> prompt;  // BOS included when wanted
     int32_t maxTokens = 256;
     SamplingParams sampling;
     // When > 0, GenerateResult::topLogits keeps the n highest (id, logit) pairs of the logits
@@ -70,7 +70,7 @@ struct GenerateRequest {
     // the generated token's (the local server's logprobs).
     bool logprobs = false;
     std::vector<std::string> stop;  // stop strings: generation ends before them, never shown
-    int64_t timeoutMs = 0;          // > 0: finish with Timeout this long after submit()
+    int64_t timeoutMs = 0;  // > 0: finish with Timeout this long after submit()
     // Speculative decoding (engine/spec), for submit() and generate() alike: while its decode
     // chunk is planned the request drafts tokens, step() verifies them in the same batch as the
     // other requests' chunks and keeps what the target model agrees with. The same tokens
@@ -85,18 +85,18 @@ using RequestId = SeqId;
 struct GenerateTimings {
     // prompt.size() == prefixCacheHitTokens + prefillTokens
     int32_t prefixCacheHitTokens = 0;  // prompt tokens whose K/V were reused, not computed
-    int32_t prefillTokens = 0;     // prompt tokens computed
-    double prefillMs = 0;          // request submitted -> prompt done (shared with other requests)
-    double ttftMs = 0;             // request submitted -> first generated token
-    int32_t decodeTokens = 0;      // generated tokens after the first step's (one, or more with speculation)
-    double decodeMs = 0;           // first generated token -> last
+    int32_t prefillTokens = 0;  // prompt tokens computed
+    double prefillMs = 0;  // request submitted -> prompt done (shared with other requests)
+    double ttftMs = 0;  // request submitted -> first generated token
+    int32_t decodeTokens = 0;  // generated tokens after the first step's (one, or more with speculation)
+    double decodeMs = 0;  // first generated token -> last
     // Tokens per second; 0 when nothing was timed.
     double prefillTokensPerSecond() const { return prefillMs > 0 ? prefillTokens / prefillMs * 1000.0 : 0.0; }
     double decodeTokensPerSecond() const { return decodeMs > 0 ? decodeTokens / decodeMs * 1000.0 : 0.0; }
 };
 
 struct GenerateResult {
-    std::vector<TokenId> tokens;   // generated ids, the final end-of-generation id included
+    std::vector<TokenId> tokens;  // generated ids, the final end-of-generation id included
     FinishReason finishReason = FinishReason::Length;
     GenerateTimings timings;
     std::vector<std::vector<std::pair<TokenId, float>>> topLogits;  // [tokens][nTopLogits]
@@ -112,14 +112,14 @@ struct EngineEvent {
     enum class Kind { Token, Finish };
     Kind kind = Kind::Token;
     RequestId request = 0;
-    TokenId token = -1;                               // Token
+    TokenId token = -1;  // Token
     std::string text;
     std::vector<std::pair<TokenId, float>> topLogits;  // Token, when nTopLogits > 0
-    float logprob = 0;                                 // Token, when request.logprobs
-    FinishReason reason = FinishReason::Length;        // Finish
-    GenerateTimings timings;                           // Finish
-    std::optional<Error> error;                        // Finish with reason Error
-    SpecStats spec;                                    // Finish, when request.spec was on
+    float logprob = 0;  // Token, when request.logprobs
+    FinishReason reason = FinishReason::Length;  // Finish
+    GenerateTimings timings;  // Finish
+    std::optional<Error> error;  // Finish with reason Error
+    SpecStats spec;  // Finish, when request.spec was on
 };
 
 struct EngineMetrics {

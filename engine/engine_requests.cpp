@@ -37,8 +37,12 @@ float logSumExp(std::span<const float> row) {
 
 EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, const Tokenizer& tokenizer,
                                int32_t contextLength, SchedulerConfig config)
-    : tokenizer_(tokenizer), contextLength_(contextLength), nVocab_(model.config().nVocab), scheduler_(cache, config),
-      runner_(model, backend, cache), specSessions_(tokenizer, nVocab_, backend, contextLength) {}
+    : tokenizer_(tokenizer),
+      contextLength_(contextLength),
+      nVocab_(model.config().nVocab),
+      scheduler_(cache, config),
+      runner_(model, backend, cache),
+      specSessions_(tokenizer, nVocab_, backend, contextLength) {}
 
 EngineRequests::~EngineRequests() = default;
 
@@ -81,9 +85,8 @@ std::vector<EngineEvent> EngineRequests::step() {
     std::vector<EngineEvent> events;
     const auto stepStart = Clock::now();
     expire(events);
-    const StepPlan plan = scheduler_.schedule([this](SeqId id, std::span<const int32_t> context, int32_t room) {
-        return propose(id, context, room);
-    });
+    const StepPlan plan = scheduler_.schedule(
+        [this](SeqId id, std::span<const int32_t> context, int32_t room) { return propose(id, context, room); });
     for (SeqId id : plan.failed)
         finish(id, FinishReason::Error, events, Error{ErrorCode::OutOfMemory, "the KV cache cannot hold this request"});
     if (plan.chunks.empty()) return events;

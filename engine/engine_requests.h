@@ -20,8 +20,8 @@ namespace hearth {
 class EngineRequests {
 public:
     // All references must outlive this object.
-    EngineRequests(Model& model, Backend& backend, KvCache& cache, const Tokenizer& tokenizer,
-                   int32_t contextLength, SchedulerConfig config);
+    EngineRequests(Model& model, Backend& backend, KvCache& cache, const Tokenizer& tokenizer, int32_t contextLength,
+                   SchedulerConfig config);
     ~EngineRequests();
 
     // Precondition: request validated (non-empty prompt shorter than the context, sampling).
@@ -50,15 +50,15 @@ private:
         Clock::time_point submitted{}, firstToken{};
         std::optional<Clock::time_point> deadline{};
         std::optional<FinishReason> cancelWith{};
-        std::optional<Error> failWith{};       // the drafter failed: finish with Error next step
-        std::unique_ptr<SpecRequest> spec{};   // request.spec on
-        int32_t nFirstStep = 0;              // tokens of the step that gave the first one
+        std::optional<Error> failWith{};  // the drafter failed: finish with Error next step
+        std::unique_ptr<SpecRequest> spec{};  // request.spec on
+        int32_t nFirstStep = 0;  // tokens of the step that gave the first one
     };
 
     // What a Token event reports about the logits row that chose its token.
     struct RowReport {
         std::vector<std::pair<TokenId, float>> top;  // logits, or log-probabilities with request.logprobs
-        float logprob = 0;                           // the chosen token's, with request.logprobs
+        float logprob = 0;  // the chosen token's, with request.logprobs
     };
 
     void expire(std::vector<EngineEvent>& events);
@@ -66,8 +66,8 @@ private:
     void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
                        Clock::time_point stepStart);
     // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's.
-    SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
-                             double stepMs, std::vector<RowReport>& reports);
+    SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits, double stepMs,
+                             std::vector<RowReport>& reports);
     void onToken(RequestId id, TokenId token, RowReport report, std::vector<EngineEvent>& events);
     std::optional<FinishReason> stopReason(const Request& r, TokenId token, bool stopString) const;
     void finish(RequestId id, FinishReason reason, std::vector<EngineEvent>& events, std::optional<Error> error = {});

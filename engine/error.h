@@ -9,11 +9,11 @@
 namespace hearth {
 
 enum class ErrorCode {
-    Io,              // file cannot be opened, read or mapped
-    InvalidFormat,   // the bytes do not follow the format (GGUF, snapshot, ...)
-    Unsupported,     // well-formed, but Hearth does not support it (type, architecture, ...)
-    InvalidArgument, // a caller passed something out of range
-    OutOfMemory,     // an allocation the input asked for is too large
+    Io,  // file cannot be opened, read or mapped
+    InvalidFormat,  // the bytes do not follow the format (GGUF, snapshot, ...)
+    Unsupported,  // well-formed, but Hearth does not support it (type, architecture, ...)
+    InvalidArgument,  // a caller passed something out of range
+    OutOfMemory,  // an allocation the input asked for is too large
     Cancelled,
 };
 

@@ -25,7 +25,8 @@ class ByteReader {
 public:
     explicit ByteReader(std::span<const uint8_t> data) : data_(data) {}
     bool done() const { return at_ >= data_.size(); }
-    template <class T> T get() {
+    template <class T>
+    T get() {
         T v{};
         const size_t n = std::min(sizeof(T), data_.size() - std::min(at_, data_.size()));
         if (n) std::memcpy(&v, data_.data() + at_, n);
@@ -46,7 +47,8 @@ private:
 
 class ByteWriter {
 public:
-    template <class T> ByteWriter& put(T v) {
+    template <class T>
+    ByteWriter& put(T v) {
         const auto* p = reinterpret_cast<const uint8_t*>(&v);
         out.insert(out.end(), p, p + sizeof(T));
         return *this;

@@ -35,8 +35,19 @@ Bytes f32s(size_t n, float value) {
 // vocabulary of 12 pieces. Model::load accepts it.
 Bytes tinyLlama() {
     const int nEmbd = 8, nFf = 8, kvDim = 4;
-    const std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "<0x0A>", "<0x20>", "\xE2\x96\x81",
-                                             "a", "b", "\xE2\x96\x81" "a", "ab", "<|im_end|>", "c"};
+    const std::vector<std::string> tokens = {"<unk>",
+                                             "<s>",
+                                             "</s>",
+                                             "<0x0A>",
+                                             "<0x20>",
+                                             "\xE2\x96\x81",
+                                             "a",
+                                             "b",
+                                             "\xE2\x96\x81"
+                                             "a",
+                                             "ab",
+                                             "<|im_end|>",
+                                             "c"};
     const std::vector<int32_t> types = {2, 3, 3, 6, 6, 1, 1, 1, 1, 1, 3, 1};
     GgufWriter w;
     w.set("general.architecture", "llama");
@@ -72,8 +83,9 @@ Bytes tinyLlama() {
 // A Gemma 3 model as small: 1 layer (a sliding-window one), head_dim 4.
 Bytes tinyGemma3() {
     const int nEmbd = 8, nFf = 8, headDim = 4, qDim = 8, kvDim = 4;
-    const std::vector<std::string> tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
-                                             "\n", "a", "b", "\xE2\x96\x81", "ab", "<0x0A>"};
+    const std::vector<std::string> tokens = {
+        "<pad>", "<eos>", "<bos>",        "<unk>", "<start_of_turn>", "<end_of_turn>", "\n",
+        "a",     "b",     "\xE2\x96\x81", "ab",    "<0x0A>"};
     const std::vector<int32_t> types = {3, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 6};
     GgufWriter w;
     w.set("general.architecture", "gemma3");
@@ -97,7 +109,9 @@ Bytes tinyGemma3() {
     w.addTensor("output_norm.weight", {nEmbd}, DType::F32, f32s(nEmbd, 0.5f));
     for (int il = 0; il < 1; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
-        const auto norm = [&](const char* n, int64_t size) { w.addTensor(p + n, {size}, DType::F32, f32s(size, 0.5f)); };
+        const auto norm = [&](const char* n, int64_t size) {
+            w.addTensor(p + n, {size}, DType::F32, f32s(size, 0.5f));
+        };
         const auto f16 = [&](const char* n, int64_t cols, int64_t rows) {
             w.addTensor(p + n, {cols, rows}, DType::F16, pattern(static_cast<size_t>(2 * cols * rows), 9));
         };
@@ -169,7 +183,10 @@ Bytes spmVocab() {
         tokens.emplace_back(name);
         types.push_back(6);
     }
-    for (const char* word : {"\xE2\x96\x81", "\xE2\x96\x81the", "\xE2\x96\x81" "cat", "he", "at", "ll", "o"}) {
+    for (const char* word : {"\xE2\x96\x81", "\xE2\x96\x81the",
+                             "\xE2\x96\x81"
+                             "cat",
+                             "he", "at", "ll", "o"}) {
         tokens.emplace_back(word);
         types.push_back(1);
     }
@@ -196,7 +213,11 @@ Bytes bpeVocab(const char* pre) {
         tokens.emplace_back(1, static_cast<char>(b));
         types.push_back(1);
     }
-    for (const char* merged : {"\xC4\xA0t", "he", "\xC4\xA0the", "at", "\xC4\xA0" "c", "\xC4\xA0" "cat"}) {
+    for (const char* merged : {"\xC4\xA0t", "he", "\xC4\xA0the", "at",
+                               "\xC4\xA0"
+                               "c",
+                               "\xC4\xA0"
+                               "cat"}) {
         tokens.emplace_back(merged);
         types.push_back(1);
     }
@@ -205,8 +226,10 @@ Bytes bpeVocab(const char* pre) {
     w.set("tokenizer.ggml.pre", pre);
     w.set("tokenizer.ggml.tokens", tokens);
     w.set("tokenizer.ggml.token_type", types);
-    w.set("tokenizer.ggml.merges", std::vector<std::string>{"\xC4\xA0 t", "h e", "\xC4\xA0t he", "a t",
-                                                            "\xC4\xA0 c", "\xC4\xA0" "c at"});
+    w.set("tokenizer.ggml.merges",
+          std::vector<std::string>{"\xC4\xA0 t", "h e", "\xC4\xA0t he", "a t", "\xC4\xA0 c",
+                                   "\xC4\xA0"
+                                   "c at"});
     w.set("tokenizer.ggml.eos_token_id", uint32_t{0});
     w.set("tokenizer.ggml.add_bos_token", false);
     return withText(w, kText);
@@ -228,8 +251,8 @@ const char* const kSmolTemplate =
 
 bool writeSeed(const std::filesystem::path& dir, const std::string& name, const Bytes& bytes) {
     if (bytes.size() > kMaxSeedBytes) {
-        std::fprintf(stderr, "make_seeds: %s/%s is %zu bytes, over the %zu-byte limit\n",
-                     dir.filename().c_str(), name.c_str(), bytes.size(), kMaxSeedBytes);
+        std::fprintf(stderr, "make_seeds: %s/%s is %zu bytes, over the %zu-byte limit\n", dir.filename().c_str(),
+                     name.c_str(), bytes.size(), kMaxSeedBytes);
         return false;
     }
     std::filesystem::create_directories(dir);
@@ -261,10 +284,14 @@ int main(int argc, char** argv) {
         {"tokenizer", {"bpe_qwen2.bin", bpeVocab("qwen2")}},
         {"tokenizer", {"bpe_qwen35.bin", bpeVocab("qwen35")}},
         {"chat_template", {"chatml.txt", templateInput(0, kSmolTemplate)}},
-        {"chat_template", {"gemma.txt", templateInput(1, "{{ bos_token }}{% for m in messages %}<start_of_turn>"
-                                             "{{ m['role'] }}\n{{ m['content'] | trim }}<end_of_turn>\n{% endfor %}")}},
+        {"chat_template",
+         {"gemma.txt",
+          templateInput(1,
+                        "{{ bos_token }}{% for m in messages %}<start_of_turn>"
+                        "{{ m['role'] }}\n{{ m['content'] | trim }}<end_of_turn>\n{% endfor %}")}},
         {"chat_template", {"gemma_no_template.txt", templateInput(1, "")}},
-        {"chat_template", {"llama2.txt", templateInput(0, "{{ bos_token + '[INST] <<SYS>>\\n' + content + ' [/INST]' }}")}},
+        {"chat_template",
+         {"llama2.txt", templateInput(0, "{{ bos_token + '[INST] <<SYS>>\\n' + content + ' [/INST]' }}")}},
         {"chat_template", {"plain.txt", templateInput(3, "{{ messages }}")}},
     };
     std::filesystem::remove_all(root);  // only these seeds: nothing a fuzzer run left there

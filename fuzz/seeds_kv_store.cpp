@@ -11,7 +11,8 @@
 namespace hearth::fuzz {
 namespace {
 
-std::vector<uint8_t> kvSeed(const KvImportInput& base, uint8_t flags, const std::function<void(KvImportInput&)>& edit = {}) {
+std::vector<uint8_t> kvSeed(const KvImportInput& base, uint8_t flags,
+                            const std::function<void(KvImportInput&)>& edit = {}) {
     KvImportInput in = base;
     in.flags = flags;
     if (edit) edit(in);
@@ -29,19 +30,23 @@ std::vector<Seed> kvSeeds() {
     return {
         {"valid.bin", kvSeed(base, all)},
         {"valid_given_root.bin", kvSeed(base, kGenerate)},
-        {"repaired_data.bin", kvSeed(base, all | kFixKeys | kFixChecksums, [](auto& in) { in.records[1].data[5] ^= 0x7c; })},
+        {"repaired_data.bin",
+         kvSeed(base, all | kFixKeys | kFixChecksums, [](auto& in) { in.records[1].data[5] ^= 0x7c; })},
         {"bad_checksum.bin", kvSeed(base, all, [](auto& in) { in.records[2].checksum ^= 1; })},
-        {"short_tokens.bin", kvSeed(base, all | kFixKeys | kFixChecksums, [](auto& in) { in.records[0].tokens.pop_back(); })},
+        {"short_tokens.bin",
+         kvSeed(base, all | kFixKeys | kFixChecksums, [](auto& in) { in.records[0].tokens.pop_back(); })},
         {"short_data.bin", kvSeed(base, all | kFixChecksums, [](auto& in) { in.records[1].data.resize(100); })},
         {"position.bin", kvSeed(base, all, [](auto& in) { in.records[1].position = 1 << 30; })},
-        {"foreign_root.bin", kvSeed(base, kGenerate, [](auto& in) { in.savedRootKey[0] ^= 1, in.numericsVersion = 99; })},
+        {"foreign_root.bin",
+         kvSeed(base, kGenerate, [](auto& in) { in.savedRootKey[0] ^= 1, in.numericsVersion = 99; })},
         {"two_blocks.bin", kvSeed(base, all, [](auto& in) { in.records.resize(2); })},
     };
 }
 
 std::vector<uint8_t> bytesOf(std::string_view s) { return {s.begin(), s.end()}; }
 
-template <class T> std::vector<uint8_t> bytesOf(T v) {
+template <class T>
+std::vector<uint8_t> bytesOf(T v) {
     std::vector<uint8_t> b(sizeof v);
     std::memcpy(b.data(), &v, sizeof v);
     return b;

@@ -31,11 +31,17 @@ struct StoreTable {
 
 inline const std::array<StoreTable, 6>& storeTables() {
     static const std::array<StoreTable, 6> t = {{
-        {"conversations", "rowid", {"id", "handle", "title", "model", "system_prompt", "settings_json", "created_ms",
-                                    "updated_ms", "active_leaf_id", "kv_used_ms"}},
-        {"messages", "rowid", {"id", "conversation_id", "parent_id", "role", "text", "complete", "created_ms", "stats_json"}},
+        {"conversations",
+         "rowid",
+         {"id", "handle", "title", "model", "system_prompt", "settings_json", "created_ms", "updated_ms",
+          "active_leaf_id", "kv_used_ms"}},
+        {"messages",
+         "rowid",
+         {"id", "conversation_id", "parent_id", "role", "text", "complete", "created_ms", "stats_json"}},
         {"kv_roots", "rowid", {"root_key", "fingerprint", "layout", "backend", "numerics"}},
-        {"kv_blocks", "rowid", {"block_key", "root_key", "parent_key", "position", "tokens", "data", "checksum", "created_ms"}},
+        {"kv_blocks",
+         "rowid",
+         {"block_key", "root_key", "parent_key", "position", "tokens", "data", "checksum", "created_ms"}},
         {"conversation_kv", "conversation_id, block_key", {"conversation_id", "block_key"}},
         {"model_fingerprints", "rowid", {"path", "size", "mtime_ns", "fingerprint"}},
     }};
@@ -88,7 +94,8 @@ inline void bindValue(sqlite3_stmt* st, ByteReader& r, uint32_t& zeroTotal) {
 inline void applyOne(sqlite3* db, ByteReader& r, uint32_t& zeroTotal) {
     const uint8_t op = r.get<uint8_t>() % kOpCount;
     if (op == kVersion) {
-        sqlite3_exec(db, ("PRAGMA user_version = " + std::to_string(r.get<int32_t>())).c_str(), nullptr, nullptr, nullptr);
+        sqlite3_exec(db, ("PRAGMA user_version = " + std::to_string(r.get<int32_t>())).c_str(), nullptr, nullptr,
+                     nullptr);
         return;
     }
     const StoreTable& t = storeTables()[r.get<uint8_t>() % storeTables().size()];
@@ -117,7 +124,8 @@ inline std::optional<std::vector<uint8_t>> applyStoreOps(std::span<const uint8_t
     std::memcpy(copy, image.data(), image.size());
     const auto n = static_cast<sqlite3_int64>(image.size());
     std::optional<std::vector<uint8_t>> out;
-    if (sqlite3_deserialize(db, "main", copy, n, n, SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) == SQLITE_OK) {
+    if (sqlite3_deserialize(db, "main", copy, n, n, SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) ==
+        SQLITE_OK) {
         // Rows may hold what the CHECKs forbid, as a damaged or foreign database can.
         sqlite3_exec(db, "PRAGMA ignore_check_constraints = ON", nullptr, nullptr, nullptr);
         ByteReader r(ops);

@@ -23,7 +23,7 @@ struct WeightView {
 
 enum class RopeStyle {
     Pairwise,  // rotate (x[2i], x[2i+1]): Llama ("normal" RoPE in GGUF files)
-    HalfSplit, // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
+    HalfSplit,  // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
 };
 
 // One layer of one sequence's paged KV cache. Token at position p lives in block
@@ -34,8 +34,8 @@ struct PagedKvLayer {
     f16_t* const* kBlocks = nullptr;  // [nBlocks] -> block's K rows [blockSize, rowStride]
     f16_t* const* vBlocks = nullptr;  // [nBlocks] -> block's V rows [blockSize, rowStride]
     int blockSize = 16;
-    int rowStride = 0;                // nKvHeads * headDim
-    DType type = DType::F16;          // F16 or Q8_0
+    int rowStride = 0;  // nKvHeads * headDim
+    DType type = DType::F16;  // F16 or Q8_0
 };
 // Bytes of one token's K (or V) row in a layer.
 inline size_t kvRowBytes(const PagedKvLayer& layer) { return rowBytes(layer.type, layer.rowStride); }
@@ -46,7 +46,7 @@ struct AttentionShape {
     int headDim = 0;
     float scale = 1.0f;  // applied to q.k
     int32_t slidingWindow = 0;  // > 0: a query at position p sees only positions > p - slidingWindow
-    float softcap = 0.0f;       // > 0: each score s (after scale) becomes softcap * tanhf(s / softcap) (Gemma 2)
+    float softcap = 0.0f;  // > 0: each score s (after scale) becomes softcap * tanhf(s / softcap) (Gemma 2)
 };
 // The soft-capped score as every CPU backend computes it (one function, compiled once without
 // ISA flags, so the paths agree bitwise): cap * tanhf(s / cap), or s when cap is 0.
@@ -65,11 +65,11 @@ public:
     virtual void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) = 0;
     // Rotates the first nRot dims of each head in place. x: [nTokens, nHeads * headDim].
     // freqFactors: nullptr, or [nRot / 2] divisors of each pair's angle (rope_freqs.weight).
-    virtual void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot,
-                      const int32_t* positions, float freqBase, RopeStyle style, const float* freqFactors) = 0;
+    virtual void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
+                      float freqBase, RopeStyle style, const float* freqFactors) = 0;
     // Stores k, v rows ([nTokens, rowStride] floats) at positions into the paged layer.
-    virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v,
-                         const int32_t* positions, int64_t nTokens) = 0;
+    virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
+                         int64_t nTokens) = 0;
     // Causal attention: token t (query row t of q [nTokens, nHeads*headDim]) attends to cache
     // positions [0, positions[t]] (with a sliding window: (positions[t] - window, positions[t]]). out: [nTokens, nHeads*headDim]. Each token is reduced over
     // the cache in the same order whatever the batch (batch invariance).
@@ -83,9 +83,9 @@ public:
 };
 
 struct BackendInfo {
-    std::string name;        // "CPU (reference)", "CPU (AVX2)", "CUDA"
+    std::string name;  // "CPU (reference)", "CPU (AVX2)", "CUDA"
     bool available = false;
-    std::string reason;      // why not available; empty when available
+    std::string reason;  // why not available; empty when available
 };
 
 // Every backend Hearth knows, available or not, in order of preference.

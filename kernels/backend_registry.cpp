@@ -51,10 +51,8 @@ std::vector<BackendInfo> listBackends() {
     const CudaProbe cuda = probeCuda();
     out.push_back({"CUDA", cuda.available, cuda.reason});
     const std::string avx2Reason = avx2Unavailable();
-    if (avx2Reason.empty())
-        out.push_back({"CPU (AVX2, " + std::to_string(defaultThreads()) + " threads)", true, ""});
-    else
-        out.push_back({"CPU (AVX2)", false, avx2Reason});
+    if (avx2Reason.empty()) out.push_back({"CPU (AVX2, " + std::to_string(defaultThreads()) + " threads)", true, ""});
+    else out.push_back({"CPU (AVX2)", false, avx2Reason});
     out.push_back({"CPU (reference)", true, ""});
     return out;
 }

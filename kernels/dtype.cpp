@@ -51,12 +51,19 @@ DTypeInfo dtypeInfo(uint32_t typeId) {
 
 bool isWeightType(DType t) {
     switch (t) {
-    case DType::F32: case DType::F16: case DType::BF16:
-    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        return true;
-    case DType::Q8_1: case DType::Q8_K:
-        return false;
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return true;
+    case DType::Q8_1:
+    case DType::Q8_K: return false;
     }
     return false;
 }
@@ -82,8 +89,7 @@ f16_t f32ToF16(float f) {
     const uint32_t x = floatBits(f);
     const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
     const uint32_t magnitude = x & 0x7fffffffu;
-    if (magnitude > 0x7f800000u)
-        return static_cast<f16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+    if (magnitude > 0x7f800000u) return static_cast<f16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
     if (magnitude >= 0x477ff000u)  // >= 65520 = halfway from 65504 (max half) to 65536: inf
         return static_cast<f16_t>(sign | 0x7c00u);
     const uint32_t exponent = magnitude >> 23;

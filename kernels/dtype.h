@@ -25,22 +25,65 @@ enum class DType : uint32_t {
     BF16 = 30,
 };
 
-using f16_t = uint16_t;   // IEEE binary16 bits
+using f16_t = uint16_t;  // IEEE binary16 bits
 using bf16_t = uint16_t;  // bfloat16 bits
 
-constexpr int kQK = 32;    // elements per block of the 32-element formats
+constexpr int kQK = 32;  // elements per block of the 32-element formats
 constexpr int kQKK = 256;  // elements per super-block of the K-quants
 
-struct BlockQ4_0 { f16_t d; uint8_t qs[kQK / 2]; };
-struct BlockQ4_1 { f16_t d; f16_t m; uint8_t qs[kQK / 2]; };
-struct BlockQ5_0 { f16_t d; uint8_t qh[4]; uint8_t qs[kQK / 2]; };
-struct BlockQ5_1 { f16_t d; f16_t m; uint8_t qh[4]; uint8_t qs[kQK / 2]; };
-struct BlockQ8_0 { f16_t d; int8_t qs[kQK]; };
-struct BlockQ8_1 { f16_t d; f16_t s; int8_t qs[kQK]; };  // s = d * sum(qs)
-struct BlockQ4_K { f16_t d; f16_t dmin; uint8_t scales[12]; uint8_t qs[kQKK / 2]; };
-struct BlockQ5_K { f16_t d; f16_t dmin; uint8_t scales[12]; uint8_t qh[kQKK / 8]; uint8_t qs[kQKK / 2]; };
-struct BlockQ6_K { uint8_t ql[kQKK / 2]; uint8_t qh[kQKK / 4]; int8_t scales[kQKK / 16]; f16_t d; };
-struct BlockQ8_K { float d; int8_t qs[kQKK]; int16_t bsums[kQKK / 16]; };
+struct BlockQ4_0 {
+    f16_t d;
+    uint8_t qs[kQK / 2];
+};
+struct BlockQ4_1 {
+    f16_t d;
+    f16_t m;
+    uint8_t qs[kQK / 2];
+};
+struct BlockQ5_0 {
+    f16_t d;
+    uint8_t qh[4];
+    uint8_t qs[kQK / 2];
+};
+struct BlockQ5_1 {
+    f16_t d;
+    f16_t m;
+    uint8_t qh[4];
+    uint8_t qs[kQK / 2];
+};
+struct BlockQ8_0 {
+    f16_t d;
+    int8_t qs[kQK];
+};
+struct BlockQ8_1 {
+    f16_t d;
+    f16_t s;
+    int8_t qs[kQK];
+};  // s = d * sum(qs)
+struct BlockQ4_K {
+    f16_t d;
+    f16_t dmin;
+    uint8_t scales[12];
+    uint8_t qs[kQKK / 2];
+};
+struct BlockQ5_K {
+    f16_t d;
+    f16_t dmin;
+    uint8_t scales[12];
+    uint8_t qh[kQKK / 8];
+    uint8_t qs[kQKK / 2];
+};
+struct BlockQ6_K {
+    uint8_t ql[kQKK / 2];
+    uint8_t qh[kQKK / 4];
+    int8_t scales[kQKK / 16];
+    f16_t d;
+};
+struct BlockQ8_K {
+    float d;
+    int8_t qs[kQKK];
+    int16_t bsums[kQKK / 16];
+};
 
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
@@ -54,9 +97,9 @@ static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 
 struct DTypeInfo {
-    const char* name;     // "Q4_K"; nullptr for ids Hearth does not support
-    int blockElems;       // elements per block (1 for F32/F16/BF16)
-    int blockBytes;       // bytes per block
+    const char* name;  // "Q4_K"; nullptr for ids Hearth does not support
+    int blockElems;  // elements per block (1 for F32/F16/BF16)
+    int blockBytes;  // bytes per block
 };
 
 // Facts about a type id; info.name == nullptr when Hearth does not know the type.

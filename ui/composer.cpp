@@ -11,8 +11,12 @@
 namespace hearth {
 
 Composer::Composer(QWidget* parent)
-    : QWidget(parent), input_(new QPlainTextEdit), send_(new QPushButton(tr("Send"))),
-      regenerate_(new QPushButton(tr("Regenerate"))), editBanner_(new QLabel), cancelEdit_(new QPushButton(tr("Cancel edit"))) {
+    : QWidget(parent),
+      input_(new QPlainTextEdit),
+      send_(new QPushButton(tr("Send"))),
+      regenerate_(new QPushButton(tr("Regenerate"))),
+      editBanner_(new QLabel),
+      cancelEdit_(new QPushButton(tr("Cancel edit"))) {
     input_->setObjectName("composer");
     send_->setObjectName("sendButton");
     regenerate_->setObjectName("regenerateButton");

@@ -16,8 +16,12 @@
 namespace hearth {
 
 ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* parent)
-    : QWidget(parent), controller_(controller), newChat_(new QPushButton(tr("+ New chat"))),
-      search_(new QLineEdit), list_(new QListView), searchDelay_(new QTimer(this)) {
+    : QWidget(parent),
+      controller_(controller),
+      newChat_(new QPushButton(tr("+ New chat"))),
+      search_(new QLineEdit),
+      list_(new QListView),
+      searchDelay_(new QTimer(this)) {
     newChat_->setObjectName("newChatButton");
     search_->setObjectName("searchField");
     list_->setObjectName("conversationList");
@@ -49,9 +53,8 @@ ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* pa
         selectCurrent();
     });
     connect(newChat_, &QPushButton::clicked, this, [this] { controller_.newConversation(); });
-    connect(list_, &QListView::clicked, this, [this](const QModelIndex& i) {
-        controller_.openConversation(controller_.conversations()->idAt(i.row()));
-    });
+    connect(list_, &QListView::clicked, this,
+            [this](const QModelIndex& i) { controller_.openConversation(controller_.conversations()->idAt(i.row())); });
     connect(list_, &QListView::customContextMenuRequested, this, &ConversationSidebar::showMenu);
     connect(model, &QPushButton::clicked, this, &ConversationSidebar::modelPickerRequested);
     connect(settings, &QPushButton::clicked, this, &ConversationSidebar::settingsRequested);

@@ -25,9 +25,16 @@
 namespace hearth {
 
 MainWindow::MainWindow(ChatController& controller, ModelController& models, AppSettings& settings, QWidget* parent)
-    : QMainWindow(parent), controller_(controller), models_(models), settings_(settings),
-      sidebar_(new ConversationSidebar(controller)), view_(new MessageView), composer_(new Composer),
-      status_(new ChatStatus), modelButton_(new QToolButton), contextNotice_(new QLabel) {
+    : QMainWindow(parent),
+      controller_(controller),
+      models_(models),
+      settings_(settings),
+      sidebar_(new ConversationSidebar(controller)),
+      view_(new MessageView),
+      composer_(new Composer),
+      status_(new ChatStatus),
+      modelButton_(new QToolButton),
+      contextNotice_(new QLabel) {
     setObjectName("mainWindow");
     buildLayout();
     buildShortcuts();
@@ -74,7 +81,10 @@ void MainWindow::buildShortcuts() {
         s->setContext(Qt::WindowShortcut);
         connect(s, &QShortcut::activated, this, slot);
     };
-    add(QKeySequence::New, [this] { controller_.newConversation(); composer_->focusInput(); });
+    add(QKeySequence::New, [this] {
+        controller_.newConversation();
+        composer_->focusInput();
+    });
     add(QKeySequence::Find, [this] { sidebar_->focusSearch(); });
     add(QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
     add(QKeySequence::Open, [this] { openModelPicker(); });
@@ -119,19 +129,22 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
 // start opens the copy.
 void MainWindow::saveDatabaseCopy() {
     const QString suggested = controller_.databasePath();
-    const QString path = chooseCopyPath_ ? chooseCopyPath_(suggested)
-                                         : QFileDialog::getSaveFileName(this, tr("Save a copy of the conversations"), suggested,
-                                                                        tr("Hearth conversations (*.sqlite);;All files (*)"));
+    const QString path = chooseCopyPath_
+        ? chooseCopyPath_(suggested)
+        : QFileDialog::getSaveFileName(this, tr("Save a copy of the conversations"), suggested,
+                                       tr("Hearth conversations (*.sqlite);;All files (*)"));
     if (path.isEmpty()) return;
-    if (controller_.switchToCopy(path)) statusBar()->showMessage(tr("Conversations saved to %1; Hearth goes on with this copy.").arg(path), 8000);
+    if (controller_.switchToCopy(path))
+        statusBar()->showMessage(tr("Conversations saved to %1; Hearth goes on with this copy.").arg(path), 8000);
 }
 
 void MainWindow::onReplyStarted(const ReplyStarted& info) {
     status_->replyStarted(info);
     contextNotice_->setVisible(info.omittedTurns > 0);
-    contextNotice_->setText(tr("This conversation is longer than the model's context window: the %n oldest "
-                               "message(s) are left out of what the model sees (they stay saved here).",
-                               nullptr, info.omittedTurns));
+    contextNotice_->setText(
+        tr("This conversation is longer than the model's context window: the %n oldest "
+           "message(s) are left out of what the model sees (they stay saved here).",
+           nullptr, info.omittedTurns));
 }
 
 void MainWindow::updateTitle() {

@@ -39,7 +39,9 @@ public:
     ConversationSidebar* sidebar() const { return sidebar_; }
     // Where "Save a copy…" writes the database: a file dialog, or what tests inject (given the
     // suggested path; an empty answer cancels).
-    void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) { chooseCopyPath_ = std::move(chooser); }
+    void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) {
+        chooseCopyPath_ = std::move(chooser);
+    }
     void saveDatabaseCopy();
 
 signals:

@@ -19,7 +19,9 @@ namespace hearth {
 
 void MainWindow::connectModels() {
     connect(&models_, &ModelController::loadStarted, this, &MainWindow::showLoadProgress);
-    connect(&models_, &ModelController::progress, this, [this](int percent) { if (progress_) progress_->setValue(percent); });
+    connect(&models_, &ModelController::progress, this, [this](int percent) {
+        if (progress_) progress_->setValue(percent);
+    });
     connect(&models_, &ModelController::loaded, this, &MainWindow::onModelLoaded);
     connect(&models_, &ModelController::failed, this, [this](const QString& m) { onLoadEnded(m); });
     connect(&models_, &ModelController::cancelled, this, [this] { onLoadEnded(QString()); });
@@ -51,10 +53,11 @@ void MainWindow::closeProgress() {
 void MainWindow::onModelLoaded(const LoadedModel& model) {
     closeProgress();
     modelButton_->setText(tr("%1 ▾").arg(model.file.name));
-    modelButton_->setToolTip(tr("%1 · %2 · %3 · context %4 · %5 chat format")
-                                 .arg(model.file.architecture, model.file.quantization, formatBytes(model.file.fileBytes))
-                                 .arg(model.contextLength)
-                                 .arg(model.file.chatFormat));
+    modelButton_->setToolTip(
+        tr("%1 · %2 · %3 · context %4 · %5 chat format")
+            .arg(model.file.architecture, model.file.quantization, formatBytes(model.file.fileBytes))
+            .arg(model.contextLength)
+            .arg(model.file.chatFormat));
     status_->setModel(model);
     composer_->setReady(true);
     composer_->focusInput();
@@ -98,7 +101,8 @@ void MainWindow::openSettings() {
     }
     if (v.engine == current.engine) return;
     settings_.setEngine(v.engine);  // speculation: read for each reply
-    if (v.engine.kvDiskBudgetMb != current.engine.kvDiskBudgetMb) controller_.setKvDiskBudget(qint64{v.engine.kvDiskBudgetMb} << 20);
+    if (v.engine.kvDiskBudgetMb != current.engine.kvDiskBudgetMb)
+        controller_.setKvDiskBudget(qint64{v.engine.kvDiskBudgetMb} << 20);
     models_.reloadIfNeeded(current.engine);
 }
 

@@ -26,13 +26,17 @@ bool isUser(const QModelIndex& i) { return roleOf(i) == QLatin1String("user"); }
 bool isNotice(const QModelIndex& i) { return roleOf(i) == QLatin1String("error"); }
 QString answerOf(const QModelIndex& i) { return i.data(MessageListModel::AnswerRole).toString(); }
 bool hasReasoning(const QModelIndex& i) {
-    return i.data(MessageListModel::ReasoningOpenRole).toBool() || !i.data(MessageListModel::ReasoningRole).toString().isEmpty();
+    return i.data(MessageListModel::ReasoningOpenRole).toBool() ||
+        !i.data(MessageListModel::ReasoningRole).toString().isEmpty();
 }
-bool reasoningExpanded(const QModelIndex& i) { return hasReasoning(i) && i.data(MessageListModel::ReasoningExpandedRole).toBool(); }
+bool reasoningExpanded(const QModelIndex& i) {
+    return hasReasoning(i) && i.data(MessageListModel::ReasoningExpandedRole).toBool();
+}
 
 // "▸ Thinking…" while the model reasons, "▸ Reasoning" once it answers (▾ when expanded).
 QString reasoningHeader(const QModelIndex& i) {
-    const bool thinking = i.data(MessageListModel::ReasoningOpenRole).toBool() && i.data(MessageListModel::StreamingRole).toBool();
+    const bool thinking =
+        i.data(MessageListModel::ReasoningOpenRole).toBool() && i.data(MessageListModel::StreamingRole).toBool();
     const QString label = thinking ? MessageDelegate::tr("Thinking…") : MessageDelegate::tr("Reasoning");
     return (reasoningExpanded(i) ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + label;
 }
@@ -112,8 +116,8 @@ int MessageDelegate::textWidthFor(const QStyleOptionViewItem& option, const QMod
 }
 
 MessageDelegate::DocKey MessageDelegate::docKey(const QModelIndex& index, int textWidth) const {
-    return DocKey{index.data(MessageListModel::TextEpochRole).toULongLong(), index.data(MessageListModel::VersionRole).toInt(),
-                  textWidth};
+    return DocKey{index.data(MessageListModel::TextEpochRole).toULongLong(),
+                  index.data(MessageListModel::VersionRole).toInt(), textWidth};
 }
 
 QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int textWidth) const {
@@ -135,7 +139,8 @@ QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int 
     c.setPosition(s.doc->characterCount() - 1, QTextCursor::KeepAnchor);  // the end, without a layout
     c.removeSelectedText();
     const QTextBlock firstNew = s.doc->findBlock(s.committedPos);
-    const auto cut = static_cast<int>(lastParagraphBreak(QStringView(text).sliced(std::min<qsizetype>(s.committedChars, text.size()))));
+    const auto cut = static_cast<int>(
+        lastParagraphBreak(QStringView(text).sliced(std::min<qsizetype>(s.committedChars, text.size()))));
     if (cut > 0) {
         if (s.committedPos > 0) c.insertBlock();
         c.insertMarkdown(text.mid(s.committedChars, cut));
@@ -150,7 +155,8 @@ QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int 
 }
 
 QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth) const {
-    if (index.data(MessageListModel::StreamingRole).toBool() && !isUser(index)) return streamingDocument(index, textWidth);
+    if (index.data(MessageListModel::StreamingRole).toBool() && !isUser(index))
+        return streamingDocument(index, textWidth);
     const DocKey key = docKey(index, textWidth);
     if (QTextDocument* doc = documents_.object(key)) return doc;
     auto* doc = new QTextDocument;
@@ -236,15 +242,18 @@ QString MessageDelegate::renderedReasoning(const QStyleOptionViewItem& option, c
 }
 
 bool MessageDelegate::isMeasured(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    return index.data(MessageListModel::StreamingRole).toBool() || sizes_.contains(docKey(index, textWidthFor(option, index)));
+    return index.data(MessageListModel::StreamingRole).toBool() ||
+        sizes_.contains(docKey(index, textWidthFor(option, index)));
 }
 
-std::vector<MessageDelegate::Hit> MessageDelegate::hits(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+std::vector<MessageDelegate::Hit> MessageDelegate::hits(const QStyleOptionViewItem& option,
+                                                        const QModelIndex& index) const {
     return visibleHits(option, index, -1, 1e18);
 }
 
-std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index,
-                                                               qreal docTop, qreal docBottom) const {
+std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptionViewItem& option,
+                                                               const QModelIndex& index, qreal docTop,
+                                                               qreal docBottom) const {
     std::vector<Hit> out;
     const Layout l = layout(option, index);
     const QFontMetrics& fm = option.fontMetrics;
@@ -252,10 +261,12 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         const QRectF br = c.first.layout()->boundingRect().translated(c.first.layout()->position());
         const QString label = tr("Copy code");
         const int cw = fm.horizontalAdvance(label) + 12;
-        const QPoint topRight = l.textTopLeft + QPoint(static_cast<int>(l.bubble.width() - 2 * kPad), static_cast<int>(br.top()));
+        const QPoint topRight =
+            l.textTopLeft + QPoint(static_cast<int>(l.bubble.width() - 2 * kPad), static_cast<int>(br.top()));
         out.push_back({Action::CopyCode, QRect(topRight.x() - cw, topRight.y(), cw, fm.height() + 4), label, c.text});
     }
-    if (!l.reasoningHeader.isEmpty()) out.push_back({Action::ToggleReasoning, l.reasoningHeader, reasoningHeader(index), {}});
+    if (!l.reasoningHeader.isEmpty())
+        out.push_back({Action::ToggleReasoning, l.reasoningHeader, reasoningHeader(index), {}});
     if (index.data(MessageListModel::StreamingRole).toBool()) return out;
     std::vector<std::pair<Action, QString>> chips;
     if (isNotice(index)) {
@@ -265,12 +276,14 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         chips.push_back({Action::CopyMessage, tr("Copy")});
     }
     if (isUser(index)) chips.push_back({Action::Edit, tr("Edit")});
-    if (index.data(MessageListModel::IsLastAssistantRole).toBool()) chips.push_back({Action::Regenerate, tr("Regenerate")});
+    if (index.data(MessageListModel::IsLastAssistantRole).toBool())
+        chips.push_back({Action::Regenerate, tr("Regenerate")});
     const int n = index.data(MessageListModel::SiblingCountRole).toInt();
     if (n > 1) {
         const int i = index.data(MessageListModel::SiblingIndexRole).toInt();
-        chips.insert(chips.begin(), {{Action::PreviousBranch, QStringLiteral("<")},
-                                     {Action::NextBranch, QStringLiteral("%1/%2 >").arg(i + 1).arg(n)}});
+        chips.insert(chips.begin(),
+                     {{Action::PreviousBranch, QStringLiteral("<")},
+                      {Action::NextBranch, QStringLiteral("%1/%2 >").arg(i + 1).arg(n)}});
     }
     int x = l.bubble.left();
     if (isUser(index)) {
@@ -312,7 +325,8 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
         muted.clip = QRectF(visible).translated(-l.reasoningTopLeft);
         p->setPen(QPen(pal.color(QPalette::Mid), 2));
         const int ruleX = l.reasoningTopLeft.x() - kReasoningIndent / 2;
-        p->drawLine(ruleX, l.reasoningTopLeft.y(), ruleX, l.reasoningTopLeft.y() + static_cast<int>(reasoning->size().height()));
+        p->drawLine(ruleX, l.reasoningTopLeft.y(), ruleX,
+                    l.reasoningTopLeft.y() + static_cast<int>(reasoning->size().height()));
         p->translate(l.reasoningTopLeft);
         reasoning->documentLayout()->draw(p, muted);
         p->translate(-l.reasoningTopLeft);
@@ -340,9 +354,11 @@ bool MessageDelegate::editorEvent(QEvent* event, QAbstractItemModel* model, cons
         for (const Hit& h : hits(option, index)) {
             if (!h.rect.contains(pos)) continue;
             if (h.action == Action::CopyCode) QApplication::clipboard()->setText(h.payload);
-            if (h.action == Action::CopyMessage) QApplication::clipboard()->setText(answerOf(index));  // not the reasoning
+            if (h.action == Action::CopyMessage)
+                QApplication::clipboard()->setText(answerOf(index));  // not the reasoning
             if (h.action == Action::ToggleReasoning)
-                model->setData(index, !index.data(MessageListModel::ReasoningExpandedRole).toBool(), MessageListModel::ReasoningExpandedRole);
+                model->setData(index, !index.data(MessageListModel::ReasoningExpandedRole).toBool(),
+                               MessageListModel::ReasoningExpandedRole);
             emit actionTriggered(h.action, index, h.payload);
             return true;
         }
@@ -366,7 +382,8 @@ void MessageDelegate::setEditorData(QWidget* editor, const QModelIndex& index) c
     styleCodeBlocks(browser->document());
 }
 
-void MessageDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+void MessageDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option,
+                                           const QModelIndex& index) const {
     const Layout l = layout(option, index);  // over the answer, below any reasoning
     editor->setGeometry(QRect(l.textTopLeft, l.bubble.bottomRight()).adjusted(-2, -2, -kPad + 2, -kPad + 2));
 }

@@ -18,10 +18,19 @@ namespace hearth {
 class MessageDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
-    enum class Action { CopyMessage, CopyCode, Edit, Regenerate, PreviousBranch, NextBranch, SaveCopy, ToggleReasoning };
+    enum class Action {
+        CopyMessage,
+        CopyCode,
+        Edit,
+        Regenerate,
+        PreviousBranch,
+        NextBranch,
+        SaveCopy,
+        ToggleReasoning
+    };
     struct Hit {
         Action action;
-        QRect rect;      // in the view's viewport coordinates
+        QRect rect;  // in the view's viewport coordinates
         QString label;
         QString payload;  // the code, for CopyCode
     };
@@ -35,7 +44,8 @@ public:
     // A read-only text browser over the message, for selecting part of it (double-click).
     QWidget* createEditor(QWidget* parent, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
     void setEditorData(QWidget* editor, const QModelIndex& index) const override;
-    void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option,
+                              const QModelIndex& index) const override;
     void setModelData(QWidget*, QAbstractItemModel*, const QModelIndex&) const override {}
 
     // The rendered text of the row (its document's plain text; tests compare streamed and whole):
@@ -54,9 +64,9 @@ signals:
 private:
     struct Layout {
         QRect bubble;  // the message's box
-        QRect reasoningHeader;     // the header that folds the reasoning; empty when the row has none
-        QPoint reasoningTopLeft;   // where the expanded reasoning is drawn
-        QPoint textTopLeft;        // the answer
+        QRect reasoningHeader;  // the header that folds the reasoning; empty when the row has none
+        QPoint reasoningTopLeft;  // where the expanded reasoning is drawn
+        QPoint textTopLeft;  // the answer
         QRect footer;
     };
     // A rendered document: the row's text (epoch, version) at a text width.
@@ -64,7 +74,9 @@ private:
         quint64 epoch = 0;
         int version = 0, width = 0;
         bool operator==(const DocKey&) const = default;
-        friend size_t qHash(const DocKey& k, size_t seed = 0) noexcept { return qHashMulti(seed, k.epoch, k.version, k.width); }
+        friend size_t qHash(const DocKey& k, size_t seed = 0) noexcept {
+            return qHashMulti(seed, k.epoch, k.version, k.width);
+        }
     };
     DocKey docKey(const QModelIndex& index, int textWidth) const;
     QTextDocument* document(const QModelIndex& index, int textWidth) const;
@@ -73,7 +85,8 @@ private:
     Layout layout(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     int textWidthFor(const QStyleOptionViewItem& option, const QModelIndex& index) const;
     // hits() for painting: code blocks are looked for only between docTop and docBottom.
-    std::vector<Hit> visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index, qreal docTop, qreal docBottom) const;
+    std::vector<Hit> visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index, qreal docTop,
+                                 qreal docBottom) const;
 
     // The reply being streamed: one document updated in place. Its text only grows within an
     // epoch; text up to the last paragraph break outside a code block is parsed once, and only

@@ -21,9 +21,8 @@ MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new Mes
     setUniformItemSizes(false);
     setBatchSize(100);
     verticalScrollBar()->setSingleStep(24);
-    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
-        followEnd_ = v >= verticalScrollBar()->maximum() - 4;
-    });
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this,
+            [this](int v) { followEnd_ = v >= verticalScrollBar()->maximum() - 4; });
     connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
         if (followEnd_) verticalScrollBar()->setValue(max);
     });
@@ -31,24 +30,28 @@ MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new Mes
 
 void MessageView::setModel(QAbstractItemModel* m) {
     QListView::setModel(m);
-    connect(m, &QAbstractItemModel::modelReset, this, [this] { followEnd_ = true; rowsChanged(); });
+    connect(m, &QAbstractItemModel::modelReset, this, [this] {
+        followEnd_ = true;
+        rowsChanged();
+    });
     connect(m, &QAbstractItemModel::rowsInserted, this, &MessageView::rowsChanged);
     // A streamed row grows: its height is measured again (the others come from the size cache),
     // once for all the batches that arrived in one pass of the event loop.
-    connect(m, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& first, const QModelIndex& last,
-                                                              const QList<int>& roles) {
-        if (roles == QList<int>{MessageListModel::IsLastAssistantRole}) return;  // a chip, not a height
-        const bool queued = firstChanged_ >= 0;
-        firstChanged_ = queued ? std::min(firstChanged_, first.row()) : first.row();
-        lastChanged_ = std::max(lastChanged_, last.row());
-        if (!queued) QMetaObject::invokeMethod(this, &MessageView::measureChangedRows, Qt::QueuedConnection);
-    });
+    connect(m, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex& first, const QModelIndex& last, const QList<int>& roles) {
+                if (roles == QList<int>{MessageListModel::IsLastAssistantRole}) return;  // a chip, not a height
+                const bool queued = firstChanged_ >= 0;
+                firstChanged_ = queued ? std::min(firstChanged_, first.row()) : first.row();
+                lastChanged_ = std::max(lastChanged_, last.row());
+                if (!queued) QMetaObject::invokeMethod(this, &MessageView::measureChangedRows, Qt::QueuedConnection);
+            });
 }
 
 void MessageView::measureChangedRows() {
     if (firstChanged_ < 0 || !model()) return;
     bool changed = false;
-    for (int row = firstChanged_; row <= std::min(lastChanged_, model()->rowCount() - 1); ++row) changed = changed || heightChanged(row);
+    for (int row = firstChanged_; row <= std::min(lastChanged_, model()->rowCount() - 1); ++row)
+        changed = changed || heightChanged(row);
     firstChanged_ = lastChanged_ = -1;
     if (changed) doItemsLayout();
     rowsChanged();
@@ -73,8 +76,9 @@ void MessageView::doItemsLayout() {
     QStyleOptionViewItem option;
     initViewItemOption(&option);
     option.rect = viewport()->rect();
-    const bool measured = n <= batchSize() || (delegate_->isMeasured(option, model()->index(n - 1, 0)) &&
-                                               delegate_->isMeasured(option, model()->index(n - 2, 0)));
+    const bool measured = n <= batchSize() ||
+        (delegate_->isMeasured(option, model()->index(n - 1, 0)) &&
+         delegate_->isMeasured(option, model()->index(n - 2, 0)));
     setLayoutMode(measured ? QListView::SinglePass : QListView::Batched);
     QListView::doItemsLayout();
 }

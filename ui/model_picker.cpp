@@ -33,7 +33,8 @@ ModelPicker::ModelPicker(const QString& modelsDir, const QString& currentPath, Q
     facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     facts_->setMinimumHeight(facts_->fontMetrics().lineSpacing() * 9);
     facts_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    for (const QFileInfo& f : QDir(modelsDir).entryInfoList({"*.gguf"}, QDir::Files, QDir::Name)) addFile(f.absoluteFilePath());
+    for (const QFileInfo& f : QDir(modelsDir).entryInfoList({"*.gguf"}, QDir::Files, QDir::Name))
+        addFile(f.absoluteFilePath());
     auto* open = new QPushButton(tr("Open file…"));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
     buttons->addButton(open, QDialogButtonBox::ActionRole);
@@ -46,9 +47,12 @@ ModelPicker::ModelPicker(const QString& modelsDir, const QString& currentPath, Q
     connect(list_, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
         if (item) showFacts(item->data(Qt::UserRole).toString());
     });
-    connect(list_, &QListWidget::itemDoubleClicked, this, [this] { if (load_->isEnabled()) accept(); });
+    connect(list_, &QListWidget::itemDoubleClicked, this, [this] {
+        if (load_->isEnabled()) accept();
+    });
     connect(open, &QPushButton::clicked, this, [this, modelsDir] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), modelsDir, tr("GGUF models (*.gguf);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), modelsDir,
+                                                          tr("GGUF models (*.gguf);;All files (*)"));
         if (!path.isEmpty()) selectFile(path);
     });
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -83,9 +87,11 @@ void ModelPicker::setInspected(const QString& path, const Result<ModelFileInfo>&
         QString summary;
         if (!info) summary = tr("not a usable GGUF file");
         else if (!info->unsupported.isEmpty()) summary = tr("%1 · not supported").arg(info->family);
-        else summary = QStringLiteral("%1 · %2 · %3").arg(info->family, formatParams(info->nParams), info->quantization);
+        else
+            summary = QStringLiteral("%1 · %2 · %3").arg(info->family, formatParams(info->nParams), info->quantization);
         item->setText(QStringLiteral("%1 — %2").arg(QFileInfo(path).fileName(), summary));
-        if (!info || !info->unsupported.isEmpty()) item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+        if (!info || !info->unsupported.isEmpty())
+            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
     }
     if (path == selected_) showFacts(path);
 }
@@ -112,9 +118,10 @@ void ModelPicker::showFacts(const QString& path) {
     }
     const ModelFileInfo& info = *inspected;
     const QString verdict = info.unsupported.isEmpty()
-                                ? tr("Hearth runs this model.")
-                                : tr("<b>Hearth cannot run this model</b> (%1).").arg(info.unsupported.toHtmlEscaped());
-    const QString context = info.contextLength > 0 ? tr("%1 tokens").arg(QLocale().toString(info.contextLength)) : tr("unknown");
+        ? tr("Hearth runs this model.")
+        : tr("<b>Hearth cannot run this model</b> (%1).").arg(info.unsupported.toHtmlEscaped());
+    const QString context =
+        info.contextLength > 0 ? tr("%1 tokens").arg(QLocale().toString(info.contextLength)) : tr("unknown");
     facts_->setText(tr("<b>%1</b><br>Family: %2 (%3)<br>Parameters: %4<br>Quantization: %5<br>"
                        "Trained context: %6<br>Size: %7<br>Chat format: %8<br>%9")
                         .arg(info.name.toHtmlEscaped(), info.family.toHtmlEscaped(), info.architecture.toHtmlEscaped(),

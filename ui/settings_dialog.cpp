@@ -63,7 +63,8 @@ QString presetLabel(const QString& name) {
 
 }  // namespace
 
-SettingsDialog::SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults, QWidget* parent)
+SettingsDialog::SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults,
+                               QWidget* parent)
     : QDialog(parent), app_(app), initial_(current), defaults_(defaults), tabs_(new QTabWidget) {
     setObjectName("settingsDialog");
     setWindowTitle(tr("Settings — Hearth"));
@@ -105,7 +106,9 @@ QWidget* SettingsDialog::samplingPage() {
     presetRow->addWidget(savePreset);
     form->addRow(tr("Preset"), presetRow);
     refreshPresets();
-    connect(presets_, &QComboBox::activated, this, [this](int i) { if (i > 0) applyPreset(presets_->itemData(i).toString()); });
+    connect(presets_, &QComboBox::activated, this, [this](int i) {
+        if (i > 0) applyPreset(presets_->itemData(i).toString());
+    });
     connect(savePreset, &QPushButton::clicked, this, &SettingsDialog::savePreset);
     for (const ParamRange& r : paramRanges()) {
         auto* spin = new QDoubleSpinBox;
@@ -116,7 +119,10 @@ QWidget* SettingsDialog::samplingPage() {
         spin->setSingleStep(r.step);
         spin->setSpecialValueText(specialText(key));
         const double def = paramValue(defaults_, r.key);
-        auto* hint = new QLabel(tr("default %1").arg(specialText(key).isEmpty() || def != r.min ? QString::number(def, 'f', r.decimals) : specialText(key)));
+        auto* hint =
+            new QLabel(tr("default %1")
+                           .arg(specialText(key).isEmpty() || def != r.min ? QString::number(def, 'f', r.decimals)
+                                                                           : specialText(key)));
         hint->setEnabled(false);
         auto* row = new QHBoxLayout;
         row->addWidget(spin, 1);
@@ -147,7 +153,8 @@ QWidget* SettingsDialog::promptPage() {
     systemPrompt_ = new QPlainTextEdit;
     systemPrompt_->setObjectName("systemPrompt");
     systemPrompt_->setPlaceholderText(tr("Empty: the model's own default system prompt, if it has one."));
-    auto* note = new QLabel(tr("The system prompt always stays in what the model sees, even when old turns are left out."));
+    auto* note =
+        new QLabel(tr("The system prompt always stays in what the model sees, even when old turns are left out."));
     note->setWordWrap(true);
     layout->addWidget(systemPrompt_, 1);
     layout->addWidget(note);
@@ -183,8 +190,10 @@ QWidget* SettingsDialog::enginePage() {
     auto* why = new QLabel(reasons.trimmed());
     why->setObjectName("backendReasons");
     why->setWordWrap(true);
-    language_->addItem(tr("System language"), QString()), language_->addItem("English", "en"), language_->addItem("简体中文", "zh_CN");
-    appearance_->addItem(tr("System"), QString()), appearance_->addItem(tr("Light"), "light"), appearance_->addItem(tr("Dark"), "dark");
+    language_->addItem(tr("System language"), QString()), language_->addItem("English", "en"),
+        language_->addItem("简体中文", "zh_CN");
+    appearance_->addItem(tr("System"), QString()), appearance_->addItem(tr("Light"), "light"),
+        appearance_->addItem(tr("Dark"), "dark");
     language_->setObjectName("languageCombo");
     appearance_->setObjectName("appearanceCombo");
     form->addRow(tr("Threads"), threads_);
@@ -200,8 +209,10 @@ QWidget* SettingsDialog::enginePage() {
     reloadNote_->setObjectName("reloadNote");
     reloadNote_->setWordWrap(true);
     form->addRow(reloadNote_);
-    for (QSpinBox* s : {threads_, context_}) connect(s, &QSpinBox::valueChanged, this, &SettingsDialog::updateReloadNote);
-    for (QComboBox* c : {kvType_, backend_}) connect(c, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
+    for (QSpinBox* s : {threads_, context_})
+        connect(s, &QSpinBox::valueChanged, this, &SettingsDialog::updateReloadNote);
+    for (QComboBox* c : {kvType_, backend_})
+        connect(c, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
     connect(language_, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
     return page;
 }
@@ -251,8 +262,10 @@ void SettingsDialog::chooseDraftModel() {
 
 void SettingsDialog::updateReloadNote() {
     QStringList notes;
-    if (engineChanged()) notes << tr("Threads, context length, KV type and backend apply when the model reloads (on OK).");
-    if (language_->currentData().toString() != initial_.language) notes << tr("The language changes when Hearth restarts.");
+    if (engineChanged())
+        notes << tr("Threads, context length, KV type and backend apply when the model reloads (on OK).");
+    if (language_->currentData().toString() != initial_.language)
+        notes << tr("The language changes when Hearth restarts.");
     reloadNote_->setText(notes.join(QLatin1Char('\n')));
 }
 
@@ -261,9 +274,10 @@ void SettingsDialog::setThinkingMode(ThinkingMode mode) {
     samplingForm_->setRowVisible(thinking_, mode != ThinkingMode::None);
     thinking_->setEnabled(mode == ThinkingMode::Switchable);
     if (mode == ThinkingMode::Always) thinking_->setChecked(true);
-    thinking_->setToolTip(mode == ThinkingMode::Always
-                              ? tr("This model always reasons before it answers: its chat template has no switch.")
-                              : tr("Off: the model answers at once, without reasoning first (faster, often less careful)."));
+    thinking_->setToolTip(
+        mode == ThinkingMode::Always
+            ? tr("This model always reasons before it answers: its chat template has no switch.")
+            : tr("Off: the model answers at once, without reasoning first (faster, often less careful)."));
 }
 
 void SettingsDialog::refreshPresets() {
@@ -282,7 +296,8 @@ void SettingsDialog::applyPreset(const QString& name) {
 
 void SettingsDialog::savePreset() {
     bool accepted = false;
-    const QString name = QInputDialog::getText(this, tr("Save preset"), tr("Name:"), QLineEdit::Normal, {}, &accepted).trimmed();
+    const QString name =
+        QInputDialog::getText(this, tr("Save preset"), tr("Name:"), QLineEdit::Normal, {}, &accepted).trimmed();
     if (!accepted || name.isEmpty() || builtinPresetNames().contains(name)) return;
     app_.saveUserPreset(name, values().chat);
     refreshPresets();

@@ -29,7 +29,7 @@ namespace hearth {
 struct SettingsValues {
     ChatSettings chat;
     EngineSettings engine;
-    QString language;    // "", "en", "zh_CN"
+    QString language;  // "", "en", "zh_CN"
     QString appearance;  // "", "light", "dark"
 };
 

@@ -24,16 +24,21 @@ SpecOptions toSpecOptions(const SpecSettings& s) {
 }
 
 bool needsReload(const EngineSettings& a, const EngineSettings& b) {
-    return a.threads != b.threads || a.contextLength != b.contextLength || a.kvType != b.kvType || a.backend != b.backend;
+    return a.threads != b.threads || a.contextLength != b.contextLength || a.kvType != b.kvType ||
+        a.backend != b.backend;
 }
 
-AppSettings::AppSettings() : settings_(std::make_unique<QSettings>(QStringLiteral("Hearth"), QStringLiteral("Hearth"))) {}
-AppSettings::AppSettings(const QString& iniFile) : settings_(std::make_unique<QSettings>(iniFile, QSettings::IniFormat)) {}
+AppSettings::AppSettings()
+    : settings_(std::make_unique<QSettings>(QStringLiteral("Hearth"), QStringLiteral("Hearth"))) {}
+AppSettings::AppSettings(const QString& iniFile)
+    : settings_(std::make_unique<QSettings>(iniFile, QSettings::IniFormat)) {}
 
 ChatSettings AppSettings::chatDefaults(const ChatSettings& modelDefaults) const {
     return fromJson(parseObject(settings_->value("chat/defaults").toString()), modelDefaults);
 }
-void AppSettings::setChatDefaults(const ChatSettings& s) { settings_->setValue("chat/defaults", writeObject(toJson(s))); }
+void AppSettings::setChatDefaults(const ChatSettings& s) {
+    settings_->setValue("chat/defaults", writeObject(toJson(s)));
+}
 void AppSettings::clearChatDefaults() { settings_->remove("chat/defaults"); }
 
 QStringList AppSettings::userPresetNames() const {
@@ -66,9 +71,11 @@ EngineSettings AppSettings::engine() const {
     e.backend = settings_->value("engine/backend").toString();
     e.kvDiskBudgetMb = settings_->value("engine/kvDiskBudgetMb", 2048).toInt();
     e.spec.enabled = settings_->value("engine/spec/enabled", false).toBool();
-    e.spec.drafter = settings_->value("engine/spec/drafter", "ngram").toString() == QLatin1String("draft") ? "draft" : "ngram";
+    e.spec.drafter =
+        settings_->value("engine/spec/drafter", "ngram").toString() == QLatin1String("draft") ? "draft" : "ngram";
     e.spec.draftModelPath = settings_->value("engine/spec/draftModel").toString();
-    e.spec.maxDraft = std::clamp(settings_->value("engine/spec/maxDraft", 8).toInt(), SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
+    e.spec.maxDraft = std::clamp(settings_->value("engine/spec/maxDraft", 8).toInt(), SpecSettings::kMinDraft,
+                                 SpecSettings::kMaxDraft);
     return e;
 }
 

@@ -20,18 +20,18 @@ struct SpecSettings {
     static constexpr int kMinDraft = 1, kMaxDraft = 32;  // SpecOptions::maxDraft's range
     bool enabled = false;
     QString drafter = "ngram";  // "ngram" (lookup in the conversation) or "draft" (a small model)
-    QString draftModelPath;     // "draft": a GGUF with the model's vocabulary
-    int maxDraft = 8;           // most tokens drafted per step, kMinDraft..kMaxDraft
+    QString draftModelPath;  // "draft": a GGUF with the model's vocabulary
+    int maxDraft = 8;  // most tokens drafted per step, kMinDraft..kMaxDraft
     bool operator==(const SpecSettings&) const = default;
 };
 // What each request carries: drafter Off when disabled, maxDraft clamped into its range.
 SpecOptions toSpecOptions(const SpecSettings& s);
 
 struct EngineSettings {
-    int threads = 0;            // 0: one per physical core
-    int contextLength = 0;      // 0: the model's own
-    QString kvType = "f16";     // "f16" or "q8_0"
-    QString backend;            // a BackendInfo name; empty: the best available
+    int threads = 0;  // 0: one per physical core
+    int contextLength = 0;  // 0: the model's own
+    QString kvType = "f16";  // "f16" or "q8_0"
+    QString backend;  // a BackendInfo name; empty: the best available
     int kvDiskBudgetMb = 2048;  // the store's budget for saved KV blocks
     SpecSettings spec;
     bool operator==(const EngineSettings&) const = default;

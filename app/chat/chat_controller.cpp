@@ -35,7 +35,8 @@ ChatController::ChatController(ConversationStore& store, EngineHost& host, const
         if (info.ticket == streaming_.ticket) emit replyStarted(info);
     });
     // Replies are shown split at the loaded model's reasoning span.
-    connect(&models_, &ModelController::loaded, this, [this](const LoadedModel& m) { messages_.setReasoningSpan(m.reasoning); });
+    connect(&models_, &ModelController::loaded, this,
+            [this](const LoadedModel& m) { messages_.setReasoningSpan(m.reasoning); });
     if (model()) messages_.setReasoningSpan(model()->reasoning);
     ok(conversations_.refresh());
     // The engine thread opens its own connection to the same database for the KV blocks.
@@ -46,14 +47,16 @@ ChatController::ChatController(ConversationStore& store, EngineHost& host, const
 // it; the way forward is a copy of what was committed (ConversationStore::saveCopy).
 void ChatController::storeFailed(const Error& error) {
     if (!QFileInfo::exists(databasePath())) {
-        showError(tr("The conversation database %1 was moved or deleted while Hearth was running, so nothing more "
-                     "can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.")
-                      .arg(databasePath(), describe(error)),
-                  QStringLiteral("save-copy"));
+        showError(
+            tr("The conversation database %1 was moved or deleted while Hearth was running, so nothing more "
+               "can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.")
+                .arg(databasePath(), describe(error)),
+            QStringLiteral("save-copy"));
         return;
     }
     showError(tr("Could not read or save the conversation (%1). Check that the disk has free space, "
-                 "then try again.").arg(describe(error)));
+                 "then try again.")
+                  .arg(describe(error)));
 }
 
 void ChatController::showError(const QString& message, const QString& action) {
@@ -177,7 +180,8 @@ bool ChatController::startReply(qint64 parentId) {
     streaming_ = Streaming{0, reply->id, current_, ReplyRecorder(*store_, reply->id)};
     reloadMessages();
     ok(conversations_.refresh());
-    lastRequest_ = ReplyRequest{0, std::move(turns), conversationSettings(), current_, toSpecOptions(settings_.engine().spec)};
+    lastRequest_ =
+        ReplyRequest{0, std::move(turns), conversationSettings(), current_, toSpecOptions(settings_.engine().spec)};
     streaming_.ticket = host_.generate(lastRequest_);
     lastRequest_.ticket = streaming_.ticket;
     messages_.setStreaming(reply->id, true);
@@ -233,8 +237,9 @@ void ChatController::onFinished(const ReplyStats& s) {
     if (s.ticket != streaming_.ticket || s.ticket == 0) return;
     ok(streaming_.recorder->finish(s.stored));
     if (s.finishReason == QLatin1String("context"))
-        showError(tr("The reply stopped because the context window is full. Start a new conversation, "
-                     "or raise the context length in Settings → Engine."));
+        showError(
+            tr("The reply stopped because the context window is full. Start a new conversation, "
+               "or raise the context length in Settings → Engine."));
     endStreaming();
     emit replyFinished(s);
 }

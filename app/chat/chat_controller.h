@@ -38,9 +38,9 @@ public:
 
     bool send(const QString& text);
     void stop();
-    void regenerate();                                   // the last reply, as a new branch
+    void regenerate();  // the last reply, as a new branch
     bool editMessage(qint64 messageId, const QString& text);  // a new branch beside it
-    void switchBranch(qint64 messageId, int delta);      // to the previous (-1) or next (+1) sibling
+    void switchBranch(qint64 messageId, int delta);  // to the previous (-1) or next (+1) sibling
 
     // The defaults (model's + the user's saved ones) and the open conversation's settings.
     ChatSettings defaultSettings() const;
@@ -71,7 +71,10 @@ private:
         qint64 messageId = 0, conversationId = 0;
         std::optional<ReplyRecorder> recorder;  // the reply's row, written at least once a second
     };
-    template <class T> bool ok(const Result<T>& r) { return r ? true : (storeFailed(r.error()), false); }
+    template <class T>
+    bool ok(const Result<T>& r) {
+        return r ? true : (storeFailed(r.error()), false);
+    }
     void storeFailed(const Error& error);
     void reloadMessages();
     bool startReply(qint64 parentId);

@@ -21,11 +21,17 @@ struct Field {
 Field fieldOf(ChatSettings& s, const char* key) {
     SamplingParams& p = s.sampling;
     const std::pair<const char*, Field> fields[] = {
-        {"temperature", {&p.temperature}}, {"top_k", {nullptr, &p.topK}},
-        {"top_p", {&p.topP}}, {"min_p", {&p.minP}}, {"typical_p", {&p.typicalP}},
-        {"repeat_penalty", {&p.repeatPenalty}}, {"presence_penalty", {&p.presencePenalty}},
-        {"frequency_penalty", {&p.frequencyPenalty}}, {"repeat_last_n", {nullptr, &p.repeatLastN}},
-        {"seed", {nullptr, nullptr, &s.seed}}, {"max_tokens", {nullptr, &s.maxTokens}},
+        {"temperature", {&p.temperature}},
+        {"top_k", {nullptr, &p.topK}},
+        {"top_p", {&p.topP}},
+        {"min_p", {&p.minP}},
+        {"typical_p", {&p.typicalP}},
+        {"repeat_penalty", {&p.repeatPenalty}},
+        {"presence_penalty", {&p.presencePenalty}},
+        {"frequency_penalty", {&p.frequencyPenalty}},
+        {"repeat_last_n", {nullptr, &p.repeatLastN}},
+        {"seed", {nullptr, nullptr, &s.seed}},
+        {"max_tokens", {nullptr, &s.maxTokens}},
     };
     for (const auto& [k, f] : fields)
         if (std::strcmp(k, key) == 0) return f;
@@ -46,11 +52,16 @@ const std::vector<ParamRange>& paramRanges() {
     // The engine's validate() accepts these; the upper ends of penalties and top-k are
     // practical limits (beyond them the reply is noise or the parameter does nothing).
     static const std::vector<ParamRange> ranges = {
-        {"temperature", 0.0, 2.0, 0.05, 2},      {"top_k", 0, 1000, 1, 0},
-        {"top_p", 0.0, 1.0, 0.01, 2},            {"min_p", 0.0, 1.0, 0.01, 2},
-        {"typical_p", 0.0, 1.0, 0.01, 2},        {"repeat_penalty", 0.5, 2.0, 0.01, 2},
-        {"presence_penalty", -2.0, 2.0, 0.05, 2}, {"frequency_penalty", -2.0, 2.0, 0.05, 2},
-        {"repeat_last_n", -1, 4096, 1, 0},       {"seed", -1, 2147483647.0, 1, 0},
+        {"temperature", 0.0, 2.0, 0.05, 2},
+        {"top_k", 0, 1000, 1, 0},
+        {"top_p", 0.0, 1.0, 0.01, 2},
+        {"min_p", 0.0, 1.0, 0.01, 2},
+        {"typical_p", 0.0, 1.0, 0.01, 2},
+        {"repeat_penalty", 0.5, 2.0, 0.01, 2},
+        {"presence_penalty", -2.0, 2.0, 0.05, 2},
+        {"frequency_penalty", -2.0, 2.0, 0.05, 2},
+        {"repeat_last_n", -1, 4096, 1, 0},
+        {"seed", -1, 2147483647.0, 1, 0},
         {"max_tokens", 1, 32768, 1, 0},
     };
     return ranges;
@@ -79,9 +90,12 @@ ChatSettings modelDefaults(const GgufFile& file) {
     s.sampling.temperature = 0.7f;
     // general.sampling.* names (llama.cpp's convention) -> our keys.
     const std::pair<const char*, const char*> keys[] = {
-        {"general.sampling.temp", "temperature"}, {"general.sampling.top_k", "top_k"},
-        {"general.sampling.top_p", "top_p"},      {"general.sampling.min_p", "min_p"},
-        {"general.sampling.typ_p", "typical_p"},  {"general.sampling.penalty_repeat", "repeat_penalty"},
+        {"general.sampling.temp", "temperature"},
+        {"general.sampling.top_k", "top_k"},
+        {"general.sampling.top_p", "top_p"},
+        {"general.sampling.min_p", "min_p"},
+        {"general.sampling.typ_p", "typical_p"},
+        {"general.sampling.penalty_repeat", "repeat_penalty"},
         {"general.sampling.penalty_last_n", "repeat_last_n"},
     };
     for (const auto& [gguf, ours] : keys)

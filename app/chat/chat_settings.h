@@ -17,8 +17,8 @@ class GgufFile;
 struct ChatSettings {
     SamplingParams sampling;
     int32_t maxTokens = 512;
-    int64_t seed = -1;     // -1: a fresh random seed for each reply (sampling.seed is ignored)
-    QStringList stop;      // stop strings: the reply ends before them
+    int64_t seed = -1;  // -1: a fresh random seed for each reply (sampling.seed is ignored)
+    QStringList stop;  // stop strings: the reply ends before them
     QString systemPrompt;  // empty: the model's default, if its template has one
     bool thinking = true;  // a thinking model reasons before it answers (only Qwen 3's format can turn it off)
 };

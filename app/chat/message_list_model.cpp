@@ -16,7 +16,8 @@ void MessageListModel::split(MessageRow& r) const {
     r.answer = r.text;
     if (r.role != QLatin1String("assistant")) return;
     const QByteArray utf8 = r.text.toUtf8();
-    const ReasoningSplit s = splitReasoning(std::string_view(utf8.constData(), static_cast<size_t>(utf8.size())), span_);
+    const ReasoningSplit s =
+        splitReasoning(std::string_view(utf8.constData(), static_cast<size_t>(utf8.size())), span_);
     // A finished reply that never closed the span its prompt opened was most likely written by
     // another model earlier in the conversation: shown whole, rather than hidden as reasoning.
     if (s.open && span_.promptOpens && !r.streaming) return;

@@ -15,14 +15,14 @@
 namespace hearth {
 
 struct MessageRow {
-    qint64 id = 0;          // store id; 0 for a notice
-    QString role;           // "user", "assistant", "system", or "error" for a notice
+    qint64 id = 0;  // store id; 0 for a notice
+    QString role;  // "user", "assistant", "system", or "error" for a notice
     QString text;
     bool streaming = false;
-    int siblingIndex = 0;   // 0-based place among the branches at this point
+    int siblingIndex = 0;  // 0-based place among the branches at this point
     int siblingCount = 1;
-    int version = 0;        // bumped on each text change (the delegate's cache key)
-    QString action = {};    // a notice's way forward, offered as a button: "save-copy" or empty
+    int version = 0;  // bumped on each text change (the delegate's cache key)
+    QString action = {};  // a notice's way forward, offered as a button: "save-copy" or empty
     // Set by the model, unique among all rows it has held: changes when the answer is replaced,
     // not when it is extended (appendText), so a view may parse only what was appended.
     quint64 textEpoch = 0;
@@ -36,11 +36,18 @@ class MessageListModel : public QAbstractListModel {
     Q_OBJECT
 public:
     enum Roles {
-        IdRole = Qt::UserRole + 1, RoleRole, StreamingRole, SiblingIndexRole, SiblingCountRole,
-        VersionRole, IsLastAssistantRole, TextEpochRole, NoticeActionRole,
-        AnswerRole,             // what the view renders and Copy copies (Qt::DisplayRole is the whole text)
-        ReasoningRole,          // the reasoning, without its markers ("" when none)
-        ReasoningOpenRole,      // bool: the reasoning has not ended
+        IdRole = Qt::UserRole + 1,
+        RoleRole,
+        StreamingRole,
+        SiblingIndexRole,
+        SiblingCountRole,
+        VersionRole,
+        IsLastAssistantRole,
+        TextEpochRole,
+        NoticeActionRole,
+        AnswerRole,  // what the view renders and Copy copies (Qt::DisplayRole is the whole text)
+        ReasoningRole,  // the reasoning, without its markers ("" when none)
+        ReasoningOpenRole,  // bool: the reasoning has not ended
         ReasoningExpandedRole,  // bool, settable: the reasoning is shown, not only its header
     };
     using QAbstractListModel::QAbstractListModel;

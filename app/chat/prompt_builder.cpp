@@ -23,7 +23,8 @@ std::vector<ChatMessage> messagesWithout(const std::vector<ChatMessage>& message
     // A conversation must not start with the assistant's turn once older ones are left out.
     if (omit > 0) {
         const auto firstTurn = std::find_if(out.begin(), out.end(), [](const ChatMessage& m) { return !isSystem(m); });
-        if (firstTurn != out.end() && firstTurn->role == "assistant" && firstTurn + 1 != out.end()) out.erase(firstTurn);
+        if (firstTurn != out.end() && firstTurn->role == "assistant" && firstTurn + 1 != out.end())
+            out.erase(firstTurn);
     }
     return out;
 }
@@ -37,7 +38,8 @@ Result<BuiltPrompt> buildPrompt(const Engine& engine, const std::vector<ChatMess
     auto fits = [&](const std::vector<TokenId>& prompt) { return static_cast<int>(prompt.size()) + room <= context; };
     std::vector<TokenId> whole = engine.chatPrompt(messages, options);
     if (fits(whole)) return BuiltPrompt{std::move(whole), 0};  // the usual case: one tokenization
-    const int nTurns = static_cast<int>(std::count_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return !isSystem(m); }));
+    const int nTurns = static_cast<int>(
+        std::count_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return !isSystem(m); }));
     auto fitsWithout = [&](int omit) { return fits(engine.chatPrompt(messagesWithout(messages, omit), options)); };
     int lo = 1, hi = std::max(0, nTurns - 1);  // the last message always stays
     if (hi == 0 || !fitsWithout(hi))

@@ -63,8 +63,9 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     if (!user) return std::unexpected(user.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
-    auto turn = startTurn(engine, &store.kv(), TurnInput{chatMessages(**conv, *branch), request, conversationId,
-                                                                options.kvRestore, options.enableThinking});
+    auto turn = startTurn(
+        engine, &store.kv(),
+        TurnInput{chatMessages(**conv, *branch), request, conversationId, options.kvRestore, options.enableThinking});
     if (!turn) return std::unexpected(turn.error());
     StoredTurnResult r;
     static_cast<Turn&>(r) = std::move(*turn);

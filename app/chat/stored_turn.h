@@ -15,7 +15,7 @@ namespace hearth {
 
 // The finished turn (its prompt, reply, timings and restore), and where it was stored.
 struct StoredTurnResult : Turn {
-    GenerateRequest request;          // with the prompt that ran
+    GenerateRequest request;  // with the prompt that ran
     int32_t kvBlocksSaved = 0;
     int64_t userMessageId = 0, replyMessageId = 0;
 };
@@ -29,7 +29,7 @@ Result<Conversation> findConversation(ConversationStore& store, const std::strin
                                       const std::string& systemPrompt = {});
 
 struct StoredTurnOptions {
-    bool kvRestore = true;       // false: the prompt is computed in full
+    bool kvRestore = true;  // false: the prompt is computed in full
     bool enableThinking = true;  // TurnInput::enableThinking
 };
 

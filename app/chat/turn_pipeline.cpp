@@ -62,8 +62,9 @@ GenerationStats Turn::stats() const {
 }
 
 Result<Turn> startTurn(Engine& engine, KvBlockStore* store, TurnInput input) {
-    auto built = input.rawText ? Result<BuiltPrompt>(BuiltPrompt{engine.rawPrompt(*input.rawText)})
-                               : buildPrompt(engine, input.messages, input.request.maxTokens, {.enableThinking = input.enableThinking});
+    auto built = input.rawText
+        ? Result<BuiltPrompt>(BuiltPrompt{engine.rawPrompt(*input.rawText)})
+        : buildPrompt(engine, input.messages, input.request.maxTokens, {.enableThinking = input.enableThinking});
     if (!built) return std::unexpected(built.error());
     Turn turn;
     turn.conversationId = input.conversationId;
@@ -86,7 +87,8 @@ Result<int32_t> saveTurnKv(Engine& engine, KvBlockStore* store, const Turn& turn
 
 double PrefillRate::savedSeconds(const Turn& turn) {
     const GenerateTimings& t = turn.timings;
-    if (t.prefillTokens >= kMinRatedPrefill && t.prefillTokensPerSecond() > 0) tokensPerSecond_ = t.prefillTokensPerSecond();
+    if (t.prefillTokens >= kMinRatedPrefill && t.prefillTokensPerSecond() > 0)
+        tokensPerSecond_ = t.prefillTokensPerSecond();
     const double rate = tokensPerSecond_ > 0 ? tokensPerSecond_ : t.prefillTokensPerSecond();
     if (turn.kvRestoredTokens <= 0 || rate <= 0) return -1;
     return std::max(0.0, turn.kvRestoredTokens / rate - turn.restore.ms / 1000.0);

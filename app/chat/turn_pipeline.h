@@ -24,10 +24,10 @@ namespace hearth {
 
 struct TurnInput {
     std::vector<ChatMessage> messages;  // oldest first, ending with the user's message; system ones always stay
-    GenerateRequest request;            // sampling, limits, stop strings, speculation; its prompt is replaced
-    int64_t conversationId = 0;         // whose saved KV is restored and to which it is saved (0: none)
-    bool restoreKv = true;              // false: compute the whole prompt (--no-kv-restore, chat's later turns)
-    bool enableThinking = true;         // let a thinking model reason (RenderOptions; formats without the switch ignore it)
+    GenerateRequest request;  // sampling, limits, stop strings, speculation; its prompt is replaced
+    int64_t conversationId = 0;  // whose saved KV is restored and to which it is saved (0: none)
+    bool restoreKv = true;  // false: compute the whole prompt (--no-kv-restore, chat's later turns)
+    bool enableThinking = true;  // let a thinking model reason (RenderOptions; formats without the switch ignore it)
     // A completion (the local server's /v1/completions): this text as it is, BOS as the
     // vocabulary asks, instead of the messages; never trimmed (too long is an error).
     std::optional<std::string> rawText = std::nullopt;
@@ -38,17 +38,17 @@ struct Turn {
     RequestId id = 0;
     int64_t conversationId = 0;
     std::vector<TokenId> prompt;  // as submitted: the conversation trimmed to the context
-    int omittedTurns = 0;         // oldest non-system messages left out so that it fits
+    int omittedTurns = 0;  // oldest non-system messages left out so that it fits
     KvRestoreReport restore;
-    std::string kvNote;           // why nothing was restored: a refusal, a store error, a busy engine
+    std::string kvNote;  // why nothing was restored: a refusal, a store error, a busy engine
     std::vector<TokenId> tokens;  // generated
     std::string text;
     // Set by the Finish event:
     bool finished = false;
     FinishReason reason = FinishReason::Length;
-    std::optional<Error> error;   // reason Error
-    GenerateTimings timings;      // prefixCacheHitTokens excludes kvRestoredTokens
-    int32_t kvRestoredTokens = 0; // prompt tokens whose K/V came from the store
+    std::optional<Error> error;  // reason Error
+    GenerateTimings timings;  // prefixCacheHitTokens excludes kvRestoredTokens
+    int32_t kvRestoredTokens = 0;  // prompt tokens whose K/V came from the store
     SpecStats spec;
 
     // Adds an event of this turn's request (its text, its token or its end). True at the end.

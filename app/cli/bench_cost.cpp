@@ -27,8 +27,8 @@ ModelCost modelCost(const GgufFile& file, const ModelConfig& config) {
             cost.layerFlopsPerToken += flops;
         }
     }
-    cost.kvBytesPerPosition = 2ull * 2 * static_cast<uint64_t>(config.nLayers) * static_cast<uint64_t>(config.nKvHeads) *
-                              static_cast<uint64_t>(config.headDim);
+    cost.kvBytesPerPosition = 2ull * 2 * static_cast<uint64_t>(config.nLayers) *
+        static_cast<uint64_t>(config.nKvHeads) * static_cast<uint64_t>(config.headDim);
     return cost;
 }
 
@@ -36,7 +36,8 @@ double attentionFlops(const ModelConfig& config, int64_t from, int64_t to) {
     double total = 0;
     const double perPosition = 4.0 * config.nHeads * config.headDim;
     for (int il = 0; il < config.nLayers; ++il) {
-        const bool sliding = config.slidingWindow > 0 && il < std::ssize(config.slidingLayers) && config.slidingLayers[il];
+        const bool sliding =
+            config.slidingWindow > 0 && il < std::ssize(config.slidingLayers) && config.slidingLayers[il];
         for (int64_t p = from; p < to; ++p) {
             const int64_t visible = sliding ? std::min<int64_t>(p + 1, config.slidingWindow) : p + 1;
             total += perPosition * static_cast<double>(visible);

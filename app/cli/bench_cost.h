@@ -14,9 +14,9 @@ struct ModelCost {
     // as one row (a lookup) unless it is also the output matrix. Norm vectors are not counted.
     uint64_t weightBytesPerToken = 0;
     uint64_t layerFlopsPerToken = 0;  // 2 × rows × cols of the per-layer matrices
-    uint64_t outputFlops = 0;         // 2 × rows × cols of the output matrix (once per prompt in prefill)
+    uint64_t outputFlops = 0;  // 2 × rows × cols of the output matrix (once per prompt in prefill)
     uint64_t kvBytesPerPosition = 0;  // F16 K and V of one position, all layers
-    uint64_t tensorBytes = 0;         // every tensor of the file
+    uint64_t tensorBytes = 0;  // every tensor of the file
     // A decode token: every matrix, output included.
     uint64_t decodeFlopsPerToken() const { return layerFlopsPerToken + outputFlops; }
     // A prompt of n tokens: the layers for every token, the output layer once.

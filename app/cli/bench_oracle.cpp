@@ -43,32 +43,39 @@ Result<QByteArray> OracleBench::readLine(int timeoutMs) {
         if (process_.state() != QProcess::Running || !process_.waitForReadyRead(timeoutMs)) {
             const QString err = QString::fromUtf8(process_.readAllStandardError()).trimmed().right(600);
             if (process_.state() == QProcess::Running)
-                return fail(ErrorCode::Io, "the llama.cpp oracle did not answer in time; its stderr ends: " + err.toStdString());
+                return fail(ErrorCode::Io,
+                            "the llama.cpp oracle did not answer in time; its stderr ends: " + err.toStdString());
             process_.waitForFinished(1000);
             // How it ended first: a crash's last stderr lines are often harmless warnings.
             const std::string how = process_.exitStatus() == QProcess::CrashExit
-                                        ? strCat("was killed by signal ", process_.exitCode(),
-                                                 " (an oracle built for instructions this host cannot run dies with "
-                                                 "SIGILL or SIGSEGV: rerun packaging/scripts/setup-oracle.sh)")
-                                        : strCat("exited with code ", process_.exitCode());
+                ? strCat("was killed by signal ", process_.exitCode(),
+                         " (an oracle built for instructions this host cannot run dies with "
+                         "SIGILL or SIGSEGV: rerun packaging/scripts/setup-oracle.sh)")
+                : strCat("exited with code ", process_.exitCode());
             return fail(ErrorCode::Io, "the llama.cpp oracle " + how + "; its stderr ends: " + err.toStdString());
         }
     }
     return process_.readLine();
 }
 
-Result<std::unique_ptr<OracleBench>> OracleBench::start(const QString& python, const QString& script, const QString& model,
-                                                        int nThreads, int contextLength) {
-    if (!QFileInfo::exists(python)) return fail(ErrorCode::Io, "no oracle Python at " + python.toStdString() +
-                                                                   " (packaging/scripts/setup-oracle.sh installs it; or set HEARTH_ORACLE_PYTHON)");
-    if (!QFileInfo::exists(script)) return fail(ErrorCode::Io, "no " + script.toStdString() + " (set HEARTH_ORACLE_BENCH)");
+Result<std::unique_ptr<OracleBench>> OracleBench::start(const QString& python, const QString& script,
+                                                        const QString& model, int nThreads, int contextLength) {
+    if (!QFileInfo::exists(python))
+        return fail(ErrorCode::Io,
+                    "no oracle Python at " + python.toStdString() +
+                        " (packaging/scripts/setup-oracle.sh installs it; or set HEARTH_ORACLE_PYTHON)");
+    if (!QFileInfo::exists(script))
+        return fail(ErrorCode::Io, "no " + script.toStdString() + " (set HEARTH_ORACLE_BENCH)");
     std::unique_ptr<OracleBench> o(new OracleBench());
-    o->process_.start(python, {script, "--model", model, "--threads", QString::number(nThreads), "--ctx", QString::number(contextLength)});
+    o->process_.start(
+        python,
+        {script, "--model", model, "--threads", QString::number(nThreads), "--ctx", QString::number(contextLength)});
     if (!o->process_.waitForStarted(30000)) return fail(ErrorCode::Io, "cannot start " + python.toStdString());
     auto line = o->readLine(kLoadTimeoutMs);
     if (!line) return std::unexpected(line.error());
     const QJsonObject ready = QJsonDocument::fromJson(*line).object();
-    if (!ready.value("ready").toBool()) return fail(ErrorCode::Io, "the llama.cpp oracle did not start: " + line->trimmed().toStdString());
+    if (!ready.value("ready").toBool())
+        return fail(ErrorCode::Io, "the llama.cpp oracle did not start: " + line->trimmed().toStdString());
     o->version_ = ready.value("version").toString();
     return o;
 }

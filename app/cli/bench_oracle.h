@@ -28,8 +28,8 @@ public:
 
     // Starts the script and waits until the model is loaded. Errors: Io (cannot start, or the
     // script failed: its last lines of stderr in the message).
-    static Result<std::unique_ptr<OracleBench>> start(const QString& python, const QString& script, const QString& model,
-                                                      int nThreads, int contextLength);
+    static Result<std::unique_ptr<OracleBench>> start(const QString& python, const QString& script,
+                                                      const QString& model, int nThreads, int contextLength);
     ~OracleBench();
 
     const QString& version() const { return version_; }

@@ -13,10 +13,10 @@ namespace hearth {
 namespace {
 
 std::vector<cli::Command> commands() {
-    return {cli::generateCommand(), cli::batchCommand(), cli::tokenizeCommand(), cli::chatCommand(),
-            cli::infoCommand(), cli::synthCommand(), cli::benchCommand(),
-            cli::conversationsCommand(), cli::benchRestoreCommand(), cli::benchKvCommand(),
-            cli::benchSpecCommand(), cli::benchBatchCommand(), cli::serveCommand()};
+    return {cli::generateCommand(),     cli::batchCommand(),   cli::tokenizeCommand(),  cli::chatCommand(),
+            cli::infoCommand(),         cli::synthCommand(),   cli::benchCommand(),     cli::conversationsCommand(),
+            cli::benchRestoreCommand(), cli::benchKvCommand(), cli::benchSpecCommand(), cli::benchBatchCommand(),
+            cli::serveCommand()};
 }
 
 std::string usage() {
@@ -46,7 +46,8 @@ int runCli(const QStringList& arguments) {
         if (name != QLatin1String(command.name)) continue;
         QCommandLineParser parser;
         QString error;
-        const QList<QCommandLineOption> extra = command.extraOptions ? command.extraOptions() : QList<QCommandLineOption>{};
+        const QList<QCommandLineOption> extra =
+            command.extraOptions ? command.extraOptions() : QList<QCommandLineOption>{};
         if (!cli::parseOptions(parser, QStringList{"hearth-cli"} + arguments.mid(1), error, extra))
             return cli::usageError(error);
         if (!parser.positionalArguments().isEmpty())

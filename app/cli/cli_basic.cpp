@@ -26,7 +26,8 @@ int cmdTokenize(const QCommandLineParser& p) {
     const std::vector<TokenId> ids =
         tok.encode(p.value("text").toStdString(), tok.addBosByDefault() && !p.isSet("no-bos"), false);
     if (p.isSet("json")) {
-        writeOut(QJsonDocument(QJsonObject{{"tokens", toJson(ids)}}).toJson(QJsonDocument::Compact).toStdString() + "\n");
+        writeOut(QJsonDocument(QJsonObject{{"tokens", toJson(ids)}}).toJson(QJsonDocument::Compact).toStdString() +
+                 "\n");
         return 0;
     }
     for (TokenId id : ids) {
@@ -47,21 +48,32 @@ int cmdChat(const QCommandLineParser& p) {
     Engine& e = **engine;
     std::vector<ChatMessage> messages;
     if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
-    std::fprintf(stderr, "Chatting with %s (%s). /reset starts over, /exit or Ctrl-D quits.\n",
-                 e.config().name.c_str(), e.backendName().c_str());
+    std::fprintf(stderr, "Chatting with %s (%s). /reset starts over, /exit or Ctrl-D quits.\n", e.config().name.c_str(),
+                 e.backendName().c_str());
     std::string line;
     while (true) {
         std::fprintf(stderr, "> ");
         std::fflush(stderr);
         if (!std::getline(std::cin, line) || line == "/exit") break;
-        if (line == "/reset") { messages.resize(p.isSet("system") ? 1 : 0); continue; }
+        if (line == "/reset") {
+            messages.resize(p.isSet("system") ? 1 : 0);
+            continue;
+        }
         if (line.empty()) continue;
         messages.push_back({"user", line});
         req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
         std::string reply;
-        auto result = e.generate(req, [&](TokenId, std::string_view piece) { reply += piece; writeOut(piece); return true; });
+        auto result = e.generate(req, [&](TokenId, std::string_view piece) {
+            reply += piece;
+            writeOut(piece);
+            return true;
+        });
         writeOut("\n");
-        if (!result) { failWith(result.error()); messages.pop_back(); continue; }
+        if (!result) {
+            failWith(result.error());
+            messages.pop_back();
+            continue;
+        }
         messages.push_back({"assistant", reply});
     }
     return 0;
@@ -92,7 +104,9 @@ Command tokenizeCommand() {
 }
 
 Command chatCommand() {
-    return {"chat", "  chat     --model PATH [--system TEXT] [--no-think] [--max-tokens N] [SAMPLING] [--db PATH [--conversation ID]]\n",
+    return {"chat",
+            "  chat     --model PATH [--system TEXT] [--no-think] [--max-tokens N] [SAMPLING] [--db PATH "
+            "[--conversation ID]]\n",
             storeOptions, cmdChat};
 }
 

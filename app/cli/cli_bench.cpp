@@ -109,7 +109,8 @@ GenerateRequest benchRequest(const Engine& e, std::vector<TokenId> prompt, int n
     req.maxTokens = nGen;
     req.sampling.temperature = 0;
     for (TokenId id = 0; id < e.tokenizer().nVocab(); ++id)
-        if (e.tokenizer().isEndOfGeneration(id)) req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
+        if (e.tokenizer().isEndOfGeneration(id))
+            req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
     return req;
 }
 
@@ -121,8 +122,9 @@ Result<GenerateTimings> runHearth(Engine& e, const GenerateRequest& req) {
         for (const EngineEvent& ev : e.step()) record(o, ev);
     if (o.error) return std::unexpected(*o.error);
     if (o.timings.prefixCacheHitTokens != 0)
-        return fail(ErrorCode::InvalidArgument, strCat("bench: the prefix cache served ", o.timings.prefixCacheHitTokens,
-                                                       " prompt tokens; each run must compute its whole prompt"));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("bench: the prefix cache served ", o.timings.prefixCacheHitTokens,
+                           " prompt tokens; each run must compute its whole prompt"));
     return o.timings;
 }
 
@@ -133,12 +135,14 @@ Result<void> runAll(Engine& e, OracleBench* oracle, ThreadPool& pool, const Benc
     r.fma = measureFmaPeak(pool);
     probeBandwidth(pool, o, r, rss);
     // A warm-up run of each engine (first touches of the weights, lazy set-up), not counted.
-    const GenerateRequest warm = benchRequest(e, randomPrompt(e, std::min(o.nPrompt, 32), o.seed + 999, o.nRepeat), std::min(o.nGen, 4));
+    const GenerateRequest warm =
+        benchRequest(e, randomPrompt(e, std::min(o.nPrompt, 32), o.seed + 999, o.nRepeat), std::min(o.nGen, 4));
     if (auto t = runHearth(e, warm); !t) return std::unexpected(t.error());
     if (oracle)
         if (auto t = oracle->run(warm.prompt, warm.maxTokens); !t) return std::unexpected(t.error());
     for (int rep = 0; rep < o.nRepeat; ++rep) {
-        const GenerateRequest req = benchRequest(e, randomPrompt(e, o.nPrompt, o.seed + static_cast<uint64_t>(rep), rep), o.nGen);
+        const GenerateRequest req =
+            benchRequest(e, randomPrompt(e, o.nPrompt, o.seed + static_cast<uint64_t>(rep), rep), o.nGen);
         auto t = runHearth(e, req);
         if (!t) return std::unexpected(t.error());
         r.prefillTps.push_back(t->prefillTokensPerSecond());
@@ -151,9 +155,12 @@ Result<void> runAll(Engine& e, OracleBench* oracle, ThreadPool& pool, const Benc
             r.oracleDecodeTps.push_back(ot->decodeMs > 0 ? ot->decodeTokens / ot->decodeMs * 1000 : 0);
         }
         probeBandwidth(pool, o, r, rss);
-        std::fprintf(stderr, "run %d/%d: hearth prefill %.1f t/s, decode %.2f t/s%s; read %.2f GB/s, triad %.2f GB/s\n", rep + 1,
-                     o.nRepeat, r.prefillTps.back(), r.decodeTps.back(),
-                     oracle ? strCat("; llama.cpp prefill ", r.oraclePrefillTps.back(), " t/s, decode ", r.oracleDecodeTps.back(), " t/s").c_str() : "",
+        std::fprintf(stderr, "run %d/%d: hearth prefill %.1f t/s, decode %.2f t/s%s; read %.2f GB/s, triad %.2f GB/s\n",
+                     rep + 1, o.nRepeat, r.prefillTps.back(), r.decodeTps.back(),
+                     oracle ? strCat("; llama.cpp prefill ", r.oraclePrefillTps.back(), " t/s, decode ",
+                                     r.oracleDecodeTps.back(), " t/s")
+                                  .c_str()
+                            : "",
                      r.readGBps.back(), r.triadGBps.back());
     }
     rss.note();
@@ -173,32 +180,49 @@ Derived derive(const ModelCost& cost, const BenchOptions& o, const BenchResults&
     Derived d;
     d.prefillFlopsPerToken = cost.prefillFlopsPerToken(o.nPrompt);
     const double bw = r.bandwidth() * 1e9;
-    if (bw > 0) d.decodePctBw = 100.0 * spreadOf(r.decodeTps).median * static_cast<double>(cost.weightBytesPerToken) / bw;
-    if (r.fma.gflops > 0) d.prefillPctFma = 100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.gflops * 1e9);
+    if (bw > 0)
+        d.decodePctBw = 100.0 * spreadOf(r.decodeTps).median * static_cast<double>(cost.weightBytesPerToken) / bw;
+    if (r.fma.gflops > 0)
+        d.prefillPctFma = 100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.gflops * 1e9);
     if (r.fma.avx512Gflops > 0)
-        d.prefillPctAvx512 = 100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.avx512Gflops * 1e9);
+        d.prefillPctAvx512 =
+            100.0 * spreadOf(r.prefillTps).median * d.prefillFlopsPerToken / (r.fma.avx512Gflops * 1e9);
     return d;
 }
 
 QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
     const Derived d = derive(cost, o, r);
-    QJsonObject j{{"model", QString::fromStdString(e.file().path())}, {"backend", QString::fromStdString(e.backendName())},
-                  {"threads", o.nThreads}, {"prompt_tokens", o.nPrompt}, {"gen_tokens", o.nGen}, {"repeat", o.nRepeat},
-                  {"bandwidth_gb_s", r.bandwidth()}, {"read_gb_s", spreadJson(r.readGBps)}, {"triad_gb_s", spreadJson(r.triadGBps)},
-                  {"fma_peak_gflops", r.fma.gflops}, {"fma_plain_loop_gflops", r.fma.plainGflops},
+    QJsonObject j{{"model", QString::fromStdString(e.file().path())},
+                  {"backend", QString::fromStdString(e.backendName())},
+                  {"threads", o.nThreads},
+                  {"prompt_tokens", o.nPrompt},
+                  {"gen_tokens", o.nGen},
+                  {"repeat", o.nRepeat},
+                  {"bandwidth_gb_s", r.bandwidth()},
+                  {"read_gb_s", spreadJson(r.readGBps)},
+                  {"triad_gb_s", spreadJson(r.triadGBps)},
+                  {"fma_peak_gflops", r.fma.gflops},
+                  {"fma_plain_loop_gflops", r.fma.plainGflops},
                   {"weight_bytes_per_token", static_cast<qint64>(cost.weightBytesPerToken)},
                   {"decode_flops_per_token", static_cast<double>(cost.decodeFlopsPerToken())},
                   {"prefill_flops_per_token", d.prefillFlopsPerToken},
                   {"prefill_attention_flops", attentionFlops(e.config(), 0, o.nPrompt)},
-                  {"decode_tokens_per_s", spreadOf(r.decodeTps).median}, {"decode", spreadJson(r.decodeTps)},
-                  {"decode_pct_of_bandwidth", d.decodePctBw}, {"prefill_tokens_per_s", spreadOf(r.prefillTps).median},
-                  {"prefill", spreadJson(r.prefillTps)}, {"prefill_pct_of_fma_peak", d.prefillPctFma},
-                  {"fma_peak_avx512_gflops", r.fma.avx512Gflops}, {"prefill_pct_of_avx512_fma_peak", d.prefillPctAvx512},
-                  {"peak_rss_mb", static_cast<double>(r.peakRssKb) / 1024.0}, {"peak_rss_includes_probe", r.rssIncludesProbe},
+                  {"decode_tokens_per_s", spreadOf(r.decodeTps).median},
+                  {"decode", spreadJson(r.decodeTps)},
+                  {"decode_pct_of_bandwidth", d.decodePctBw},
+                  {"prefill_tokens_per_s", spreadOf(r.prefillTps).median},
+                  {"prefill", spreadJson(r.prefillTps)},
+                  {"prefill_pct_of_fma_peak", d.prefillPctFma},
+                  {"fma_peak_avx512_gflops", r.fma.avx512Gflops},
+                  {"prefill_pct_of_avx512_fma_peak", d.prefillPctAvx512},
+                  {"peak_rss_mb", static_cast<double>(r.peakRssKb) / 1024.0},
+                  {"peak_rss_includes_probe", r.rssIncludesProbe},
                   {"weights_mb", static_cast<double>(cost.tensorBytes) / (1 << 20)},
                   {"kv_cache_mb", static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20)}};
     if (!r.oracleDecodeTps.empty()) {
-        j["oracle"] = QJsonObject{{"version", r.oracleVersion}, {"prefill", spreadJson(r.oraclePrefillTps)}, {"decode", spreadJson(r.oracleDecodeTps)}};
+        j["oracle"] = QJsonObject{{"version", r.oracleVersion},
+                                  {"prefill", spreadJson(r.oraclePrefillTps)},
+                                  {"decode", spreadJson(r.oracleDecodeTps)}};
         j["prefill_ratio_vs_oracle"] = spreadOf(r.prefillTps).median / spreadOf(r.oraclePrefillTps).median;
         j["decode_ratio_vs_oracle"] = spreadOf(r.decodeTps).median / spreadOf(r.oracleDecodeTps).median;
     }
@@ -222,9 +246,10 @@ std::string backendLabel(const Engine& e) {
 
 void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
     const Derived d = derive(cost, o, r);
-    std::string t = strCat("model: ", e.file().path(), " (", e.config().architecture, ", ", e.config().nParams / 1e6, " M params)\n",
-                           "backend: ", backendLabel(e), ", ", o.nThreads, " thread(s); prompt ", o.nPrompt, " tokens, ", o.nGen,
-                           " generated, ", o.nRepeat, " repeats (median [min .. max])\n");
+    std::string t =
+        strCat("model: ", e.file().path(), " (", e.config().architecture, ", ", e.config().nParams / 1e6,
+               " M params)\n", "backend: ", backendLabel(e), ", ", o.nThreads, " thread(s); prompt ", o.nPrompt,
+               " tokens, ", o.nGen, " generated, ", o.nRepeat, " repeats (median [min .. max])\n");
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "weights per decode token: %.1f MB; arithmetic per token: decode %.3f GFLOP, prefill %.3f GFLOP "
@@ -232,11 +257,15 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
                   cost.weightBytesPerToken / 1e6, cost.decodeFlopsPerToken() / 1e9, d.prefillFlopsPerToken / 1e9,
                   attentionFlops(e.config(), 0, o.nPrompt) / 1e9, o.nPrompt);
     t += buf;
-    t += strCat("read bandwidth GB/s  ", spreadText(r.readGBps, 2), "  (", r.readGBps.size(), " samples: before, between, after)\n");
+    t += strCat("read bandwidth GB/s  ", spreadText(r.readGBps, 2), "  (", r.readGBps.size(),
+                " samples: before, between, after)\n");
     t += strCat("triad bandwidth GB/s ", spreadText(r.triadGBps, 2), "\n");
-    std::snprintf(buf, sizeof buf, "bandwidth used: %.2f GB/s; fp32 FMA peak: %.1f GFLOP/s (plain 12-chain vfmadd loop: %.1f, %.0f%%)%s\n",
-                  r.bandwidth(), r.fma.gflops, r.fma.plainGflops, r.fma.plainGflops > 0 ? 100 * r.fma.gflops / r.fma.plainGflops : 0.0,
-                  r.fma.avx2 ? "" : " [no AVX2: scalar loops]");
+    std::snprintf(
+        buf, sizeof buf,
+        "bandwidth used: %.2f GB/s; fp32 FMA peak: %.1f GFLOP/s (plain 12-chain vfmadd loop: %.1f, %.0f%%)%s\n",
+        r.bandwidth(), r.fma.gflops, r.fma.plainGflops,
+        r.fma.plainGflops > 0 ? 100 * r.fma.gflops / r.fma.plainGflops : 0.0,
+        r.fma.avx2 ? "" : " [no AVX2: scalar loops]");
     t += buf;
     if (r.fma.avx512Gflops > 0) {
         std::snprintf(buf, sizeof buf, "AVX-512 FMA peak (the same chains on ZMM): %.1f GFLOP/s\n", r.fma.avx512Gflops);
@@ -244,16 +273,20 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
     }
     t += strCat("hearth     prefill t/s ", spreadText(r.prefillTps), "   decode t/s ", spreadText(r.decodeTps), "\n");
     if (!r.oracleDecodeTps.empty()) {
-        t += strCat("llama.cpp  prefill t/s ", spreadText(r.oraclePrefillTps), "   decode t/s ", spreadText(r.oracleDecodeTps),
-                    "   (llama-cpp-python ", r.oracleVersion.toStdString(), ")\n");
+        t += strCat("llama.cpp  prefill t/s ", spreadText(r.oraclePrefillTps), "   decode t/s ",
+                    spreadText(r.oracleDecodeTps), "   (llama-cpp-python ", r.oracleVersion.toStdString(), ")\n");
         std::snprintf(buf, sizeof buf, "hearth / llama.cpp: prefill %.2fx, decode %.2fx\n",
                       spreadOf(r.prefillTps).median / spreadOf(r.oraclePrefillTps).median,
                       spreadOf(r.decodeTps).median / spreadOf(r.oracleDecodeTps).median);
         t += buf;
     }
-    std::snprintf(buf, sizeof buf, "decode: %.1f%% of bandwidth; prefill: %.1f%% of fp32 FMA peak; peak RSS %.0f MiB%s (weights %.0f MiB, KV %.0f MiB)\n",
-                  d.decodePctBw, d.prefillPctFma, r.peakRssKb / 1024.0, r.rssIncludesProbe ? " (includes the bandwidth probe's buffer)" : "",
-                  static_cast<double>(cost.tensorBytes) / (1 << 20), static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20));
+    std::snprintf(buf, sizeof buf,
+                  "decode: %.1f%% of bandwidth; prefill: %.1f%% of fp32 FMA peak; peak RSS %.0f MiB%s (weights %.0f "
+                  "MiB, KV %.0f MiB)\n",
+                  d.decodePctBw, d.prefillPctFma, r.peakRssKb / 1024.0,
+                  r.rssIncludesProbe ? " (includes the bandwidth probe's buffer)" : "",
+                  static_cast<double>(cost.tensorBytes) / (1 << 20),
+                  static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20));
     t += buf;
     if (r.fma.avx512Gflops > 0) {
         std::snprintf(buf, sizeof buf, "prefill: %.1f%% of the AVX-512 FMA peak\n", d.prefillPctAvx512);
@@ -264,8 +297,8 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
 
 bool readBenchOptions(const QCommandLineParser& p, BenchOptions& o, QString& error) {
     if (!number(p, "threads", o.nThreads, error) || !number(p, "prompt-tokens", o.nPrompt, error) ||
-        !number(p, "gen-tokens", o.nGen, error) || !number(p, "repeat", o.nRepeat, error) || !number(p, "seed", o.seed, error) ||
-        !number(p, "probe-mb", o.probeBytes, error))
+        !number(p, "gen-tokens", o.nGen, error) || !number(p, "repeat", o.nRepeat, error) ||
+        !number(p, "seed", o.seed, error) || !number(p, "probe-mb", o.probeBytes, error))
         return false;
     o.probeBytes <<= 20;
     if (o.nThreads < 0 || o.nPrompt < 1 || o.nGen < 2 || o.nRepeat < 1 || o.probeBytes < (uint64_t{4} << 20)) {
@@ -294,12 +327,14 @@ int cmdBench(const QCommandLineParser& p) {
     if (!engine) return failWith(engine.error());
     Engine& e = **engine;
     if (e.contextLength() < options.contextLength)
-        return failWith({ErrorCode::InvalidArgument, strCat("the model's context (", e.contextLength(), ") is shorter than prompt + generated tokens")});
+        return failWith(
+            {ErrorCode::InvalidArgument,
+             strCat("the model's context (", e.contextLength(), ") is shorter than prompt + generated tokens")});
     std::unique_ptr<OracleBench> oracle;
     BenchResults r;
     if (o.compareOracle) {
-        auto started = OracleBench::start(OracleBench::defaultPython(), OracleBench::defaultScript(), p.value("model"), o.nThreads,
-                                          options.contextLength);
+        auto started = OracleBench::start(OracleBench::defaultPython(), OracleBench::defaultScript(), p.value("model"),
+                                          o.nThreads, options.contextLength);
         if (!started) return failWith(started.error());
         oracle = std::move(*started);
         r.oracleVersion = oracle->version();

@@ -44,7 +44,8 @@ std::vector<GenerateRequest> makeRequests(const Engine& e, int n, int32_t maxTok
         req.maxTokens = maxTokens;
         req.sampling.temperature = 0;
         for (TokenId t = 0; t < e.tokenizer().nVocab(); ++t)
-            if (e.tokenizer().isEndOfGeneration(t)) req.sampling.logitBias.push_back({t, -std::numeric_limits<float>::infinity()});
+            if (e.tokenizer().isEndOfGeneration(t))
+                req.sampling.logitBias.push_back({t, -std::numeric_limits<float>::infinity()});
     }
     return reqs;
 }
@@ -119,7 +120,8 @@ double ratePerSecond(std::span<const RunStats> runs) {
 
 // One run of every level: each request alone (once, for the largest level), then each level's
 // first n requests together.
-Result<void> runLevels(Engine& e, const std::vector<int>& levels, int32_t maxTokens, Mode mode, std::vector<Level>& out) {
+Result<void> runLevels(Engine& e, const std::vector<int>& levels, int32_t maxTokens, Mode mode,
+                       std::vector<Level>& out) {
     const int nMax = *std::max_element(levels.begin(), levels.end());
     const std::vector<GenerateRequest> reqs = makeRequests(e, nMax, maxTokens);
     std::vector<RunStats> alone;
@@ -172,11 +174,12 @@ void printLevels(const std::vector<int>& levels, const std::vector<Level>& out) 
                 "wall together", "wall 1-by-1", "same tokens");
     for (size_t l = 0; l < levels.size(); ++l) {
         const Level& v = out[l];
-        const std::vector<double> speedup =
-            v.together.empty() || v.alone.empty() ? std::vector<double>{} : std::vector<double>{median(v.together) / median(v.alone)};
+        const std::vector<double> speedup = v.together.empty() || v.alone.empty()
+            ? std::vector<double>{}
+            : std::vector<double>{median(v.together) / median(v.alone)};
         std::printf("%5d %18s %18s %8s %14s %14s %8d/%d\n", levels[l], cell(v.together, "%.1f").c_str(),
-                    cell(v.alone, "%.1f").c_str(), cell(speedup, "%.2fx").c_str(), cell(v.wallTogether, "%.0fms").c_str(),
-                    cell(v.wallAlone, "%.0fms").c_str(), v.nSame, v.nRequests);
+                    cell(v.alone, "%.1f").c_str(), cell(speedup, "%.2fx").c_str(),
+                    cell(v.wallTogether, "%.0fms").c_str(), cell(v.wallAlone, "%.0fms").c_str(), v.nSame, v.nRequests);
     }
 }
 
@@ -215,11 +218,12 @@ int cmdBenchBatch(const QCommandLineParser& p) {
     auto engine = Engine::load(p.value("model").toStdString(), *options);
     if (!engine) return failWith(engine.error());
     Engine& e = **engine;
-    std::printf("%s, %s, %d threads, %d tokens per reply (greedy, end tokens banned), median of %d runs, prompts "
-                "warmed into the prefix cache first; tok/s: tokens of the steps in which every request was decoding, "
-                "over those steps' time\n",
-                QFileInfo(p.value("model")).fileName().toUtf8().constData(), e.backendName().c_str(), a.threads,
-                a.maxTokens, a.runs);
+    std::printf(
+        "%s, %s, %d threads, %d tokens per reply (greedy, end tokens banned), median of %d runs, prompts "
+        "warmed into the prefix cache first; tok/s: tokens of the steps in which every request was decoding, "
+        "over those steps' time\n",
+        QFileInfo(p.value("model")).fileName().toUtf8().constData(), e.backendName().c_str(), a.threads, a.maxTokens,
+        a.runs);
     if (auto r = warmUp(e, *std::max_element(a.levels.begin(), a.levels.end())); !r) return failWith(r.error());
     std::vector<Level> out(a.levels.size());
     for (int run = 0; run < a.runs; ++run) {

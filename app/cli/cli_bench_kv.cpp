@@ -35,7 +35,7 @@ Mix randomMix(const Engine& e, uint64_t seed) {
 }
 
 struct Waste {
-    int64_t nSteps = 0;            // steps with every sequence decoding and none finished
+    int64_t nSteps = 0;  // steps with every sequence decoding and none finished
     double sumWasteFraction = 0;
     int64_t peakHeld = 0, peakSlots = 0;
 };
@@ -52,7 +52,8 @@ Result<Waste> runMix(Engine& e, const Mix& mix) {
         req.maxTokens = mix.maxTokens[static_cast<size_t>(i)];
         req.sampling.temperature = 0;
         for (TokenId t = 0; t < e.tokenizer().nVocab(); ++t)
-            if (e.tokenizer().isEndOfGeneration(t)) req.sampling.logitBias.push_back({t, -std::numeric_limits<float>::infinity()});
+            if (e.tokenizer().isEndOfGeneration(t))
+                req.sampling.logitBias.push_back({t, -std::numeric_limits<float>::infinity()});
         auto id = e.submit(std::move(req));
         if (!id) return std::unexpected(id.error());
         ids.push_back(*id);
@@ -71,7 +72,8 @@ Result<Waste> runMix(Engine& e, const Mix& mix) {
         }
         if (anyFinished || std::find(generated.begin(), generated.end(), 0) != generated.end()) continue;
         int64_t held = 0;
-        for (int i = 0; i < kSequences; ++i) held += std::ssize(mix.prompts[static_cast<size_t>(i)]) + generated[static_cast<size_t>(i)] - 1;
+        for (int i = 0; i < kSequences; ++i)
+            held += std::ssize(mix.prompts[static_cast<size_t>(i)]) + generated[static_cast<size_t>(i)] - 1;
         const int64_t nSlots = int64_t{e.metrics().blocksUsed} * e.kvBlockSize();
         ++w.nSteps;
         w.sumWasteFraction += double(nSlots - held) / double(nSlots);
@@ -90,11 +92,13 @@ void printSlidingWaste(const ModelConfig& c) {
     const auto nLocal = std::count(c.slidingLayers.begin(), c.slidingLayers.end(), true);
     if (c.slidingWindow <= 0 || nLocal == 0) return;
     const auto share = [&](double tokens) {
-        return tokens <= c.slidingWindow ? 0.0 : 100.0 * double(nLocal) / c.nLayers * (tokens - c.slidingWindow) / tokens;
+        return tokens <= c.slidingWindow ? 0.0
+                                         : 100.0 * double(nLocal) / c.nLayers * (tokens - c.slidingWindow) / tokens;
     };
-    std::printf("      sliding window: %lld of %d layers see the last %d positions but keep all of them; KV memory "
-                "held for nothing by one sequence of 4096 tokens: %.1f%%, of 32768: %.1f%%\n",
-                static_cast<long long>(nLocal), c.nLayers, c.slidingWindow, share(4096), share(32768));
+    std::printf(
+        "      sliding window: %lld of %d layers see the last %d positions but keep all of them; KV memory "
+        "held for nothing by one sequence of 4096 tokens: %.1f%%, of 32768: %.1f%%\n",
+        static_cast<long long>(nLocal), c.nLayers, c.slidingWindow, share(4096), share(32768));
 }
 
 int benchType(const QCommandLineParser& p, KvElementType type, uint64_t seed) {
@@ -114,14 +118,16 @@ int benchType(const QCommandLineParser& p, KvElementType type, uint64_t seed) {
     auto w = runMix(e, mix);
     if (!w) return failWith(w.error());
     if (e.metrics().nPreemptions > 0)
-        return failWith({ErrorCode::OutOfMemory, "the KV cache was too small for the 8 sequences (they were preempted); use a larger --ctx"});
+        return failWith({ErrorCode::OutOfMemory,
+                         "the KV cache was too small for the 8 sequences (they were preempted); use a larger --ctx"});
     if (w->nSteps == 0) return failWith({ErrorCode::InvalidArgument, "no step had all 8 sequences decoding"});
-    std::printf("      paged layout, 8 sequences: at the peak %lld positions held in %lld block slots (%.1f MiB): "
-                "waste %lld slots = %.2f%%; mean waste over %lld steps %.2f%%\n",
-                static_cast<long long>(w->peakHeld), static_cast<long long>(w->peakSlots),
-                double(w->peakSlots) * perToken / (1024.0 * 1024.0), static_cast<long long>(w->peakSlots - w->peakHeld),
-                100.0 * double(w->peakSlots - w->peakHeld) / double(w->peakSlots), static_cast<long long>(w->nSteps),
-                100.0 * w->sumWasteFraction / double(w->nSteps));
+    std::printf(
+        "      paged layout, 8 sequences: at the peak %lld positions held in %lld block slots (%.1f MiB): "
+        "waste %lld slots = %.2f%%; mean waste over %lld steps %.2f%%\n",
+        static_cast<long long>(w->peakHeld), static_cast<long long>(w->peakSlots),
+        double(w->peakSlots) * perToken / (1024.0 * 1024.0), static_cast<long long>(w->peakSlots - w->peakHeld),
+        100.0 * double(w->peakSlots - w->peakHeld) / double(w->peakSlots), static_cast<long long>(w->nSteps),
+        100.0 * w->sumWasteFraction / double(w->nSteps));
     printSlidingWaste(e.config());
     return 0;
 }

@@ -53,7 +53,8 @@ struct FirstToken {
 };
 
 // From the request (and the restore, when asked) to the first generated token.
-Result<FirstToken> timeFirstToken(Engine& e, ConversationStore* store, int64_t conversationId, const GenerateRequest& req) {
+Result<FirstToken> timeFirstToken(Engine& e, ConversationStore* store, int64_t conversationId,
+                                  const GenerateRequest& req) {
     FirstToken out;
     const auto t0 = Clock::now();
     if (store) {
@@ -95,7 +96,8 @@ Result<SavedHistory> saveHistory(ConversationStore& s, Engine& e, std::vector<Ch
     if (!conv) return std::unexpected(conv.error());
     int64_t parent = 0;
     for (const ChatMessage& m : history) {
-        auto msg = s.appendMessage(conv->id, parent, m.role == "user" ? MessageRole::User : MessageRole::Assistant, m.content);
+        auto msg =
+            s.appendMessage(conv->id, parent, m.role == "user" ? MessageRole::User : MessageRole::Assistant, m.content);
         if (!msg) return std::unexpected(msg.error());
         parent = msg->id;
     }
@@ -106,7 +108,8 @@ Result<SavedHistory> saveHistory(ConversationStore& s, Engine& e, std::vector<Ch
     std::string reply;
     auto r = e.generate(req, [&](TokenId, std::string_view text) { return reply += text, true; });
     if (!r) return std::unexpected(r.error());
-    if (auto m = s.appendMessage(conv->id, parent, MessageRole::Assistant, reply); !m) return std::unexpected(m.error());
+    if (auto m = s.appendMessage(conv->id, parent, MessageRole::Assistant, reply); !m)
+        return std::unexpected(m.error());
     history.push_back({"assistant", reply});
     std::vector<TokenId> computed = req.prompt;
     if (!r->tokens.empty()) computed.insert(computed.end(), r->tokens.begin(), r->tokens.end() - 1);
@@ -164,9 +167,11 @@ int cmdBenchRestore(const QCommandLineParser& p) {
     if (!p.isSet("model")) return usageError("bench-restore needs --model");
     int32_t nTokens = 0;
     QString error;
-    if (!number(p, "tokens", nTokens, error) || nTokens < 16) return usageError(error.isEmpty() ? "--tokens must be >= 16" : error);
+    if (!number(p, "tokens", nTokens, error) || nTokens < 16)
+        return usageError(error.isEmpty() ? "--tokens must be >= 16" : error);
     QTemporaryDir tmp;
-    const std::string dbPath = p.isSet("db") ? p.value("db").toStdString() : (tmp.path() + "/bench.sqlite").toStdString();
+    const std::string dbPath =
+        p.isSet("db") ? p.value("db").toStdString() : (tmp.path() + "/bench.sqlite").toStdString();
     auto store = ConversationStore::open(dbPath);
     if (!store) return failWith(store.error());
     ConversationStore& s = **store;
@@ -201,11 +206,13 @@ int cmdBenchRestore(const QCommandLineParser& p) {
         writeOut(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString() + "\n");
         return 0;
     }
-    writeOut(strCat("conversation ", historyTokens, " tokens, request ", req.prompt.size(), " tokens, ", restored->restoredTokens,
-                    " restored\nrestore TTFT ", restored->ttftMs, " ms (reading ", restored->readMs, " ms, importing ",
-                    restored->importMs, " ms, computing ", req.prompt.size() - static_cast<size_t>(restored->restoredTokens),
-                    " tokens ", restored->ttftMs - restored->restoreMs, " ms); re-prefill TTFT ", reprefill->ttftMs, " ms; speedup ", o["speedup"].toDouble(), "x; ",
-                    o["bytes_per_token"].toDouble(), " bytes on disk per stored token\n"));
+    writeOut(strCat("conversation ", historyTokens, " tokens, request ", req.prompt.size(), " tokens, ",
+                    restored->restoredTokens, " restored\nrestore TTFT ", restored->ttftMs, " ms (reading ",
+                    restored->readMs, " ms, importing ", restored->importMs, " ms, computing ",
+                    req.prompt.size() - static_cast<size_t>(restored->restoredTokens), " tokens ",
+                    restored->ttftMs - restored->restoreMs, " ms); re-prefill TTFT ", reprefill->ttftMs,
+                    " ms; speedup ", o["speedup"].toDouble(), "x; ", o["bytes_per_token"].toDouble(),
+                    " bytes on disk per stored token\n"));
     return 0;
 }
 

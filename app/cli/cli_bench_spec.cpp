@@ -27,7 +27,8 @@ const PromptKind kKinds[] = {
      "seconds, and they knew they were safe. The lighthouse keeper never missed a night."},
     {"code", false,
      "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n\n"
-     "def factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return result\n\n"
+     "def factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return "
+     "result\n\n"
      "def sum_of_squares(n):\n"},
     {"chat", true, "What would you do on a rainy Sunday afternoon, and why?"},
 };
@@ -75,8 +76,10 @@ void printTable(const char* model, const std::vector<Mode>& modes, const std::ma
             const Cell& c = cells.at({k, m});
             const double tps = median(c.tokensPerSecond);
             char accept[16] = "-";
-            if (c.drafted > 0) std::snprintf(accept, sizeof accept, "%.1f%%", 100.0 * double(c.accepted) / double(c.drafted));
-            std::printf("%-8s %-6s %10.2f %10s %12.3f %7.2fx\n", kKinds[k].name, modes[static_cast<size_t>(m)].name, tps, accept, c.tokens > 0 ? double(c.forwards) / double(c.tokens) : 0.0,
+            if (c.drafted > 0)
+                std::snprintf(accept, sizeof accept, "%.1f%%", 100.0 * double(c.accepted) / double(c.drafted));
+            std::printf("%-8s %-6s %10.2f %10s %12.3f %7.2fx\n", kKinds[k].name, modes[static_cast<size_t>(m)].name,
+                        tps, accept, c.tokens > 0 ? double(c.forwards) / double(c.tokens) : 0.0,
                         plain > 0 ? tps / plain : 0.0);
         }
     }
@@ -96,7 +99,8 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     for (int run = 0; run < runs; ++run)
         for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
             const PromptKind& kind = kKinds[k];
-            const std::vector<TokenId> prompt = kind.chat ? e.chatPrompt({{"user", kind.text}}) : e.rawPrompt(kind.text);
+            const std::vector<TokenId> prompt =
+                kind.chat ? e.chatPrompt({{"user", kind.text}}) : e.rawPrompt(kind.text);
             for (int m = 0; m < std::ssize(modes); ++m)
                 if (auto r = runOnce(e, prompt, modes[static_cast<size_t>(m)], maxTokens, cells[{k, m}]); !r) return r;
             std::fprintf(stderr, "run %d/%d %s done\n", run + 1, runs, kind.name);
@@ -111,11 +115,15 @@ int cmdBenchSpec(const QCommandLineParser& p) {
     int runs = 5, threads = 2;
     int32_t maxTokens = 0;
     QString error;
-    if (!number(p, "runs", runs, error) || !number(p, "threads", threads, error) || !number(p, "max-tokens", maxTokens, error))
+    if (!number(p, "runs", runs, error) || !number(p, "threads", threads, error) ||
+        !number(p, "max-tokens", maxTokens, error))
         return usageError(error);
-    if (runs < 1 || threads < 1 || maxTokens < 2) return usageError("--runs and --threads must be >= 1, --max-tokens >= 2");
-    std::printf("greedy, %d tokens per reply, %d threads, median of %d interleaved runs; the draft model is the target's "
-                "own file (no smaller model with the same vocabulary is at hand)\n", maxTokens, threads, runs);
+    if (runs < 1 || threads < 1 || maxTokens < 2)
+        return usageError("--runs and --threads must be >= 1, --max-tokens >= 2");
+    std::printf(
+        "greedy, %d tokens per reply, %d threads, median of %d interleaved runs; the draft model is the target's "
+        "own file (no smaller model with the same vocabulary is at hand)\n",
+        maxTokens, threads, runs);
     for (const QString& m : models)
         if (auto r = benchModel(m, p, runs, maxTokens, threads); !r) return failWith(r.error());
     return 0;

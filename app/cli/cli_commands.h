@@ -7,18 +7,18 @@
 namespace hearth::cli {
 
 Command generateCommand();  // cli_generate.cpp
-Command batchCommand();     // cli_generate.cpp
+Command batchCommand();  // cli_generate.cpp
 Command tokenizeCommand();  // cli_basic.cpp
-Command chatCommand();      // cli_basic.cpp
-Command infoCommand();      // cli_basic.cpp
-Command synthCommand();     // cli_synth.cpp
-Command benchCommand();     // cli_bench.cpp
+Command chatCommand();  // cli_basic.cpp
+Command infoCommand();  // cli_basic.cpp
+Command synthCommand();  // cli_synth.cpp
+Command benchCommand();  // cli_bench.cpp
 Command conversationsCommand();  // cli_conversations.cpp
-Command benchRestoreCommand();   // cli_bench_restore.cpp
-Command benchKvCommand();        // cli_bench_kv.cpp
-Command benchSpecCommand();      // cli_bench_spec.cpp
-Command benchBatchCommand();     // cli_bench_batch.cpp
-Command serveCommand();          // cli_serve.cpp
+Command benchRestoreCommand();  // cli_bench_restore.cpp
+Command benchKvCommand();  // cli_bench_kv.cpp
+Command benchSpecCommand();  // cli_bench_spec.cpp
+Command benchBatchCommand();  // cli_bench_batch.cpp
+Command serveCommand();  // cli_serve.cpp
 
 // generate --beams K (K > 1): beam search instead of sampling (cli_generate_beams.cpp).
 int runBeamGenerate(const QCommandLineParser& p);

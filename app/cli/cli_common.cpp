@@ -34,15 +34,23 @@ double msSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 QList<QCommandLineOption> commonOptions() {
     return {
-        {"model", "GGUF model file.", "path"}, {"prompt", "Prompt text.", "text"},
-        {"prompt-file", "Read the prompt from a file.", "file"}, {"raw", "Use the prompt as it is (no chat format)."},
-        {"system", "System prompt.", "text"}, {"max-tokens", "Most tokens to generate.", "n", "256"},
-        {"temp", "Temperature (0 = greedy).", "t", "0.8"}, {"top-k", "Top-k (0 = off).", "k", "40"},
-        {"top-p", "Top-p (1 = off).", "p", "0.95"}, {"seed", "Random seed.", "s", "0"},
-        {"json", "One JSON object on stdout."}, {"text", "Text to tokenize.", "text"},
-        {"no-bos", "Do not add BOS."}, {"ctx", "Context length (0 = the model's).", "n", "0"},
+        {"model", "GGUF model file.", "path"},
+        {"prompt", "Prompt text.", "text"},
+        {"prompt-file", "Read the prompt from a file.", "file"},
+        {"raw", "Use the prompt as it is (no chat format)."},
+        {"system", "System prompt.", "text"},
+        {"max-tokens", "Most tokens to generate.", "n", "256"},
+        {"temp", "Temperature (0 = greedy).", "t", "0.8"},
+        {"top-k", "Top-k (0 = off).", "k", "40"},
+        {"top-p", "Top-p (1 = off).", "p", "0.95"},
+        {"seed", "Random seed.", "s", "0"},
+        {"json", "One JSON object on stdout."},
+        {"text", "Text to tokenize.", "text"},
+        {"no-bos", "Do not add BOS."},
+        {"ctx", "Context length (0 = the model's).", "n", "0"},
         {"top-logits", "With --json: the N highest logits behind each generated token.", "n", "0"},
-        {"min-p", "Min-p (0 = off).", "p", "0.05"}, {"typical-p", "Typical-p (1 = off).", "p", "1"},
+        {"min-p", "Min-p (0 = off).", "p", "0.05"},
+        {"typical-p", "Typical-p (1 = off).", "p", "1"},
         {"repeat-penalty", "Repetition penalty (1 = off).", "r", "1"},
         {"repeat-last-n", "Tokens the penalties look back over (0 = off, -1 = all).", "n", "64"},
         {"presence-penalty", "Presence penalty (0 = off).", "p", "0"},
@@ -80,8 +88,8 @@ bool readLogitBias(const QCommandLineParser& p, std::vector<LogitBias>& out, QSt
         const qlonglong id = eq > 0 ? item.left(eq).toLongLong(&idOk) : 0;
         const QString biasText = eq > 0 ? item.mid(eq + 1).trimmed() : QString();
         const float bias = biasText.compare("-inf", Qt::CaseInsensitive) == 0
-                               ? -std::numeric_limits<float>::infinity()
-                               : static_cast<float>(biasText.toDouble(&biasOk));
+            ? -std::numeric_limits<float>::infinity()
+            : static_cast<float>(biasText.toDouble(&biasOk));
         if (!idOk || (!biasOk && !std::isinf(bias)) || id < 0 || id > std::numeric_limits<int32_t>::max()) {
             error = QStringLiteral("--logit-bias: '%1' is not ID=BIAS (e.g. 42=-1.5 or 42=-inf)").arg(item);
             return false;
@@ -105,13 +113,13 @@ bool readStops(const QCommandLineParser& p, std::vector<std::string>& out, QStri
 bool readSampling(const QCommandLineParser& p, GenerateRequest& req, QString& error) {
     SamplingParams& s = req.sampling;
     return number(p, "max-tokens", req.maxTokens, error) && number(p, "top-logits", req.nTopLogits, error) &&
-           number(p, "temp", s.temperature, error) && number(p, "top-k", s.topK, error) &&
-           number(p, "top-p", s.topP, error) && number(p, "min-p", s.minP, error) &&
-           number(p, "typical-p", s.typicalP, error) && number(p, "repeat-penalty", s.repeatPenalty, error) &&
-           number(p, "repeat-last-n", s.repeatLastN, error) && number(p, "presence-penalty", s.presencePenalty, error) &&
-           number(p, "frequency-penalty", s.frequencyPenalty, error) && number(p, "seed", s.seed, error) &&
-           number(p, "timeout-ms", req.timeoutMs, error) && readLogitBias(p, s.logitBias, error) &&
-           readStops(p, req.stop, error);
+        number(p, "temp", s.temperature, error) && number(p, "top-k", s.topK, error) &&
+        number(p, "top-p", s.topP, error) && number(p, "min-p", s.minP, error) &&
+        number(p, "typical-p", s.typicalP, error) && number(p, "repeat-penalty", s.repeatPenalty, error) &&
+        number(p, "repeat-last-n", s.repeatLastN, error) && number(p, "presence-penalty", s.presencePenalty, error) &&
+        number(p, "frequency-penalty", s.frequencyPenalty, error) && number(p, "seed", s.seed, error) &&
+        number(p, "timeout-ms", req.timeoutMs, error) && readLogitBias(p, s.logitBias, error) &&
+        readStops(p, req.stop, error);
 }
 
 Result<EngineOptions> readEngineOptions(const QCommandLineParser& p) {
@@ -170,7 +178,6 @@ bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& 
     return true;
 }
 
-
 std::string_view record(Outcome& o, const EngineEvent& e) {
     if (e.kind == EngineEvent::Kind::Token) {
         o.tokens.push_back(e.token);
@@ -187,11 +194,17 @@ std::string_view record(Outcome& o, const EngineEvent& e) {
 
 QJsonObject resultJson(const GenerateRequest& req, const Outcome& o, double loadMs) {
     const GenerateTimings& t = o.timings;
-    QJsonObject timings{{"load_ms", loadMs}, {"prefix_cache_hit_tokens", t.prefixCacheHitTokens},
-                        {"prefill_tokens", t.prefillTokens}, {"prefill_ms", t.prefillMs},
-                        {"ttft_ms", t.ttftMs}, {"decode_tokens", t.decodeTokens}, {"decode_ms", t.decodeMs}};
-    QJsonObject obj{{"prompt_tokens", toJson(req.prompt)}, {"tokens", toJson(o.tokens)},
-                    {"text", QString::fromStdString(o.text)}, {"finish_reason", finishReasonName(o.reason)},
+    QJsonObject timings{{"load_ms", loadMs},
+                        {"prefix_cache_hit_tokens", t.prefixCacheHitTokens},
+                        {"prefill_tokens", t.prefillTokens},
+                        {"prefill_ms", t.prefillMs},
+                        {"ttft_ms", t.ttftMs},
+                        {"decode_tokens", t.decodeTokens},
+                        {"decode_ms", t.decodeMs}};
+    QJsonObject obj{{"prompt_tokens", toJson(req.prompt)},
+                    {"tokens", toJson(o.tokens)},
+                    {"text", QString::fromStdString(o.text)},
+                    {"finish_reason", finishReasonName(o.reason)},
                     {"timings", timings}};
     if (o.error) obj.insert("error", describe(*o.error));
     if (req.nTopLogits > 0) {
@@ -209,10 +222,11 @@ QJsonObject resultJson(const GenerateRequest& req, const Outcome& o, double load
 void printStats(const Outcome& o) {
     const GenerateTimings& t = o.timings;
     const double tps = t.decodeTokensPerSecond();
-    std::fprintf(stderr, "[%d prompt tokens (%d cached) in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens in %.0f ms); %s]\n",
-                 t.prefixCacheHitTokens + t.prefillTokens, t.prefixCacheHitTokens, t.prefillMs, t.ttftMs, tps, t.decodeTokens,
-                 t.decodeMs, finishReasonName(o.reason));
+    std::fprintf(stderr,
+                 "[%d prompt tokens (%d cached) in %.0f ms; first token after %.0f ms; decode %.2f tokens/s (%d tokens "
+                 "in %.0f ms); %s]\n",
+                 t.prefixCacheHitTokens + t.prefillTokens, t.prefixCacheHitTokens, t.prefillMs, t.ttftMs, tps,
+                 t.decodeTokens, t.decodeMs, finishReasonName(o.reason));
 }
-
 
 }  // namespace hearth::cli

@@ -31,18 +31,21 @@ QJsonObject conversationJson(const Conversation& c, const std::vector<Message>& 
     for (const Message& m : branch) {
         QJsonObject o{{"id", static_cast<qint64>(m.id)}, {"parent_id", static_cast<qint64>(m.parentId)},
                       {"role", messageRoleName(m.role)}, {"text", QString::fromStdString(m.text)},
-                      {"complete", m.complete}, {"created", isoTime(m.createdMs)}};
+                      {"complete", m.complete},          {"created", isoTime(m.createdMs)}};
         if (m.role == MessageRole::Assistant) {
             o.insert("generated_tokens", m.stats.generatedTokens);
             o.insert("finish_reason", QString::fromStdString(m.stats.finishReason));
         }
         messages.append(o);
     }
-    return {{"id", static_cast<qint64>(c.id)},          {"title", QString::fromStdString(c.title)},
-            {"handle", QString::fromStdString(c.handle)}, {"model", QString::fromStdString(c.model)},
+    return {{"id", static_cast<qint64>(c.id)},
+            {"title", QString::fromStdString(c.title)},
+            {"handle", QString::fromStdString(c.handle)},
+            {"model", QString::fromStdString(c.model)},
             {"system_prompt", QString::fromStdString(c.systemPrompt)},
             {"settings", QJsonDocument::fromJson(QByteArray::fromStdString(c.settingsJson)).object()},
-            {"created", isoTime(c.createdMs)},           {"updated", isoTime(c.updatedMs)},
+            {"created", isoTime(c.createdMs)},
+            {"updated", isoTime(c.updatedMs)},
             {"messages", messages}};
 }
 
@@ -50,25 +53,31 @@ std::string markdown(const Conversation& c, const std::vector<Message>& branch) 
     std::string md = strCat("# ", c.title, "\n\n");
     if (!c.systemPrompt.empty()) md += strCat("**System:** ", c.systemPrompt, "\n\n");
     for (const Message& m : branch) {
-        const char* who = m.role == MessageRole::User ? "User" : m.role == MessageRole::Assistant ? "Assistant" : "System";
+        const char* who = m.role == MessageRole::User ? "User"
+            : m.role == MessageRole::Assistant        ? "Assistant"
+                                                      : "System";
         md += strCat("## ", who, m.complete ? "" : " (incomplete)", "\n\n", m.text, "\n\n");
     }
     return md;
 }
 
 int listConversations(ConversationStore& store, const QCommandLineParser& p) {
-    auto list = p.isSet("search") ? store.searchConversations(p.value("search").toStdString()) : store.listConversations();
+    auto list =
+        p.isSet("search") ? store.searchConversations(p.value("search").toStdString()) : store.listConversations();
     if (!list) return failWith(list.error());
     QJsonArray all;
     for (const Conversation& c : *list) {
         auto branch = store.activeBranch(c.id);
         if (!branch) return failWith(branch.error());
         if (p.isSet("json")) {
-            all.append(QJsonObject{{"id", static_cast<qint64>(c.id)}, {"title", QString::fromStdString(c.title)},
-                                   {"updated", isoTime(c.updatedMs)}, {"messages", static_cast<int>(branch->size())}});
+            all.append(QJsonObject{{"id", static_cast<qint64>(c.id)},
+                                   {"title", QString::fromStdString(c.title)},
+                                   {"updated", isoTime(c.updatedMs)},
+                                   {"messages", static_cast<int>(branch->size())}});
             continue;
         }
-        writeOut(strCat(c.id, "\t", isoTime(c.updatedMs).toStdString(), "\t", branch->size(), " messages\t", c.title, "\n"));
+        writeOut(
+            strCat(c.id, "\t", isoTime(c.updatedMs).toStdString(), "\t", branch->size(), " messages\t", c.title, "\n"));
     }
     if (p.isSet("json")) writeOut(QJsonDocument(all).toJson(QJsonDocument::Compact).toStdString() + "\n");
     return 0;

@@ -22,7 +22,7 @@ int cmdGenerate(const QCommandLineParser& p) {
     if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
     if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
     if (p.value("beams") != "1") return runBeamGenerate(p);  // cli_generate_beams.cpp
-    if (p.isSet("spec")) return runSpecGenerate(p);          // cli_generate_spec.cpp
+    if (p.isSet("spec")) return runSpecGenerate(p);  // cli_generate_spec.cpp
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
@@ -121,10 +121,13 @@ int cmdBatch(const QCommandLineParser& p) {
     std::vector<Outcome> outcomes(reqs.size());
     const size_t step = p.isSet("sequential") ? 1 : std::max<size_t>(reqs.size(), 1);
     for (size_t from = 0; from < reqs.size(); from += step)
-        if (auto r = runTogether(e, reqs, from, std::min(from + step, reqs.size()), outcomes); !r) return failWith(r.error());
+        if (auto r = runTogether(e, reqs, from, std::min(from + step, reqs.size()), outcomes); !r)
+            return failWith(r.error());
     for (size_t i = 0; i < reqs.size(); ++i) {
         if (p.isSet("json")) {
-            writeOut(QJsonDocument(resultJson(reqs[i], outcomes[i], loadMs)).toJson(QJsonDocument::Compact).toStdString() + "\n");
+            writeOut(
+                QJsonDocument(resultJson(reqs[i], outcomes[i], loadMs)).toJson(QJsonDocument::Compact).toStdString() +
+                "\n");
             continue;
         }
         writeOut(strCat("[", i, "] ", outcomes[i].text, "\n"));
@@ -139,7 +142,8 @@ Command generateCommand() {
     return {"generate",
             "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT] [--no-think]\n"
             "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
-            "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: logit bias, penalties, --stop, --timeout-ms apply; no sampling)\n"
+            "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: logit bias, penalties, "
+            "--stop, --timeout-ms apply; no sampling)\n"
             "           [--spec ngram|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"
             "           [--db PATH --conversation ID [--no-kv-restore]]  (a stored conversation's next turn)\n",
             storeOptions, cmdGenerate};

@@ -9,18 +9,29 @@
 namespace hearth::cli {
 namespace {
 
-QJsonObject beamJson(const GenerateRequest& req, const BeamSearchParams& params, const BeamSearchResult& r, double loadMs) {
+QJsonObject beamJson(const GenerateRequest& req, const BeamSearchParams& params, const BeamSearchResult& r,
+                     double loadMs) {
     const BeamHypothesis& best = r.hypotheses.front();
     QJsonArray hypotheses;
     for (const BeamHypothesis& h : r.hypotheses)
-        hypotheses.append(QJsonObject{{"tokens", toJson(h.tokens)}, {"text", QString::fromStdString(h.text)},
-                                      {"log_prob", h.logProb}, {"score", h.score}, {"finish_reason", beamEndName(h.end)}});
-    return QJsonObject{{"prompt_tokens", toJson(req.prompt)}, {"tokens", toJson(best.tokens)},
-                       {"text", QString::fromStdString(best.text)}, {"finish_reason", beamEndName(best.end)},
-                       {"beams", params.nBeams}, {"beam_length_norm", params.lengthNormAlpha},
-                       {"log_prob", best.logProb}, {"score", best.score}, {"hypotheses", hypotheses},
-                       {"computed_tokens", r.nForwardTokens}, {"forward_passes", r.nForwardPasses},
-                       {"peak_kv_blocks", r.peakBlocksUsed}, {"load_ms", loadMs}};
+        hypotheses.append(QJsonObject{{"tokens", toJson(h.tokens)},
+                                      {"text", QString::fromStdString(h.text)},
+                                      {"log_prob", h.logProb},
+                                      {"score", h.score},
+                                      {"finish_reason", beamEndName(h.end)}});
+    return QJsonObject{{"prompt_tokens", toJson(req.prompt)},
+                       {"tokens", toJson(best.tokens)},
+                       {"text", QString::fromStdString(best.text)},
+                       {"finish_reason", beamEndName(best.end)},
+                       {"beams", params.nBeams},
+                       {"beam_length_norm", params.lengthNormAlpha},
+                       {"log_prob", best.logProb},
+                       {"score", best.score},
+                       {"hypotheses", hypotheses},
+                       {"computed_tokens", r.nForwardTokens},
+                       {"forward_passes", r.nForwardPasses},
+                       {"peak_kv_blocks", r.peakBlocksUsed},
+                       {"load_ms", loadMs}};
 }
 
 // Sampling options that mean nothing to a search: set to anything but their default, refused.
@@ -28,9 +39,12 @@ bool refuseSamplingOptions(const QCommandLineParser& p, const GenerateRequest& r
     const SamplingParams def;
     const SamplingParams& s = req.sampling;
     const std::pair<const char*, bool> changed[] = {
-        {"temp", s.temperature != def.temperature}, {"top-k", s.topK != def.topK},
-        {"top-p", s.topP != def.topP},              {"min-p", s.minP != def.minP},
-        {"typical-p", s.typicalP != def.typicalP},  {"seed", s.seed != def.seed},
+        {"temp", s.temperature != def.temperature},
+        {"top-k", s.topK != def.topK},
+        {"top-p", s.topP != def.topP},
+        {"min-p", s.minP != def.minP},
+        {"typical-p", s.typicalP != def.typicalP},
+        {"seed", s.seed != def.seed},
         {"top-logits", req.nTopLogits != 0},
     };
     for (const auto& [name, differs] : changed)
@@ -82,7 +96,9 @@ int runBeamGenerate(const QCommandLineParser& p) {
         return 0;
     }
     writeOut(best.text + "\n");
-    std::fprintf(stderr, "[%d beams: log-prob %.4f, score %.4f, %zu tokens, %s; %d tokens computed in %d passes, at most %d KV blocks]\n",
+    std::fprintf(stderr,
+                 "[%d beams: log-prob %.4f, score %.4f, %zu tokens, %s; %d tokens computed in %d passes, at most %d KV "
+                 "blocks]\n",
                  params.nBeams, best.logProb, best.score, best.tokens.size(), beamEndName(best.end), r->nForwardTokens,
                  r->nForwardPasses, r->peakBlocksUsed);
     return 0;

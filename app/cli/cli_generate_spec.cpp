@@ -29,11 +29,18 @@ bool readSpecOptions(const QCommandLineParser& p, SpecOptions& spec, QString& er
 }
 
 QJsonObject specJson(const SpecStats& s, size_t nTokens) {
-    return {{"drafted", s.drafted}, {"accepted", s.accepted}, {"rejected", s.rejected}, {"bonus", s.bonus},
-            {"rollbacks", s.rollbacks}, {"target_forwards", s.targetForwards}, {"draft_forwards", s.draftForwards},
+    return {{"drafted", s.drafted},
+            {"accepted", s.accepted},
+            {"rejected", s.rejected},
+            {"bonus", s.bonus},
+            {"rollbacks", s.rollbacks},
+            {"target_forwards", s.targetForwards},
+            {"draft_forwards", s.draftForwards},
             {"acceptance", s.drafted > 0 ? double(s.accepted) / s.drafted : 0.0},
             {"forwards_per_token", nTokens > 0 ? double(s.targetForwards) / double(nTokens) : 0.0},
-            {"switched_off", s.switchedOff}, {"switched_on", s.switchedOn}, {"active_at_end", s.activeAtEnd}};
+            {"switched_off", s.switchedOff},
+            {"switched_on", s.switchedOn},
+            {"active_at_end", s.activeAtEnd}};
 }
 
 }  // namespace
@@ -70,7 +77,8 @@ int runSpecGenerate(const QCommandLineParser& p) {
     writeOut("\n");
     printStats(o);
     const SpecStats& s = r->spec;
-    std::fprintf(stderr, "[speculative: drafted %d, accepted %d, rejected %d, bonus %d; %d target forwards for %zu tokens]\n",
+    std::fprintf(stderr,
+                 "[speculative: drafted %d, accepted %d, rejected %d, bonus %d; %d target forwards for %zu tokens]\n",
                  s.drafted, s.accepted, s.rejected, s.bonus, s.targetForwards, r->tokens.size());
     return 0;
 }

@@ -63,8 +63,8 @@ int runServe(const QCommandLineParser& p) {
     const QString name = QFileInfo(p.value("model")).completeBaseName();
     QObject::connect(host.worker(), &EngineWorker::modelLoaded, qApp, [&](const LoadedModel& m) {
         api.setModel({name.toStdString(), {m.contextLength, m.file.defaults.sampling}});
-        std::fprintf(stderr, "hearth-cli serve: model %s loaded (%s, context %d, %d in parallel)\n",
-                     qPrintable(name), qPrintable(m.backend), m.contextLength, options.parallel);
+        std::fprintf(stderr, "hearth-cli serve: model %s loaded (%s, context %d, %d in parallel)\n", qPrintable(name),
+                     qPrintable(m.backend), m.contextLength, options.parallel);
     });
     QObject::connect(host.worker(), &EngineWorker::loadFailed, qApp, [&](const QString& message) {
         std::fprintf(stderr, "hearth-cli: %s\n", qPrintable(message));
@@ -76,7 +76,9 @@ int runServe(const QCommandLineParser& p) {
     std::signal(SIGINT, [](int) { quitRequested = true; });
     std::signal(SIGTERM, [](int) { quitRequested = true; });
     QTimer poll;
-    QObject::connect(&poll, &QTimer::timeout, qApp, [] { if (quitRequested) QCoreApplication::quit(); });
+    QObject::connect(&poll, &QTimer::timeout, qApp, [] {
+        if (quitRequested) QCoreApplication::quit();
+    });
     poll.start(100);
     QCoreApplication::exec();
     api.stop();  // before the engine host goes: handlers may be waiting on the engine thread

@@ -18,6 +18,6 @@ std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p
 Result<std::unique_ptr<Engine>> loadEngineWithStore(const QCommandLineParser& p, ConversationStore& store);
 
 int runStoredGenerate(const QCommandLineParser& p);  // generate --db (cli_store_generate.cpp)
-int runStoredChat(const QCommandLineParser& p);      // chat --db (cli_store_chat.cpp)
+int runStoredChat(const QCommandLineParser& p);  // chat --db (cli_store_chat.cpp)
 
 }  // namespace hearth::cli

@@ -18,8 +18,8 @@ int runStoredChat(const QCommandLineParser& p) {
     auto engine = loadEngineWithStore(p, *store);
     if (!engine) return failWith(engine.error());
     auto conv = p.isSet("conversation")
-                    ? findConversation(*store, p.value("conversation").toStdString(), true, p.value("system").toStdString())
-                    : store->createConversation("Chat", p.value("system").toStdString());
+        ? findConversation(*store, p.value("conversation").toStdString(), true, p.value("system").toStdString())
+        : store->createConversation("Chat", p.value("system").toStdString());
     if (!conv) return failWith(conv.error());
     auto branch = store->activeBranch(conv->id);
     if (!branch) return failWith(branch.error());

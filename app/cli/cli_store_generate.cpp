@@ -65,7 +65,8 @@ QJsonObject storedJson(const StoredTurnResult& r, double loadMs, int64_t convers
 }  // namespace
 
 int runStoredGenerate(const QCommandLineParser& p) {
-    if (!p.isSet("model") || !p.isSet("conversation")) return usageError("generate --db needs --model and --conversation");
+    if (!p.isSet("model") || !p.isSet("conversation"))
+        return usageError("generate --db needs --model and --conversation");
     GenerateRequest req;
     QString error;
     std::string prompt;
@@ -80,10 +81,11 @@ int runStoredGenerate(const QCommandLineParser& p) {
     auto conv = findConversation(*store, p.value("conversation").toStdString(), true, p.value("system").toStdString());
     if (!conv) return failWith(conv.error());
     const bool json = p.isSet("json");
-    auto r = runStoredTurn(**engine, *store, conv->id, prompt, req, {!p.isSet("no-kv-restore"), thinks(p)}, [&](std::string_view t) {
-        if (!json) writeOut(t);
-        return true;
-    });
+    auto r = runStoredTurn(**engine, *store, conv->id, prompt, req, {!p.isSet("no-kv-restore"), thinks(p)},
+                           [&](std::string_view t) {
+                               if (!json) writeOut(t);
+                               return true;
+                           });
     if (!r) return failWith(r.error());
     if (!r->kvNote.empty()) std::fprintf(stderr, "hearth-cli: %s; recomputed\n", r->kvNote.c_str());
     if (json) {
@@ -91,9 +93,12 @@ int runStoredGenerate(const QCommandLineParser& p) {
         return 0;
     }
     writeOut("\n");
-    std::fprintf(stderr, "[conversation %lld; %d prompt tokens: %d restored from the database, %d cached, %d computed; first token after %.0f ms; %s]\n",
+    std::fprintf(stderr,
+                 "[conversation %lld; %d prompt tokens: %d restored from the database, %d cached, %d computed; first "
+                 "token after %.0f ms; %s]\n",
                  static_cast<long long>(conv->id), static_cast<int>(r->request.prompt.size()), r->kvRestoredTokens,
-                 r->timings.prefixCacheHitTokens, r->timings.prefillTokens, r->timings.ttftMs, finishReasonName(r->reason));
+                 r->timings.prefixCacheHitTokens, r->timings.prefillTokens, r->timings.ttftMs,
+                 finishReasonName(r->reason));
     return 0;
 }
 

@@ -24,11 +24,14 @@ std::optional<DType> weightTypeNamed(const QString& name) {
 }
 
 int cmdSynth(const QCommandLineParser& p) {
-    if (!p.isSet("shape") || !p.isSet("type") || !p.isSet("out")) return usageError("synth needs --shape, --type and --out");
+    if (!p.isSet("shape") || !p.isSet("type") || !p.isSet("out"))
+        return usageError("synth needs --shape, --type and --out");
     auto shape = findSynthShape(p.value("shape").toStdString());
     if (!shape) return usageError(QString::fromStdString(shape.error().message));
     const std::optional<DType> type = weightTypeNamed(p.value("type"));
-    if (!type) return usageError("--type: '" + p.value("type") + "' is not a weight type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
+    if (!type)
+        return usageError("--type: '" + p.value("type") +
+                          "' is not a weight type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
     SynthOptions options;
     options.type = *type;
     QString error;
@@ -44,10 +47,12 @@ int cmdSynth(const QCommandLineParser& p) {
 }
 
 QList<QCommandLineOption> synthOptions() {
-    return {{"shape", "Model shape (see the usage text).", "name"},
-            {"type", "Weight type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K).", "type"},
-            {"out", "Output GGUF file.", "path"},
-            {"vocab", "A GGUF whose vocabulary (tokenizer.* keys) the model takes, e.g. llama.cpp's ggml-vocab-qwen2.gguf.", "path"}};
+    return {
+        {"shape", "Model shape (see the usage text).", "name"},
+        {"type", "Weight type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K).", "type"},
+        {"out", "Output GGUF file.", "path"},
+        {"vocab", "A GGUF whose vocabulary (tokenizer.* keys) the model takes, e.g. llama.cpp's ggml-vocab-qwen2.gguf.",
+         "path"}};
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace hearth {
 class Engine;
 struct ModelFileInfo;
 
-QString backendsText();                  // one line per backend: name, available or why not
+QString backendsText();  // one line per backend: name, available or why not
 // What the CPU and OS offer, which kernel levels run here and which is used and why (HEARTH_CPU).
 // The line "  levels this CPU runs: reference avx2 ..." is read by the test command.
 QString cpuText();

@@ -23,10 +23,9 @@ QString stringKey(const GgufFile& f, const std::string& key) {
 // llama.cpp's LLAMA_FTYPE numbering, the value of general.file_type.
 QString fileTypeName(uint64_t t) {
     static const std::map<uint64_t, const char*> names = {
-        {0, "F32"},     {1, "F16"},     {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},
-        {8, "Q5_0"},    {9, "Q5_1"},    {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"},
-        {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"},
-        {18, "Q6_K"},   {32, "BF16"},
+        {0, "F32"},     {1, "F16"},     {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},    {8, "Q5_0"},
+        {9, "Q5_1"},    {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"},
+        {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},   {32, "BF16"},
     };
     const auto it = names.find(t);
     return it == names.end() ? QString() : QString::fromLatin1(it->second);
@@ -46,12 +45,30 @@ QString dominantType(const GgufFile& f) {
 // too, so that the picker says "Mamba is not supported" rather than "mamba".
 QString familyName(const QString& arch) {
     static const std::map<QString, const char*> names = {
-        {"llama", "Llama"},       {"qwen2", "Qwen 2"},           {"qwen3", "Qwen 3"},          {"phi3", "Phi-3"},
-        {"gemma", "Gemma"},       {"gemma2", "Gemma 2"},         {"gemma3", "Gemma 3"},        {"qwen2moe", "Qwen 2 MoE"},
-        {"qwen3moe", "Qwen 3 MoE"}, {"phi2", "Phi-2"},           {"gpt2", "GPT-2"},            {"falcon", "Falcon"},
-        {"mpt", "MPT"},           {"starcoder2", "StarCoder 2"}, {"deepseek2", "DeepSeek V2"}, {"command-r", "Command R"},
-        {"mamba", "Mamba"},       {"bert", "BERT"},              {"olmo2", "OLMo 2"},          {"granite", "Granite"},
-        {"stablelm", "StableLM"}, {"mistral3", "Mistral 3"},     {"llama4", "Llama 4"},        {"gemma3n", "Gemma 3n"},
+        {"llama", "Llama"},
+        {"qwen2", "Qwen 2"},
+        {"qwen3", "Qwen 3"},
+        {"phi3", "Phi-3"},
+        {"gemma", "Gemma"},
+        {"gemma2", "Gemma 2"},
+        {"gemma3", "Gemma 3"},
+        {"qwen2moe", "Qwen 2 MoE"},
+        {"qwen3moe", "Qwen 3 MoE"},
+        {"phi2", "Phi-2"},
+        {"gpt2", "GPT-2"},
+        {"falcon", "Falcon"},
+        {"mpt", "MPT"},
+        {"starcoder2", "StarCoder 2"},
+        {"deepseek2", "DeepSeek V2"},
+        {"command-r", "Command R"},
+        {"mamba", "Mamba"},
+        {"bert", "BERT"},
+        {"olmo2", "OLMo 2"},
+        {"granite", "Granite"},
+        {"stablelm", "StableLM"},
+        {"mistral3", "Mistral 3"},
+        {"llama4", "Llama 4"},
+        {"gemma3n", "Gemma 3n"},
     };
     const auto it = names.find(arch);
     return it == names.end() ? arch : QString::fromLatin1(it->second);

@@ -16,16 +16,16 @@ class GgufFile;
 
 struct ModelFileInfo {
     QString path;
-    QString name;          // general.name, else the file name
+    QString name;  // general.name, else the file name
     QString architecture;  // general.architecture
-    QString family;        // the architecture's display name ("Llama", "Qwen 3", "Phi-3"), else the architecture
-    qint64 nParams = 0;    // elements of all tensors (ModelConfig::nParams)
+    QString family;  // the architecture's display name ("Llama", "Qwen 3", "Phi-3"), else the architecture
+    qint64 nParams = 0;  // elements of all tensors (ModelConfig::nParams)
     QString quantization;  // general.file_type's name, else the type holding most of the matrices' bytes
-    QString chatFormat;    // "chatml", "gemma", "llama2", "plain", ...
+    QString chatFormat;  // "chatml", "gemma", "llama2", "plain", ...
     qint64 fileBytes = 0;
     int contextLength = 0;  // <arch>.context_length: the trained context
     ChatSettings defaults;  // modelDefaults(file)
-    QString unsupported;    // why Hearth cannot run the file (loadModelParts' error, described); empty: it can
+    QString unsupported;  // why Hearth cannot run the file (loadModelParts' error, described); empty: it can
 };
 
 // Validates the file (GgufFile::open) and runs loading's checks on it (loadModelParts: the

@@ -14,8 +14,6 @@ QString modelsDir() {
 
 QString defaultModelPath() { return modelsDir() + "/SmolLM2-135M-Instruct.Q4_1.gguf"; }
 
-QString dataDir() {
-    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/hearth";
-}
+QString dataDir() { return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/hearth"; }
 
 }  // namespace hearth

@@ -60,7 +60,8 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     engineOptions.contextLength = options.contextLength;
     engineOptions.nThreads = options.threads;  // <= 0: one per physical core
     engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
-    engineOptions.backend = options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
+    engineOptions.backend =
+        options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
     if (options.maxRunning > 0) engineOptions.scheduler.maxRunning = options.maxRunning;
     if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
         if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;
@@ -75,9 +76,12 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     }
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
-    model_ = LoadedModel{describeModel(engine_->file(), &engine_->chatFormat()), QString::fromStdString(engine_->backendName()),
-                         QString::fromStdString(engine_->backendNote()), engine_->contextLength(),
-                         engine_->chatFormat().reasoningSpan(), engine_->chatFormat().thinkingMode()};
+    model_ = LoadedModel{describeModel(engine_->file(), &engine_->chatFormat()),
+                         QString::fromStdString(engine_->backendName()),
+                         QString::fromStdString(engine_->backendNote()),
+                         engine_->contextLength(),
+                         engine_->chatFormat().reasoningSpan(),
+                         engine_->chatFormat().thinkingMode()};
     emit loadProgress(100);
     emit modelLoaded(model_);
 }
@@ -99,8 +103,8 @@ void EngineWorker::submit(const ReplyRequest& r) {
     GenerateRequest& g = input.request;
     g.maxTokens = r.settings.maxTokens;
     g.sampling = r.settings.sampling;
-    g.sampling.seed = r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed)
-                                           : QRandomGenerator::global()->generate64();
+    g.sampling.seed =
+        r.settings.seed >= 0 ? static_cast<uint64_t>(r.settings.seed) : QRandomGenerator::global()->generate64();
     for (const QString& s : r.settings.stop) g.stop.push_back(s.toStdString());
     g.spec = r.spec;
     auto turn = startTurn(*engine_, store_ ? &store_->kv() : nullptr, std::move(input));
@@ -111,7 +115,8 @@ void EngineWorker::submit(const ReplyRequest& r) {
     if (!turn->restore.refusal.empty())
         qWarning("hearth: conversation %lld: %s; recomputed", static_cast<long long>(r.conversationId),
                  turn->restore.refusal.c_str());
-    const ReplyStarted started{r.ticket, static_cast<int>(turn->prompt.size()), engine_->contextLength(), turn->omittedTurns};
+    const ReplyStarted started{r.ticket, static_cast<int>(turn->prompt.size()), engine_->contextLength(),
+                               turn->omittedTurns};
     active_[turn->id] = Active{r.ticket, std::move(*turn), {}, r.spec.drafter != SpecDrafter::Off};
     emit replyStarted(started);
     scheduleStep();
@@ -153,7 +158,13 @@ std::optional<EngineMetrics> EngineWorker::metrics() const {
 void EngineWorker::scheduleStep() {
     if (stepQueued_) return;
     stepQueued_ = true;
-    QMetaObject::invokeMethod(this, [this] { stepQueued_ = false; runStep(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            stepQueued_ = false;
+            runStep();
+        },
+        Qt::QueuedConnection);
 }
 
 void EngineWorker::runStep() {
@@ -214,36 +225,41 @@ EngineHost::~EngineHost() {
 
 void EngineHost::loadModel(const QString& path, const LoadOptions& options) {
     const quint64 serial = ++loadSerial_;
-    QMetaObject::invokeMethod(worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, path, options, serial] { w->loadModel(path, options, serial); }, Qt::QueuedConnection);
 }
 
 void EngineHost::useKvStore(const KvStoreOptions& options) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, options] { w->openKvStore(options); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, options] { w->openKvStore(options); }, Qt::QueuedConnection);
 }
 
 void EngineHost::setKvDiskBudget(qint64 bytes) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, bytes] { w->setKvDiskBudget(bytes); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, bytes] { w->setKvDiskBudget(bytes); }, Qt::QueuedConnection);
 }
 
 quint64 EngineHost::generate(ReplyRequest request) {
     if (request.ticket == 0) request.ticket = nextTicket_++;
     const quint64 ticket = request.ticket;
-    QMetaObject::invokeMethod(worker_, [w = worker_, r = std::move(request)] { w->submit(r); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, r = std::move(request)] { w->submit(r); }, Qt::QueuedConnection);
     return ticket;
 }
 
 void EngineHost::stop(quint64 ticket) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, ticket] { w->stop(ticket); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, ticket] { w->stop(ticket); }, Qt::QueuedConnection);
 }
 
 void EngineHost::submit(SinkReply reply) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, r = std::move(reply)]() mutable { w->submitSink(std::move(r)); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, r = std::move(reply)]() mutable { w->submitSink(std::move(r)); }, Qt::QueuedConnection);
 }
 
 void EngineHost::cancelRequest(int64_t requestId) {
-    QMetaObject::invokeMethod(worker_, [w = worker_, requestId] { w->cancelRequest(requestId); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, requestId] { w->cancelRequest(requestId); }, Qt::QueuedConnection);
 }
 
 }  // namespace hearth

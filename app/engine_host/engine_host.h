@@ -33,11 +33,11 @@ namespace hearth {
 class ConversationStore;
 
 struct LoadOptions {
-    int contextLength = 0;    // 0: the model's own
-    int threads = 0;          // 0: one per physical core
-    QString kvType = "f16";   // "f16" or "q8_0"
+    int contextLength = 0;  // 0: the model's own
+    int threads = 0;  // 0: one per physical core
+    QString kvType = "f16";  // "f16" or "q8_0"
     bool referenceBackend = false;  // the scalar CPU reference instead of the fastest backend
-    int maxRunning = 0;       // sequences decoding together (SchedulerConfig::maxRunning); 0: its default
+    int maxRunning = 0;  // sequences decoding together (SchedulerConfig::maxRunning); 0: its default
 };
 
 // The store the worker opens on the engine thread (its own connection to the GUI's database):
@@ -49,8 +49,8 @@ struct KvStoreOptions {
 
 struct LoadedModel {
     ModelFileInfo file;
-    QString backend;        // e.g. "CPU (AVX2)"
-    QString backendNote;    // why not the backend asked for or a fast one, e.g. "CPU lacks AVX2 ..."; usually empty
+    QString backend;  // e.g. "CPU (AVX2)"
+    QString backendNote;  // why not the backend asked for or a fast one, e.g. "CPU lacks AVX2 ..."; usually empty
     int contextLength = 0;  // the engine's (LoadOptions or the model's)
     // The chat format's reasoning span and switch (Qwen 3, DeepSeek-R1 distills; nullopt / None otherwise).
     std::optional<ReasoningSpan> reasoning;
@@ -63,11 +63,11 @@ struct ChatTurn {
 };
 
 struct ReplyRequest {
-    quint64 ticket = 0;     // the caller's id for this reply, echoed in every signal
+    quint64 ticket = 0;  // the caller's id for this reply, echoed in every signal
     QList<ChatTurn> turns;  // the conversation, oldest first, ending with the user's message
     ChatSettings settings;  // settings.systemPrompt, when set, goes first as a system turn
     qint64 conversationId = 0;  // the stored conversation: its KV is restored and saved (0: none)
-    SpecOptions spec;           // speculative decoding (drafter Off: none), GenerateRequest::spec
+    SpecOptions spec;  // speculative decoding (drafter Off: none), GenerateRequest::spec
 };
 
 // Sent once the prompt is built: how much of the context it uses and whether old turns were
@@ -84,11 +84,11 @@ struct ReplyStats {
     QString finishReason;  // "eos", "length", "stop", "context", "timeout", "cancelled"
     int promptTokens = 0, generatedTokens = 0, reusedTokens = 0, contextLength = 0;
     double tokensPerSecond = 0, ttftMs = 0;
-    int kvRestoredTokens = 0;      // prompt tokens whose KV came from the store (not in reusedTokens)
-    double kvSavedSeconds = -1;    // estimated prefill time the restore saved; < 0: unknown
-    QString kvNote = {};           // why nothing was restored (a refusal, a store error)
+    int kvRestoredTokens = 0;  // prompt tokens whose KV came from the store (not in reusedTokens)
+    double kvSavedSeconds = -1;  // estimated prefill time the restore saved; < 0: unknown
+    QString kvNote = {};  // why nothing was restored (a refusal, a store error)
     int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
-    GenerationStats stored;        // what the reply's message row records (Turn::stats())
+    GenerationStats stored;  // what the reply's message row records (Turn::stats())
 };
 
 // A reply for another front end (the local server): the same turn pipeline and the same steps
@@ -96,7 +96,7 @@ struct ReplyStats {
 // run on the engine thread, between steps, and must return quickly.
 struct SinkReply {
     TurnInput input;
-    std::function<void(const Turn&)> started;                      // submitted: its id and prompt
+    std::function<void(const Turn&)> started;  // submitted: its id and prompt
     std::function<void(const Engine&, const EngineEvent&)> event;  // every event, Finish last
     // Not submitted (the message says why), or dropped because the model changed: no event follows.
     std::function<void(const Error&)> failed;
@@ -136,7 +136,7 @@ private:
     struct Active {
         quint64 ticket = 0;
         Turn turn;
-        QString pending;           // text not yet sent to the GUI
+        QString pending;  // text not yet sent to the GUI
         bool speculating = false;  // request.spec was on
         std::shared_ptr<const SinkReply> sink = nullptr;  // a sink reply: events go there, not to the signals
     };

@@ -34,8 +34,8 @@ void EngineWorker::saveKv(const Active& a) {
     if (!engine_) return;
     auto saved = saveTurnKv(*engine_, store_ ? &store_->kv() : nullptr, a.turn);
     if (!saved)
-        qWarning("hearth: conversation %lld: the KV cache was not saved: %s", static_cast<long long>(a.turn.conversationId),
-                 saved.error().message.c_str());
+        qWarning("hearth: conversation %lld: the KV cache was not saved: %s",
+                 static_cast<long long>(a.turn.conversationId), saved.error().message.c_str());
 }
 
 ReplyStats EngineWorker::finishedStats(const Active& a) {

@@ -30,8 +30,12 @@ QJsonObject usageJson(const Usage& u) {
 }
 
 ReplyFormat::ReplyFormat(const ApiRequest& request, std::string id, qint64 created, std::string model)
-    : kind_(request.kind), logprobs_(request.logprobs), includeUsage_(request.stream && request.includeUsage),
-      id_(text(id)), model_(text(model)), created_(created) {}
+    : kind_(request.kind),
+      logprobs_(request.logprobs),
+      includeUsage_(request.stream && request.includeUsage),
+      id_(text(id)),
+      model_(text(model)),
+      created_(created) {}
 
 QJsonObject ReplyFormat::envelope(const char* object) const {
     QJsonObject o{{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
@@ -70,10 +74,11 @@ QJsonObject ReplyFormat::logprobsOf(const std::vector<const StreamItem*>& items)
 QJsonObject ReplyFormat::firstChunk() const {
     if (kind_ != ApiKind::Chat) return {};
     QJsonObject o = envelope("chat.completion.chunk");
-    o.insert("choices", QJsonArray{QJsonObject{{"index", 0},
-                                               {"delta", QJsonObject{{"role", "assistant"}, {"content", ""}}},
-                                               {"logprobs", QJsonValue()},
-                                               {"finish_reason", QJsonValue()}}});
+    o.insert("choices",
+             QJsonArray{QJsonObject{{"index", 0},
+                                    {"delta", QJsonObject{{"role", "assistant"}, {"content", ""}}},
+                                    {"logprobs", QJsonValue()},
+                                    {"finish_reason", QJsonValue()}}});
     return o;
 }
 
@@ -112,8 +117,12 @@ QJsonObject ReplyFormat::whole(const std::vector<StreamItem>& items, const Usage
                        {"logprobs", logprobs_ ? QJsonValue(logprobsOf(pointers)) : QJsonValue()}};
     if (chat) choice.insert("message", QJsonObject{{"role", "assistant"}, {"content", text(all)}});
     else choice.insert("text", text(all));
-    QJsonObject o{{"id", id_}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", created_},
-                  {"model", model_}, {"choices", QJsonArray{choice}}, {"usage", usageJson(usage)}};
+    QJsonObject o{{"id", id_},
+                  {"object", chat ? "chat.completion" : "text_completion"},
+                  {"created", created_},
+                  {"model", model_},
+                  {"choices", QJsonArray{choice}},
+                  {"usage", usageJson(usage)}};
     return o;
 }
 

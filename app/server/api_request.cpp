@@ -138,7 +138,8 @@ std::optional<ApiError> refuseUnsupported(ApiKind kind, Fields& f, const QJsonOb
     f.number("best_of", bestOf, 1, 128);
     if (!f.error && echo) return badField("echo", "is not supported").error();
     if (!f.error && bestOf != 1) return badField("best_of", "must be 1").error();
-    if (!f.error && o.contains("suffix") && !o.value("suffix").isNull()) return badField("suffix", "is not supported").error();
+    if (!f.error && o.contains("suffix") && !o.value("suffix").isNull())
+        return badField("suffix", "is not supported").error();
     return f.error;
 }
 
@@ -168,7 +169,8 @@ std::optional<ApiError> readGeneration(ApiKind kind, const QJsonObject& o, const
     if (kind == ApiKind::Chat) {
         f.boolean("logprobs", r.logprobs);
         f.number("top_logprobs", g.nTopLogits, 0, kMaxTopLogprobs);
-        if (!f.error && g.nTopLogits > 0 && !r.logprobs) return badField("top_logprobs", "needs logprobs: true").error();
+        if (!f.error && g.nTopLogits > 0 && !r.logprobs)
+            return badField("top_logprobs", "needs logprobs: true").error();
     } else {  // the legacy API: logprobs is the number of top tokens (0 = the chosen one's only)
         int n = -1;
         f.number("logprobs", n, 0, kMaxTopLogprobs);
@@ -190,21 +192,26 @@ std::optional<ApiError> readGeneration(ApiKind kind, const QJsonObject& o, const
 }  // namespace
 
 QJsonObject errorBody(const ApiError& e) {
-    const auto orNull = [](const std::string& s) { return s.empty() ? QJsonValue() : QJsonValue(QString::fromStdString(s)); };
-    return {{"error", QJsonObject{{"message", QString::fromStdString(e.message)},
-                                  {"type", QString::fromStdString(e.type)},
-                                  {"param", orNull(e.param)},
-                                  {"code", orNull(e.code)}}}};
+    const auto orNull = [](const std::string& s) {
+        return s.empty() ? QJsonValue() : QJsonValue(QString::fromStdString(s));
+    };
+    return {{"error",
+             QJsonObject{{"message", QString::fromStdString(e.message)},
+                         {"type", QString::fromStdString(e.type)},
+                         {"param", orNull(e.param)},
+                         {"code", orNull(e.code)}}}};
 }
 
 std::expected<ApiRequest, ApiError> parseApiRequest(ApiKind kind, const QByteArray& body, const ApiLimits& limits) {
     QJsonParseError parseError{};
     const QJsonDocument doc = QJsonDocument::fromJson(body, &parseError);
     if (parseError.error != QJsonParseError::NoError)
-        return Fail(ApiError{400, "invalid_request_error",
+        return Fail(ApiError{400,
+                             "invalid_request_error",
                              "the body is not valid JSON: " + parseError.errorString().toStdString() + " at offset " +
                                  std::to_string(parseError.offset),
-                             {}, "invalid_json"});
+                             {},
+                             "invalid_json"});
     if (!doc.isObject()) return Fail(ApiError{400, "invalid_request_error", "the body must be a JSON object", {}, {}});
     const QJsonObject o = doc.object();
     ApiRequest r;

@@ -19,7 +19,7 @@ struct ApiError {
     std::string type = "invalid_request_error";  // also "authentication_error", "not_found_error", ...
     std::string message;
     std::string param;  // the request field at fault; empty: none
-    std::string code;   // e.g. "model_loading"; empty: none
+    std::string code;  // e.g. "model_loading"; empty: none
 };
 // {"error": {"message", "type", "param", "code"}} (param and code null when empty).
 QJsonObject errorBody(const ApiError& error);
@@ -28,19 +28,19 @@ enum class ApiKind { Chat, Completion };
 
 struct ApiRequest {
     ApiKind kind = ApiKind::Chat;
-    std::string model;                  // as sent; any string is accepted (one model is loaded)
+    std::string model;  // as sent; any string is accepted (one model is loaded)
     std::vector<ChatMessage> messages;  // Chat: oldest first
-    std::string prompt;                 // Completion
-    GenerateRequest request;            // sampling, maxTokens, stop, logprobs (not the prompt)
+    std::string prompt;  // Completion
+    GenerateRequest request;  // sampling, maxTokens, stop, logprobs (not the prompt)
     bool stream = false;
-    bool includeUsage = false;          // stream_options.include_usage
-    bool logprobs = false;              // report each generated token's log-probability
+    bool includeUsage = false;  // stream_options.include_usage
+    bool logprobs = false;  // report each generated token's log-probability
 };
 
 // What the request may ask for, given the loaded model.
 struct ApiLimits {
     int32_t contextLength = 0;  // the default max_tokens (the reply may fill the context)
-    SamplingParams defaults;    // for absent sampling fields: the model's, as the window uses
+    SamplingParams defaults;  // for absent sampling fields: the model's, as the window uses
 };
 
 // Parses and checks a body. Unknown fields are ignored; a field of the wrong type or out of

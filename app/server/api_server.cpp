@@ -18,7 +18,7 @@ namespace hearth::server {
 namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(20);  // how often a waiting reply checks its client
-constexpr int kSpareThreads = 8;                        // beyond slots and queue: health, models, errors
+constexpr int kSpareThreads = 8;  // beyond slots and queue: health, models, errors
 
 std::string json(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString(); }
 
@@ -36,16 +36,26 @@ ApiError engineError(const Error& e) {
 
 ApiError defaultError(int status) {
     switch (status) {
-    case 401: return {401, "authentication_error", "a valid API key is needed (Authorization: Bearer KEY)", {}, "invalid_api_key"};
+    case 401:
+        return {401,
+                "authentication_error",
+                "a valid API key is needed (Authorization: Bearer KEY)",
+                {},
+                "invalid_api_key"};
     case 404: return {404, "not_found_error", "no such endpoint", {}, "not_found"};
     case 413: return {413, "invalid_request_error", "the request body is too large", {}, "request_too_large"};
-    default: return {status, status >= 500 ? "server_error" : "invalid_request_error", "HTTP status " + std::to_string(status), {}, {}};
+    default:
+        return {status,
+                status >= 500 ? "server_error" : "invalid_request_error",
+                "HTTP status " + std::to_string(status),
+                {},
+                {}};
     }
 }
 
 std::string replyId(ApiKind kind) {
     return (kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-") +
-           QString::number(QRandomGenerator::global()->generate64(), 16).toStdString();
+        QString::number(QRandomGenerator::global()->generate64(), 16).toStdString();
 }
 
 bool writeEvent(httplib::DataSink& sink, const std::string& data) {
@@ -56,7 +66,9 @@ bool writeEvent(httplib::DataSink& sink, const std::string& data) {
 }  // namespace
 
 ApiServer::ApiServer(EngineHost& host, ServerOptions options)
-    : host_(host), options_(std::move(options)), http_(std::make_unique<httplib::Server>()),
+    : host_(host),
+      options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()),
       gate_(options_.parallel, options_.queue) {
     const size_t nThreads = static_cast<size_t>(options_.parallel + options_.queue + kSpareThreads);
     http_->new_task_queue = [nThreads] { return new httplib::ThreadPool(nThreads); };
@@ -73,9 +85,8 @@ ApiServer::ApiServer(EngineHost& host, ServerOptions options)
         sendError(res, defaultError(res.status));
         return httplib::Server::HandlerResponse::Handled;
     }));
-    http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        sendError(res, defaultError(500));
-    });
+    http_->set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) { sendError(res, defaultError(500)); });
     http_->Post("/v1/chat/completions", [this](const auto& req, auto& res) { complete(ApiKind::Chat, req, res); });
     http_->Post("/v1/completions", [this](const auto& req, auto& res) { complete(ApiKind::Completion, req, res); });
     http_->Get("/v1/models", [this](const auto&, auto& res) { models(res); });
@@ -139,7 +150,7 @@ void ApiServer::complete(ApiKind kind, const httplib::Request& req, httplib::Res
 void ApiServer::stream(const ApiRequest& request, RequestId id, std::shared_ptr<ReplyStream> replies,
                        httplib::Response& res) {
     auto format = std::make_shared<ReplyFormat>(request, replyId(request.kind), QDateTime::currentSecsSinceEpoch(),
-                                                 model()->name);
+                                                model()->name);
     auto collected = std::make_shared<std::vector<StreamItem>>();
     auto finished = std::make_shared<bool>(false);
     const bool sse = request.stream, includeUsage = request.includeUsage;
@@ -162,7 +173,8 @@ void ApiServer::stream(const ApiRequest& request, RequestId id, std::shared_ptr<
         bool ok = true;
         if (!sse) {
             const std::optional<Error>& error = collected->back().error;
-            const std::string body = error ? json(errorBody(engineError(*error))) : json(format->whole(*collected, replies->usage()));
+            const std::string body =
+                error ? json(errorBody(engineError(*error))) : json(format->whole(*collected, replies->usage()));
             ok = sink.write(body.data(), body.size());
         } else {
             if (includeUsage) ok = writeEvent(sink, json(format->usageChunk(replies->usage())));
@@ -187,16 +199,18 @@ void ApiServer::health(httplib::Response& res) {
     }
     std::optional<EngineMetrics> m;
     EngineWorker* worker = host_.worker();
-    QMetaObject::invokeMethod(worker, [&m, worker] { m = worker->metrics(); }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        worker, [&m, worker] { m = worker->metrics(); }, Qt::BlockingQueuedConnection);
     QJsonObject body{{"status", "ok"},
                      {"model", QString::fromStdString(served->name)},
                      {"parallel", options_.parallel},
                      {"requests", QJsonObject{{"running", gate_.running()}, {"waiting", gate_.waiting()}}}};
     if (m)
-        body.insert("kv_blocks", QJsonObject{{"free", m->blocksFree},
-                                             {"cached", m->blocksCached},
-                                             {"used", m->blocksUsed},
-                                             {"total", m->blocksTotal}});
+        body.insert("kv_blocks",
+                    QJsonObject{{"free", m->blocksFree},
+                                {"cached", m->blocksCached},
+                                {"used", m->blocksUsed},
+                                {"total", m->blocksTotal}});
     res.set_content(json(body), "application/json");
 }
 

@@ -34,11 +34,11 @@ namespace hearth::server {
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8080;                   // 0: any free port (bind() returns it)
-    std::string apiKey;                // non-empty: every request needs "Authorization: Bearer KEY"
-    int parallel = 4;                  // server requests in the engine at once
-    int queue = 16;                    // requests waiting for a slot; more are turned away (429)
-    size_t maxBodyBytes = 4u << 20;    // larger bodies are refused (413)
+    int port = 8080;  // 0: any free port (bind() returns it)
+    std::string apiKey;  // non-empty: every request needs "Authorization: Bearer KEY"
+    int parallel = 4;  // server requests in the engine at once
+    int queue = 16;  // requests waiting for a slot; more are turned away (429)
+    size_t maxBodyBytes = 4u << 20;  // larger bodies are refused (413)
 };
 
 struct ServedModel {
@@ -56,7 +56,7 @@ public:
     void start();  // serves on a thread of its own until stop()
     // Until this is called, requests are answered 503 (loading).
     void setModel(ServedModel model);
-    void stop();   // ends streams, closes the socket and joins the threads
+    void stop();  // ends streams, closes the socket and joins the threads
 
 private:
     void complete(ApiKind kind, const httplib::Request& req, httplib::Response& res);

@@ -96,7 +96,6 @@ void ReplyStream::done() {
     if (onDone_) std::exchange(onDone_, nullptr)();
 }
 
-
 AdmissionGate::Admit AdmissionGate::enter() {
     std::unique_lock lock(mutex_);
     if (closed_) return Admit::Closed;

@@ -17,7 +17,8 @@
 namespace hearth {
 
 int64_t storeNowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 const char* messageRoleName(MessageRole role) {
@@ -63,10 +64,10 @@ Result<std::unique_ptr<ConversationStore>> ConversationStore::openDb(Result<std:
         Error e = ready.error();
         const bool full = e.message.find("The disk is full") != std::string::npos;  // its own way forward
         const std::string way = full ? std::string()
-                              : e.code == ErrorCode::InvalidFormat
-                                    ? strCat("Open another one (--db PATH) or move this file aside (it is kept, renamed to ",
-                                             path, ".damaged-...) and start fresh.")
-                                    : "Check that the folder exists and can be written, or open another one (--db PATH).";
+            : e.code == ErrorCode::InvalidFormat
+            ? strCat("Open another one (--db PATH) or move this file aside (it is kept, renamed to ", path,
+                     ".damaged-...) and start fresh.")
+            : "Check that the folder exists and can be written, or open another one (--db PATH).";
         e.message = strCat("cannot open the conversation database ", path, ": ", e.message, full ? "" : ". ", way);
         return std::unexpected(e);
     }
@@ -157,7 +158,9 @@ Result<void> ConversationStore::setSystemPrompt(int64_t id, const std::string& s
     return setColumn(*db_, "system_prompt", id, systemPrompt);
 }
 
-Result<void> ConversationStore::setModel(int64_t id, const std::string& model) { return setColumn(*db_, "model", id, model); }
+Result<void> ConversationStore::setModel(int64_t id, const std::string& model) {
+    return setColumn(*db_, "model", id, model);
+}
 
 Result<void> ConversationStore::setSettings(int64_t id, const std::string& settingsJson) {
     if (!QJsonDocument::fromJson(QByteArray::fromStdString(settingsJson)).isObject())

@@ -19,13 +19,13 @@ class SqliteDb;
 
 struct Conversation {
     int64_t id = 0;
-    std::string handle;        // the CLI's --conversation string; empty when none was given
+    std::string handle;  // the CLI's --conversation string; empty when none was given
     std::string title;
-    std::string model;         // the model file last used with it (may be empty)
+    std::string model;  // the model file last used with it (may be empty)
     std::string systemPrompt;
     std::string settingsJson = "{}";  // per-chat sampling parameters, a JSON object's text
-    int64_t createdMs = 0;     // Unix time, milliseconds
-    int64_t updatedMs = 0;     // last change to it or its messages
+    int64_t createdMs = 0;  // Unix time, milliseconds
+    int64_t updatedMs = 0;  // last change to it or its messages
     int64_t activeLeafId = 0;  // last message of the active branch; 0 when it has none
 };
 
@@ -47,10 +47,10 @@ struct GenerationStats {
 struct Message {
     int64_t id = 0;
     int64_t conversationId = 0;
-    int64_t parentId = 0;      // 0: first message of its conversation
+    int64_t parentId = 0;  // 0: first message of its conversation
     MessageRole role = MessageRole::User;
     std::string text;
-    bool complete = true;      // false while a reply streams (or when a crash cut it short)
+    bool complete = true;  // false while a reply streams (or when a crash cut it short)
     int64_t createdMs = 0;
     GenerationStats stats;
 };
@@ -99,14 +99,14 @@ public:
 
     // Messages. appendMessage makes the new message the active leaf; parentId 0 starts a root
     // (another root is a sibling branch of the first message).
-    Result<Message> appendMessage(int64_t conversationId, int64_t parentId, MessageRole role,
-                                  const std::string& text, bool complete = true);
+    Result<Message> appendMessage(int64_t conversationId, int64_t parentId, MessageRole role, const std::string& text,
+                                  bool complete = true);
     // A streamed reply's text so far (complete=false) or final text with its statistics.
     Result<void> updateMessage(int64_t messageId, const std::string& text, bool complete,
                                const GenerationStats* stats = nullptr);
     Result<std::optional<Message>> message(int64_t messageId) const;
     Result<std::vector<Message>> activeBranch(int64_t conversationId) const;  // first message .. active leaf
-    Result<std::vector<Message>> branchTo(int64_t messageId) const;          // first message .. messageId
+    Result<std::vector<Message>> branchTo(int64_t messageId) const;  // first message .. messageId
     // Messages with the same parent (itself included), oldest first: the branches to switch between.
     Result<std::vector<Message>> siblings(int64_t messageId) const;
     // Activates the branch through messageId, down to its most recent descendant.
@@ -117,8 +117,8 @@ public:
 
 private:
     ConversationStore(std::string path, std::unique_ptr<SqliteDb> db, int64_t diskBudgetBytes);
-    static Result<std::unique_ptr<ConversationStore>> openDb(Result<std::unique_ptr<SqliteDb>> db, const std::string& path,
-                                                             int64_t diskBudgetBytes);
+    static Result<std::unique_ptr<ConversationStore>> openDb(Result<std::unique_ptr<SqliteDb>> db,
+                                                             const std::string& path, int64_t diskBudgetBytes);
     Result<void> touch(int64_t conversationId);
 
     std::string path_;

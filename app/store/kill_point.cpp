@@ -67,16 +67,18 @@ int kCheck(sqlite3_file* f, int* r) { return real(f)->pMethods->xCheckReservedLo
 int kFileControl(sqlite3_file* f, int op, void* a) { return real(f)->pMethods->xFileControl(real(f), op, a); }
 int kSectorSize(sqlite3_file* f) { return real(f)->pMethods->xSectorSize(real(f)); }
 int kDevChars(sqlite3_file* f) { return real(f)->pMethods->xDeviceCharacteristics(real(f)); }
-int kShmMap(sqlite3_file* f, int i, int sz, int e, void volatile** p) { return real(f)->pMethods->xShmMap(real(f), i, sz, e, p); }
+int kShmMap(sqlite3_file* f, int i, int sz, int e, void volatile** p) {
+    return real(f)->pMethods->xShmMap(real(f), i, sz, e, p);
+}
 int kShmLock(sqlite3_file* f, int o, int n, int fl) { return real(f)->pMethods->xShmLock(real(f), o, n, fl); }
 void kShmBarrier(sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); }
 int kShmUnmap(sqlite3_file* f, int d) { return real(f)->pMethods->xShmUnmap(real(f), d); }
 int kFetch(sqlite3_file* f, sqlite3_int64 o, int n, void** p) { return real(f)->pMethods->xFetch(real(f), o, n, p); }
 int kUnfetch(sqlite3_file* f, sqlite3_int64 o, void* p) { return real(f)->pMethods->xUnfetch(real(f), o, p); }
 
-const sqlite3_io_methods kMethods = {3,        kClose,  kRead, kWrite, kTruncate, kSync,
-                                     kFileSize, kLock,   kUnlock, kCheck, kFileControl, kSectorSize, kDevChars,
-                                     kShmMap,  kShmLock, kShmBarrier, kShmUnmap, kFetch, kUnfetch};
+const sqlite3_io_methods kMethods = {3,        kClose,      kRead,     kWrite,       kTruncate,   kSync,     kFileSize,
+                                     kLock,    kUnlock,     kCheck,    kFileControl, kSectorSize, kDevChars, kShmMap,
+                                     kShmLock, kShmBarrier, kShmUnmap, kFetch,       kUnfetch};
 
 int kOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* outFlags) {
     auto* k = reinterpret_cast<KillFile*>(f);

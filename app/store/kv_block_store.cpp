@@ -88,7 +88,9 @@ Result<void> KvBlockStore::insertBlocks(const KvRootInfo& root, std::span<const 
     auto rootSt = db_.prepare(
         "INSERT OR IGNORE INTO kv_roots(root_key, fingerprint, layout, backend, numerics) VALUES(?, ?, ?, ?, ?)");
     if (!rootSt) return std::unexpected(rootSt.error());
-    rootSt->bindBlob(1, keyBytes(root.key)).bind(2, std::string_view(root.fingerprint)).bind(3, std::string_view(root.layout));
+    rootSt->bindBlob(1, keyBytes(root.key))
+        .bind(2, std::string_view(root.fingerprint))
+        .bind(3, std::string_view(root.layout));
     rootSt->bind(4, std::string_view(root.backend)).bind(5, int64_t{root.numericsVersion});
     if (auto r = rootSt->run(); !r) return r;
     auto st = db_.prepare(
@@ -107,8 +109,8 @@ Result<void> KvBlockStore::insertBlocks(const KvRootInfo& root, std::span<const 
     return {};
 }
 
-Result<int32_t> KvBlockStore::save(int64_t conversationId, const KvRootInfo& root, std::span<const KvBlockRecord> records,
-                                   std::span<const BlockKey> chainKeys) {
+Result<int32_t> KvBlockStore::save(int64_t conversationId, const KvRootInfo& root,
+                                   std::span<const KvBlockRecord> records, std::span<const BlockKey> chainKeys) {
     int64_t bytes = 0;
     for (const KvBlockRecord& b : records) bytes += static_cast<int64_t>(b.data.size());
     if (bytes > budget_) return 0;  // could never be kept: do not write it only to evict it
@@ -120,7 +122,8 @@ Result<int32_t> KvBlockStore::save(int64_t conversationId, const KvRootInfo& roo
         " SELECT ?1, block_key FROM kv_blocks WHERE block_key = ?2");
     if (!link) return std::unexpected(link.error());
     for (const BlockKey& k : chainKeys)
-        if (auto r = link->bind(1, conversationId).bindBlob(2, keyBytes(k)).run(); !r) return std::unexpected(r.error());
+        if (auto r = link->bind(1, conversationId).bindBlob(2, keyBytes(k)).run(); !r)
+            return std::unexpected(r.error());
     auto used = db_.prepare("UPDATE conversations SET kv_used_ms = ? WHERE id = ?");
     if (!used) return std::unexpected(used.error());
     if (auto r = used->bind(1, storeNowMs()).bind(2, conversationId).run(); !r) return std::unexpected(r.error());
@@ -155,9 +158,10 @@ Result<SavedKvChain> KvBlockStore::tails(const BlockKey& parent, int32_t blockSi
 }
 
 Result<SavedKvChain> KvBlockStore::foreignChain(int64_t conversationId, const BlockKey& current, int n) const {
-    auto st = db_.prepare(strCat(kBlockSelect,
-                                 " JOIN conversation_kv c USING(block_key) WHERE c.conversation_id = ? AND b.root_key <> ?"
-                                 " ORDER BY b.position LIMIT ?"));
+    auto st =
+        db_.prepare(strCat(kBlockSelect,
+                           " JOIN conversation_kv c USING(block_key) WHERE c.conversation_id = ? AND b.root_key <> ?"
+                           " ORDER BY b.position LIMIT ?"));
     if (!st) return std::unexpected(st.error());
     st->bind(1, conversationId).bindBlob(2, keyBytes(current)).bind(3, int64_t{n});
     return chainOfFirstRoot(*st);
@@ -172,7 +176,8 @@ Result<void> KvBlockStore::markUsed(int64_t conversationId) {
 Result<int64_t> KvBlockStore::blockCount() const { return db_.queryInt("SELECT count(*) FROM kv_blocks"); }
 
 Result<void> KvBlockStore::dropUnreferencedBlocks() {
-    if (auto r = db_.exec("DELETE FROM kv_blocks WHERE block_key NOT IN (SELECT block_key FROM conversation_kv)"); !r) return r;
+    if (auto r = db_.exec("DELETE FROM kv_blocks WHERE block_key NOT IN (SELECT block_key FROM conversation_kv)"); !r)
+        return r;
     return db_.exec("DELETE FROM kv_roots WHERE root_key NOT IN (SELECT root_key FROM kv_blocks)");
 }
 
@@ -190,13 +195,15 @@ Result<KvBudgetReport> KvBlockStore::enforceBudget() {
     if (!before) return std::unexpected(before.error());
     while (diskUsageBytes() > budget_) {
         auto victim = db_.queryInt(
-            "SELECT c.id FROM conversations c WHERE EXISTS (SELECT 1 FROM conversation_kv k WHERE k.conversation_id = c.id)"
+            "SELECT c.id FROM conversations c WHERE EXISTS (SELECT 1 FROM conversation_kv k WHERE k.conversation_id = "
+            "c.id)"
             " ORDER BY c.kv_used_ms, c.id LIMIT 1");
         if (!victim) return std::unexpected(victim.error());
         if (*victim == 0) break;  // no KV left: the rest is text, never evicted
         Transaction t(db_);
         if (auto r = t.begin(); !r) return std::unexpected(r.error());
-        if (auto r = db_.exec(strCat("DELETE FROM conversation_kv WHERE conversation_id = ", *victim)); !r) return std::unexpected(r.error());
+        if (auto r = db_.exec(strCat("DELETE FROM conversation_kv WHERE conversation_id = ", *victim)); !r)
+            return std::unexpected(r.error());
         if (auto r = dropUnreferencedBlocks(); !r) return std::unexpected(r.error());
         if (auto r = t.commit(); !r) return std::unexpected(r.error());
         if (auto r = reclaim(); !r) return std::unexpected(r.error());
@@ -224,7 +231,8 @@ Result<ModelFingerprint> KvBlockStore::modelFingerprint(const std::string& path)
         if (auto fp = fingerprintFromHex(st->text(0))) return *fp;
     auto fp = fingerprintFile(key);
     if (!fp) return std::unexpected(fp.error());
-    auto put = db_.prepare("INSERT OR REPLACE INTO model_fingerprints(path, size, mtime_ns, fingerprint) VALUES(?, ?, ?, ?)");
+    auto put =
+        db_.prepare("INSERT OR REPLACE INTO model_fingerprints(path, size, mtime_ns, fingerprint) VALUES(?, ?, ?, ?)");
     if (!put) return std::unexpected(put.error());
     put->bind(1, std::string_view(key)).bind(2, static_cast<int64_t>(stamp->size)).bind(3, stamp->mtimeNs);
     if (auto r = put->bind(4, std::string_view(fingerprintHex(*fp))).run(); !r) return std::unexpected(r.error());

@@ -16,7 +16,7 @@ namespace hearth {
 class SqliteDb;
 
 struct SavedKvChain {
-    KvRootInfo root;                     // the root the records were saved under
+    KvRootInfo root;  // the root the records were saved under
     std::vector<KvBlockRecord> records;  // in chain order
 };
 

@@ -16,7 +16,8 @@ Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t
         auto parent = message(parentId);
         if (!parent) return std::unexpected(parent.error());
         if (!*parent || (*parent)->conversationId != conversationId)
-            return fail(ErrorCode::InvalidArgument, strCat("message ", parentId, " is not in conversation ", conversationId));
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("message ", parentId, " is not in conversation ", conversationId));
     }
     auto st = db_->prepare(
         "INSERT INTO messages(conversation_id, parent_id, role, text, complete, created_ms) VALUES(?, ?, ?, ?, ?, ?)");
@@ -30,7 +31,8 @@ Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t
     const int64_t id = db_->lastInsertId();
     auto leaf = db_->prepare("UPDATE conversations SET active_leaf_id = ?, updated_ms = ? WHERE id = ?");
     if (!leaf) return std::unexpected(leaf.error());
-    if (auto r = leaf->bind(1, id).bind(2, storeNowMs()).bind(3, conversationId).run(); !r) return std::unexpected(r.error());
+    if (auto r = leaf->bind(1, id).bind(2, storeNowMs()).bind(3, conversationId).run(); !r)
+        return std::unexpected(r.error());
     killPoint("message-commit");
     if (auto r = t.commit(); !r) return std::unexpected(r.error());
     auto m = message(id);

@@ -76,8 +76,9 @@ Result<void> prepareSchema(SqliteDb& db, int target) {
     auto version = db.queryInt("PRAGMA user_version");
     if (!version) return std::unexpected(version.error());
     if (*version > kSchemaVersion)
-        return fail(ErrorCode::InvalidFormat, strCat(db.path(), ": schema version ", *version,
-                                                     " is newer than this Hearth knows (", kSchemaVersion, ")"));
+        return fail(ErrorCode::InvalidFormat,
+                    strCat(db.path(), ": schema version ", *version, " is newer than this Hearth knows (",
+                           kSchemaVersion, ")"));
     // auto_vacuum must be set before the first table exists.
     // 16 KiB pages: KV blocks are blobs of hundreds of KiB, read as chains of overflow pages.
     if (*version == 0)

@@ -24,9 +24,11 @@ const char* faultHint(int code, int sysErrno) {
     }
     if (code == SQLITE_READONLY_DBMOVED)
         return ". The database file was moved or deleted while Hearth was running: nothing more can be saved to it";
-    if ((code & 0xff) == SQLITE_FULL) return ". The disk is full: free some space and try again; what was saved before is kept";
+    if ((code & 0xff) == SQLITE_FULL)
+        return ". The disk is full: free some space and try again; what was saved before is kept";
     if ((code & 0xff) == SQLITE_READONLY)
-        return ". The database file (or its folder) cannot be written: check its permissions; what was saved before is kept";
+        return ". The database file (or its folder) cannot be written: check its permissions; what was saved before is "
+               "kept";
     return "";
 }
 
@@ -37,8 +39,10 @@ Error sqliteError(int code, std::string_view what, std::string_view detail, cons
     ErrorCode ec = ErrorCode::Io;
     if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) ec = ErrorCode::InvalidFormat;
     else if (primary == SQLITE_NOMEM) ec = ErrorCode::OutOfMemory;
-    else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH || primary == SQLITE_RANGE) ec = ErrorCode::InvalidArgument;
-    return Error{ec, strCat(path, ": ", what, ": ", detail, " (", sqlite3_errstr(code), ")", faultHint(code, sysErrno))};
+    else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH || primary == SQLITE_RANGE)
+        ec = ErrorCode::InvalidArgument;
+    return Error{ec,
+                 strCat(path, ": ", what, ": ", detail, " (", sqlite3_errstr(code), ")", faultHint(code, sysErrno))};
 }
 
 Statement::~Statement() {
@@ -94,8 +98,8 @@ Result<bool> Statement::step() {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    return std::unexpected(
-        sqliteError(sqlite3_extended_errcode(db), "query failed", sqlite3_errmsg(db), *path_, sqlite3_system_errno(db)));
+    return std::unexpected(sqliteError(sqlite3_extended_errcode(db), "query failed", sqlite3_errmsg(db), *path_,
+                                       sqlite3_system_errno(db)));
 }
 
 Result<void> Statement::run() {
@@ -124,7 +128,8 @@ std::string Statement::text(int col) const {
 
 std::span<const uint8_t> Statement::blobView(int col) const {
     const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(stmt_, col));
-    return p ? std::span<const uint8_t>(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::span<const uint8_t>();
+    return p ? std::span<const uint8_t>(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::span<const uint8_t>();
 }
 
 std::vector<uint8_t> Statement::blob(int col) const {
@@ -135,7 +140,8 @@ std::vector<uint8_t> Statement::blob(int col) const {
 Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path) {
     installKillVfsIfAsked();
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         Error e = sqliteError(rc, "cannot open the database", db ? sqlite3_errmsg(db) : "", path);
         sqlite3_close(db);
@@ -148,13 +154,16 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::string& path) {
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::openImage(std::span<const uint8_t> image, const std::string& name) {
     sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-    auto* copy = rc == SQLITE_OK ? static_cast<unsigned char*>(sqlite3_malloc64(std::max<size_t>(image.size(), 1))) : nullptr;
+    int rc =
+        sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    auto* copy =
+        rc == SQLITE_OK ? static_cast<unsigned char*>(sqlite3_malloc64(std::max<size_t>(image.size(), 1))) : nullptr;
     if (copy) {
         if (!image.empty()) std::memcpy(copy, image.data(), image.size());
         const auto n = static_cast<sqlite3_int64>(image.size());
         // FREEONCLOSE: SQLite owns (and frees) the copy, even when deserializing fails.
-        rc = sqlite3_deserialize(db, "main", copy, n, n, SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+        rc =
+            sqlite3_deserialize(db, "main", copy, n, n, SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
     } else if (rc == SQLITE_OK) {
         rc = SQLITE_NOMEM;
     }

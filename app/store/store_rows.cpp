@@ -8,7 +8,8 @@
 
 namespace hearth {
 
-Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql, std::optional<std::string> text) {
+Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql,
+                                                    std::optional<std::string> text) {
     auto st = db.prepare(sql);
     if (!st) return std::unexpected(st.error());
     if (text) st->bind(1, std::string_view(*text));

@@ -20,7 +20,8 @@ inline constexpr const char* kMessageSelect =
     "SELECT id, conversation_id, coalesce(parent_id, 0), role, text, complete, created_ms, stats_json FROM messages";
 
 // Runs sql (with ?1 bound to text when given) and reads every row.
-Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql, std::optional<std::string> text);
+Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql,
+                                                    std::optional<std::string> text);
 // Runs sql with ?1 bound to id and reads every row.
 Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, int64_t id);
 

@@ -10,8 +10,8 @@ namespace {
 
 // The stored tail (partial last block) continuing chain's last block (or the root) that shares
 // the longest run of tokens with the prompt there; nullopt when none shares any.
-Result<std::optional<KvBlockRecord>> bestTail(const Engine& engine, const KvBlockStore& store, const SavedKvChain& chain,
-                                              std::span<const TokenId> tokens) {
+Result<std::optional<KvBlockRecord>> bestTail(const Engine& engine, const KvBlockStore& store,
+                                              const SavedKvChain& chain, std::span<const TokenId> tokens) {
     const BlockKey& parent = chain.records.empty() ? engine.kvRoot().key : chain.records.back().key;
     if (!chain.records.empty() && chain.root.key != engine.kvRoot().key) return std::optional<KvBlockRecord>();
     const size_t start = chain.records.size() * static_cast<size_t>(engine.kvBlockSize());
@@ -22,7 +22,8 @@ Result<std::optional<KvBlockRecord>> bestTail(const Engine& engine, const KvBloc
     std::optional<KvBlockRecord> best;
     std::ptrdiff_t bestLen = 0;
     for (KvBlockRecord& r : tails->records) {
-        const auto n = std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
+        const auto n =
+            std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
         if (n > bestLen) bestLen = n, best = std::move(r);
     }
     return best;

@@ -12,12 +12,12 @@
 namespace hearth {
 
 struct KvRestoreReport {
-    int32_t restoredTokens = 0;   // prompt tokens whose K/V were copied in from the store
-    int32_t acceptedTokens = 0;   // ... plus those already cached in the engine
-    std::string refusal;          // the engine's reason, when it refused saved blocks
-    double ms = 0;                // reading and importing
-    double readMs = 0;            // ... of which reading the blocks from the database
-    double importMs = 0;          // ... and copying them into the engine's KV cache
+    int32_t restoredTokens = 0;  // prompt tokens whose K/V were copied in from the store
+    int32_t acceptedTokens = 0;  // ... plus those already cached in the engine
+    std::string refusal;  // the engine's reason, when it refused saved blocks
+    double ms = 0;  // reading and importing
+    double readMs = 0;  // ... of which reading the blocks from the database
+    double importMs = 0;  // ... and copying them into the engine's KV cache
 };
 
 // Precondition: engine.idle(). prompt: the whole next request's prompt (its last token is

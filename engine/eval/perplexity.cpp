@@ -47,7 +47,9 @@ Result<double> chunkNll(Model& model, Backend& backend, std::span<const int32_t>
 
 double PerplexityResult::totalNll() const { return std::accumulate(chunkNll.begin(), chunkNll.end(), 0.0); }
 
-int64_t PerplexityResult::nScored() const { return std::accumulate(chunkScored.begin(), chunkScored.end(), int64_t{0}); }
+int64_t PerplexityResult::nScored() const {
+    return std::accumulate(chunkScored.begin(), chunkScored.end(), int64_t{0});
+}
 
 double PerplexityResult::perplexity() const {
     return nScored() > 0 ? std::exp(totalNll() / static_cast<double>(nScored())) : 0.0;
@@ -58,8 +60,9 @@ Result<PerplexityResult> perplexity(Model& model, Backend& backend, std::span<co
     PerplexityResult result;
     for (const std::vector<int32_t>& chunk : chunks) {
         if (firstScored < 1 || static_cast<size_t>(firstScored) >= chunk.size())
-            return fail(ErrorCode::InvalidArgument,
-                        strCat("perplexity: first scored position ", firstScored, " outside a chunk of ", chunk.size()));
+            return fail(
+                ErrorCode::InvalidArgument,
+                strCat("perplexity: first scored position ", firstScored, " outside a chunk of ", chunk.size()));
         for (int32_t id : chunk)
             if (id < 0 || id >= model.config().nVocab)
                 return fail(ErrorCode::InvalidArgument, strCat("perplexity: token id ", id, " outside the vocabulary"));

@@ -15,11 +15,11 @@
 namespace hearth {
 
 struct PerplexityResult {
-    std::vector<double> chunkNll;     // the summed negative log-likelihood of each chunk
-    std::vector<int64_t> chunkScored; // how many tokens each chunk scored
+    std::vector<double> chunkNll;  // the summed negative log-likelihood of each chunk
+    std::vector<int64_t> chunkScored;  // how many tokens each chunk scored
     double totalNll() const;
     int64_t nScored() const;
-    double perplexity() const;        // exp(total NLL / scored tokens)
+    double perplexity() const;  // exp(total NLL / scored tokens)
 };
 
 // Errors: InvalidArgument (firstScored outside [1, chunk length - 1], a token outside the

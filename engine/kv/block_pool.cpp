@@ -75,7 +75,8 @@ std::vector<BlockId> BlockPool::lruOrder() const {
 CachedPrefix BlockPool::longestCachedPrefix(const BlockKey& parent, std::span<const int32_t> tokens) const {
     CachedPrefix prefix;
     BlockKey key = parent;
-    for (size_t start = 0; start + static_cast<size_t>(blockSize_) <= tokens.size(); start += static_cast<size_t>(blockSize_)) {
+    for (size_t start = 0; start + static_cast<size_t>(blockSize_) <= tokens.size();
+         start += static_cast<size_t>(blockSize_)) {
         key = chainKey(key, tokens.subspan(start, static_cast<size_t>(blockSize_)));
         const auto it = index_.find(key);
         if (it == index_.end()) break;

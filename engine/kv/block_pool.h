@@ -45,13 +45,13 @@ public:
     int32_t nBlocks() const { return static_cast<int32_t>(refCounts_.size()); }
     int32_t blockSize() const { return blockSize_; }
     int32_t nFree() const { return static_cast<int32_t>(freeList_.size()); }  // unreferenced, no key
-    int32_t nCached() const { return nCached_; }       // unreferenced, keyed: evictable, in LRU
+    int32_t nCached() const { return nCached_; }  // unreferenced, keyed: evictable, in LRU
     int32_t nUsed() const { return nBlocks() - nFree() - nCached(); }
     int32_t nAvailable() const { return nFree() + nCached(); }
     int32_t refCount(BlockId block) const { return refCounts_[static_cast<size_t>(block)]; }
-    const BlockKey* keyOf(BlockId block) const;        // nullptr when the block is not indexed
-    BlockId find(const BlockKey& key) const;           // -1 when no block is indexed under key
-    std::vector<BlockId> lruOrder() const;             // cached blocks, least recently used first
+    const BlockKey* keyOf(BlockId block) const;  // nullptr when the block is not indexed
+    BlockId find(const BlockKey& key) const;  // -1 when no block is indexed under key
+    std::vector<BlockId> lruOrder() const;  // cached blocks, least recently used first
     // Changes on every mutation; a planned reservation is valid only for the generation it saw.
     uint64_t generation() const { return generation_; }
 
@@ -86,12 +86,12 @@ private:
 
     int32_t blockSize_;
     std::vector<int32_t> refCounts_;
-    std::vector<BlockId> freeList_;                  // a stack: back() is handed out next
-    std::vector<uint8_t> keyed_;                     // 1 when keys_[block] is in index_
+    std::vector<BlockId> freeList_;  // a stack: back() is handed out next
+    std::vector<uint8_t> keyed_;  // 1 when keys_[block] is in index_
     std::vector<BlockKey> keys_;
     std::unordered_map<BlockKey, BlockId, KeyHash> index_;
-    std::vector<BlockId> lruPrev_, lruNext_;         // intrusive list, -1 terminated
-    BlockId lruHead_ = -1, lruTail_ = -1;            // head: least recently used
+    std::vector<BlockId> lruPrev_, lruNext_;  // intrusive list, -1 terminated
+    BlockId lruHead_ = -1, lruTail_ = -1;  // head: least recently used
     int32_t nCached_ = 0;
     uint64_t generation_ = 0;
 };

@@ -14,19 +14,24 @@
 namespace hearth {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t maxTokens, const KvChainRoot& root) {
-    if (layout.nLayers <= 0 || layout.rowStride <= 0 || layout.blockSize <= 0 || layout.blockSize > 1024 || maxTokens <= 0)
-        return fail(ErrorCode::InvalidArgument, strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
+    if (layout.nLayers <= 0 || layout.rowStride <= 0 || layout.blockSize <= 0 || layout.blockSize > 1024 ||
+        maxTokens <= 0)
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
     if (layout.elementType == KvElementType::Q8_0 && layout.rowStride % kQK != 0)
-        return fail(ErrorCode::InvalidArgument, strCat("a q8_0 KV cache needs rows of a multiple of ", kQK,
-                                                       " elements; this model's are ", layout.rowStride));
-    const double bytes = double(layout.nLayers) * 2 * double(kvRowBytes(layout)) * (double(maxTokens) + layout.blockSize);
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("a q8_0 KV cache needs rows of a multiple of ", kQK, " elements; this model's are ",
+                           layout.rowStride));
+    const double bytes =
+        double(layout.nLayers) * 2 * double(kvRowBytes(layout)) * (double(maxTokens) + layout.blockSize);
     if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) / 2)
         return fail(ErrorCode::OutOfMemory, strCat("a KV cache of ", maxTokens, " tokens is too large"));
     return std::make_unique<KvCache>(layout, maxTokens, root);
 }
 
 KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
-    : layout_(layout), root_(root),
+    : layout_(layout),
+      root_(root),
       pool_((std::max(maxTokens, 1) + layout.blockSize - 1) / layout.blockSize, layout.blockSize) {
     rowBytes_ = kvRowBytes(layout_);
     bytesPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) * rowBytes_;
@@ -50,11 +55,13 @@ KvReservation::Unshare KvCache::planUnshare(const KvSequence& seq, int32_t nToke
     return nSpare > 0 ? KvReservation::Unshare::Copy : KvReservation::Unshare::InPlace;
 }
 
-Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens, std::span<const int32_t> cacheableTokens) const {
+Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens,
+                                    std::span<const int32_t> cacheableTokens) const {
     if (nTokens < 0) return fail(ErrorCode::InvalidArgument, strCat("cannot reserve ", nTokens, " KV positions"));
     if (nTokens > capacityTokens())
-        return fail(ErrorCode::OutOfMemory, strCat("KV cache full: ", nTokens, " tokens need ", blocksFor(nTokens),
-                                                   " blocks; the cache has ", pool_.nBlocks()));
+        return fail(ErrorCode::OutOfMemory,
+                    strCat("KV cache full: ", nTokens, " tokens need ", blocksFor(nTokens), " blocks; the cache has ",
+                           pool_.nBlocks()));
     KvReservation r;
     r.poolGeneration = pool_.generation();
     r.fromTableSize = seq.blockTable.size();
@@ -66,7 +73,8 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens, std:
     if (atChainHead && nCacheable > seq.nTokens) {
         const BlockKey& parent = seq.blockKeys.empty() ? root_.key : seq.blockKeys.back();
         CachedPrefix hit = pool_.longestCachedPrefix(
-            parent, cacheableTokens.subspan(static_cast<size_t>(seq.nTokens), static_cast<size_t>(nCacheable - seq.nTokens)));
+            parent,
+            cacheableTokens.subspan(static_cast<size_t>(seq.nTokens), static_cast<size_t>(nCacheable - seq.nTokens)));
         r.reuse = std::move(hit.blocks);
         r.reuseKeys = std::move(hit.keys);
         r.nCachedTokens = static_cast<int32_t>(r.reuse.size()) * bs;
@@ -78,8 +86,9 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens, std:
     if (r.reuse.empty()) r.unshare = planUnshare(seq, nTokens, nAvailable - r.nNewBlocks);
     const int32_t nNeeded = r.nNewBlocks + (r.unshare == KvReservation::Unshare::Copy ? 1 : 0);
     if (nNeeded > nAvailable)
-        return fail(ErrorCode::OutOfMemory, strCat("KV cache full: ", nTokens, " tokens need ", nNeeded, " more blocks, ",
-                                                   nAvailable, " available"));
+        return fail(
+            ErrorCode::OutOfMemory,
+            strCat("KV cache full: ", nTokens, " tokens need ", nNeeded, " more blocks, ", nAvailable, " available"));
     return r;
 }
 
@@ -90,15 +99,18 @@ Result<void> KvCache::ensureMemory(const KvSequence& seq, const KvReservation& r
         // Not value-initialised: every position is written before attention reads it.
         if (!slot) slot.reset(new (std::nothrow) uint8_t[bytesPerBlock_]);
         if (!slot)
-            return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", bytesPerBlock(), " bytes) for ",
-                                                       seq.nTokens + r.nCachedTokens, "+ tokens"));
+            return fail(ErrorCode::OutOfMemory,
+                        strCat("cannot allocate a KV block (", bytesPerBlock(), " bytes) for ",
+                               seq.nTokens + r.nCachedTokens, "+ tokens"));
     }
     return {};
 }
 
 Result<void> KvCache::commit(KvSequence& seq, const KvReservation& r) {
-    if (r.poolGeneration != pool_.generation() || r.fromTableSize != seq.blockTable.size() || r.fromNTokens != seq.nTokens)
-        return fail(ErrorCode::InvalidArgument, "stale KV reservation: the cache or the sequence changed since it was planned");
+    if (r.poolGeneration != pool_.generation() || r.fromTableSize != seq.blockTable.size() ||
+        r.fromNTokens != seq.nTokens)
+        return fail(ErrorCode::InvalidArgument,
+                    "stale KV reservation: the cache or the sequence changed since it was planned");
     if (auto m = ensureMemory(seq, r); !m) return m;  // before any change
     for (size_t i = 0; i < r.reuse.size(); ++i) {
         pool_.share(r.reuse[i]);
@@ -129,7 +141,7 @@ Result<void> KvCache::reserve(KvSequence& seq, int32_t nTokens) {
 
 bool KvCache::reserved(const KvSequence& seq, int32_t nTokens) const {
     return std::ssize(seq.blockTable) >= blocksFor(nTokens) &&
-           planUnshare(seq, nTokens, 0) == KvReservation::Unshare::None;
+        planUnshare(seq, nTokens, 0) == KvReservation::Unshare::None;
 }
 
 void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
@@ -169,7 +181,8 @@ std::span<const uint8_t> KvCache::blockBytes(BlockId block) const {
 
 Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> bytes) {
     if (bytes.size() != bytesPerBlock_)
-        return fail(ErrorCode::InvalidArgument, strCat("a saved KV block has ", bytes.size(), " bytes; this cache's have ", bytesPerBlock_));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("a saved KV block has ", bytes.size(), " bytes; this cache's have ", bytesPerBlock_));
     if (pool_.find(key) >= 0) return false;
     if (pool_.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
     auto& slot = blocks_[static_cast<size_t>(pool_.peekAllocations(1, {}).front())];
@@ -195,12 +208,14 @@ std::vector<uint8_t> KvCache::packedRows(BlockId block, int32_t nRows) const {
 
 Result<void> KvCache::writeRows(BlockId block, std::span<const uint8_t> packed, int32_t nSavedRows, int32_t nRows) {
     if (nRows <= 0 || nRows > nSavedRows || nSavedRows > layout_.blockSize || packed.size() != tailBytes(nSavedRows))
-        return fail(ErrorCode::InvalidArgument, strCat("a saved partial KV block has ", packed.size(), " bytes for ", nSavedRows,
-                                                       " rows; this cache's rows need ", tailBytes(nSavedRows)));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("a saved partial KV block has ", packed.size(), " bytes for ", nSavedRows,
+                           " rows; this cache's rows need ", tailBytes(nSavedRows)));
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t saved = static_cast<size_t>(nSavedRows) * rowBytes_;
     for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)
-        std::memcpy(blockData(block) + part * half, packed.data() + part * saved, static_cast<size_t>(nRows) * rowBytes_);
+        std::memcpy(blockData(block) + part * half, packed.data() + part * saved,
+                    static_cast<size_t>(nRows) * rowBytes_);
     return {};
 }
 

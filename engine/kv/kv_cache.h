@@ -32,13 +32,13 @@ struct KvSequence {
 struct KvReservation {
     enum class Unshare : uint8_t {
         None,
-        Copy,     // the partly filled block at the write position is shared or cached: copy it
+        Copy,  // the partly filled block at the write position is shared or cached: copy it
         InPlace,  // it is ours alone but keyed, and no block is spare: drop its key instead
     };
-    std::vector<BlockId> reuse;     // cached blocks appended to the table (shared)
+    std::vector<BlockId> reuse;  // cached blocks appended to the table (shared)
     std::vector<BlockKey> reuseKeys;
-    int32_t nCachedTokens = 0;      // positions the reused blocks fill
-    int32_t nNewBlocks = 0;         // fresh blocks appended after them
+    int32_t nCachedTokens = 0;  // positions the reused blocks fill
+    int32_t nNewBlocks = 0;  // fresh blocks appended after them
     Unshare unshare = Unshare::None;
     // The state it was planned against; commit() refuses a reservation that no longer fits.
     uint64_t poolGeneration = 0;
@@ -107,7 +107,9 @@ public:
     // nRows rows of every layer's K and V, packed (tailBytes(nRows) bytes); empty when the
     // block's memory was never allocated. writeRows fills the first nRows rows of a block the
     // caller holds from the first nRows rows of such packed bytes (saved with nSavedRows >= nRows).
-    size_t tailBytes(int32_t nRows) const { return static_cast<size_t>(nRows) * 2 * static_cast<size_t>(layout_.nLayers) * rowBytes_; }
+    size_t tailBytes(int32_t nRows) const {
+        return static_cast<size_t>(nRows) * 2 * static_cast<size_t>(layout_.nLayers) * rowBytes_;
+    }
     std::vector<uint8_t> packedRows(BlockId block, int32_t nRows) const;
     Result<void> writeRows(BlockId block, std::span<const uint8_t> packed, int32_t nSavedRows, int32_t nRows);
 
@@ -125,10 +127,10 @@ private:
     KvLayout layout_;
     KvChainRoot root_;
     BlockPool pool_;
-    size_t rowBytes_ = 0;       // one token's K (or V) row in one layer
+    size_t rowBytes_ = 0;  // one token's K (or V) row in one layer
     size_t bytesPerBlock_ = 0;
     std::vector<std::unique_ptr<uint8_t[]>> blocks_;  // [nBlocks] -> [nLayers][K, V][blockSize] rows, on first use
-    std::vector<f16_t*> kPointers_, vPointers_;     // scratch for layerView
+    std::vector<f16_t*> kPointers_, vPointers_;  // scratch for layerView
 };
 
 }  // namespace hearth

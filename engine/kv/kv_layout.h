@@ -11,7 +11,7 @@
 namespace hearth {
 
 enum class KvElementType : uint8_t {
-    F16,   // the default
+    F16,  // the default
     Q8_0,  // GGUF's Q8_0 blocks (32 elements: f16 scale + 32 int8), 34/64 of F16's memory
 };
 const char* kvElementTypeName(KvElementType type);  // "f16", "q8_0"
@@ -20,8 +20,8 @@ std::optional<KvElementType> parseKvElementType(std::string_view name);
 
 struct KvLayout {
     int nLayers = 0;
-    int rowStride = 0;    // nKvHeads * headDim: elements of one token's K (or V) in one layer
-    int blockSize = 16;   // tokens per block
+    int rowStride = 0;  // nKvHeads * headDim: elements of one token's K (or V) in one layer
+    int blockSize = 16;  // tokens per block
     KvElementType elementType = KvElementType::F16;
 };
 

@@ -21,10 +21,10 @@ constexpr int64_t kMaxWindow = 1 << 24;
 // What the two generations differ in beyond the keys' prefix.
 struct GemmaGeneration {
     std::string_view arch;
-    int64_t defaultPattern;   // llama.cpp's period when the file names none
-    int64_t defaultWindow;    // window when the file has no attention.sliding_window (0: no local layers)
-    double defaultSwaBase;    // RoPE base of local layers without rope.freq_base_swa (0: the global base)
-    int largeLayers;          // the layer count of the largest model, which scales queries differently
+    int64_t defaultPattern;  // llama.cpp's period when the file names none
+    int64_t defaultWindow;  // window when the file has no attention.sliding_window (0: no local layers)
+    double defaultSwaBase;  // RoPE base of local layers without rope.freq_base_swa (0: the global base)
+    int largeLayers;  // the layer count of the largest model, which scales queries differently
     bool qkNorm;
     double defaultAttnSoftcap, defaultFinalSoftcap;
 };
@@ -41,7 +41,8 @@ Result<std::unique_ptr<Model>> loadGemma(const GgufFile& file, const GemmaGenera
     auto valueLength = readIntKey(file, g.arch, "attention.value_length", 1, 1 << 16, config->headDim);
     if (!valueLength) return std::unexpected(valueLength.error());
     if (*valueLength != config->headDim)
-        return fail(ErrorCode::Unsupported, strCat(g.arch, " with value_length different from key_length is not supported"));
+        return fail(ErrorCode::Unsupported,
+                    strCat(g.arch, " with value_length different from key_length is not supported"));
     if (auto r = refuseRopeScaling(file, g.arch); !r) return std::unexpected(r.error());
     auto window = readIntKey(file, g.arch, "attention.sliding_window", 0, kMaxWindow, g.defaultWindow);
     if (!window) return std::unexpected(window.error());
@@ -64,8 +65,8 @@ Result<std::unique_ptr<Model>> loadGemma(const GgufFile& file, const GemmaGenera
     // (query_pre_attn_scalar in gemma_pytorch's config.py; llama.cpp keys it on the layer count,
     // since GGUF files carry no such key).
     const float attentionScale = config->nLayers == g.largeLayers
-                                     ? 1.0f / std::sqrt(static_cast<float>(config->nEmbd / config->nHeads))
-                                     : 1.0f / std::sqrt(static_cast<float>(config->headDim));
+        ? 1.0f / std::sqrt(static_cast<float>(config->nEmbd / config->nHeads))
+        : 1.0f / std::sqrt(static_cast<float>(config->headDim));
     const DecoderOptions options{.scaleEmbeddings = true,
                                  .qkNorm = g.qkNorm,
                                  .postNorms = true,
@@ -78,8 +79,12 @@ Result<std::unique_ptr<Model>> loadGemma(const GgufFile& file, const GemmaGenera
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> loadGemma2(const GgufFile& file, const ModelLoadOptions&) { return loadGemma(file, kGemma2); }
+Result<std::unique_ptr<Model>> loadGemma2(const GgufFile& file, const ModelLoadOptions&) {
+    return loadGemma(file, kGemma2);
+}
 
-Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file, const ModelLoadOptions&) { return loadGemma(file, kGemma3); }
+Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file, const ModelLoadOptions&) {
+    return loadGemma(file, kGemma3);
+}
 
 }  // namespace hearth

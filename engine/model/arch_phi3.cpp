@@ -24,15 +24,17 @@ Result<std::unique_ptr<Model>> loadPhi3(const GgufFile& file, const ModelLoadOpt
     const bool hasLong = file.findTensor("rope_factors_long.weight") != nullptr;
     const bool hasShort = file.findTensor("rope_factors_short.weight") != nullptr;
     if (hasLong != hasShort)
-        return fail(ErrorCode::InvalidFormat, "phi3: rope_factors_long.weight and rope_factors_short.weight come together");
+        return fail(ErrorCode::InvalidFormat,
+                    "phi3: rope_factors_long.weight and rope_factors_short.weight come together");
     if (hasLong) {
         auto original = readIntKey(file, kArch, "rope.scaling.original_context_length", 1, config->contextLength,
                                    config->contextLength);
         if (!original) return std::unexpected(original.error());
-        const int64_t context = options.contextLength > 0 ? std::min<int64_t>(options.contextLength, config->contextLength)
-                                                          : config->contextLength;
-        auto factors = readFreqFactors(file, context > *original ? "rope_factors_long.weight" : "rope_factors_short.weight",
-                                       config->nRot / 2);
+        const int64_t context = options.contextLength > 0
+            ? std::min<int64_t>(options.contextLength, config->contextLength)
+            : config->contextLength;
+        auto factors = readFreqFactors(
+            file, context > *original ? "rope_factors_long.weight" : "rope_factors_short.weight", config->nRot / 2);
         if (!factors) return std::unexpected(factors.error());
         config->ropeFreqFactors = std::move(*factors);
     }

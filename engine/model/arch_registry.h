@@ -18,10 +18,10 @@ struct ArchEntry {
     ArchLoader load;
 };
 
-Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file, const ModelLoadOptions& options);   // arch_llama.cpp
-Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file, const ModelLoadOptions& options);   // arch_qwen.cpp
-Result<std::unique_ptr<Model>> loadQwen3(const GgufFile& file, const ModelLoadOptions& options);   // arch_qwen.cpp
-Result<std::unique_ptr<Model>> loadPhi3(const GgufFile& file, const ModelLoadOptions& options);    // arch_phi3.cpp
+Result<std::unique_ptr<Model>> loadLlama(const GgufFile& file, const ModelLoadOptions& options);  // arch_llama.cpp
+Result<std::unique_ptr<Model>> loadQwen2(const GgufFile& file, const ModelLoadOptions& options);  // arch_qwen.cpp
+Result<std::unique_ptr<Model>> loadQwen3(const GgufFile& file, const ModelLoadOptions& options);  // arch_qwen.cpp
+Result<std::unique_ptr<Model>> loadPhi3(const GgufFile& file, const ModelLoadOptions& options);  // arch_phi3.cpp
 Result<std::unique_ptr<Model>> loadGemma2(const GgufFile& file, const ModelLoadOptions& options);  // arch_gemma.cpp
 Result<std::unique_ptr<Model>> loadGemma3(const GgufFile& file, const ModelLoadOptions& options);  // arch_gemma.cpp
 

@@ -19,19 +19,19 @@ namespace hearth {
 namespace {
 
 struct DecoderLayer {
-    const float* attnNorm = nullptr;      // [nEmbd]
-    WeightView wq, wk, wv, wo;            // [qDim, nEmbd], [kvDim, nEmbd] x2, [nEmbd, qDim]
-    const float* bq = nullptr;            // [qDim] or nullptr
-    const float* bk = nullptr;            // [kvDim] or nullptr
-    const float* bv = nullptr;            // [kvDim] or nullptr
-    const float* qNorm = nullptr;         // [headDim], shared by every query head, or nullptr
-    const float* kNorm = nullptr;         // [headDim], shared by every KV head, or nullptr
+    const float* attnNorm = nullptr;  // [nEmbd]
+    WeightView wq, wk, wv, wo;  // [qDim, nEmbd], [kvDim, nEmbd] x2, [nEmbd, qDim]
+    const float* bq = nullptr;  // [qDim] or nullptr
+    const float* bk = nullptr;  // [kvDim] or nullptr
+    const float* bv = nullptr;  // [kvDim] or nullptr
+    const float* qNorm = nullptr;  // [headDim], shared by every query head, or nullptr
+    const float* kNorm = nullptr;  // [headDim], shared by every KV head, or nullptr
     const float* postAttnNorm = nullptr;  // [nEmbd] or nullptr
-    const float* ffnNorm = nullptr;       // [nEmbd]
-    WeightView wGate, wUp, wDown;         // [nFf, nEmbd] x2, [nEmbd, nFf]
-    const float* postFfwNorm = nullptr;   // [nEmbd] or nullptr
-    float ropeBase = 0.0f;                // the layer's RoPE base (local layers: ropeFreqBaseSwa)
-    int32_t window = 0;                   // > 0: a local layer's sliding window
+    const float* ffnNorm = nullptr;  // [nEmbd]
+    WeightView wGate, wUp, wDown;  // [nFf, nEmbd] x2, [nEmbd, nFf]
+    const float* postFfwNorm = nullptr;  // [nEmbd] or nullptr
+    float ropeBase = 0.0f;  // the layer's RoPE base (local layers: ropeFreqBaseSwa)
+    int32_t window = 0;  // > 0: a local layer's sliding window
 };
 
 // Rows [first, first + n) of a weight, as a weight of its own: rows are contiguous.
@@ -122,7 +122,8 @@ std::string describe(const ModelConfig& c, const DecoderOptions& o, bool fusedQk
 
 Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
     config_ = std::move(config);
-    if (options_.attentionScale == 0.0f) options_.attentionScale = 1.0f / std::sqrt(static_cast<float>(config_.headDim));
+    if (options_.attentionScale == 0.0f)
+        options_.attentionScale = 1.0f / std::sqrt(static_cast<float>(config_.headDim));
     auto head = bindOutputHead(file, config_);
     if (!head) return std::unexpected(head.error());
     head_ = *head;
@@ -130,8 +131,8 @@ Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
     layers_.resize(static_cast<size_t>(config_.nLayers));
     for (int il = 0; il < config_.nLayers; ++il)
         if (auto r = bindLayer(file, il); !r) return r;
-    config_.features = describe(config_, options_, file.findTensor("blk.0.attn_qkv.weight") != nullptr,
-                                layers_.front().bq != nullptr);
+    config_.features =
+        describe(config_, options_, file.findTensor("blk.0.attn_qkv.weight") != nullptr, layers_.front().bq != nullptr);
     return {};
 }
 
@@ -145,7 +146,9 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
             if (!r) return r;
         return {};
     };
-    if (auto r = all({t.vector("attn_norm.weight", c.nEmbd, L.attnNorm), t.vector("ffn_norm.weight", c.nEmbd, L.ffnNorm)}); !r)
+    if (auto r =
+            all({t.vector("attn_norm.weight", c.nEmbd, L.attnNorm), t.vector("ffn_norm.weight", c.nEmbd, L.ffnNorm)});
+        !r)
         return r;
     if (t.has("attn_qkv.weight")) {
         WeightView qkv;
@@ -153,8 +156,9 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
         L.wq = rowRange(qkv, 0, qDim);
         L.wk = rowRange(qkv, qDim, kvDim);
         L.wv = rowRange(qkv, qDim + kvDim, kvDim);
-    } else if (auto r = all({t.matrix("attn_q.weight", c.nEmbd, qDim, L.wq), t.matrix("attn_k.weight", c.nEmbd, kvDim, L.wk),
-                             t.matrix("attn_v.weight", c.nEmbd, kvDim, L.wv)});
+    } else if (auto r =
+                   all({t.matrix("attn_q.weight", c.nEmbd, qDim, L.wq), t.matrix("attn_k.weight", c.nEmbd, kvDim, L.wk),
+                        t.matrix("attn_v.weight", c.nEmbd, kvDim, L.wv)});
                !r) {
         return r;
     }
@@ -164,7 +168,8 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
         if (auto r = t.matrix("ffn_up.weight", c.nEmbd, 2 * int64_t{c.nFf}, gateUp); !r) return r;
         L.wGate = rowRange(gateUp, 0, c.nFf);
         L.wUp = rowRange(gateUp, c.nFf, c.nFf);
-    } else if (auto r = all({t.matrix("ffn_gate.weight", c.nEmbd, c.nFf, L.wGate), t.matrix("ffn_up.weight", c.nEmbd, c.nFf, L.wUp)});
+    } else if (auto r = all({t.matrix("ffn_gate.weight", c.nEmbd, c.nFf, L.wGate),
+                             t.matrix("ffn_up.weight", c.nEmbd, c.nFf, L.wUp)});
                !r) {
         return r;
     }
@@ -175,7 +180,9 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
             !r)
             return r;
     if (options_.qkNorm)
-        if (auto r = all({t.vector("attn_q_norm.weight", c.headDim, L.qNorm), t.vector("attn_k_norm.weight", c.headDim, L.kNorm)}); !r)
+        if (auto r = all({t.vector("attn_q_norm.weight", c.headDim, L.qNorm),
+                          t.vector("attn_k_norm.weight", c.headDim, L.kNorm)});
+            !r)
             return r;
     if (options_.postNorms)
         if (auto r = all({t.vector("post_attention_norm.weight", c.nEmbd, L.postAttnNorm),
@@ -296,9 +303,10 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
 Result<std::unique_ptr<Model>> makeDecoder(const GgufFile& file, ModelConfig config, const DecoderOptions& options) {
     // What some files of these families carry and this pass does not compute, refused by name
     // rather than run with wrong logits.
-    std::vector<const char*> refused{"blk.0.attn_output.bias", "output.bias", "blk.0.attn_qkv.bias", "blk.0.ffn_up.bias",
-                                     "blk.0.ffn_down.bias"};
-    if (!options.qkvBiases) refused.insert(refused.end(), {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias"});
+    std::vector<const char*> refused{"blk.0.attn_output.bias", "output.bias", "blk.0.attn_qkv.bias",
+                                     "blk.0.ffn_up.bias", "blk.0.ffn_down.bias"};
+    if (!options.qkvBiases)
+        refused.insert(refused.end(), {"blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias"});
     for (const char* name : refused)
         if (file.findTensor(name) != nullptr)
             return fail(ErrorCode::Unsupported, strCat(name, " is not supported yet for ", config.architecture));

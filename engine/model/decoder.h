@@ -31,17 +31,17 @@ enum class FfnActivation {
 };
 
 struct DecoderOptions {
-    bool scaleEmbeddings = false;     // x = embedding * sqrt(nEmbd) (Gemma)
-    bool qkvBiases = false;           // read attn_{q,k,v}.bias where present, added after the projections
-    bool qkNorm = false;              // per-head RMSNorm of Q and K before RoPE (Gemma 3, Qwen 3)
-    bool postNorms = false;           // RMSNorm of each block's output before the residual add (Gemma 2, 3)
-    bool fusedGateUp = false;         // ffn_up [2 nFf, nEmbd] holds gate then up, no ffn_gate (Phi-3)
+    bool scaleEmbeddings = false;  // x = embedding * sqrt(nEmbd) (Gemma)
+    bool qkvBiases = false;  // read attn_{q,k,v}.bias where present, added after the projections
+    bool qkNorm = false;  // per-head RMSNorm of Q and K before RoPE (Gemma 3, Qwen 3)
+    bool postNorms = false;  // RMSNorm of each block's output before the residual add (Gemma 2, 3)
+    bool fusedGateUp = false;  // ffn_up [2 nFf, nEmbd] holds gate then up, no ffn_gate (Phi-3)
     FfnActivation activation = FfnActivation::Silu;
-    float ropeAttnFactor = 1.0f;      // the rotated dimensions of Q and K times this after RoPE (LongRoPE's
-                                      // magnitude correction, llama.cpp's attn_factor; Phi-3)
-    float attentionScale = 0.0f;      // on q.k; 0: 1 / sqrt(headDim)
-    float attentionSoftcap = 0.0f;    // cap * tanh(score / cap) before the softmax (Gemma 2); 0: none
-    float finalSoftcap = 0.0f;        // cap * tanh(logit / cap) on the output (Gemma 2); 0: none
+    float ropeAttnFactor = 1.0f;  // the rotated dimensions of Q and K times this after RoPE (LongRoPE's
+        // magnitude correction, llama.cpp's attn_factor; Phi-3)
+    float attentionScale = 0.0f;  // on q.k; 0: 1 / sqrt(headDim)
+    float attentionSoftcap = 0.0f;  // cap * tanh(score / cap) before the softmax (Gemma 2); 0: none
+    float finalSoftcap = 0.0f;  // cap * tanh(logit / cap) on the output (Gemma 2); 0: none
 };
 
 // The model for `file`, whose hyperparameters the architecture has read into config (local

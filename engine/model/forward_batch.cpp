@@ -39,7 +39,8 @@ Result<void> ForwardBatch::prepare(const Model& model, const KvCache& cache, std
         const int32_t first = item.seq->nTokens + item.offset, end = first + static_cast<int32_t>(item.tokens.size());
         if (!cache.reserved(*item.seq, end))
             return std::unexpected(itemError(Error{ErrorCode::InvalidArgument,
-                                                   strCat("KV positions [", first, ", ", end, ") are not reserved; the caller "
+                                                   strCat("KV positions [", first, ", ", end,
+                                                          ") are not reserved; the caller "
                                                           "reserves them (Scheduler::schedule, Model::forward)")},
                                              i, items.size()));
     }

@@ -28,13 +28,13 @@ public:
     static Error itemError(const Error& e, size_t item, size_t nItems);
 
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
-    const int32_t* tokens() const { return tokens_.data(); }        // [nRows]
+    const int32_t* tokens() const { return tokens_.data(); }  // [nRows]
     const int32_t* positions() const { return positions_.data(); }  // [nRows]
 
     // Per item: stores its rows of k and v ([nRows, nKvHeads*headDim]) into its sequence's
     // layer, then attends its rows of q ([nRows, nHeads*headDim]) into the same rows of out.
-    void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
-                   const float* k, const float* v, float* out) const;
+    void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q, const float* k,
+                   const float* v, float* out) const;
 
     // After the last layer: writes the logits each item wants — its last logits.size() / nVocab
     // rows of x ([nRows, nEmbd]), normalised with head.outputNorm — through one output matmul
@@ -43,12 +43,11 @@ public:
     void finish(Backend& b, const OutputHead& head, float rmsEps, const float* x);
 
 private:
-
-    std::vector<ForwardItem> items_;   // the items with tokens, in order
-    std::vector<int64_t> firstRow_;    // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
+    std::vector<ForwardItem> items_;  // the items with tokens, in order
+    std::vector<int64_t> firstRow_;  // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
     std::vector<int32_t> tokens_, positions_;
-    std::vector<float> normed_;        // [rows wanting logits, nEmbd]
-    std::vector<float> logits_;        // [rows wanting logits, nVocab], when several items want logits
+    std::vector<float> normed_;  // [rows wanting logits, nEmbd]
+    std::vector<float> logits_;  // [rows wanting logits, nVocab], when several items want logits
 };
 
 }  // namespace hearth

@@ -34,25 +34,24 @@ std::unexpected<Error> fieldError(ErrorCode code, const std::string& field, uint
     return fail(code, "GGUF: " + field + " at offset " + std::to_string(offset) + " " + problem);
 }
 
-std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need,
-                              uint64_t fileSize) {
-    return fieldError(ErrorCode::InvalidFormat, field, offset,
-                      "is cut off: it needs " + std::to_string(need) +
-                          " bytes and the file ends at " + std::to_string(fileSize));
+std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need, uint64_t fileSize) {
+    return fieldError(
+        ErrorCode::InvalidFormat, field, offset,
+        "is cut off: it needs " + std::to_string(need) + " bytes and the file ends at " + std::to_string(fileSize));
 }
 
 GgufValue decodeScalar(GgufType type, const uint8_t* p) {
     uint64_t v = 0;
     for (uint64_t i = 0; i < scalarBytes(type); ++i) v |= uint64_t{p[i]} << (8 * i);
     switch (type) {
-        case GgufType::I8: return {type, int64_t{static_cast<int8_t>(v)}};
-        case GgufType::I16: return {type, int64_t{static_cast<int16_t>(v)}};
-        case GgufType::I32: return {type, int64_t{static_cast<int32_t>(v)}};
-        case GgufType::I64: return {type, static_cast<int64_t>(v)};
-        case GgufType::F32: return {type, static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v)))};
-        case GgufType::F64: return {type, std::bit_cast<double>(v)};
-        case GgufType::BOOL: return {type, v == 1};
-        default: return {type, v};  // U8, U16, U32, U64
+    case GgufType::I8: return {type, int64_t{static_cast<int8_t>(v)}};
+    case GgufType::I16: return {type, int64_t{static_cast<int16_t>(v)}};
+    case GgufType::I32: return {type, int64_t{static_cast<int32_t>(v)}};
+    case GgufType::I64: return {type, static_cast<int64_t>(v)};
+    case GgufType::F32: return {type, static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(v)))};
+    case GgufType::F64: return {type, std::bit_cast<double>(v)};
+    case GgufType::BOOL: return {type, v == 1};
+    default: return {type, v};  // U8, U16, U32, U64
     }
 }
 
@@ -87,8 +86,7 @@ Result<std::unique_ptr<GgufFile>> validated(std::unique_ptr<GgufFile> file) {
         if (auto ok = GgufParser::parse(*file); !ok) return std::unexpected(ok.error());
         return file;
     } catch (const std::bad_alloc&) {
-        return fail(ErrorCode::OutOfMemory, "GGUF: out of memory while reading " +
-                                                gguf_detail::quoted(file->path()));
+        return fail(ErrorCode::OutOfMemory, "GGUF: out of memory while reading " + gguf_detail::quoted(file->path()));
     } catch (const std::exception& e) {
         return fail(ErrorCode::InvalidFormat, std::string("GGUF: unexpected error: ") + e.what());
     }

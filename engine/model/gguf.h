@@ -26,20 +26,31 @@
 namespace hearth {
 
 enum class GgufType : uint32_t {
-    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
-    STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    BOOL = 7,
+    STRING = 8,
+    ARRAY = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
 };
 
 // Bounds the reader enforces. The first three are the GGUF spec's own; the rest are Hearth's,
 // chosen far above any real model (Gemma 3's vocabulary is 786,436 array elements in all).
 struct GgufLimits {
-    static constexpr uint64_t kMaxKeyBytes = 65535;         // spec: keys are at most 2^16-1 bytes
-    static constexpr uint64_t kMaxTensorNameBytes = 64;     // spec: tensor names at most 64 bytes
-    static constexpr uint32_t kMaxDims = 4;                 // spec: "currently at most 4"
-    static constexpr int kMaxArrayDepth = 8;                // an array of arrays is depth 2
-    static constexpr uint64_t kMaxArrayElements = 1u << 23; // over all metadata arrays together
-    static constexpr uint64_t kMaxAlignment = 1u << 20;     // general.alignment upper bound
-    static constexpr uint32_t kDefaultAlignment = 32;       // spec: general.alignment absent
+    static constexpr uint64_t kMaxKeyBytes = 65535;  // spec: keys are at most 2^16-1 bytes
+    static constexpr uint64_t kMaxTensorNameBytes = 64;  // spec: tensor names at most 64 bytes
+    static constexpr uint32_t kMaxDims = 4;  // spec: "currently at most 4"
+    static constexpr int kMaxArrayDepth = 8;  // an array of arrays is depth 2
+    static constexpr uint64_t kMaxArrayElements = 1u << 23;  // over all metadata arrays together
+    static constexpr uint64_t kMaxAlignment = 1u << 20;  // general.alignment upper bound
+    static constexpr uint32_t kDefaultAlignment = 32;  // spec: general.alignment absent
 };
 
 struct GgufValue;
@@ -57,11 +68,11 @@ struct GgufArray {
     struct InPlace {
         std::span<const uint8_t> bytes;  // the elements' encoding in the file
         uint64_t count = 0;
-        std::vector<uint64_t> starts;    // STRING: offset in bytes of element i's length field
+        std::vector<uint64_t> starts;  // STRING: offset in bytes of element i's length field
     } inPlace;
 
-    uint64_t size() const;                        // elements, copied or left in the file
-    GgufValue item(uint64_t i) const;             // element i (i < size()) as a value
+    uint64_t size() const;  // elements, copied or left in the file
+    GgufValue item(uint64_t i) const;  // element i (i < size()) as a value
     std::string_view stringAt(uint64_t i) const;  // element i of a STRING array; "" otherwise
 };
 
@@ -72,21 +83,21 @@ struct GgufValue {
     GgufType type = GgufType::U8;
     std::variant<uint64_t, int64_t, double, bool, std::string, std::shared_ptr<GgufArray>> v;
 
-    std::optional<uint64_t> asUInt() const;   // any integer type that is >= 0
-    std::optional<int64_t> asInt() const;     // any integer type that fits
-    std::optional<double> asFloat() const;    // f32, f64 or any integer
+    std::optional<uint64_t> asUInt() const;  // any integer type that is >= 0
+    std::optional<int64_t> asInt() const;  // any integer type that fits
+    std::optional<double> asFloat() const;  // f32, f64 or any integer
     std::optional<bool> asBool() const;
-    const std::string* asString() const;      // nullptr unless STRING
-    const GgufArray* asArray() const;         // nullptr unless ARRAY
+    const std::string* asString() const;  // nullptr unless STRING
+    const GgufArray* asArray() const;  // nullptr unless ARRAY
 };
 
 struct GgufTensorInfo {
     std::string name;
-    std::vector<int64_t> dims;   // dims[0] is the contiguous row length
+    std::vector<int64_t> dims;  // dims[0] is the contiguous row length
     DType type = DType::F32;
-    uint64_t offset = 0;         // relative to the data section (GgufFile::dataOffset())
-    uint64_t nBytes = 0;         // n_elements / block elements * block bytes
-    int64_t nElements() const;   // product of dims (validated not to overflow)
+    uint64_t offset = 0;  // relative to the data section (GgufFile::dataOffset())
+    uint64_t nBytes = 0;  // n_elements / block elements * block bytes
+    int64_t nElements() const;  // product of dims (validated not to overflow)
 };
 
 class MappedFile;

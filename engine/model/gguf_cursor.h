@@ -22,8 +22,7 @@ std::unexpected<Error> fieldError(ErrorCode code, const std::string& field, uint
                                   const std::string& problem);
 
 // The field ends past the end of the file.
-std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need,
-                              uint64_t fileSize);
+std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need, uint64_t fileSize);
 
 class Cursor {
 public:
@@ -71,10 +70,15 @@ Result<T> readInt(Cursor& cursor, const Field& field) {
 // Bytes of one encoded element of a fixed-size type (every type but STRING and ARRAY; 1 else).
 inline uint64_t scalarBytes(GgufType type) {
     switch (type) {
-        case GgufType::U16: case GgufType::I16: return 2;
-        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
-        default: return 1;
+    case GgufType::U16:
+    case GgufType::I16: return 2;
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::F32: return 4;
+    case GgufType::U64:
+    case GgufType::I64:
+    case GgufType::F64: return 8;
+    default: return 1;
     }
 }
 
@@ -89,14 +93,12 @@ Result<std::span<const uint8_t>> takeString(Cursor& cursor, const Field& field, 
     const auto length = readInt<uint64_t>(cursor, [&] { return field() + " string length"; });
     if (!length) return std::unexpected(length.error());
     if (*length > cursor.left()) {
-        return fieldError(ErrorCode::InvalidFormat,
-                          field() + " string length " + std::to_string(*length), at,
+        return fieldError(ErrorCode::InvalidFormat, field() + " string length " + std::to_string(*length), at,
                           "exceeds the file (" + std::to_string(cursor.size()) + " bytes, " +
                               std::to_string(cursor.left()) + " left)");
     }
     if (*length > maxBytes) {
-        return fieldError(ErrorCode::InvalidFormat,
-                          field() + " string length " + std::to_string(*length), at,
+        return fieldError(ErrorCode::InvalidFormat, field() + " string length " + std::to_string(*length), at,
                           "exceeds the limit of " + std::to_string(maxBytes) + " bytes");
     }
     return cursor.take(*length);

@@ -23,11 +23,19 @@ std::string num(uint64_t v) { return std::to_string(v); }
 // bytes; arrays a u32 element type plus a u64 count). Bounds an array count by the bytes left.
 uint64_t minEncodedBytes(GgufType type) {
     switch (type) {
-        case GgufType::U8: case GgufType::I8: case GgufType::BOOL: return 1;
-        case GgufType::U16: case GgufType::I16: return 2;
-        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-        case GgufType::U64: case GgufType::I64: case GgufType::F64: case GgufType::STRING: return 8;
-        case GgufType::ARRAY: return 12;
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::BOOL: return 1;
+    case GgufType::U16:
+    case GgufType::I16: return 2;
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::F32: return 4;
+    case GgufType::U64:
+    case GgufType::I64:
+    case GgufType::F64:
+    case GgufType::STRING: return 8;
+    case GgufType::ARRAY: return 12;
     }
     return 1;
 }
@@ -90,24 +98,24 @@ private:
 
 Result<GgufValue> ValueReader::read(GgufType type, ValuePath& path, int depth) {
     switch (type) {
-        case GgufType::U8: return scalar<uint8_t, uint64_t>(type, path);
-        case GgufType::I8: return scalar<int8_t, int64_t>(type, path);
-        case GgufType::U16: return scalar<uint16_t, uint64_t>(type, path);
-        case GgufType::I16: return scalar<int16_t, int64_t>(type, path);
-        case GgufType::U32: return scalar<uint32_t, uint64_t>(type, path);
-        case GgufType::I32: return scalar<int32_t, int64_t>(type, path);
-        case GgufType::U64: return scalar<uint64_t, uint64_t>(type, path);
-        case GgufType::I64: return scalar<int64_t, int64_t>(type, path);
-        case GgufType::F32: return readFloat32(path);
-        case GgufType::F64: return readFloat64(path);
-        case GgufType::BOOL: return readBool(path);
-        case GgufType::ARRAY: return readArray(path, depth);
-        case GgufType::STRING: {
-            auto text = readString(cursor_, [&] { return path.str(); },
-                                   std::numeric_limits<uint64_t>::max());
-            if (!text) return std::unexpected(text.error());
-            return GgufValue{type, std::move(*text)};
-        }
+    case GgufType::U8: return scalar<uint8_t, uint64_t>(type, path);
+    case GgufType::I8: return scalar<int8_t, int64_t>(type, path);
+    case GgufType::U16: return scalar<uint16_t, uint64_t>(type, path);
+    case GgufType::I16: return scalar<int16_t, int64_t>(type, path);
+    case GgufType::U32: return scalar<uint32_t, uint64_t>(type, path);
+    case GgufType::I32: return scalar<int32_t, int64_t>(type, path);
+    case GgufType::U64: return scalar<uint64_t, uint64_t>(type, path);
+    case GgufType::I64: return scalar<int64_t, int64_t>(type, path);
+    case GgufType::F32: return readFloat32(path);
+    case GgufType::F64: return readFloat64(path);
+    case GgufType::BOOL: return readBool(path);
+    case GgufType::ARRAY: return readArray(path, depth);
+    case GgufType::STRING: {
+        auto text = readString(
+            cursor_, [&] { return path.str(); }, std::numeric_limits<uint64_t>::max());
+        if (!text) return std::unexpected(text.error());
+        return GgufValue{type, std::move(*text)};
+    }
     }
     return fieldError(ErrorCode::InvalidFormat, path.str(), cursor_.pos(), "has no value type");
 }
@@ -130,8 +138,7 @@ Result<GgufValue> ValueReader::readBool(const ValuePath& path) {
     if (!raw) return std::unexpected(raw.error());
     // Spec: "1-byte value where 0 is false and 1 is true. Anything else is invalid".
     if (*raw > 1) {
-        return fieldError(ErrorCode::InvalidFormat, path.str() + " bool " + num(*raw), at,
-                          "is neither 0 nor 1");
+        return fieldError(ErrorCode::InvalidFormat, path.str() + " bool " + num(*raw), at, "is neither 0 nor 1");
     }
     return GgufValue{GgufType::BOOL, *raw == 1};
 }
@@ -143,23 +150,20 @@ Result<GgufValue> ValueReader::readArray(ValuePath& path, int depth) {
     // Spec: arrays may nest; the depth is Hearth's bound (recursion and memory stay small).
     if (*elemType == GgufType::ARRAY && depth + 2 > GgufLimits::kMaxArrayDepth) {
         return fieldError(ErrorCode::InvalidFormat, path.str() + " array element type", typeAt,
-                          "nests arrays deeper than " + num(GgufLimits::kMaxArrayDepth) +
-                              " levels");
+                          "nests arrays deeper than " + num(GgufLimits::kMaxArrayDepth) + " levels");
     }
     const uint64_t countAt = cursor_.pos();
     const auto count = readInt<uint64_t>(cursor_, [&] { return path.str() + " array count"; });
     if (!count) return std::unexpected(count.error());
     const uint64_t minBytes = minEncodedBytes(*elemType);
     if (*count > cursor_.left() / minBytes) {
-        return fieldError(ErrorCode::InvalidFormat, path.str() + " array count " + num(*count),
-                          countAt, "exceeds the file (" + num(cursor_.size()) + " bytes, " +
-                              num(cursor_.left()) + " left, " + num(minBytes) +
-                              " or more per element)");
+        return fieldError(ErrorCode::InvalidFormat, path.str() + " array count " + num(*count), countAt,
+                          "exceeds the file (" + num(cursor_.size()) + " bytes, " + num(cursor_.left()) + " left, " +
+                              num(minBytes) + " or more per element)");
     }
     if (*count > GgufLimits::kMaxArrayElements - nArrayElements_) {
-        return fieldError(ErrorCode::OutOfMemory, path.str() + " array count " + num(*count),
-                          countAt, "exceeds Hearth's limit of " +
-                              num(GgufLimits::kMaxArrayElements) + " array elements in all");
+        return fieldError(ErrorCode::OutOfMemory, path.str() + " array count " + num(*count), countAt,
+                          "exceeds Hearth's limit of " + num(GgufLimits::kMaxArrayElements) + " array elements in all");
     }
     nArrayElements_ += *count;
     auto array = std::make_shared<GgufArray>();
@@ -192,8 +196,8 @@ Result<void> ValueReader::readInPlace(GgufArray& array, ValuePath& path) {
         for (uint64_t i = 0; i < in.count; ++i) {
             path.index.back() = i;
             in.starts.push_back(cursor_.pos() - begin);
-            const auto text = gguf_detail::takeString(cursor_, [&] { return path.str(); },
-                                                      std::numeric_limits<uint64_t>::max());
+            const auto text = gguf_detail::takeString(
+                cursor_, [&] { return path.str(); }, std::numeric_limits<uint64_t>::max());
             if (!text) return std::unexpected(text.error());
         }
     } else {
@@ -202,8 +206,8 @@ Result<void> ValueReader::readInPlace(GgufArray& array, ValuePath& path) {
         for (uint64_t i = 0; array.elemType == GgufType::BOOL && i < in.count; ++i) {
             if (bytes[i] > 1) {  // spec: 0 is false and 1 is true; anything else is invalid
                 path.index.back() = i;
-                return fieldError(ErrorCode::InvalidFormat, path.str() + " bool " + num(bytes[i]),
-                                  begin + i, "is neither 0 nor 1");
+                return fieldError(ErrorCode::InvalidFormat, path.str() + " bool " + num(bytes[i]), begin + i,
+                                  "is neither 0 nor 1");
             }
         }
     }
@@ -220,8 +224,7 @@ Result<void> checkKey(const std::string& key, uint64_t index, uint64_t at) {
     for (const char c : key) {
         const auto byte = static_cast<unsigned char>(c);
         if (byte < 0x20 || byte > 0x7e) {
-            return fieldError(ErrorCode::InvalidFormat, field, at,
-                              "is not printable ASCII (byte " + num(byte) + ")");
+            return fieldError(ErrorCode::InvalidFormat, field, at, "is not printable ASCII (byte " + num(byte) + ")");
         }
     }
     return {};
@@ -232,13 +235,11 @@ Result<uint64_t> readAlignment(const GgufValue& value, uint64_t at) {
     const std::string field = "metadata 'general.alignment'";
     if (value.type != GgufType::U32) {
         return fieldError(ErrorCode::InvalidFormat, field, at,
-                          "has value type " + num(static_cast<uint32_t>(value.type)) +
-                              ", not u32 (4)");
+                          "has value type " + num(static_cast<uint32_t>(value.type)) + ", not u32 (4)");
     }
     const uint64_t alignment = std::get<uint64_t>(value.v);
     if (!std::has_single_bit(alignment)) {
-        return fieldError(ErrorCode::InvalidFormat, field + " " + num(alignment), at,
-                          "is not a power of two");
+        return fieldError(ErrorCode::InvalidFormat, field + " " + num(alignment), at, "is not a power of two");
     }
     if (alignment > GgufLimits::kMaxAlignment) {
         return fieldError(ErrorCode::InvalidFormat, field + " " + num(alignment), at,
@@ -258,15 +259,14 @@ Result<void> GgufParser::parse(GgufFile& file) {
     return parseTensorInfos(file, cursor, nTensors);
 }
 
-Result<void> GgufParser::parseHeader(GgufFile& file, Cursor& cursor, uint64_t& nTensors,
-                                     uint64_t& nKv) {
+Result<void> GgufParser::parseHeader(GgufFile& file, Cursor& cursor, uint64_t& nTensors, uint64_t& nKv) {
     // Spec: the magic is the bytes "GGUF" (0x47 0x47 0x55 0x46), whatever the byte order.
     if (cursor.left() < 4) return gguf_detail::cutOff("header magic", 0, 4, cursor.size());
     const auto magic = cursor.take(4);
     if (std::string_view(reinterpret_cast<const char*>(magic.data()), 4) != "GGUF") {
-        return fieldError(ErrorCode::InvalidFormat, "header magic", 0,
-                          "is " + quoted({reinterpret_cast<const char*>(magic.data()), 4}) +
-                              ", not 'GGUF' (not a GGUF file)");
+        return fieldError(
+            ErrorCode::InvalidFormat, "header magic", 0,
+            "is " + quoted({reinterpret_cast<const char*>(magic.data()), 4}) + ", not 'GGUF' (not a GGUF file)");
     }
     const auto version = readInt<uint32_t>(cursor, [] { return "header version"s; });
     if (!version) return std::unexpected(version.error());
@@ -285,9 +285,8 @@ Result<void> GgufParser::parseHeader(GgufFile& file, Cursor& cursor, uint64_t& n
     if (!kvs) return std::unexpected(kvs.error());
     const auto tooMany = [&](const char* field, uint64_t count, uint64_t at, uint64_t minBytes) {
         return fieldError(ErrorCode::InvalidFormat, std::string(field) + " " + num(count), at,
-                          "exceeds the file (" + num(cursor.size()) + " bytes, " +
-                              num(cursor.left()) + " left, " + num(minBytes) +
-                              " or more per entry)");
+                          "exceeds the file (" + num(cursor.size()) + " bytes, " + num(cursor.left()) + " left, " +
+                              num(minBytes) + " or more per entry)");
     };
     if (*kvs > cursor.left() / kMinKvBytes) {
         return tooMany("header metadata_kv_count", *kvs, 16, kMinKvBytes);
@@ -304,13 +303,12 @@ Result<void> GgufParser::parseMetadata(GgufFile& file, Cursor& cursor, uint64_t 
     ValueReader reader(cursor);
     for (uint64_t i = 0; i < nKv; ++i) {
         const uint64_t keyAt = cursor.pos();
-        auto key = readString(cursor, [&] { return "metadata key #" + num(i); },
-                              GgufLimits::kMaxKeyBytes);
+        auto key = readString(
+            cursor, [&] { return "metadata key #" + num(i); }, GgufLimits::kMaxKeyBytes);
         if (!key) return std::unexpected(key.error());
         if (auto ok = checkKey(*key, i, keyAt); !ok) return ok;
         if (file.metadata_.contains(*key)) {  // spec: keys identify values, so each is unique
-            return fieldError(ErrorCode::InvalidFormat,
-                              "metadata key #" + num(i) + " " + quoted(*key), keyAt,
+            return fieldError(ErrorCode::InvalidFormat, "metadata key #" + num(i) + " " + quoted(*key), keyAt,
                               "repeats an earlier key");
         }
         ValuePath path{"metadata " + quoted(*key), {}};

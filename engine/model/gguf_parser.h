@@ -14,11 +14,9 @@ public:
     static Result<void> parse(GgufFile& file);
 
 private:
-    static Result<void> parseHeader(GgufFile& file, gguf_detail::Cursor& cursor,
-                                    uint64_t& nTensors, uint64_t& nKv);
+    static Result<void> parseHeader(GgufFile& file, gguf_detail::Cursor& cursor, uint64_t& nTensors, uint64_t& nKv);
     static Result<void> parseMetadata(GgufFile& file, gguf_detail::Cursor& cursor, uint64_t nKv);
-    static Result<void> parseTensorInfos(GgufFile& file, gguf_detail::Cursor& cursor,
-                                         uint64_t nTensors);
+    static Result<void> parseTensorInfos(GgufFile& file, gguf_detail::Cursor& cursor, uint64_t nTensors);
 };
 
 }  // namespace hearth

@@ -35,11 +35,11 @@ std::string tensorField(uint64_t index, const std::string& name) {
 
 Result<std::string> readTensorName(Cursor& cursor, uint64_t index) {
     const uint64_t at = cursor.pos();
-    auto name = readString(cursor, [&] { return "tensor #" + num(index) + " name"; },
-                           GgufLimits::kMaxTensorNameBytes);  // spec: at most 64 bytes
+    auto name = readString(
+        cursor, [&] { return "tensor #" + num(index) + " name"; },
+        GgufLimits::kMaxTensorNameBytes);  // spec: at most 64 bytes
     if (name && name->empty()) {
-        return fieldError(ErrorCode::InvalidFormat, "tensor #" + num(index) + " name", at,
-                          "is empty");
+        return fieldError(ErrorCode::InvalidFormat, "tensor #" + num(index) + " name", at, "is empty");
     }
     return name;
 }
@@ -74,8 +74,7 @@ Result<std::vector<int64_t>> readDims(Cursor& cursor, const std::string& field) 
 }
 
 // The type (a weight type of kernels/dtype.h) and the byte size it gives the tensor.
-Result<DType> readTensorType(Cursor& cursor, const std::string& field,
-                             GgufTensorInfo& tensor, uint64_t dimsAt) {
+Result<DType> readTensorType(Cursor& cursor, const std::string& field, GgufTensorInfo& tensor, uint64_t dimsAt) {
     const uint64_t at = cursor.pos();
     const auto id = readInt<uint32_t>(cursor, [&] { return field + " type"; });
     if (!id) return std::unexpected(id.error());
@@ -86,10 +85,9 @@ Result<DType> readTensorType(Cursor& cursor, const std::string& field,
     }
     // Spec/ggml: rows are whole blocks, so dims[0] is a multiple of the block size.
     if (tensor.dims[0] % info.blockElems != 0) {
-        return fieldError(ErrorCode::InvalidFormat,
-                          field + " dims[0] " + num(static_cast<uint64_t>(tensor.dims[0])),
-                          dimsAt, "is not a multiple of the " + std::string(info.name) +
-                                      " block size " + num(info.blockElems));
+        return fieldError(ErrorCode::InvalidFormat, field + " dims[0] " + num(static_cast<uint64_t>(tensor.dims[0])),
+                          dimsAt,
+                          "is not a multiple of the " + std::string(info.name) + " block size " + num(info.blockElems));
     }
     const uint64_t nBlocks = static_cast<uint64_t>(tensor.nElements()) / info.blockElems;
     if (__builtin_mul_overflow(nBlocks, static_cast<uint64_t>(info.blockBytes), &tensor.nBytes)) {
@@ -100,8 +98,7 @@ Result<DType> readTensorType(Cursor& cursor, const std::string& field,
 }
 
 // One tensor info; offsetAt receives where its offset field lies, for later messages.
-Result<GgufTensorInfo> readTensorInfo(Cursor& cursor, uint64_t index, uint64_t alignment,
-                                      uint64_t& offsetAt) {
+Result<GgufTensorInfo> readTensorInfo(Cursor& cursor, uint64_t index, uint64_t alignment, uint64_t& offsetAt) {
     auto name = readTensorName(cursor, index);
     if (!name) return std::unexpected(name.error());
     const std::string field = tensorField(index, *name);
@@ -150,19 +147,17 @@ Result<void> GgufParser::parseTensorInfos(GgufFile& file, Cursor& cursor, uint64
     }
     if (file.dataOffset_ > size) {
         return fieldError(ErrorCode::InvalidFormat, "data section", infoEnd,
-                          "starts at " + num(file.dataOffset_) + " (padded to " +
-                              num(file.alignment_) + "), past the end of the file (" +
-                              num(size) + " bytes)");
+                          "starts at " + num(file.dataOffset_) + " (padded to " + num(file.alignment_) +
+                              "), past the end of the file (" + num(size) + " bytes)");
     }
     const uint64_t dataBytes = size - file.dataOffset_;
     for (uint64_t i = 0; i < nTensors; ++i) {
         const GgufTensorInfo& t = file.tensors_[i];
         if (t.offset > dataBytes || t.nBytes > dataBytes - t.offset) {
-            return fieldError(ErrorCode::InvalidFormat,
-                              tensorField(i, t.name) + " offset " + num(t.offset), offsetAts[i],
-                              "puts its " + num(t.nBytes) + " bytes past the end of the file (" +
-                                  num(size) + " bytes, data section at " +
-                                  num(file.dataOffset_) + ")");
+            return fieldError(ErrorCode::InvalidFormat, tensorField(i, t.name) + " offset " + num(t.offset),
+                              offsetAts[i],
+                              "puts its " + num(t.nBytes) + " bytes past the end of the file (" + num(size) +
+                                  " bytes, data section at " + num(file.dataOffset_) + ")");
         }
     }
     return {};

@@ -26,9 +26,7 @@ public:
         put<uint64_t>(s.size());
         out_.insert(out_.end(), s.begin(), s.end());
     }
-    void putBytes(const std::vector<uint8_t>& bytes) {
-        out_.insert(out_.end(), bytes.begin(), bytes.end());
-    }
+    void putBytes(const std::vector<uint8_t>& bytes) { out_.insert(out_.end(), bytes.begin(), bytes.end()); }
     void padTo(uint64_t alignment) {  // spec: padding bytes are 0x00
         while (out_.size() % alignment != 0) out_.push_back(0);
     }
@@ -39,33 +37,31 @@ private:
 
 void putValue(ByteSink& sink, const GgufValue& value) {
     switch (value.type) {
-        case GgufType::U8: sink.put<uint8_t>(value.asUInt().value_or(0)); break;
-        case GgufType::I8: sink.put<int8_t>(value.asInt().value_or(0)); break;
-        case GgufType::U16: sink.put<uint16_t>(value.asUInt().value_or(0)); break;
-        case GgufType::I16: sink.put<int16_t>(value.asInt().value_or(0)); break;
-        case GgufType::U32: sink.put<uint32_t>(value.asUInt().value_or(0)); break;
-        case GgufType::I32: sink.put<int32_t>(value.asInt().value_or(0)); break;
-        case GgufType::U64: sink.put<uint64_t>(value.asUInt().value_or(0)); break;
-        case GgufType::I64: sink.put<int64_t>(value.asInt().value_or(0)); break;
-        case GgufType::F32:
-            sink.put(std::bit_cast<uint32_t>(static_cast<float>(value.asFloat().value_or(0))));
-            break;
-        case GgufType::F64: sink.put(std::bit_cast<uint64_t>(value.asFloat().value_or(0))); break;
-        case GgufType::BOOL: sink.put<uint8_t>(value.asBool().value_or(false) ? 1 : 0); break;
-        case GgufType::STRING: {
-            const std::string* text = value.asString();
-            sink.putString(text ? *text : std::string());
-            break;
-        }
-        case GgufType::ARRAY: {  // spec: u32 element type, u64 count, the elements
-            const GgufArray* array = value.asArray();
-            sink.put(static_cast<uint32_t>(array ? array->elemType : GgufType::U8));
-            sink.put<uint64_t>(array ? array->size() : 0);
-            for (uint64_t i = 0; array && i < array->size(); ++i) putValue(sink, array->item(i));
-            break;
-        }
-        default:  // an out-of-range type id (a hostile test): the id, no value
-            break;
+    case GgufType::U8: sink.put<uint8_t>(value.asUInt().value_or(0)); break;
+    case GgufType::I8: sink.put<int8_t>(value.asInt().value_or(0)); break;
+    case GgufType::U16: sink.put<uint16_t>(value.asUInt().value_or(0)); break;
+    case GgufType::I16: sink.put<int16_t>(value.asInt().value_or(0)); break;
+    case GgufType::U32: sink.put<uint32_t>(value.asUInt().value_or(0)); break;
+    case GgufType::I32: sink.put<int32_t>(value.asInt().value_or(0)); break;
+    case GgufType::U64: sink.put<uint64_t>(value.asUInt().value_or(0)); break;
+    case GgufType::I64: sink.put<int64_t>(value.asInt().value_or(0)); break;
+    case GgufType::F32: sink.put(std::bit_cast<uint32_t>(static_cast<float>(value.asFloat().value_or(0)))); break;
+    case GgufType::F64: sink.put(std::bit_cast<uint64_t>(value.asFloat().value_or(0))); break;
+    case GgufType::BOOL: sink.put<uint8_t>(value.asBool().value_or(false) ? 1 : 0); break;
+    case GgufType::STRING: {
+        const std::string* text = value.asString();
+        sink.putString(text ? *text : std::string());
+        break;
+    }
+    case GgufType::ARRAY: {  // spec: u32 element type, u64 count, the elements
+        const GgufArray* array = value.asArray();
+        sink.put(static_cast<uint32_t>(array ? array->elemType : GgufType::U8));
+        sink.put<uint64_t>(array ? array->size() : 0);
+        for (uint64_t i = 0; array && i < array->size(); ++i) putValue(sink, array->item(i));
+        break;
+    }
+    default:  // an out-of-range type id (a hostile test): the id, no value
+        break;
     }
 }
 
@@ -106,8 +102,7 @@ void GgufWriter::remove(const std::string& key) {
     std::erase_if(kvs_, [&](const auto& kv) { return kv.first == key; });
 }
 
-void GgufWriter::addTensor(std::string name, const std::vector<int64_t>& dims, DType type,
-                           std::vector<uint8_t> bytes) {
+void GgufWriter::addTensor(std::string name, const std::vector<int64_t>& dims, DType type, std::vector<uint8_t> bytes) {
     GgufTensorSpec spec;
     spec.name = std::move(name);
     for (const int64_t d : dims) spec.dims.push_back(static_cast<uint64_t>(d));
@@ -186,8 +181,7 @@ Result<void> GgufWriter::writeFile(const std::string& path) const {
     if (out == nullptr) {
         return fail(ErrorCode::Io, "GGUF: cannot create '" + path + "': " + std::strerror(errno));
     }
-    const bool written = std::fwrite(image.bytes.data(), 1, image.bytes.size(), out) ==
-                         image.bytes.size();
+    const bool written = std::fwrite(image.bytes.data(), 1, image.bytes.size(), out) == image.bytes.size();
     const bool closed = std::fclose(out) == 0;
     if (!written || !closed) return fail(ErrorCode::Io, "GGUF: cannot write '" + path + "'");
     return {};

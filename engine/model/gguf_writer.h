@@ -22,25 +22,25 @@ namespace hearth {
 // Where the writer put things, as file offsets.
 struct GgufLayout {
     struct Kv {
-        uint64_t keyAt;    // the key's u64 length
-        uint64_t typeAt;   // the u32 value type
+        uint64_t keyAt;  // the key's u64 length
+        uint64_t typeAt;  // the u32 value type
         uint64_t valueAt;  // the value (for an array: its u32 element type)
     };
     struct TensorInfo {
-        uint64_t nameAt;    // the name's u64 length
-        uint64_t nDimsAt;   // the u32 n_dims
-        uint64_t dimsAt;    // dims[0] (u64 each)
-        uint64_t typeAt;    // the u32 type
+        uint64_t nameAt;  // the name's u64 length
+        uint64_t nDimsAt;  // the u32 n_dims
+        uint64_t dimsAt;  // dims[0] (u64 each)
+        uint64_t typeAt;  // the u32 type
         uint64_t offsetAt;  // the u64 offset
     };
-    uint64_t headerEnd = 0;      // 24: after magic, version, tensor_count, metadata_kv_count
-    uint64_t metadataEnd = 0;    // after the last key/value pair
+    uint64_t headerEnd = 0;  // 24: after magic, version, tensor_count, metadata_kv_count
+    uint64_t metadataEnd = 0;  // after the last key/value pair
     uint64_t tensorInfoEnd = 0;  // after the last tensor info (before padding)
-    uint64_t dataStart = 0;      // the data section (tensorInfoEnd padded to the alignment)
-    uint64_t size = 0;           // the whole file
-    std::vector<Kv> kvs;                   // in writing order
-    std::vector<TensorInfo> tensorInfos;   // in writing order
-    std::vector<uint64_t> tensorDataAt;    // file offset of each tensor's bytes
+    uint64_t dataStart = 0;  // the data section (tensorInfoEnd padded to the alignment)
+    uint64_t size = 0;  // the whole file
+    std::vector<Kv> kvs;  // in writing order
+    std::vector<TensorInfo> tensorInfos;  // in writing order
+    std::vector<uint64_t> tensorDataAt;  // file offset of each tensor's bytes
 };
 
 struct GgufImage {
@@ -52,10 +52,10 @@ struct GgufImage {
 // id or offset.
 struct GgufTensorSpec {
     std::string name;
-    std::vector<uint64_t> dims;       // dims[0] is the contiguous row length
-    uint32_t typeId = 0;              // GGUF/ggml type id (DType values)
-    std::vector<uint8_t> data;        // written as given, at the next aligned offset
-    std::optional<uint64_t> offset;   // overrides the offset written in the tensor info
+    std::vector<uint64_t> dims;  // dims[0] is the contiguous row length
+    uint32_t typeId = 0;  // GGUF/ggml type id (DType values)
+    std::vector<uint8_t> data;  // written as given, at the next aligned offset
+    std::optional<uint64_t> offset;  // overrides the offset written in the tensor info
 };
 
 // Builds GgufValues from C++ values: uint8_t → U8, int8_t → I8, ..., uint64_t → U64,
@@ -105,8 +105,7 @@ public:
     void remove(const std::string& key);
 
     // Adds a tensor (names are not checked for repeats). bytes should be the tensor's exact size.
-    void addTensor(std::string name, const std::vector<int64_t>& dims, DType type,
-                   std::vector<uint8_t> bytes);
+    void addTensor(std::string name, const std::vector<int64_t>& dims, DType type, std::vector<uint8_t> bytes);
     void addTensor(GgufTensorSpec spec);
 
     GgufImage toBytes() const;

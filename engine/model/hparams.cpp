@@ -24,8 +24,8 @@ constexpr uintptr_t kWeightAlignment = alignof(float);
 
 }  // namespace
 
-Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
-                           int64_t lo, int64_t hi, std::optional<int64_t> fallback) {
+Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix, int64_t lo, int64_t hi,
+                           std::optional<int64_t> fallback) {
     const std::string key = strCat(arch, ".", suffix);
     const GgufValue* v = file.find(key);
     if (!v) {
@@ -40,8 +40,8 @@ Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::str
     return *x;
 }
 
-Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
-                            double lo, double hi, std::optional<double> fallback) {
+Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix, double lo, double hi,
+                            std::optional<double> fallback) {
     const std::string key = strCat(arch, ".", suffix);
     const GgufValue* v = file.find(key);
     if (!v) {
@@ -127,8 +127,7 @@ Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int
 Result<const float*> bindNorm(const GgufFile& file, const std::string& name, int64_t n) {
     auto w = bindWeight(file, name, n, 1);
     if (!w) return std::unexpected(w.error());
-    if (w->type != DType::F32)
-        return fail(ErrorCode::Unsupported, strCat("tensor ", name, " must be F32"));
+    if (w->type != DType::F32) return fail(ErrorCode::Unsupported, strCat("tensor ", name, " must be F32"));
     // The reader guarantees the data lies within the mapping; bindWeight, that it is aligned.
     return static_cast<const float*>(w->data);
 }
@@ -154,7 +153,8 @@ Result<std::vector<float>> readFreqFactors(const GgufFile& file, const std::stri
     std::vector<float> factors(*data, *data + n);
     for (float f : factors)
         if (!std::isfinite(f) || f <= 0.0f)
-            return fail(ErrorCode::InvalidFormat, strCat(name, " holds ", f, ": RoPE frequency factors must be positive"));
+            return fail(ErrorCode::InvalidFormat,
+                        strCat(name, " holds ", f, ": RoPE frequency factors must be positive"));
     return factors;
 }
 
@@ -166,12 +166,14 @@ Result<std::vector<bool>> readSlidingLayers(const GgufFile& file, std::string_vi
     if (v && v->asArray()) {
         const GgufArray& a = *v->asArray();
         if (a.size() != static_cast<uint64_t>(nLayers))
-            return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " has ", a.size(), " elements for ", nLayers, " layers"));
+            return fail(ErrorCode::InvalidFormat,
+                        strCat("metadata key ", key, " has ", a.size(), " elements for ", nLayers, " layers"));
         for (int il = 0; il < nLayers; ++il) {
             const GgufValue item = a.item(static_cast<uint64_t>(il));
             const std::optional<int64_t> n = item.asInt();
             const std::optional<bool> flag = n ? std::optional<bool>(*n != 0) : item.asBool();
-            if (!flag) return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " must hold bools or integers"));
+            if (!flag)
+                return fail(ErrorCode::InvalidFormat, strCat("metadata key ", key, " must hold bools or integers"));
             local[static_cast<size_t>(il)] = *flag;
         }
         return local;
@@ -187,7 +189,8 @@ Result<void> refuseRopeScaling(const GgufFile& file, std::string_view arch, std:
     const std::string typeName = type && type->asString() ? *type->asString() : std::string("none");
     auto factor = readFloatKey(file, arch, "rope.scaling.factor", 0.0, 1e6, 1.0);
     if (!factor) return std::unexpected(factor.error());
-    if (typeName != "none" && (precomputedType.empty() || typeName != precomputedType) && *factor != 1.0 && *factor != 0.0)
+    if (typeName != "none" && (precomputedType.empty() || typeName != precomputedType) && *factor != 1.0 &&
+        *factor != 0.0)
         return fail(ErrorCode::Unsupported,
                     strCat("RoPE scaling '", typeName, "' (factor ", *factor, ") is not supported yet for ", arch));
     return {};

@@ -16,10 +16,10 @@ class GgufFile;
 struct GgufTensorInfo;
 
 // An integer key "{arch}.{suffix}" within [lo, hi]; `fallback` when absent (nullopt = required).
-Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
-                           int64_t lo, int64_t hi, std::optional<int64_t> fallback = std::nullopt);
-Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix,
-                            double lo, double hi, std::optional<double> fallback = std::nullopt);
+Result<int64_t> readIntKey(const GgufFile& file, std::string_view arch, std::string_view suffix, int64_t lo, int64_t hi,
+                           std::optional<int64_t> fallback = std::nullopt);
+Result<double> readFloatKey(const GgufFile& file, std::string_view arch, std::string_view suffix, double lo, double hi,
+                            std::optional<double> fallback = std::nullopt);
 
 // The common transformer hyperparameters every architecture reads.
 Result<ModelConfig> readCommonConfig(const GgufFile& file, std::string_view arch);
@@ -29,8 +29,8 @@ Result<WeightView> bindWeight(const GgufFile& file, const std::string& name, int
 // The tensors around the layers that every architecture shares: the token embedding, the
 // final norm, and the output matrix (token_embd itself when the file has no output.weight).
 struct OutputHead {
-    WeightView tokenEmbd;       // [nVocab rows, nEmbd]
-    WeightView output;          // [nVocab rows, nEmbd]
+    WeightView tokenEmbd;  // [nVocab rows, nEmbd]
+    WeightView output;  // [nVocab rows, nEmbd]
     const float* outputNorm = nullptr;  // [nEmbd]
     bool tied = false;
 };

@@ -15,12 +15,8 @@ namespace hearth {
 
 namespace {
 constexpr std::array kArchitectures{
-    ArchEntry{"llama", &loadLlama},
-    ArchEntry{"qwen2", &loadQwen2},
-    ArchEntry{"qwen3", &loadQwen3},
-    ArchEntry{"phi3", &loadPhi3},
-    ArchEntry{"gemma2", &loadGemma2},
-    ArchEntry{"gemma3", &loadGemma3},
+    ArchEntry{"llama", &loadLlama}, ArchEntry{"qwen2", &loadQwen2},   ArchEntry{"qwen3", &loadQwen3},
+    ArchEntry{"phi3", &loadPhi3},   ArchEntry{"gemma2", &loadGemma2}, ArchEntry{"gemma3", &loadGemma3},
 };
 }  // namespace
 
@@ -33,7 +29,8 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelLoad
         if (entry.name == arch) return entry.load(file, options);
     std::string supported;
     for (const ArchEntry& entry : kArchitectures) supported += strCat(supported.empty() ? "" : ", ", entry.name);
-    return fail(ErrorCode::Unsupported, strCat("architecture '", arch, "' is not supported (supported: ", supported, ")"));
+    return fail(ErrorCode::Unsupported,
+                strCat("architecture '", arch, "' is not supported (supported: ", supported, ")"));
 }
 
 Result<void> Model::forward(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) {
@@ -74,7 +71,7 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             const int64_t w = std::max(a, firstWanted);  // rows [w, b) of this piece want logits
             const std::span<float> logits = b > w ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
                                                                         static_cast<size_t>((b - w) * nVocab))
-                                                   : std::span<float>();
+                                                  : std::span<float>();
             pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
                             item.offset + static_cast<int32_t>(a)});
             room -= b - a;
@@ -96,7 +93,8 @@ Result<void> Model::checkItem(const ForwardItem& item) const {
             return fail(ErrorCode::InvalidArgument, strCat("token id ", id, " outside the vocabulary"));
     const auto nVocab = static_cast<size_t>(config_.nVocab);
     if (item.logits.size() % nVocab != 0 || item.logits.size() / nVocab > item.tokens.size())
-        return fail(ErrorCode::InvalidArgument, "logits buffer must hold nVocab floats per row, for at most every token");
+        return fail(ErrorCode::InvalidArgument,
+                    "logits buffer must hold nVocab floats per row, for at most every token");
     return {};
 }
 

@@ -33,8 +33,8 @@ struct ForwardItem {
 };
 
 struct ModelConfig {
-    std::string architecture;   // general.architecture
-    std::string name;           // general.name (may be empty)
+    std::string architecture;  // general.architecture
+    std::string name;  // general.name (may be empty)
     int nLayers = 0;
     int nEmbd = 0;
     int nHeads = 0;
@@ -43,7 +43,7 @@ struct ModelConfig {
     int nFf = 0;
     int nVocab = 0;
     int contextLength = 0;
-    int nRot = 0;               // rope.dimension_count
+    int nRot = 0;  // rope.dimension_count
     float ropeFreqBase = 10000.0f;
     float rmsEps = 1e-5f;
     RopeStyle ropeStyle = RopeStyle::Pairwise;
@@ -56,11 +56,11 @@ struct ModelConfig {
     int32_t slidingWindow = 0;
     std::vector<bool> slidingLayers;  // [nLayers] or empty
     float ropeFreqBaseSwa = 10000.0f;
-    bool tiedOutput = false;    // no output.weight: logits use token_embd
+    bool tiedOutput = false;  // no output.weight: logits use token_embd
     // What the forward pass does beyond the plain Llama decoder, in words, for `hearth-cli info`
     // and the model picker ("Q/K/V biases, QK norm, ..."); empty for plain Llama.
     std::string features;
-    uint64_t nParams = 0;       // elements of all tensors
+    uint64_t nParams = 0;  // elements of all tensors
 };
 
 // What loading needs to know beyond the file.

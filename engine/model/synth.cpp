@@ -65,7 +65,8 @@ std::vector<SynthTensor> tensorList(const SynthShape& s) {
     const std::string& a = s.architecture;
     const bool qkNorm = a == "qwen3" || a == "gemma3", biases = a == "qwen2", fused = a == "phi3";
     const int64_t qDim = int64_t{s.nHeads} * headDim(s), kvDim = int64_t{s.nKvHeads} * headDim(s);
-    std::vector<SynthTensor> list{{"token_embd.weight", s.nEmbd, s.nVocab}, {"output_norm.weight", s.nEmbd, 1, Kind::Norm}};
+    std::vector<SynthTensor> list{{"token_embd.weight", s.nEmbd, s.nVocab},
+                                  {"output_norm.weight", s.nEmbd, 1, Kind::Norm}};
     if (!s.tiedOutput) list.push_back({"output.weight", s.nEmbd, s.nVocab});
     if (s.llama3RopeFreqs) list.push_back({"rope_freqs.weight", headDim(s) / 2, 1, Kind::Values, llama3FreqFactors(s)});
     for (int il = 0; il < s.nLayers; ++il) {
@@ -118,9 +119,9 @@ std::string word(int k) {
 void setVocabulary(GgufWriter& w, const SynthShape& s) {
     const bool gemma = isGemma(s);
     // Gemma's order: 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>; Llama's: 0 <unk>, 1 <s>, 2 </s>.
-    const std::vector<std::pair<std::string, int32_t>> specials =
-        gemma ? std::vector<std::pair<std::string, int32_t>>{{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}}
-              : std::vector<std::pair<std::string, int32_t>>{{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}};
+    const std::vector<std::pair<std::string, int32_t>> specials = gemma
+        ? std::vector<std::pair<std::string, int32_t>>{{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}}
+        : std::vector<std::pair<std::string, int32_t>>{{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}};
     std::vector<std::string> tokens;
     std::vector<int32_t> types;
     for (const auto& [text, type] : specials) tokens.push_back(text), types.push_back(type);
@@ -179,8 +180,9 @@ Result<void> checkShape(const SynthShape& s, DType type) {
     const int block = dtypeInfo(type).blockElems;
     for (const int64_t cols : {int64_t{s.nEmbd}, int64_t{s.nFf}, int64_t{s.nHeads} * headDim(s)})
         if (cols % block != 0)
-            return fail(ErrorCode::InvalidArgument, strCat("synth: shape ", s.name, " has rows of ", cols, " elements, not a multiple of ",
-                                                           dtypeInfo(type).name, "'s block of ", block));
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("synth: shape ", s.name, " has rows of ", cols, " elements, not a multiple of ",
+                               dtypeInfo(type).name, "'s block of ", block));
     return {};
 }
 
@@ -196,7 +198,7 @@ public:
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         z ^= z >> 31;
         const uint32_t sum = static_cast<uint32_t>(z & 0xFFFF) + static_cast<uint32_t>((z >> 16) & 0xFFFF) +
-                             static_cast<uint32_t>((z >> 32) & 0xFFFF) + static_cast<uint32_t>(z >> 48);
+            static_cast<uint32_t>((z >> 32) & 0xFFFF) + static_cast<uint32_t>(z >> 48);
         // Four uniforms on [0, 65536): mean 2·65535, variance 4·(65536² − 1)/12.
         return (static_cast<float>(sum) - 131070.0f) * kScale;
     }
@@ -209,9 +211,16 @@ private:
 class FileOut {
 public:
     explicit FileOut(std::FILE* f) : f_(f) {}
-    ~FileOut() { if (f_) std::fclose(f_); }
+    ~FileOut() {
+        if (f_) std::fclose(f_);
+    }
     bool write(const void* p, size_t n) { return std::fwrite(p, 1, n, f_) == n; }
-    bool close() { const bool ok = std::fclose(f_) == 0; f_ = nullptr; return ok; }
+    bool close() {
+        const bool ok = std::fclose(f_) == 0;
+        f_ = nullptr;
+        return ok;
+    }
+
 private:
     std::FILE* f_;
 };
@@ -233,7 +242,8 @@ bool writeTensor(FileOut& out, const SynthTensor& t, DType type, uint64_t seed) 
     for (int64_t r0 = 0; r0 < t.nRows; r0 += sliceRows) {
         const int64_t n = std::min(sliceRows, t.nRows - r0);
         for (int64_t i = 0; i < n * t.nCols; ++i) values[static_cast<size_t>(i)] = normal();
-        for (int64_t r = 0; r < n; ++r) synthQuantizeRow(type, values.data() + r * t.nCols, bytes.data() + r * rowSize, t.nCols);
+        for (int64_t r = 0; r < n; ++r)
+            synthQuantizeRow(type, values.data() + r * t.nCols, bytes.data() + r * rowSize, t.nCols);
         if (!out.write(bytes.data(), static_cast<size_t>(n) * rowSize)) return false;
     }
     return true;
@@ -286,8 +296,9 @@ uint64_t synthTensorBytes(const SynthShape& shape, DType type) {
 
 // The header, metadata and tensor infos, with each tensor's offset computed from its size
 // (GgufWriter writes the offset given; the data follows, streamed by the caller).
-std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const GgufFile* vocab, const std::string& chatTemplate,
-                                 const std::vector<SynthTensor>& tensors, std::vector<uint64_t>& offsets) {
+std::vector<uint8_t> headerBytes(const SynthShape& shape, DType type, const GgufFile* vocab,
+                                 const std::string& chatTemplate, const std::vector<SynthTensor>& tensors,
+                                 std::vector<uint64_t>& offsets) {
     GgufWriter w;
     setHyperparameters(w, shape, type);
     if (vocab == nullptr) setVocabulary(w, shape);
@@ -321,13 +332,15 @@ Result<void> writeSynthModel(const SynthShape& requested, const SynthOptions& op
         vocab = std::move(*file);
         const GgufValue* tokens = vocab->find("tokenizer.ggml.tokens");
         if (tokens == nullptr || tokens->asArray() == nullptr || tokens->asArray()->size() == 0)
-            return fail(ErrorCode::InvalidArgument, strCat("synth: '", options.vocabFrom, "' has no tokenizer.ggml.tokens"));
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("synth: '", options.vocabFrom, "' has no tokenizer.ggml.tokens"));
         shape.nVocab = static_cast<int>(tokens->asArray()->size());
     }
     if (auto ok = checkShape(shape, options.type); !ok) return ok;
     const std::vector<SynthTensor> tensors = tensorList(shape);
     std::vector<uint64_t> offsets;
-    const std::vector<uint8_t> header = headerBytes(shape, options.type, vocab.get(), options.chatTemplate, tensors, offsets);
+    const std::vector<uint8_t> header =
+        headerBytes(shape, options.type, vocab.get(), options.chatTemplate, tensors, offsets);
     const uint64_t align = offsets.back();
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) return fail(ErrorCode::Io, strCat("synth: cannot create '", path, "': ", std::strerror(errno)));
@@ -337,7 +350,8 @@ Result<void> writeSynthModel(const SynthShape& requested, const SynthOptions& op
     uint64_t written = 0;  // bytes of the data section so far
     for (size_t i = 0; ok && i < tensors.size(); ++i) {
         ok = out.write(zeros.data(), static_cast<size_t>(offsets[i] - written));  // padding to the tensor's offset
-        ok = ok && writeTensor(out, tensors[i], options.type, options.seed * 1000003u + i);  // each tensor its own stream
+        ok = ok &&
+            writeTensor(out, tensors[i], options.type, options.seed * 1000003u + i);  // each tensor its own stream
         written = offsets[i] + tensorBytes(tensors[i], options.type);
     }
     ok = out.close() && ok;

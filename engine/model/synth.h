@@ -15,15 +15,15 @@
 namespace hearth {
 
 struct SynthShape {
-    std::string name;          // "tinyllama-1.1b"
+    std::string name;  // "tinyllama-1.1b"
     std::string architecture;  // llama, qwen2, qwen3, phi3, gemma2 or gemma3
     int nLayers = 0, nEmbd = 0, nFf = 0, nHeads = 0, nKvHeads = 0;
-    int headDim = 0;           // 0: nEmbd / nHeads
-    int nVocab = 0;            // at least 259 (3 specials and the 256 byte pieces)
+    int headDim = 0;  // 0: nEmbd / nHeads
+    int nVocab = 0;  // at least 259 (3 specials and the 256 byte pieces)
     int contextLength = 0;
     float ropeFreqBase = 10000.0f;
-    bool tiedOutput = false;   // no output.weight: logits use token_embd
-    int slidingWindow = 0;     // gemma2, gemma3 (phi3 files carry one, not applied)
+    bool tiedOutput = false;  // no output.weight: logits use token_embd
+    int slidingWindow = 0;  // gemma2, gemma3 (phi3 files carry one, not applied)
     bool llama3RopeFreqs = false;  // rope_freqs.weight with Llama 3.1/3.2's "llama3" scaling
 };
 

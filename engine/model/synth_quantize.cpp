@@ -23,7 +23,8 @@ void quantizeSymmetric(const float* x, Block& b) {
     uint32_t qh = 0;
     for (int j = 0; j < kQK / 2; ++j) {
         const int q0 = std::min(kLevels - 1, static_cast<int>(static_cast<int8_t>(x[j] * id + kLevels / 2 + 0.5f)));
-        const int q1 = std::min(kLevels - 1, static_cast<int>(static_cast<int8_t>(x[j + 16] * id + kLevels / 2 + 0.5f)));
+        const int q1 =
+            std::min(kLevels - 1, static_cast<int>(static_cast<int8_t>(x[j + 16] * id + kLevels / 2 + 0.5f)));
         b.qs[j] = static_cast<uint8_t>((q0 & 15) | ((q1 & 15) << 4));
         qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j | static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
     }
@@ -72,7 +73,8 @@ void quantizeKMinMax(const float* x, Block& b, uint8_t* q) {
     const float d = f16ToF32(b.d), dmin = f16ToF32(b.dmin);
     std::memset(b.scales, 0, sizeof b.scales);
     for (int j = 0; j < 8; ++j) {
-        const int sc = d > 0 ? roundClamp(scale[j] / d, 0, 63) : 0, m = dmin > 0 ? roundClamp(minus[j] / dmin, 0, 63) : 0;
+        const int sc = d > 0 ? roundClamp(scale[j] / d, 0, 63) : 0,
+                  m = dmin > 0 ? roundClamp(minus[j] / dmin, 0, 63) : 0;
         if (j < 4) {
             b.scales[j] = static_cast<uint8_t>(sc);
             b.scales[j + 4] = static_cast<uint8_t>(m);
@@ -83,7 +85,8 @@ void quantizeKMinMax(const float* x, Block& b, uint8_t* q) {
         }
         const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
         for (int i = 0; i < 32; ++i)
-            q[32 * j + i] = static_cast<uint8_t>(step > 0 ? roundClamp((x[32 * j + i] + offset) / step, 0, kLevels - 1) : 0);
+            q[32 * j + i] =
+                static_cast<uint8_t>(step > 0 ? roundClamp((x[32 * j + i] + offset) / step, 0, kLevels - 1) : 0);
     }
 }
 
@@ -150,14 +153,14 @@ void perBlock(const float* src, void* dst, int64_t n, int blockElems, Fn fn) {
 
 void synthQuantizeRow(DType t, const float* src, void* dst, int64_t n) {
     switch (t) {
-        case DType::Q4_0: return perBlock<BlockQ4_0>(src, dst, n, kQK, quantizeSymmetric<BlockQ4_0, 16>);
-        case DType::Q5_0: return perBlock<BlockQ5_0>(src, dst, n, kQK, quantizeSymmetric<BlockQ5_0, 32>);
-        case DType::Q4_1: return perBlock<BlockQ4_1>(src, dst, n, kQK, quantizeAffine<BlockQ4_1, 16>);
-        case DType::Q5_1: return perBlock<BlockQ5_1>(src, dst, n, kQK, quantizeAffine<BlockQ5_1, 32>);
-        case DType::Q4_K: return perBlock<BlockQ4_K>(src, dst, n, kQKK, quantizeQ4K);
-        case DType::Q5_K: return perBlock<BlockQ5_K>(src, dst, n, kQKK, quantizeQ5K);
-        case DType::Q6_K: return perBlock<BlockQ6_K>(src, dst, n, kQKK, quantizeQ6K);
-        default: return ref::quantizeRow(t, src, dst, n);  // F32, F16, BF16, Q8_0
+    case DType::Q4_0: return perBlock<BlockQ4_0>(src, dst, n, kQK, quantizeSymmetric<BlockQ4_0, 16>);
+    case DType::Q5_0: return perBlock<BlockQ5_0>(src, dst, n, kQK, quantizeSymmetric<BlockQ5_0, 32>);
+    case DType::Q4_1: return perBlock<BlockQ4_1>(src, dst, n, kQK, quantizeAffine<BlockQ4_1, 16>);
+    case DType::Q5_1: return perBlock<BlockQ5_1>(src, dst, n, kQK, quantizeAffine<BlockQ5_1, 32>);
+    case DType::Q4_K: return perBlock<BlockQ4_K>(src, dst, n, kQKK, quantizeQ4K);
+    case DType::Q5_K: return perBlock<BlockQ5_K>(src, dst, n, kQKK, quantizeQ5K);
+    case DType::Q6_K: return perBlock<BlockQ6_K>(src, dst, n, kQKK, quantizeQ6K);
+    default: return ref::quantizeRow(t, src, dst, n);  // F32, F16, BF16, Q8_0
     }
 }
 

@@ -19,7 +19,7 @@ struct Beam {
     KvSequence kv;
     std::vector<int32_t> tokens;  // generated so far
     double logProb = 0;
-    std::vector<float> logits;    // of the next token
+    std::vector<float> logits;  // of the next token
 };
 
 bool penaltiesOn(const BeamSearchParams& p) {
@@ -66,8 +66,11 @@ public:
         }
         BeamEndsFn ends;
         if (!params_.stop.empty() && params_.decode)
-            ends = [this](int32_t parent, int32_t token) { return cutAtStop(params_, extended(parent, token)).has_value(); };
-        const BeamChoice choice = chooseBeams(beamLogProbs, tokenLogProbs, params_.nBeams, params_.endTokens, last, ends);
+            ends = [this](int32_t parent, int32_t token) {
+                return cutAtStop(params_, extended(parent, token)).has_value();
+            };
+        const BeamChoice choice =
+            chooseBeams(beamLogProbs, tokenLogProbs, params_.nBeams, params_.endTokens, last, ends);
         for (const BeamCandidate& c : choice.ended) addHypothesis(c, last);
         spawn(choice.live);
         if (auto r = forwardAll(next_, {}); !r) return r;
@@ -75,7 +78,8 @@ public:
         for (Beam& b : live_) cache_.release(b.kv);
         live_ = std::move(next_);
         next_.clear();
-        for (const Beam& b : live_) blocksPerBeam_ = std::max(blocksPerBeam_, static_cast<int32_t>(b.kv.blockTable.size()));
+        for (const Beam& b : live_)
+            blocksPerBeam_ = std::max(blocksPerBeam_, static_cast<int32_t>(b.kv.blockTable.size()));
         return {};
     }
 
@@ -109,9 +113,8 @@ public:
 
     Result<BeamSearchResult> finish() {
         if (hypotheses_.empty()) return fail(ErrorCode::InvalidArgument, "beam search: every token is banned");
-        std::stable_sort(hypotheses_.begin(), hypotheses_.end(), [](const BeamHypothesis& a, const BeamHypothesis& b) {
-            return a.score > b.score;
-        });
+        std::stable_sort(hypotheses_.begin(), hypotheses_.end(),
+                         [](const BeamHypothesis& a, const BeamHypothesis& b) { return a.score > b.score; });
         return BeamSearchResult{std::move(hypotheses_), nForwardTokens_, peakBlocks_, blocksPerBeam_, nForwardCalls_};
     }
 
@@ -184,7 +187,8 @@ private:
         else if (cut) h.end = BeamEnd::Stop;
         else if (last) h.end = params_.maxTokensIsContext ? BeamEnd::Context : BeamEnd::Length;
         if (cut) h.text = std::move(*cut);
-        else if (params_.decode) h.text = params_.decode(std::span(h.tokens).first(h.tokens.size() - (h.ended ? 1 : 0)));
+        else if (params_.decode)
+            h.text = params_.decode(std::span(h.tokens).first(h.tokens.size() - (h.ended ? 1 : 0)));
         hypotheses_.push_back(std::move(h));
     }
 
@@ -209,8 +213,9 @@ Result<BeamSearchResult> runBeamSearch(Model& model, Backend& backend, KvCache& 
     const auto t0 = std::chrono::steady_clock::now();
     if (prompt.empty()) return fail(ErrorCode::InvalidArgument, "beam search: the prompt is empty");
     if (params.nBeams < 1 || params.maxTokens < 1)
-        return fail(ErrorCode::InvalidArgument, strCat("beam search needs at least 1 beam and 1 token (got ", params.nBeams,
-                                                       " beams, ", params.maxTokens, " tokens)"));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("beam search needs at least 1 beam and 1 token (got ", params.nBeams, " beams, ",
+                           params.maxTokens, " tokens)"));
     BeamRun run(model, backend, cache, prompt, params);
     if (auto r = run.start(); !r) return std::unexpected(r.error());
     for (int32_t i = 0; i < params.maxTokens && !run.done(); ++i) {

@@ -10,8 +10,9 @@ namespace hearth {
 std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
                                           std::span<const ForwardItem> accepted) {
     if (chunk.sample && (chunk.logitRows < 1 || chunk.logitRows > std::ssize(chunk.tokens)))
-        return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, ": ", chunk.logitRows,
-                                                        " logit rows for ", chunk.tokens.size(), " tokens")};
+        return Error{
+            ErrorCode::InvalidArgument,
+            strCat("sequence ", chunk.seq, ": ", chunk.logitRows, " logit rows for ", chunk.tokens.size(), " tokens")};
     for (const ForwardItem& item : accepted)
         if (item.seq == &kv)
             return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, " is planned twice in one step")};

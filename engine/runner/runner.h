@@ -17,7 +17,7 @@ namespace hearth {
 struct ChunkOutput {
     SeqId seq = 0;
     std::optional<Error> error;  // the chunk did not run; the sequence should be finished
-    std::vector<float> logits;   // [chunk.logitRows, nVocab] when the chunk samples and ran
+    std::vector<float> logits;  // [chunk.logitRows, nVocab] when the chunk samples and ran
 };
 
 class Runner {

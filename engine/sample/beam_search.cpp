@@ -53,9 +53,11 @@ namespace {
 
 // Sorts the best k of order (every token id) by lp, best first (ties: lower id).
 void sortBest(std::vector<int32_t>& order, const std::vector<double>& lp, size_t k) {
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](int32_t x, int32_t y) {
-        return lp[static_cast<size_t>(x)] > lp[static_cast<size_t>(y)] || (lp[static_cast<size_t>(x)] == lp[static_cast<size_t>(y)] && x < y);
-    });
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](int32_t x, int32_t y) {
+                          return lp[static_cast<size_t>(x)] > lp[static_cast<size_t>(y)] ||
+                              (lp[static_cast<size_t>(x)] == lp[static_cast<size_t>(y)] && x < y);
+                      });
 }
 
 // How many of beam b's best extensions it must offer: enough to hold nBeams that do not end

@@ -16,7 +16,7 @@ namespace hearth {
 
 struct BeamSearchParams {
     int32_t nBeams = 4;
-    int32_t maxTokens = 64;         // generated tokens, the end token included
+    int32_t maxTokens = 64;  // generated tokens, the end token included
     // score = logProb / length^lengthNormAlpha (length: generated tokens); 0 ranks by the sum.
     float lengthNormAlpha = 0.0f;
     std::vector<int32_t> endTokens;  // a hypothesis ends with one of these (EOS, EOT)
@@ -43,11 +43,11 @@ const char* beamEndName(BeamEnd e);  // "eos", "length", "stop", "timeout", "con
 
 struct BeamHypothesis {
     std::vector<int32_t> tokens;  // generated ids, the end token included when ended
-    double logProb = 0;           // Σ log p(token | prefix) over tokens
-    double score = 0;             // beamScore(logProb, tokens.size(), alpha)
-    bool ended = false;           // by an end token (else by maxTokens, a stop string, ...)
+    double logProb = 0;  // Σ log p(token | prefix) over tokens
+    double score = 0;  // beamScore(logProb, tokens.size(), alpha)
+    bool ended = false;  // by an end token (else by maxTokens, a stop string, ...)
     BeamEnd end = BeamEnd::Length;
-    std::string text;             // with params.decode: the generated text (no end token, no stop string)
+    std::string text;  // with params.decode: the generated text (no end token, no stop string)
 };
 
 // log(softmax(logits)) in double; -inf logits give -inf.
@@ -62,7 +62,7 @@ struct BeamCandidate {
     bool operator==(const BeamCandidate&) const = default;
 };
 struct BeamChoice {
-    std::vector<BeamCandidate> live;   // the next live beams, best first (at most nBeams)
+    std::vector<BeamCandidate> live;  // the next live beams, best first (at most nBeams)
     std::vector<BeamCandidate> ended;  // hypotheses finished by this step, best first
 };
 

@@ -45,12 +45,14 @@ Result<void> validateLogitBias(const std::vector<LogitBias>& biases, int32_t nVo
     for (const LogitBias& b : biases) {
         if (b.id < 0 || (nVocab > 0 && b.id >= nVocab))
             return fail(ErrorCode::InvalidArgument,
-                        nVocab > 0 ? strCat("logit bias: token id ", b.id, " is outside the vocabulary (0..", nVocab - 1, ")")
-                                   : strCat("logit bias: token id ", b.id, " must be >= 0"));
+                        nVocab > 0
+                            ? strCat("logit bias: token id ", b.id, " is outside the vocabulary (0..", nVocab - 1, ")")
+                            : strCat("logit bias: token id ", b.id, " must be >= 0"));
         const bool banned = std::isinf(b.bias) && b.bias < 0;
         if (!banned && !(b.bias >= -100.0f && b.bias <= 100.0f))
-            return fail(ErrorCode::InvalidArgument,
-                        strCat("logit bias of token ", b.id, ": ", b.bias, " is out of range [-100..100] (or -inf to ban it)"));
+            return fail(
+                ErrorCode::InvalidArgument,
+                strCat("logit bias of token ", b.id, ": ", b.bias, " is out of range [-100..100] (or -inf to ban it)"));
     }
     return {};
 }
@@ -60,13 +62,15 @@ Result<void> validateLogitBias(const std::vector<LogitBias>& biases, int32_t nVo
 Result<void> validate(const SamplingParams& p, int32_t nVocab) {
     const Result<void> checks[] = {
         inRange("temperature", p.temperature, 0.0, 100.0, false, "[0..100]"),
-        p.topK >= 0 ? Result<void>{} : fail(ErrorCode::InvalidArgument, strCat("top-k ", p.topK, " must be >= 0 (0 = off)")),
+        p.topK >= 0 ? Result<void>{}
+                    : fail(ErrorCode::InvalidArgument, strCat("top-k ", p.topK, " must be >= 0 (0 = off)")),
         inRange("typical-p", p.typicalP, 0.0, 1.0, true, "(0..1] (1 = off)"),
         inRange("top-p", p.topP, 0.0, 1.0, true, "(0..1] (1 = off)"),
         inRange("min-p", p.minP, 0.0, 1.0, false, "[0..1] (0 = off)"),
         inRange("repeat penalty", p.repeatPenalty, 0.0, 10.0, true, "(0..10] (1 = off)"),
         p.repeatLastN >= -1 ? Result<void>{}
-                            : fail(ErrorCode::InvalidArgument, strCat("repeat-last-n ", p.repeatLastN, " must be >= -1 (-1 = all, 0 = off)")),
+                            : fail(ErrorCode::InvalidArgument,
+                                   strCat("repeat-last-n ", p.repeatLastN, " must be >= -1 (-1 = all, 0 = off)")),
         inRange("presence penalty", p.presencePenalty, -2.0, 2.0, false, "[-2..2] (0 = off)"),
         inRange("frequency penalty", p.frequencyPenalty, -2.0, 2.0, false, "[-2..2] (0 = off)"),
         validateLogitBias(p.logitBias, nVocab),
@@ -114,7 +118,8 @@ size_t sampleTypicalP(std::span<TokenLogit> cands, float p) {
     std::vector<double> distance(cands.size());
     for (size_t i = 0; i < cands.size(); ++i) {
         order[i] = i;
-        distance[i] = probs[i] > 0.0 ? std::abs(-std::log(probs[i]) - entropy) : std::numeric_limits<double>::infinity();
+        distance[i] =
+            probs[i] > 0.0 ? std::abs(-std::log(probs[i]) - entropy) : std::numeric_limits<double>::infinity();
     }
     // Stable: equal distances keep the candidates' (sorted) order.
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return distance[a] < distance[b]; });
@@ -234,7 +239,7 @@ std::span<const int32_t> penaltyWindow(std::span<const int32_t> history, int32_t
 
 bool penaltiesActive(const SamplingParams& params) {
     return params.repeatLastN != 0 &&
-           (params.repeatPenalty != 1.0f || params.presencePenalty != 0.0f || params.frequencyPenalty != 0.0f);
+        (params.repeatPenalty != 1.0f || params.presencePenalty != 0.0f || params.frequencyPenalty != 0.0f);
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {

@@ -21,15 +21,15 @@ struct LogitBias {
 
 struct SamplingParams {
     std::vector<LogitBias> logitBias{};
-    float repeatPenalty = 1.0f;     // 1 = off; > 1 discourages repeats
-    int32_t repeatLastN = 64;       // tokens the penalties look back over; 0 = off, -1 = all
-    float presencePenalty = 0.0f;   // subtracted once from each token present in the window
+    float repeatPenalty = 1.0f;  // 1 = off; > 1 discourages repeats
+    int32_t repeatLastN = 64;  // tokens the penalties look back over; 0 = off, -1 = all
+    float presencePenalty = 0.0f;  // subtracted once from each token present in the window
     float frequencyPenalty = 0.0f;  // subtracted once per occurrence in the window
-    int32_t topK = 40;              // 0 = off
-    float typicalP = 1.0f;          // 1 = off
-    float topP = 0.95f;             // 1 = off
-    float minP = 0.05f;             // 0 = off
-    float temperature = 0.8f;       // 0 = greedy
+    int32_t topK = 40;  // 0 = off
+    float typicalP = 1.0f;  // 1 = off
+    float topP = 0.95f;  // 1 = off
+    float minP = 0.05f;  // 0 = off
+    float temperature = 0.8f;  // 0 = greedy
     uint64_t seed = 0;
 };
 
@@ -47,15 +47,15 @@ struct TokenLogit {
 void applyLogitBias(std::span<TokenLogit> cands, std::span<const LogitBias> biases);
 // llama.cpp semantics: a token seen in `window` has a positive logit divided by
 // `repeat`, a negative one multiplied by it; then count * frequency + presence is subtracted.
-void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window, float repeat,
-                    float presence, float frequency);
+void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window, float repeat, float presence,
+                    float frequency);
 // Whether params ask for any penalty, and the last repeatLastN tokens of history they look at.
 bool penaltiesActive(const SamplingParams& params);
 std::span<const int32_t> penaltyWindow(std::span<const int32_t> history, int32_t repeatLastN);
-size_t sampleTopK(std::span<TokenLogit> cands, int32_t k);    // k <= 0: sorts them all
+size_t sampleTopK(std::span<TokenLogit> cands, int32_t k);  // k <= 0: sorts them all
 size_t sampleTypicalP(std::span<TokenLogit> cands, float p);  // needs sorted candidates
-size_t sampleTopP(std::span<TokenLogit> cands, float p);      // needs sorted candidates
-size_t sampleMinP(std::span<TokenLogit> cands, float minP);   // needs sorted candidates
+size_t sampleTopP(std::span<TokenLogit> cands, float p);  // needs sorted candidates
+size_t sampleMinP(std::span<TokenLogit> cands, float minP);  // needs sorted candidates
 void applyTemperature(std::span<TokenLogit> cands, float temperature);
 // Inverse CDF of softmax(logits) at u in [0, 1): the first index whose cumulative
 // probability exceeds u. Computed in doubles, independent of the standard library.

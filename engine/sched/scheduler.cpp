@@ -48,7 +48,9 @@ StepPlan Scheduler::schedule(const DraftSource& drafts) {
 }
 
 Result<void> Scheduler::checkPlanned(const PlannedChunk& chunk) const {
-    const auto broken = [&](auto&&... what) { return hearth::fail(ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, what...)); };
+    const auto broken = [&](auto&&... what) {
+        return hearth::fail(ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, what...));
+    };
     const auto it = seqs_.find(chunk.seq);
     if (it == seqs_.end()) return broken(" is not scheduled");
     const KvSequence& kv = it->second.kv;
@@ -104,7 +106,10 @@ void Scheduler::planRunning(StepPlan& plan, int32_t& budget) {
         const auto remaining = static_cast<int32_t>(std::ssize(s.tokens) - s.kv.nTokens);
         const bool decode = remaining <= 1;
         const int32_t n = decode ? remaining : std::min(remaining, budget);
-        if (n <= 0) { ++i; continue; }
+        if (n <= 0) {
+            ++i;
+            continue;
+        }
         if (!reserveOrPreempt(id, s.kv.nTokens + n, plan)) continue;  // id left running_ at i
         if (!decode) budget -= n;
         plan.chunks.push_back(chunkOf(id, n));
@@ -126,7 +131,8 @@ int32_t Scheduler::cachedHit(const Seq& s) const {
     const std::span<const int32_t> cacheable(s.tokens.data(), s.tokens.size() - 1);
     if (std::ssize(cacheable) <= kv.nTokens) return kv.nTokens;
     const BlockKey& parent = kv.blockKeys.empty() ? cache_.root().key : kv.blockKeys.back();
-    const CachedPrefix hit = cache_.pool().longestCachedPrefix(parent, cacheable.subspan(static_cast<size_t>(kv.nTokens)));
+    const CachedPrefix hit =
+        cache_.pool().longestCachedPrefix(parent, cacheable.subspan(static_cast<size_t>(kv.nTokens)));
     return kv.nTokens + static_cast<int32_t>(hit.blocks.size()) * bs;
 }
 
@@ -174,7 +180,10 @@ bool Scheduler::reserveOrPreempt(SeqId id, int32_t nTokens, StepPlan& plan) {
         Seq& s = seqs_.at(id);
         auto r = cache_.plan(s.kv, nTokens);
         if (r && cache_.commit(s.kv, *r)) return true;
-        if (parked_) { releaseParked(); continue; }
+        if (parked_) {
+            releaseParked();
+            continue;
+        }
         const SeqId victim = running_.back();
         if (victim == id && running_.size() == 1) {
             fail(id, plan);
@@ -208,7 +217,8 @@ void Scheduler::complete(const StepPlan& plan, const StepResult& result) {
         const auto sampled = std::find_if(result.sampled.begin(), result.sampled.end(),
                                           [&](const SampledToken& t) { return t.seq == c.seq; });
         // The accepted drafts: a prefix of the chunk's; positions of the others are dropped.
-        const auto nAccepted = sampled == result.sampled.end() ? 0
+        const auto nAccepted = sampled == result.sampled.end()
+            ? 0
             : static_cast<int32_t>(std::min<std::ptrdiff_t>(std::ssize(sampled->accepted), c.nDrafts()));
         if (s.kv.nTokens != c.start) continue;  // not run as planned (checkPlanned): nothing to record
         s.kv.nTokens += static_cast<int32_t>(c.tokens.size());
@@ -241,9 +251,11 @@ void Scheduler::remove(SeqId id) {
     seqs_.erase(id);
 }
 
-Result<bool> Scheduler::parkRestored(std::span<const int32_t> tokens, const std::function<Result<KvSequence>()>& restore) {
+Result<bool> Scheduler::parkRestored(std::span<const int32_t> tokens,
+                                     const std::function<Result<KvSequence>()>& restore) {
     const std::span<const int32_t> parked = parkedTokens();
-    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >= std::ssize(tokens))
+    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >=
+        std::ssize(tokens))
         return false;
     Result<KvSequence> kv = restore();
     if (!kv) return std::unexpected(std::move(kv.error()));

@@ -47,10 +47,10 @@ struct PlannedChunk {
 
 struct StepPlan {
     std::vector<PlannedChunk> chunks;  // oldest admitted first; at most one per sequence
-    std::vector<SeqId> admitted;       // first admitted (not re-admitted) this step
-    std::vector<SeqId> preempted;      // blocks released; back to waiting, recomputed later
-    std::vector<SeqId> cancelled;      // removed by cancel()
-    std::vector<SeqId> failed;         // cannot fit in the KV cache even alone; removed
+    std::vector<SeqId> admitted;  // first admitted (not re-admitted) this step
+    std::vector<SeqId> preempted;  // blocks released; back to waiting, recomputed later
+    std::vector<SeqId> cancelled;  // removed by cancel()
+    std::vector<SeqId> failed;  // cannot fit in the KV cache even alone; removed
 };
 
 struct SampledToken {
@@ -103,7 +103,9 @@ public:
     void finish(SeqId seq, bool keepForReuse);
     // The parked sequence (nullptr when none).
     const KvSequence* parkedKv() const { return parked_ ? &parked_->kv : nullptr; }
-    std::span<const int32_t> parkedTokens() const { return parked_ ? std::span<const int32_t>(parked_->tokens) : std::span<const int32_t>(); }
+    std::span<const int32_t> parkedTokens() const {
+        return parked_ ? std::span<const int32_t>(parked_->tokens) : std::span<const int32_t>();
+    }
     // KV restored from disk (engine/snapshot) for positions [0, tokens.size()), offered as the
     // parked sequence. When the parked sequence already holds all of tokens (the chat never left
     // the engine) it stays, restore is not called, and the result is false. Otherwise restore()

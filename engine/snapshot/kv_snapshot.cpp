@@ -24,10 +24,13 @@ std::string describeRootMismatch(const KvRootInfo& saved, const KvRootInfo& curr
     if (saved.fingerprint != current.fingerprint)
         add(strCat("the model file differs (saved with fingerprint ", shortHex(saved.fingerprint), ", this one is ",
                    shortHex(current.fingerprint), ")"));
-    if (saved.layout != current.layout) add(strCat("the KV layout differs (saved: ", saved.layout, "; now: ", current.layout, ")"));
-    if (saved.backend != current.backend) add(strCat("the backend differs (saved: ", saved.backend, "; now: ", current.backend, ")"));
+    if (saved.layout != current.layout)
+        add(strCat("the KV layout differs (saved: ", saved.layout, "; now: ", current.layout, ")"));
+    if (saved.backend != current.backend)
+        add(strCat("the backend differs (saved: ", saved.backend, "; now: ", current.backend, ")"));
     if (saved.numericsVersion != current.numericsVersion)
-        add(strCat("the numerics version differs (saved: ", saved.numericsVersion, "; now: ", current.numericsVersion, ")"));
+        add(strCat("the numerics version differs (saved: ", saved.numericsVersion, "; now: ", current.numericsVersion,
+                   ")"));
     if (why.empty() && saved.key != current.key) why = "the chain root key differs";
     return why;
 }
@@ -72,8 +75,8 @@ std::optional<KvBlockRecord> tailRecord(const KvCache& cache, std::span<const in
     const auto bs = static_cast<size_t>(cache.layout().blockSize);
     const size_t start = nFull * bs;
     if (!holder || tokens.size() <= start || tokens.size() - start >= bs) return std::nullopt;
-    if (holder->nTokens < std::ssize(tokens) || holderTokens.size() < tokens.size() || holder->blockTable.size() <= nFull ||
-        !std::equal(tokens.begin(), tokens.end(), holderTokens.begin()))
+    if (holder->nTokens < std::ssize(tokens) || holderTokens.size() < tokens.size() ||
+        holder->blockTable.size() <= nFull || !std::equal(tokens.begin(), tokens.end(), holderTokens.begin()))
         return std::nullopt;
     KvBlockRecord r;
     r.tokens.assign(tokens.begin() + static_cast<std::ptrdiff_t>(start), tokens.end());
@@ -147,7 +150,8 @@ std::string checkTail(const KvCache& cache, const KvBlockRecord& r, size_t i, co
         return strCat(where, ": it has ", r.data.size(), " bytes, this cache's ", n, " rows ", cache.tailBytes(n));
     if (kvChecksum(r.data) != r.checksum) return strCat(where, ": checksum mismatch (the saved bytes are damaged)");
     const std::span<const int32_t> rest = tokens.size() > i * bs ? tokens.subspan(i * bs) : std::span<const int32_t>();
-    const auto common = std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
+    const auto common =
+        std::mismatch(r.tokens.begin(), r.tokens.end(), rest.begin(), rest.end()).first - r.tokens.begin();
     rows = static_cast<int32_t>(common);
     return {};
 }
@@ -195,14 +199,17 @@ Result<KvSequence> restoreKvTail(KvCache& cache, std::span<const int32_t> tokens
                                  const KvBlockRecord& tail, int32_t nRows) {
     const int32_t bs = cache.layout().blockSize;
     const int32_t nFull = nFullBlocks * bs;
-    if (nRows <= 0 || std::ssize(tokens) < nFull) return fail(ErrorCode::InvalidArgument, "no partial KV block to restore");
+    if (nRows <= 0 || std::ssize(tokens) < nFull)
+        return fail(ErrorCode::InvalidArgument, "no partial KV block to restore");
     KvSequence seq;
     auto plan = cache.plan(seq, nFull, tokens.first(static_cast<size_t>(nFull)));
     if (!plan) return std::unexpected(plan.error());
-    if (plan->nCachedTokens != nFull) return fail(ErrorCode::InvalidArgument, "the full KV blocks before the partial one are not cached");
+    if (plan->nCachedTokens != nFull)
+        return fail(ErrorCode::InvalidArgument, "the full KV blocks before the partial one are not cached");
     if (auto c = cache.commit(seq, *plan); !c) return std::unexpected(c.error());
     Result<void> written = cache.reserve(seq, nFull + nRows);
-    if (written) written = cache.writeRows(seq.blockTable.back(), tail.data, static_cast<int32_t>(tail.tokens.size()), nRows);
+    if (written)
+        written = cache.writeRows(seq.blockTable.back(), tail.data, static_cast<int32_t>(tail.tokens.size()), nRows);
     if (!written) {
         cache.release(seq);
         return std::unexpected(written.error());

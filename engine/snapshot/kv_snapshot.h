@@ -16,8 +16,8 @@ namespace hearth {
 // What a chain root was derived from, kept next to saved blocks so that a refusal can say why.
 struct KvRootInfo {
     BlockKey key{};
-    std::string fingerprint;   // the model file's XXH3-128, hex
-    std::string layout;        // describe(KvLayout) and the RoPE parameters
+    std::string fingerprint;  // the model file's XXH3-128, hex
+    std::string layout;  // describe(KvLayout) and the RoPE parameters
     std::string backend;
     uint32_t numericsVersion = 0;
 };
@@ -29,11 +29,11 @@ std::string describeRootMismatch(const KvRootInfo& saved, const KvRootInfo& curr
 // entered into the cache's shared index: restored, it becomes the last block of one sequence.
 struct KvBlockRecord {
     BlockKey key{};
-    BlockKey parent{};             // the previous block's key, or the root's
-    int32_t position = 0;          // index of its first token in the sequence
-    std::vector<int32_t> tokens;   // blockSize ids
-    std::vector<uint8_t> data;     // KvCache::bytesPerBlock() bytes
-    uint64_t checksum = 0;         // kvChecksum(data)
+    BlockKey parent{};  // the previous block's key, or the root's
+    int32_t position = 0;  // index of its first token in the sequence
+    std::vector<int32_t> tokens;  // blockSize ids
+    std::vector<uint8_t> data;  // KvCache::bytesPerBlock() bytes
+    uint64_t checksum = 0;  // kvChecksum(data)
 };
 uint64_t kvChecksum(std::span<const uint8_t> data);  // XXH3-64
 bool isKvTail(const KvBlockRecord& r, int32_t blockSize);  // 0 < tokens.size() < blockSize
@@ -53,10 +53,10 @@ std::vector<KvBlockRecord> exportKvBlocks(const KvCache& cache, std::span<const 
                                           std::span<const int32_t> holderTokens = {});
 
 struct KvImportResult {
-    int32_t nBlocks = 0;        // blocks accepted (imported, or already in the cache)
-    int32_t nTokens = 0;        // prefix of tokens they cover
-    int32_t nImported = 0;      // blocks copied in (not already cached)
-    std::string refusal;        // why the first refused block was refused; empty when none was
+    int32_t nBlocks = 0;  // blocks accepted (imported, or already in the cache)
+    int32_t nTokens = 0;  // prefix of tokens they cover
+    int32_t nImported = 0;  // blocks copied in (not already cached)
+    std::string refusal;  // why the first refused block was refused; empty when none was
     // A tail record accepted after the nBlocks full ones: its index in records and how many of
     // its rows continue tokens (its tokens' common prefix with them). Never counted in nBlocks
     // or nTokens. importKvBlocks leaves it out of the cache; Engine::importKv restores it

@@ -10,18 +10,20 @@ namespace hearth {
 
 Result<void> checkSameVocabulary(const Tokenizer& target, const Tokenizer& draft) {
     if (target.nVocab() != draft.nVocab())
-        return fail(ErrorCode::InvalidArgument, strCat("the draft model's vocabulary has ", draft.nVocab(),
-                                                       " tokens, the target's ", target.nVocab(), "; they must be the same"));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("the draft model's vocabulary has ", draft.nVocab(), " tokens, the target's ",
+                           target.nVocab(), "; they must be the same"));
     for (int32_t id = 0; id < target.nVocab(); ++id)
         if (target.pieceText(id) != draft.pieceText(id))
-            return fail(ErrorCode::InvalidArgument, strCat("the draft model's vocabulary differs from the target's at token ",
-                                                           id, " ('", draft.pieceText(id), "' vs '", target.pieceText(id), "')"));
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("the draft model's vocabulary differs from the target's at token ", id, " ('",
+                               draft.pieceText(id), "' vs '", target.pieceText(id), "')"));
     return {};
 }
 
-Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::load(const std::string& path, const Tokenizer& targetVocab,
-                                                                   int32_t targetNVocab, Backend& backend,
-                                                                   int32_t contextLength) {
+Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::load(const std::string& path,
+                                                                   const Tokenizer& targetVocab, int32_t targetNVocab,
+                                                                   Backend& backend, int32_t contextLength) {
     std::unique_ptr<DraftModelDrafter> d(new DraftModelDrafter(backend));
     auto file = GgufFile::open(path);
     if (!file) return std::unexpected(file.error());
@@ -33,8 +35,9 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::load(const std::st
     if (!model) return std::unexpected(model.error());
     d->model_ = std::move(*model);
     if (d->model_->config().nVocab != targetNVocab)
-        return fail(ErrorCode::InvalidArgument, strCat("the draft model has ", d->model_->config().nVocab,
-                                                       " output rows, the target ", targetNVocab, "; they must be the same"));
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("the draft model has ", d->model_->config().nVocab, " output rows, the target ",
+                           targetNVocab, "; they must be the same"));
     auto cache = KvCache::create(d->model_->kvLayout(), std::min(contextLength, d->model_->config().contextLength));
     if (!cache) return std::unexpected(cache.error());
     d->cache_ = std::move(*cache);
@@ -66,7 +69,8 @@ Result<void> DraftModelDrafter::catchUp(std::span<const int32_t> context) {
     return forward(context.subspan(static_cast<size_t>(common)));
 }
 
-Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) {
+Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32_t maxTokens,
+                                         const SpecSampler& sampler) {
     Draft draft;
     if (maxTokens <= 0 || context.empty()) return draft;
     if (auto r = catchUp(context); !r) return std::unexpected(r.error());

@@ -23,7 +23,8 @@ public:
     // InvalidArgument when the vocabularies differ (size, or the first id whose piece differs).
     // backend must outlive the drafter; contextLength bounds the draft's KV cache.
     static Result<std::unique_ptr<DraftModelDrafter>> load(const std::string& path, const Tokenizer& targetVocab,
-                                                           int32_t targetNVocab, Backend& backend, int32_t contextLength);
+                                                           int32_t targetNVocab, Backend& backend,
+                                                           int32_t contextLength);
     ~DraftModelDrafter() override;
 
     Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
@@ -43,7 +44,7 @@ private:
     std::unique_ptr<KvCache> cache_;
     KvSequence seq_;
     std::vector<int32_t> seqTokens_;  // ids of seq_'s positions
-    std::vector<float> logits_;       // of the last token fed
+    std::vector<float> logits_;  // of the last token fed
     std::function<void(std::span<float>)> transform_;
     int32_t nForwards_ = 0;
     uint64_t nProposals_ = 0;

@@ -13,8 +13,8 @@ enum class SpecDrafter { Off, NGram, DraftModel };
 
 struct SpecOptions {
     SpecDrafter drafter = SpecDrafter::Off;
-    std::string draftModelPath;   // DraftModel: a GGUF with the target's vocabulary
-    int32_t maxDraft = 8;         // most tokens drafted per step (1..32)
+    std::string draftModelPath;  // DraftModel: a GGUF with the target's vocabulary
+    int32_t maxDraft = 8;  // most tokens drafted per step (1..32)
     int32_t ngramMin = 2, ngramMax = 4;  // NGram: lengths of the suffix looked up
     // The policy may switch speculation off when it does not pay (the exactness tests turn
     // this off, so that every step drafts).
@@ -43,14 +43,14 @@ inline SpecOptions alwaysOn(SpecOptions o) {
 }
 
 struct SpecStats {
-    int32_t drafted = 0;         // tokens proposed by the drafter
-    int32_t accepted = 0;        // drafted tokens the verifier kept
-    int32_t rejected = 0;        // drafted tokens the verifier refused (drafted - accepted)
-    int32_t rollbacks = 0;       // verify steps that refused one (and rolled back the KV cache)
-    int32_t bonus = 0;           // extra tokens from the last row when every drafted one was kept
+    int32_t drafted = 0;  // tokens proposed by the drafter
+    int32_t accepted = 0;  // drafted tokens the verifier kept
+    int32_t rejected = 0;  // drafted tokens the verifier refused (drafted - accepted)
+    int32_t rollbacks = 0;  // verify steps that refused one (and rolled back the KV cache)
+    int32_t bonus = 0;  // extra tokens from the last row when every drafted one was kept
     int32_t targetForwards = 0;  // target forward passes that chose output tokens (verify or plain)
-    int32_t draftForwards = 0;   // draft-model forward passes (0 for n-gram)
-    int32_t switchedOff = 0;     // times the policy turned speculation off, and back on
+    int32_t draftForwards = 0;  // draft-model forward passes (0 for n-gram)
+    int32_t switchedOff = 0;  // times the policy turned speculation off, and back on
     int32_t switchedOn = 0;
     bool activeAtEnd = true;
     // The policy's latest measurements: a plain step's ms, and ms per output token of the

@@ -16,10 +16,10 @@ namespace hearth {
 struct SpecPolicyConfig {
     int32_t maxDraft = 8;
     bool allowSwitchOff = true;
-    int32_t window = 4;          // spec steps compared with plain decoding before deciding
+    int32_t window = 4;  // spec steps compared with plain decoding before deciding
     int32_t plainProbeEvery = 32;  // a plain step this often keeps its speed measured
-    int32_t repeatWindow = 12;   // off: steps of n-gram guesses looked at
-    int32_t repeatHits = 6;      // off: guesses right among them to switch back on
+    int32_t repeatWindow = 12;  // off: steps of n-gram guesses looked at
+    int32_t repeatHits = 6;  // off: guesses right among them to switch back on
 };
 
 class SpecPolicy {
@@ -46,9 +46,9 @@ private:
     bool active_ = true;
     int32_t length_ = 4;
     int32_t stepsSinceProbe_ = 0;
-    int32_t nPlain_ = 0;            // plain steps measured
-    std::deque<double> plainMs_;    // the last few plain steps' times
-    int32_t specSteps_ = 0;    // spec steps in the current window
+    int32_t nPlain_ = 0;  // plain steps measured
+    std::deque<double> plainMs_;  // the last few plain steps' times
+    int32_t specSteps_ = 0;  // spec steps in the current window
     double specMs_ = 0.0, specTokens_ = 0.0;
     std::deque<bool> guesses_;
     int32_t nOff_ = 0, nOn_ = 0;

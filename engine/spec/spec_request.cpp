@@ -8,9 +8,14 @@ namespace hearth {
 
 SpecRequest::SpecRequest(std::unique_ptr<SpecSession> session, const SamplingParams& sampling,
                          std::span<const int32_t> prompt, int32_t maxTokens, int32_t contextLength)
-    : session_(std::move(session)), sampler_(sampling), maxTokens_(maxTokens), contextLength_(contextLength),
-      promptSize_(static_cast<int32_t>(prompt.size())), draftForwards0_(session_->drafter->nForwards()),
-      switchedOn0_(session_->policy.nSwitchedOn()), switchedOff0_(session_->policy.nSwitchedOff()) {
+    : session_(std::move(session)),
+      sampler_(sampling),
+      maxTokens_(maxTokens),
+      contextLength_(contextLength),
+      promptSize_(static_cast<int32_t>(prompt.size())),
+      draftForwards0_(session_->drafter->nForwards()),
+      switchedOn0_(session_->policy.nSwitchedOn()),
+      switchedOff0_(session_->policy.nSwitchedOff()) {
     sampler_.observe(prompt);  // the penalties look back over the prompt too
 }
 

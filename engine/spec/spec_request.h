@@ -30,8 +30,8 @@ public:
     // each of the first nDrafts proposed tokens. Returns the kept drafts then one more token.
     // prefill: the chunk also computed prompt tokens (its time does not measure decoding);
     // stepMs: the step's wall time, for the policy.
-    VerifyOutcome verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts,
-                         std::span<const int32_t> context, bool prefill, double stepMs);
+    VerifyOutcome verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts, std::span<const int32_t> context,
+                         bool prefill, double stepMs);
 
     // Counters since the request started.
     SpecStats stats() const;

@@ -14,8 +14,8 @@ std::span<TokenLogit> SpecSampler::biasedCandidates(std::span<const float> logit
     std::span<TokenLogit> c(cands_);
     applyLogitBias(c, params_.logitBias);
     if (penaltiesActive(params_))
-        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty,
-                       params_.presencePenalty, params_.frequencyPenalty);
+        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
+                       params_.frequencyPenalty);
     return c;
 }
 

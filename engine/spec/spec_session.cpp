@@ -7,7 +7,8 @@
 namespace hearth {
 
 Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& options, const Tokenizer& targetVocab,
-                                                         int32_t targetNVocab, Backend& backend, int32_t contextLength) {
+                                                         int32_t targetNVocab, Backend& backend,
+                                                         int32_t contextLength) {
     if (options.drafter == SpecDrafter::Off) return fail(ErrorCode::InvalidArgument, "speculative decoding is off");
     if (options.maxDraft < 1 || options.maxDraft > kMaxDraftLimit)
         return fail(ErrorCode::InvalidArgument, strCat("the maximum draft length must be 1..", kMaxDraftLimit));

@@ -6,7 +6,8 @@
 
 namespace hearth {
 
-int32_t drawResidual(std::span<const TokenProb> p, std::span<const TokenProb> q, int32_t drafted, SpecSampler& sampler) {
+int32_t drawResidual(std::span<const TokenProb> p, std::span<const TokenProb> q, int32_t drafted,
+                     SpecSampler& sampler) {
     std::vector<TokenProb> residual;
     residual.reserve(p.size());
     double sum = 0.0;
@@ -32,7 +33,8 @@ bool acceptSampled(std::span<const float> row, const Draft& draft, size_t i, Spe
     // qd == 0 cannot happen for a token drawn from q; treat it as "p wins" when p has it.
     const double ratio = qd > 0.0 ? pd / qd : (pd > 0.0 ? 1.0 : 0.0);
     if (sampler.uniform() < std::min(1.0, ratio)) return true;
-    out = drawResidual(p, draft.q.empty() ? std::span<const TokenProb>() : std::span<const TokenProb>(draft.q[i]), d, sampler);
+    out = drawResidual(p, draft.q.empty() ? std::span<const TokenProb>() : std::span<const TokenProb>(draft.q[i]), d,
+                       sampler);
     return false;
 }
 
@@ -40,7 +42,9 @@ bool acceptSampled(std::span<const float> row, const Draft& draft, size_t i, Spe
 
 VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler) {
     VerifyOutcome o;
-    const auto row = [&](size_t i) { return rows.subspan(i * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab)); };
+    const auto row = [&](size_t i) {
+        return rows.subspan(i * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
+    };
     for (size_t i = 0; i < draft.tokens.size(); ++i) {
         int32_t replacement = -1;
         const bool kept = sampler.greedy() ? sampler.greedyToken(row(i)) == draft.tokens[i]
@@ -56,7 +60,8 @@ VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Dra
         ++o.nAccepted;
     }
     const size_t last = draft.tokens.size();
-    const int32_t next = sampler.greedy() ? sampler.greedyToken(row(last)) : sampler.draw(sampler.distribution(row(last)));
+    const int32_t next =
+        sampler.greedy() ? sampler.greedyToken(row(last)) : sampler.draw(sampler.distribution(row(last)));
     sampler.push(next);
     o.tokens.push_back(next);
     o.bonus = !draft.tokens.empty();

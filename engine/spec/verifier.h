@@ -18,8 +18,8 @@ namespace hearth {
 
 struct VerifyOutcome {
     std::vector<int32_t> tokens;  // the kept drafted tokens, then one more (correction or bonus)
-    int32_t nAccepted = 0;        // drafted tokens kept
-    bool bonus = false;           // every drafted token was kept
+    int32_t nAccepted = 0;  // drafted tokens kept
+    bool bonus = false;  // every drafted token was kept
 };
 
 // rows: [draft.tokens.size() + 1, nVocab]. sampler's history is the context; the output tokens

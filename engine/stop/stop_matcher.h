@@ -15,7 +15,7 @@ public:
     explicit StopMatcher(std::vector<std::string> stops = {});
 
     struct Output {
-        std::string text;      // safe to show: never part of a stop string
+        std::string text;  // safe to show: never part of a stop string
         bool stopped = false;  // a stop string was found; text ends right before it
     };
     // text: whole UTF-8 characters (as Utf8Stream gives them). The output is whole characters

@@ -66,8 +66,8 @@ Result<void> BpeTokenizer::buildMerges(const std::vector<std::string>& merges) {
         // From 1: a piece may itself be a space in a vocabulary outside the GPT-2 alphabet.
         const size_t space = merge.find(' ', 1);
         if (space == std::string::npos)
-            return fail(ErrorCode::InvalidFormat, strCat("tokenizer.ggml.merges[", rank, "]: no space in \"",
-                                                          merge.substr(0, 64), "\""));
+            return fail(ErrorCode::InvalidFormat,
+                        strCat("tokenizer.ggml.merges[", rank, "]: no space in \"", merge.substr(0, 64), "\""));
         const std::string_view left = std::string_view(merge).substr(0, space);
         const std::string_view right = std::string_view(merge).substr(space + 1);
         const TokenId leftId = findPiece(left), rightId = findPiece(right);
@@ -113,7 +113,8 @@ void BpeTokenizer::appendWordTokens(std::string_view word, std::vector<TokenId>&
         const int right = symbols[left].next;
         if (right < 0) return;
         const auto it = merges_.find(pairKey(symbols[left].id, symbols[right].id));
-        if (it != merges_.end()) heap.push({it->second.rank, left, symbols[left].id, symbols[right].id, it->second.result});
+        if (it != merges_.end())
+            heap.push({it->second.rank, left, symbols[left].id, symbols[right].id, it->second.result});
     };
     for (int i = 0; i + 1 < static_cast<int>(symbols.size()); ++i) consider(i);
 
@@ -140,22 +141,17 @@ std::string BpeTokenizer::tokenBytes(TokenId id, bool renderSpecial) const {
     switch (tokenTypes_[static_cast<size_t>(id)]) {
     case token_type::kControl:
     case token_type::kUnknown:
-    case token_type::kUnused:
-        return renderSpecial ? text : std::string();
-    case token_type::kUserDefined:
-        return text;  // added tokens are stored as typed, not in the byte alphabet
-    default:
-        break;
+    case token_type::kUnused: return renderSpecial ? text : std::string();
+    case token_type::kUserDefined: return text;  // added tokens are stored as typed, not in the byte alphabet
+    default: break;
     }
     std::string out;
     out.reserve(text.size());
     for (size_t pos = 0; pos < text.size();) {
         const utf8::Decoded d = utf8::decodeAt(text, pos);
         const int byte = d.cp < kAlphabet.cpToByte.size() ? kAlphabet.cpToByte[d.cp] : -1;
-        if (byte >= 0)
-            out += static_cast<char>(byte);
-        else
-            out.append(text, pos, d.len);  // outside the alphabet: pass the text through
+        if (byte >= 0) out += static_cast<char>(byte);
+        else out.append(text, pos, d.len);  // outside the alphabet: pass the text through
         pos += d.len;
     }
     return out;

@@ -37,7 +37,7 @@ private:
     }
 
     PreTokenizer pre_;
-    std::array<TokenId, 256> byteTokens_{};   // id of each byte's one-symbol token, -1 if none
+    std::array<TokenId, 256> byteTokens_{};  // id of each byte's one-symbol token, -1 if none
     std::unordered_map<uint64_t, Merge> merges_;  // pairKey(left, right) -> rank and result
 };
 

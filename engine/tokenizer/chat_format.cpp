@@ -44,12 +44,9 @@ std::string extractChatmlDefaultSystem(std::string_view tmpl) {
     const std::string marker = std::string(kImStart) + "system";
     for (size_t p = tmpl.find(marker); p != std::string_view::npos; p = tmpl.find(marker, p + 1)) {
         size_t body = p + marker.size();
-        if (tmpl.substr(body, 1) == "\n")
-            body += 1;
-        else if (tmpl.substr(body, 2) == "\\n")
-            body += 2;
-        else
-            continue;
+        if (tmpl.substr(body, 1) == "\n") body += 1;
+        else if (tmpl.substr(body, 2) == "\\n") body += 2;
+        else continue;
         const size_t end = tmpl.find(kImEnd, body);
         if (end == std::string_view::npos) continue;
         if (auto text = unescapeJinjaLiteral(tmpl.substr(body, end - body)); text && !text->empty()) return *text;
@@ -62,7 +59,7 @@ bool startsWithBosToken(std::string_view tmpl) {
     const size_t open = tmpl.find("{{");
     const size_t bos = tmpl.find("bos_token");
     return open != std::string_view::npos && bos != std::string_view::npos && open < bos &&
-           tmpl.find("}}", open) > bos && tmpl.find("{%") > bos;
+        tmpl.find("}}", open) > bos && tmpl.find("{%") > bos;
 }
 
 ChatVariant mistralVariant(std::string_view t) {
@@ -96,7 +93,8 @@ ChatVariant phi3Variant(std::string_view t) {
 
 // The family of a non-empty template, or nullopt when it is none of the known ones.
 std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialTexts& special) {
-    if (has(t, kImStart)) return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), chatmlVariant(t), special);
+    if (has(t, kImStart))
+        return ChatFormat(ChatFormatKind::ChatML, extractChatmlDefaultSystem(t), chatmlVariant(t), special);
     if (has(t, kDeepSeekUser) && has(t, kDeepSeekAssistant)) {
         const ChatVariant v{.opensThinking = has(t, std::string(kDeepSeekAssistant) + "<think>")};
         return ChatFormat(ChatFormatKind::DeepSeekR1, {}, v, special);
@@ -108,8 +106,10 @@ std::optional<ChatFormat> detectFamily(std::string_view t, const ChatSpecialText
     }
     if (has(t, "[INST]") && has(t, "<<SYS>>")) return ChatFormat(ChatFormatKind::Llama2, {}, {.bos = true}, special);
     // Mistral's v7 templates ([SYSTEM_PROMPT], [AVAILABLE_TOOLS]) are a different format.
-    if (has(t, "[INST]") && !has(t, "[SYSTEM_PROMPT]")) return ChatFormat(ChatFormatKind::Mistral, {}, mistralVariant(t), special);
-    if (has(t, "<|end|>") && has(t, "<|assistant|>")) return ChatFormat(ChatFormatKind::Phi3, {}, phi3Variant(t), special);
+    if (has(t, "[INST]") && !has(t, "[SYSTEM_PROMPT]"))
+        return ChatFormat(ChatFormatKind::Mistral, {}, mistralVariant(t), special);
+    if (has(t, "<|end|>") && has(t, "<|assistant|>"))
+        return ChatFormat(ChatFormatKind::Phi3, {}, phi3Variant(t), special);
     if (has(t, "<|user|>") && has(t, "<|assistant|>") && has(t, "eos_token")) {
         const ChatVariant v{.newlineAfterTurn = has(t, "eos_token }}\n")};
         return ChatFormat(ChatFormatKind::Zephyr, {}, v, special);
@@ -129,7 +129,8 @@ std::optional<ChatFormat> architectureFamily(std::string_view arch, const ChatSp
     if (arch.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
     if (arch == "phi3")
         return ChatFormat(ChatFormatKind::Phi3, {}, {.dropEmptySystem = true, .eosWithoutGenPrompt = true}, special);
-    if (arch == "llama" && special.bos == "<|begin_of_text|>") return ChatFormat(ChatFormatKind::Llama3, {}, {}, special);
+    if (arch == "llama" && special.bos == "<|begin_of_text|>")
+        return ChatFormat(ChatFormatKind::Llama3, {}, {}, special);
     return std::nullopt;
 }
 
@@ -163,7 +164,8 @@ ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view ar
                               const ChatSpecialTexts& special) {
     if (!chatTemplate.empty())
         if (auto family = detectFamily(chatTemplate, special)) return *family;
-    if (chatTemplate.empty() && architecture.starts_with("gemma")) return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
+    if (chatTemplate.empty() && architecture.starts_with("gemma"))
+        return ChatFormat(ChatFormatKind::Gemma, {}, {}, special);
     if (!chatTemplate.empty())
         if (auto family = architectureFamily(architecture, special)) {
             family->fallbackReason_ = strCat("the model's chat template is not one Hearth recognises; it uses the ",
@@ -172,8 +174,8 @@ ChatFormat ChatFormat::detect(std::string_view chatTemplate, std::string_view ar
         }
     ChatFormat plain(ChatFormatKind::Plain);
     plain.fallbackReason_ = chatTemplate.empty()
-                                ? "the model file has no chat template; its messages are joined as plain text"
-                                : "the model's chat template is not a known family; its messages are joined as plain text";
+        ? "the model file has no chat template; its messages are joined as plain text"
+        : "the model's chat template is not a known family; its messages are joined as plain text";
     return plain;
 }
 
@@ -194,10 +196,11 @@ const char* ChatFormat::name() const {
 
 bool ChatFormat::startsWithBos() const { return variant_.bos && !bos_.empty(); }
 
-std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& messages, const RenderOptions& options) const {
+std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& messages,
+                                            const RenderOptions& options) const {
     std::vector<TextSegment> out;
-    const chat::RenderInput in{messages, variant_, bos_, eos_, defaultSystem_, options.addGenerationPrompt,
-                               options.enableThinking};
+    const chat::RenderInput in{
+        messages, variant_, bos_, eos_, defaultSystem_, options.addGenerationPrompt, options.enableThinking};
     switch (kind_) {
     case ChatFormatKind::ChatML: chat::renderChatml(out, in); break;
     case ChatFormatKind::DeepSeekR1: chat::renderDeepSeekR1(out, in); break;
@@ -214,7 +217,7 @@ std::vector<TextSegment> ChatFormat::render(const std::vector<ChatMessage>& mess
 
 std::optional<ReasoningSpan> ChatFormat::reasoningSpan() const {
     const bool thinking = kind_ == ChatFormatKind::DeepSeekR1 ||
-                          (kind_ == ChatFormatKind::ChatML && (variant_.thinking || variant_.opensThinking));
+        (kind_ == ChatFormatKind::ChatML && (variant_.thinking || variant_.opensThinking));
     if (!thinking) return std::nullopt;
     return ReasoningSpan{.promptOpens = variant_.opensThinking};
 }

@@ -15,7 +15,7 @@
 namespace hearth {
 
 struct ChatMessage {
-    std::string role;     // "system", "user", "assistant"
+    std::string role;  // "system", "user", "assistant"
     std::string content;
 };
 
@@ -23,27 +23,27 @@ enum class ChatFormatKind { ChatML, DeepSeekR1, Gemma, Llama2, Llama3, Mistral, 
 
 // Whether a format's replies reason first, and whether the user can turn that off.
 enum class ThinkingMode {
-    None,        // no reasoning span
+    None,  // no reasoning span
     Switchable,  // Qwen 3: enable_thinking false writes an empty think block after the generation prompt
-    Always,      // DeepSeek-R1 distills, Qwen 3's thinking-only releases: the template has no switch
+    Always,  // DeepSeek-R1 distills, Qwen 3's thinking-only releases: the template has no switch
 };
 
 // What a family's templates differ in, read from literal snippets of the template text (see
 // chat_format.cpp's detect*): which variant of the family it is.
 struct ChatVariant {
-    bool bos = false;                 // the template writes bos_token first (Llama 2: before each user turn)
-    bool systemRole = true;           // the template renders a system message (else see render())
-    bool systemInLastUser = false;    // Mistral v0.3/Nemo: the system text prefixes the last message if a user's
-    bool dropEmptySystem = false;     // Phi-3.5: a system message with empty content is skipped
+    bool bos = false;  // the template writes bos_token first (Llama 2: before each user turn)
+    bool systemRole = true;  // the template renders a system message (else see render())
+    bool systemInLastUser = false;  // Mistral v0.3/Nemo: the system text prefixes the last message if a user's
+    bool dropEmptySystem = false;  // Phi-3.5: a system message with empty content is skipped
     bool userOpensAssistant = false;  // Phi-3-mini (first release): every user turn opens the assistant's
-    bool eosWithoutGenPrompt = false; // Phi-3: eos_token when the assistant's turn is not opened
-    bool spaceBeforeInstClose = true; // Mistral: "' [/INST]'" (v0.1) or "'[/INST]'" (v0.3)
-    bool spaceBeforeAnswer = false;   // Mistral v0.3: "' ' + content" for the assistant
-    bool spaceAfterEos = false;       // Mistral v0.1: "content + eos_token + ' '"
-    bool newlineAfterTurn = true;     // Zephyr: the template's line break after each turn
-    bool knowledgeDate = false;       // Llama 3.1: a system header with the knowledge date, always
-    bool thinking = false;            // Qwen 3: reasoning kept only after the last user query; enable_thinking
-    bool opensThinking = false;       // the generation prompt opens the reasoning span ("<think>\n")
+    bool eosWithoutGenPrompt = false;  // Phi-3: eos_token when the assistant's turn is not opened
+    bool spaceBeforeInstClose = true;  // Mistral: "' [/INST]'" (v0.1) or "'[/INST]'" (v0.3)
+    bool spaceBeforeAnswer = false;  // Mistral v0.3: "' ' + content" for the assistant
+    bool spaceAfterEos = false;  // Mistral v0.1: "content + eos_token + ' '"
+    bool newlineAfterTurn = true;  // Zephyr: the template's line break after each turn
+    bool knowledgeDate = false;  // Llama 3.1: a system header with the knowledge date, always
+    bool thinking = false;  // Qwen 3: reasoning kept only after the last user query; enable_thinking
+    bool opensThinking = false;  // the generation prompt opens the reasoning span ("<think>\n")
 };
 
 // The texts of the vocabulary's BOS and EOS pieces, which templates write as bos_token and
@@ -55,8 +55,8 @@ struct ChatSpecialTexts {
 // The variables a template is rendered with besides the messages.
 struct RenderOptions {
     bool addGenerationPrompt = true;  // open the assistant's turn after the messages
-    bool enableThinking = true;       // Qwen 3's enable_thinking; false writes an empty think block after the
-                                      // generation prompt. Formats without the switch ignore it.
+    bool enableThinking = true;  // Qwen 3's enable_thinking; false writes an empty think block after the
+        // generation prompt. Formats without the switch ignore it.
 };
 
 class ChatFormat {

@@ -11,16 +11,13 @@ namespace {
 // Python's str.isspace(), which Jinja's |trim and str.strip() use.
 bool isPythonSpace(char32_t cp) {
     return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-           cp == 0x3000;
+        (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 void add(std::vector<TextSegment>& out, std::string_view text, bool allowSpecial) {
     if (text.empty()) return;
-    if (!out.empty() && out.back().allowSpecial == allowSpecial)
-        out.back().text += text;
-    else
-        out.push_back(TextSegment{std::string(text), allowSpecial});
+    if (!out.empty() && out.back().allowSpecial == allowSpecial) out.back().text += text;
+    else out.push_back(TextSegment{std::string(text), allowSpecial});
 }
 void addTemplate(std::vector<TextSegment>& out, std::string_view text) { add(out, text, true); }
 void addContent(std::vector<TextSegment>& out, std::string_view text) { add(out, text, false); }
@@ -41,7 +38,8 @@ constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
 size_t qwen3LastQuery(const std::vector<ChatMessage>& messages) {
     for (size_t k = messages.size(); k-- > 0;) {
         const std::string& c = messages[k].content;
-        if (messages[k].role == "user" && !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>"))) return k;
+        if (messages[k].role == "user" && !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>")))
+            return k;
     }
     return messages.size() - 1;
 }
@@ -104,10 +102,8 @@ void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
     }
     if (!in.addGenerationPrompt) return;
     addTemplate(out, "<|im_start|>assistant\n");
-    if (in.variant.opensThinking)
-        addTemplate(out, "<think>\n");
-    else if (in.variant.thinking && !in.enableThinking)
-        addTemplate(out, "<think>\n\n</think>\n\n");
+    if (in.variant.opensThinking) addTemplate(out, "<think>\n");
+    else if (in.variant.thinking && !in.enableThinking) addTemplate(out, "<think>\n\n</think>\n\n");
 }
 
 // DeepSeek-R1 (and its Qwen / Llama distills): BOS, the last system message's text, then
@@ -128,12 +124,14 @@ void renderDeepSeekR1(std::vector<TextSegment>& out, const RenderInput& in) {
         } else if (m.role == "assistant") {
             const size_t close = m.content.rfind(kThinkClose);
             addTemplate(out, "<｜Assistant｜>");
-            addContent(out, close == std::string::npos ? std::string_view(m.content)
-                                                       : std::string_view(m.content).substr(close + kThinkClose.size()));
+            addContent(out,
+                       close == std::string::npos ? std::string_view(m.content)
+                                                  : std::string_view(m.content).substr(close + kThinkClose.size()));
             addTemplate(out, "<｜end▁of▁sentence｜>");
         }
     }
-    if (in.addGenerationPrompt) addTemplate(out, in.variant.opensThinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+    if (in.addGenerationPrompt)
+        addTemplate(out, in.variant.opensThinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
 }
 
 // Gemma 3: a system message becomes a prefix of the first turn's content; content is |trim-med;
@@ -178,8 +176,9 @@ void renderLlama3(std::vector<TextSegment>& out, const RenderInput& in) {
     addTemplate(out, in.bos);
     size_t first = 0;
     if (in.variant.knowledgeDate) {
-        addTemplate(out, "<|start_header_id|>system<|end_header_id|>\n\n"
-                         "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
+        addTemplate(out,
+                    "<|start_header_id|>system<|end_header_id|>\n\n"
+                    "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
         if (hasSystem(in.messages)) addContent(out, pythonStrip(in.messages[0].content));
         addTemplate(out, "<|eot_id|>");
         first = hasSystem(in.messages) ? 1 : 0;
@@ -236,10 +235,8 @@ void renderPhi3(std::vector<TextSegment>& out, const RenderInput& in) {
         addTemplate(out, v.userOpensAssistant && m.role == "user" ? "<|end|>\n<|assistant|>\n" : "<|end|>\n");
     }
     if (v.userOpensAssistant) return;
-    if (in.addGenerationPrompt)
-        addTemplate(out, "<|assistant|>\n");
-    else if (v.eosWithoutGenPrompt)
-        addTemplate(out, in.eos);
+    if (in.addGenerationPrompt) addTemplate(out, "<|assistant|>\n");
+    else if (v.eosWithoutGenPrompt) addTemplate(out, in.eos);
 }
 
 // Zephyr (and TinyLlama): <|role|>\ncontent + EOS, a line break after each turn (the template's

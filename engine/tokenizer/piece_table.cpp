@@ -22,13 +22,11 @@ PieceTable::PieceTable(const std::vector<std::string>& texts) {
 
 size_t PieceTable::slotOf(std::string_view text) const {
     const size_t mask = slots_.size() - 1;
-    size_t s = std::hash<std::string_view>{}(text) & mask;
+    size_t s = std::hash<std::string_view>{}(text)&mask;
     while (slots_[s] >= 0 && (*this)[static_cast<size_t>(slots_[s])] != text) s = (s + 1) & mask;
     return s;
 }
 
-int32_t PieceTable::find(std::string_view text) const {
-    return slots_.empty() ? -1 : slots_[slotOf(text)];
-}
+int32_t PieceTable::find(std::string_view text) const { return slots_.empty() ? -1 : slots_[slotOf(text)]; }
 
 }  // namespace hearth

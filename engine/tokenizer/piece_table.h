@@ -28,9 +28,9 @@ public:
 private:
     size_t slotOf(std::string_view text) const;  // the slot holding text, or the empty one to use
 
-    std::vector<char> bytes_;    // every piece's text, one after another (moves keep views valid)
-    std::vector<size_t> ends_;   // piece i is bytes_[ends_[i - 1], ends_[i])
-    std::vector<int32_t> slots_; // a power of two, at most half full; -1 = empty
+    std::vector<char> bytes_;  // every piece's text, one after another (moves keep views valid)
+    std::vector<size_t> ends_;  // piece i is bytes_[ends_[i - 1], ends_[i])
+    std::vector<int32_t> slots_;  // a power of two, at most half full; -1 = empty
 };
 
 }  // namespace hearth

@@ -18,7 +18,7 @@ struct CodePoint {
     char32_t cp;
     CharClass cls;
     size_t offset;  // in the text, bytes
-    size_t len;     // bytes
+    size_t len;  // bytes
 };
 using Piece = std::span<const CodePoint>;
 
@@ -58,9 +58,7 @@ size_t contractionLength(Piece cps, size_t i, bool ignoreCase) {
 // "\s+(?!\S)|\s+" at a whitespace run [i, end): the run, less its last character when a
 // non-space follows in the piece (that one goes with the next word); a single whitespace
 // character before a non-space is "\s+".
-size_t whitespaceEnd(Piece cps, size_t i, size_t end) {
-    return end < cps.size() && end - i >= 2 ? end - 1 : end;
-}
+size_t whitespaceEnd(Piece cps, size_t i, size_t end) { return end < cps.size() && end - i >= 2 ? end - 1 : end; }
 
 // GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 CharClass gpt2Group(CharClass cls) {
@@ -152,14 +150,13 @@ bool isDefaultPunctuation(const CodePoint& c) {
 bool isNumber(const CodePoint& c) { return c.cls == CharClass::Number; }
 
 // "\p{N}" found in a piece: each number code point alone; the text between them whole.
-size_t eachNumberEnd(Piece cps, size_t i) {
-    return isNumber(cps[i]) ? i + 1 : runEnd<isNumber>(cps, i);
-}
+size_t eachNumberEnd(Piece cps, size_t i) { return isNumber(cps[i]) ? i + 1 : runEnd<isNumber>(cps, i); }
 
 // "[0-9][0-9][0-9]" found in a piece: three ASCII digits, leftmost first; the rest between.
 size_t digitTripleEnd(Piece cps, size_t i) {
     auto tripleAt = [&](size_t k) {
-        return k + 3 <= cps.size() && isAsciiDigit(cps[k].cp) && isAsciiDigit(cps[k + 1].cp) && isAsciiDigit(cps[k + 2].cp);
+        return k + 3 <= cps.size() && isAsciiDigit(cps[k].cp) && isAsciiDigit(cps[k + 1].cp) &&
+            isAsciiDigit(cps[k + 2].cp);
     };
     if (tripleAt(i)) return i + 3;
     size_t end = i + 1;

@@ -18,12 +18,12 @@ enum class PreTokenizerKind {
     // when the name is "default" or absent. Punctuation is broken off before contractions, so
     // "We'd've" is We ' d ' ve.
     Default,
-    Gpt2,    // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+    Gpt2,  // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
     SmolLM,  // "\p{N}" (every number code point alone), then Gpt2
     // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
     // \s*[\r\n]+|\s+(?!\S)|\s+   (case-insensitive contractions, digits in threes)
     Llama3,
-    Qwen2,   // Llama3 with \p{N} for \p{N}{1,3}: every digit alone
+    Qwen2,  // Llama3 with \p{N} for \p{N}{1,3}: every digit alone
     Qwen35,  // Qwen2 with [\p{L}\p{M}]+ for \p{L}+ and [^\s\p{L}\p{M}\p{N}] for [^\s\p{L}\p{N}]
 };
 

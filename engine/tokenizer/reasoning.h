@@ -18,8 +18,8 @@ struct ReasoningSpan {
 // A reply split at its reasoning span; both views point into the reply.
 struct ReasoningSplit {
     std::string_view reasoning;  // inside the span, without the markers and the line breaks next to them
-    std::string_view answer;     // after the span, its leading line breaks dropped; the whole reply if it has no span
-    bool open = false;           // the span is not closed (yet): a reply still streaming, or one cut off
+    std::string_view answer;  // after the span, its leading line breaks dropped; the whole reply if it has no span
+    bool open = false;  // the span is not closed (yet): a reply still streaming, or one cut off
 };
 
 // Splits reply at span. Without promptOpens, a span counts only where the reply opens with it

@@ -16,12 +16,11 @@ constexpr uint32_t kModelPieces = 1, kModelTrainerSpec = 2, kModelNormalizerSpec
 // ModelProto.SentencePiece
 constexpr uint32_t kPieceText = 1, kPieceScore = 2, kPieceType = 3;
 // TrainerSpec
-constexpr uint32_t kTrainerModelType = 3, kTrainerVocabSize = 4, kTrainerByteFallback = 35,
-                   kTrainerUnkId = 40, kTrainerBosId = 41, kTrainerEosId = 42, kTrainerPadId = 43;
+constexpr uint32_t kTrainerModelType = 3, kTrainerVocabSize = 4, kTrainerByteFallback = 35, kTrainerUnkId = 40,
+                   kTrainerBosId = 41, kTrainerEosId = 42, kTrainerPadId = 43;
 constexpr uint64_t kModelTypeBpe = 2;  // TrainerSpec.ModelType: UNIGRAM = 1 (the default), BPE = 2
 // NormalizerSpec
-constexpr uint32_t kNormName = 1, kNormAddDummyPrefix = 3, kNormRemoveExtraWhitespaces = 4,
-                   kNormEscapeWhitespaces = 5;
+constexpr uint32_t kNormName = 1, kNormAddDummyPrefix = 3, kNormRemoveExtraWhitespaces = 4, kNormEscapeWhitespaces = 5;
 
 void putVarint(std::string& out, uint64_t v) {
     while (v >= 0x80) {

@@ -20,7 +20,7 @@ struct SpmPiece {
 };
 
 struct SpmModelOptions {
-    int32_t unkId = 0;          // trainer_spec ids (-1: none); informational for the processor
+    int32_t unkId = 0;  // trainer_spec ids (-1: none); informational for the processor
     int32_t bosId = -1;
     int32_t eosId = -1;
     bool addDummyPrefix = true;  // normalizer_spec.add_dummy_prefix

@@ -35,7 +35,8 @@ TokenId SpecialMatcher::Table::matchAt(std::string_view text, size_t pos, size_t
     return -1;
 }
 
-SpecialMatcher::SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes, std::vector<bool> rightStrip)
+SpecialMatcher::SpecialMatcher(const PieceTable& pieces, std::span<const int32_t> tokenTypes,
+                               std::vector<bool> rightStrip)
     : rightStrip_(std::move(rightStrip)) {
     for (size_t i = 0; i < pieces.size(); ++i) {
         const int32_t type = tokenTypes[i];

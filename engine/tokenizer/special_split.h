@@ -15,7 +15,7 @@
 namespace hearth {
 
 struct Fragment {
-    std::string text;    // plain text when token < 0
+    std::string text;  // plain text when token < 0
     TokenId token = -1;  // a special token matched in the text
 };
 
@@ -33,13 +33,13 @@ public:
 private:
     struct Table {
         PieceIndex byText;
-        std::vector<size_t> lengthsDesc;   // distinct piece lengths, longest first
+        std::vector<size_t> lengthsDesc;  // distinct piece lengths, longest first
         std::array<bool, 256> firstByte{};  // bytes some piece starts with
         void add(std::string_view text, TokenId id);
         void finish();
         TokenId matchAt(std::string_view text, size_t pos, size_t& len) const;
     };
-    Table always_;   // user-defined pieces
+    Table always_;  // user-defined pieces
     Table special_;  // user-defined, control and unknown pieces
     std::vector<bool> rightStrip_;
 };

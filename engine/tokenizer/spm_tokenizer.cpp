@@ -83,7 +83,8 @@ int32_t chooseUnknown(const VocabSpec& vocab, std::span<const int32_t> types) {
 void usePlaceholder(ProtoVocab& out, size_t i) {
     out.names.push_back(placeholderName(i));
     SpmPiece& piece = out.pieces[i];
-    piece = SpmPiece{out.names.back(), 0.0f, piece.type == SpmPieceType::Unknown ? SpmPieceType::Unknown : SpmPieceType::Control};
+    piece = SpmPiece{out.names.back(), 0.0f,
+                     piece.type == SpmPieceType::Unknown ? SpmPieceType::Unknown : SpmPieceType::Control};
 }
 
 Result<void> mapPieces(const Tokenizer& tok, const PieceTable& texts, std::span<const int32_t> types,
@@ -97,8 +98,11 @@ Result<void> mapPieces(const Tokenizer& tok, const PieceTable& texts, std::span<
         if (static_cast<int32_t>(i) == out.unkId) piece.type = SpmPieceType::Unknown;
         const auto byte = parseBytePiece(texts[i]);
         if (piece.type == SpmPieceType::Byte) {
-            if (!byte) return fail(ErrorCode::InvalidFormat, strCat("tokenizer.ggml.tokens[", i, "]: byte token is not <0xXX>"));
-            if (const TokenId earlier = out.byteTokens[*byte]; earlier >= 0) usePlaceholder(out, static_cast<size_t>(earlier));
+            if (!byte)
+                return fail(ErrorCode::InvalidFormat,
+                            strCat("tokenizer.ggml.tokens[", i, "]: byte token is not <0xXX>"));
+            if (const TokenId earlier = out.byteTokens[*byte]; earlier >= 0)
+                usePlaceholder(out, static_cast<size_t>(earlier));
             out.names.push_back(canonicalBytePiece(*byte));
             piece.text = out.names.back();
             out.byteTokens[*byte] = static_cast<TokenId>(i);
@@ -175,12 +179,9 @@ std::string SpmTokenizer::tokenBytes(TokenId id, bool renderSpecial) const {
     }
     case token_type::kControl:
     case token_type::kUnknown:
-    case token_type::kUnused:
-        return renderSpecial ? text : std::string();
-    case token_type::kUserDefined:
-        return text;  // stored as typed (Gemma's "\n\n", "  "), not escaped
-    default:
-        break;
+    case token_type::kUnused: return renderSpecial ? text : std::string();
+    case token_type::kUserDefined: return text;  // stored as typed (Gemma's "\n\n", "  "), not escaped
+    default: break;
     }
     std::string out;
     out.reserve(text.size());

@@ -29,11 +29,13 @@ Result<void> checkShape(const VocabSpec& vocab) {
     if (vocab.tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
         return fail(ErrorCode::InvalidFormat, "tokenizer.ggml.tokens: too many tokens");
     if (!vocab.scores.empty() && vocab.scores.size() != vocab.tokens.size())
-        return fail(ErrorCode::InvalidFormat,
-                    strCat("tokenizer.ggml.scores: ", vocab.scores.size(), " scores for ", vocab.tokens.size(), " tokens"));
+        return fail(
+            ErrorCode::InvalidFormat,
+            strCat("tokenizer.ggml.scores: ", vocab.scores.size(), " scores for ", vocab.tokens.size(), " tokens"));
     if (!vocab.tokenTypes.empty() && vocab.tokenTypes.size() != vocab.tokens.size())
-        return fail(ErrorCode::InvalidFormat, strCat("tokenizer.ggml.token_type: ", vocab.tokenTypes.size(),
-                                                      " types for ", vocab.tokens.size(), " tokens"));
+        return fail(ErrorCode::InvalidFormat,
+                    strCat("tokenizer.ggml.token_type: ", vocab.tokenTypes.size(), " types for ", vocab.tokens.size(),
+                           " tokens"));
     for (size_t i = 0; i < vocab.tokenTypes.size(); ++i)
         if (vocab.tokenTypes[i] < 0 || vocab.tokenTypes[i] > token_type::kByte)
             return fail(ErrorCode::InvalidFormat,
@@ -49,8 +51,8 @@ Tokenizer::~Tokenizer() = default;
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromVocab(VocabSpec vocab) {
     if (vocab.model == "llama") return SpmTokenizer::create(vocab);
     if (vocab.model == "gpt2") return BpeTokenizer::create(vocab);
-    return fail(ErrorCode::Unsupported, strCat("tokenizer.ggml.model \"", vocab.model,
-                                                "\" is not supported (supported: \"llama\", \"gpt2\")"));
+    return fail(ErrorCode::Unsupported,
+                strCat("tokenizer.ggml.model \"", vocab.model, "\" is not supported (supported: \"llama\", \"gpt2\")"));
 }
 
 Result<void> Tokenizer::initCommon(VocabSpec& vocab, bool addBosDefault) {
@@ -102,10 +104,8 @@ std::vector<TokenId> Tokenizer::encode(std::span<const TextSegment> segments, bo
     std::vector<TokenId> out;
     if (addBos && bos_ >= 0) out.push_back(bos_);
     for (const Fragment& fragment : specials_->split(segments)) {
-        if (fragment.token >= 0)
-            out.push_back(fragment.token);
-        else
-            appendTextTokens(fragment.text, out);
+        if (fragment.token >= 0) out.push_back(fragment.token);
+        else appendTextTokens(fragment.text, out);
     }
     return out;
 }
@@ -125,16 +125,10 @@ bool Tokenizer::isEndOfGeneration(TokenId id) const {
     return std::binary_search(endOfGeneration_.begin(), endOfGeneration_.end(), id);
 }
 
-bool Tokenizer::isControl(TokenId id) const {
-    return tokenType(id) == token_type::kControl;
-}
+bool Tokenizer::isControl(TokenId id) const { return tokenType(id) == token_type::kControl; }
 
-int32_t Tokenizer::tokenType(TokenId id) const {
-    return validId(id) ? tokenTypes_[static_cast<size_t>(id)] : 0;
-}
+int32_t Tokenizer::tokenType(TokenId id) const { return validId(id) ? tokenTypes_[static_cast<size_t>(id)] : 0; }
 
-TokenId Tokenizer::findPiece(std::string_view text) const {
-    return pieces_.find(text);
-}
+TokenId Tokenizer::findPiece(std::string_view text) const { return pieces_.find(text); }
 
 }  // namespace hearth

@@ -70,8 +70,8 @@ public:
     // Whether BOS is added to plain text: tokenizer.ggml.add_bos_token, else llama.cpp's default
     // for the vocabulary type (true for SentencePiece, false for GPT-2 BPE).
     bool addBosByDefault() const { return addBos_; }
-    TokenId bos() const { return bos_; }   // -1 when none
-    TokenId eos() const { return eos_; }   // -1 when none
+    TokenId bos() const { return bos_; }  // -1 when none
+    TokenId eos() const { return eos_; }  // -1 when none
     // tokenizer.ggml.eot_token_id; when absent, the first control piece of "<|eot_id|>",
     // "<|im_end|>", "<end_of_turn>" in the vocabulary (as llama.cpp guesses it); -1 when none.
     TokenId eot() const { return eot_; }
@@ -98,8 +98,8 @@ protected:
     // Appends the ids of plain text (no special tokens in it).
     virtual void appendTextTokens(std::string_view text, std::vector<TokenId>& out) const = 0;
 
-    PieceTable pieces_;                   // raw GGUF token text, and the text -> id index
-    std::vector<int32_t> tokenTypes_;     // GGUF token_type (0 read as normal)
+    PieceTable pieces_;  // raw GGUF token text, and the text -> id index
+    std::vector<int32_t> tokenTypes_;  // GGUF token_type (0 read as normal)
     std::vector<TokenId> endOfGeneration_;
     std::unique_ptr<SpecialMatcher> specials_;
     TokenId bos_ = -1, eos_ = -1, eot_ = -1;
@@ -112,7 +112,7 @@ protected:
 class Utf8Stream {
 public:
     std::string push(std::string_view bytes);  // the complete characters available so far
-    std::string flush();                       // what is left (incomplete tail as U+FFFD)
+    std::string flush();  // what is left (incomplete tail as U+FFFD)
 private:
     std::string pending_;
 };

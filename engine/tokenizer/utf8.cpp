@@ -8,9 +8,9 @@ namespace hearth::utf8 {
 namespace {
 
 struct LeadInfo {
-    size_t len;             // 0: not a lead byte
+    size_t len;  // 0: not a lead byte
     uint8_t secondLo, secondHi;  // allowed range of the second byte (excludes overlongs,
-                                 // surrogates and code points above U+10FFFF)
+        // surrogates and code points above U+10FFFF)
 };
 
 LeadInfo leadInfo(uint8_t b) {
@@ -82,10 +82,8 @@ std::string Utf8Stream::push(std::string_view bytes) {
     while (pos < pending_.size()) {
         const utf8::SeqCheck check = utf8::checkSequence(pending_, pos);
         if (check.state == utf8::SeqState::Incomplete) break;  // wait for the next push
-        if (check.state == utf8::SeqState::Invalid)
-            out += utf8::kReplacementUtf8;
-        else
-            out.append(pending_, pos, check.len);
+        if (check.state == utf8::SeqState::Invalid) out += utf8::kReplacementUtf8;
+        else out.append(pending_, pos, check.len);
         pos += check.len;
     }
     pending_.erase(0, pos);

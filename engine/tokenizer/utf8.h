@@ -25,7 +25,7 @@ SeqCheck checkSequence(std::string_view s, size_t pos);
 
 struct Decoded {
     char32_t cp;  // kReplacement when the bytes are not a valid character
-    size_t len;   // bytes consumed, >= 1
+    size_t len;  // bytes consumed, >= 1
 };
 // Decodes the character at s[pos] (pos < s.size()); an incomplete tail counts as invalid.
 Decoded decodeAt(std::string_view s, size_t pos);

@@ -92,9 +92,10 @@ Result<VocabSpec> readVocabSpec(const GgufFile& file) {
     vocab.model = readString(file, "tokenizer.ggml.model");
     vocab.pre = readString(file, "tokenizer.ggml.pre");
     std::string name = readString(file, "general.name");
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     vocab.rightStripSpecials = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos ||
-                               readString(file, "general.architecture") == "phi3";
+        readString(file, "general.architecture") == "phi3";
     auto tokens = readStrings(file, "tokenizer.ggml.tokens", true);
     if (!tokens) return std::unexpected(tokens.error());
     vocab.tokens = std::move(*tokens);

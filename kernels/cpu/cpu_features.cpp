@@ -154,7 +154,8 @@ CpuLevelChoice cpuLevelChoice() {
     if (!parseCpuLevel(env, &cap)) {
         c.valid = false;
         c.used = best;
-        c.why = "HEARTH_CPU=" + c.requested + " names no level (reference, avx2, avx2-vnni, avx512): the best this CPU runs";
+        c.why = "HEARTH_CPU=" + c.requested +
+            " names no level (reference, avx2, avx2-vnni, avx512): the best this CPU runs";
         return c;
     }
     // The highest level at or below the cap that the host runs (the reference always runs).

@@ -12,12 +12,12 @@ struct CpuFeatures {
     bool fma = false;
     bool f16c = false;
     bool osSavesYmm = false;  // XCR0 has the SSE and AVX state bits: YMM registers survive a context switch
-    bool avxVnni = false;     // AVX-VNNI: VEX-encoded vpdpbusd on YMM (needs no more OS state than AVX2)
-    bool avx512f = false;     // AVX-512 Foundation
+    bool avxVnni = false;  // AVX-VNNI: VEX-encoded vpdpbusd on YMM (needs no more OS state than AVX2)
+    bool avx512f = false;  // AVX-512 Foundation
     bool osSavesZmm = false;  // XCR0 also has the opmask and both ZMM state bits
-    bool amxListed = false;     // CPUID lists AMX-TILE (Hearth has no AMX kernels; reported by `info` only)
+    bool amxListed = false;  // CPUID lists AMX-TILE (Hearth has no AMX kernels; reported by `info` only)
     bool amxOsEnabled = false;  // ...and XCR0 has the tile state bits (17, 18) and, on Linux, the kernel offers
-                                // them (some VMs fault on AMX code all the same: Hearth never runs any)
+        // them (some VMs fault on AMX code all the same: Hearth never runs any)
     // True when the AVX2 kernels may run: all four above.
     bool canRunAvx2() const { return avx2 && fma && f16c && osSavesYmm; }
     // True when the AVX-VNNI builds of some AVX2 kernels (kernels/cpu/avx2/*_vnni.cpp) may run.
@@ -53,8 +53,8 @@ CpuLevel bestHostLevel();
 struct CpuLevelChoice {
     CpuLevel used = CpuLevel::Reference;
     std::string requested;  // HEARTH_CPU as given; empty when unset
-    std::string why;        // how `used` was chosen, in words, e.g. "the best this CPU runs"
-    bool valid = true;      // false when HEARTH_CPU names no level (the best level is used)
+    std::string why;  // how `used` was chosen, in words, e.g. "the best this CPU runs"
+    bool valid = true;  // false when HEARTH_CPU names no level (the best level is used)
 };
 CpuLevelChoice cpuLevelChoice();
 

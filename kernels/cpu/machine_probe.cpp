@@ -74,13 +74,17 @@ public:
     explicit MappedFloats(uint64_t bytes) : bytes_(bytes) {
         data_ = static_cast<float*>(VirtualAlloc(nullptr, bytes, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE));
     }
-    ~MappedFloats() { if (data_) VirtualFree(data_, 0, MEM_RELEASE); }
+    ~MappedFloats() {
+        if (data_) VirtualFree(data_, 0, MEM_RELEASE);
+    }
 #else
     explicit MappedFloats(uint64_t bytes) : bytes_(bytes) {
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         data_ = p == MAP_FAILED ? nullptr : static_cast<float*>(p);
     }
-    ~MappedFloats() { if (data_) munmap(data_, bytes_); }
+    ~MappedFloats() {
+        if (data_) munmap(data_, bytes_);
+    }
 #endif
     MappedFloats(const MappedFloats&) = delete;
     MappedFloats& operator=(const MappedFloats&) = delete;
@@ -101,7 +105,8 @@ double bestPassSeconds(ThreadPool& pool, int64_t nFloats, int nPasses, Fn fn) {
     double best = 1e30;
     for (int pass = 0; pass < nPasses; ++pass) {
         const auto t0 = Clock::now();
-        pool.parallelFor(nFloats / kChunkFloats, [&](int64_t b, int64_t e) { fn(b * kChunkFloats, (e - b) * kChunkFloats); });
+        pool.parallelFor(nFloats / kChunkFloats,
+                         [&](int64_t b, int64_t e) { fn(b * kChunkFloats, (e - b) * kChunkFloats); });
         best = std::min(best, secondsOf(t0));
     }
     return best;
@@ -116,7 +121,8 @@ BandwidthSample measureBandwidth(ThreadPool& pool, uint64_t bufferBytes, int nPa
     float* p = buffer.data();
     if (p == nullptr) return {};
     // First touch by the threads that will read (the pages land near them on NUMA machines).
-    pool.parallelFor(nFloats / kChunkFloats, [&](int64_t b, int64_t e) { std::fill(p + b * kChunkFloats, p + e * kChunkFloats, 1.0f); });
+    pool.parallelFor(nFloats / kChunkFloats,
+                     [&](int64_t b, int64_t e) { std::fill(p + b * kChunkFloats, p + e * kChunkFloats, 1.0f); });
     const bool avx2 = useAvx2();
     std::atomic<float> sink{0};
     const double readS = bestPassSeconds(pool, nFloats, nPasses, [&](int64_t at, int64_t n) {
@@ -143,7 +149,9 @@ constexpr int64_t kItersPerTask = 1 << 16;
 template <class Loop>
 double runSeconds(ThreadPool& pool, int64_t nTasks, Loop& loop) {
     const auto t0 = Clock::now();
-    pool.parallelFor(nTasks, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) loop(kItersPerTask); });
+    pool.parallelFor(nTasks, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) loop(kItersPerTask);
+    });
     return secondsOf(t0);
 }
 
@@ -153,7 +161,8 @@ int64_t calibrate(ThreadPool& pool, double seconds, Loop& loop) {
     for (int64_t nTasks = pool.size();; nTasks *= 2) {  // double until a run takes a tenth of the target
         const double s = runSeconds(pool, nTasks, loop);
         if (s > seconds / 10 || nTasks > (int64_t{1} << 24))
-            return std::max<int64_t>(pool.size(), static_cast<int64_t>(static_cast<double>(nTasks) * seconds / std::max(s, 1e-6)));
+            return std::max<int64_t>(pool.size(),
+                                     static_cast<int64_t>(static_cast<double>(nTasks) * seconds / std::max(s, 1e-6)));
     }
 }
 
@@ -179,7 +188,8 @@ FmaPeak measureFmaPeak(ThreadPool& pool, double seconds) {
     if (peak.avx2) {
         constexpr double kFlopsPerIter = 12.0 * 8 * 2;  // 12 FMAs of 8 lanes, 2 flops each
         const auto [chains, plain] = bestFlops(
-            pool, seconds, kFlopsPerIter, [&](int64_t n) { sink.store(probe::fmaChainsAvx2(n), std::memory_order_relaxed); },
+            pool, seconds, kFlopsPerIter,
+            [&](int64_t n) { sink.store(probe::fmaChainsAvx2(n), std::memory_order_relaxed); },
             [](int64_t n) { probe::fmaPlainAsm(n); });
         peak.gflops = chains / 1e9;
         peak.plainGflops = plain / 1e9;

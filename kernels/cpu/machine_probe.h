@@ -12,7 +12,7 @@ namespace hearth {
 class ThreadPool;
 
 struct BandwidthSample {
-    double readGBps = 0;   // 10^9 bytes read per second, best of the passes
+    double readGBps = 0;  // 10^9 bytes read per second, best of the passes
     double triadGBps = 0;  // STREAM triad a = b + s·c: 3 arrays moved per element (2 read, 1 written), as STREAM counts
 };
 
@@ -23,9 +23,9 @@ struct BandwidthSample {
 BandwidthSample measureBandwidth(ThreadPool& pool, uint64_t bufferBytes = uint64_t{1} << 30, int nPasses = 3);
 
 struct FmaPeak {
-    double gflops = 0;       // 2 flops per lane per FMA; independent chains on every thread (the peak)
+    double gflops = 0;  // 2 flops per lane per FMA; independent chains on every thread (the peak)
     double plainGflops = 0;  // the same threads each running a plain loop of 12 vfmadd231ps chains (asm)
-    bool avx2 = false;       // false: scalar loops, no FMA instructions measured
+    bool avx2 = false;  // false: scalar loops, no FMA instructions measured
     // The same chains on ZMM registers where the CPU has AVX-512 (0 otherwise): the ceiling of
     // the kernels that have an AVX-512 build (the float types' prefill).
     double avx512Gflops = 0;

@@ -43,7 +43,8 @@ public:
             const int64_t begin = share * nTasks / nPieces, end = (share + 1) * nTasks / nPieces;
             if (begin < end) invoke(fn, begin, end, thread);
         };
-        dispatch([](void* ctx, int share, int thread) { (*static_cast<decltype(piece)*>(ctx))(share, thread); }, &piece);
+        dispatch([](void* ctx, int share, int thread) { (*static_cast<decltype(piece)*>(ctx))(share, thread); },
+                 &piece);
     }
 
     static constexpr int kPiecesPerThread = 4;

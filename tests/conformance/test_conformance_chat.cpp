@@ -88,11 +88,14 @@ void TestConformanceChat::rendersLikeJinja() {
         for (const QJsonValue& conversation : conversations)
             for (bool generation : {true, false})
                 for (bool thinking : thinkingModes(t))
-                    cases.append(QJsonObject{{"template", t.text}, {"bos_token", t.bos}, {"eos_token", t.eos},
-                                             {"messages", conversation}, {"add_generation_prompt", generation},
+                    cases.append(QJsonObject{{"template", t.text},
+                                             {"bos_token", t.bos},
+                                             {"eos_token", t.eos},
+                                             {"messages", conversation},
+                                             {"add_generation_prompt", generation},
                                              {"enable_thinking", thinking}});
-    const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-                                         {{"op", "chat"}, {"cases", cases}});
+    const QJsonObject answer =
+        askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py", {{"op", "chat"}, {"cases", cases}});
     QVERIFY2(!answer.contains("error"), qPrintable(answer["error"].toString()));
     const QJsonArray renders = answer["renders"].toArray();
     QCOMPARE(renders.size(), cases.size());
@@ -101,20 +104,29 @@ void TestConformanceChat::rendersLikeJinja() {
     QStringList failures;
     qsizetype k = 0;
     for (const TemplateCase& t : templates) {
-        const ChatFormat format = ChatFormat::detect(t.text.toStdString(), "", {t.bos.toStdString(), t.eos.toStdString()});
+        const ChatFormat format =
+            ChatFormat::detect(t.text.toStdString(), "", {t.bos.toStdString(), t.eos.toStdString()});
         if (QString(format.name()) != t.family) failures << t.name + ": detected as " + format.name();
         int nSame = 0, nCompared = 0, nRejected = 0;
         for (const QJsonValue& conversation : conversations)
             for (bool generation : {true, false})
                 for (bool thinking : thinkingModes(t)) {
                     const QJsonObject r = renders[k++].toObject();
-                    if (r.contains("error")) { ++nRejected; continue; }
+                    if (r.contains("error")) {
+                        ++nRejected;
+                        continue;
+                    }
                     ++nCompared;
                     const RenderOptions options{.addGenerationPrompt = generation, .enableThinking = thinking};
                     const std::string ours = joined(format.render(toMessages(conversation.toArray()), options));
-                    if (ours == r["text"].toString().toStdString()) { ++nSame; continue; }
+                    if (ours == r["text"].toString().toStdString()) {
+                        ++nSame;
+                        continue;
+                    }
                     failures << QString("%1 (generation prompt %2, enable_thinking %3):\n  hearth: %4\n  jinja:  %5")
-                                    .arg(t.name).arg(generation).arg(thinking)
+                                    .arg(t.name)
+                                    .arg(generation)
+                                    .arg(thinking)
                                     .arg(QString::fromStdString(ours).toUtf8().toPercentEncoding(" <>|/[]!?.:"))
                                     .arg(r["text"].toString().toUtf8().toPercentEncoding(" <>|/[]!?.:"));
                 }
@@ -136,10 +148,26 @@ void TestConformanceChat::familiesEndToEnd_data() {
     QTest::addColumn<QString>("templateName");
     QTest::addColumn<QString>("format");
     QTest::addColumn<QString>("endOfTurn");
-    QTest::newRow("qwen2.5") << "tiny-qwen2" << "qwen2" << "qwen2.5-instruct" << "chatml" << "<|im_end|>";
-    QTest::newRow("qwen3") << "tiny-qwen3" << "qwen2" << "qwen3" << "chatml" << "<|im_end|>";
-    QTest::newRow("llama3.2") << "tiny" << "llama-bpe" << "llama3.2-instruct" << "llama3" << "<|eot_id|>";
-    QTest::newRow("phi3.5") << "tiny-phi3" << "phi-3" << "phi3.5-mini" << "phi3" << "<|end|>";
+    QTest::newRow("qwen2.5") << "tiny-qwen2"
+                             << "qwen2"
+                             << "qwen2.5-instruct"
+                             << "chatml"
+                             << "<|im_end|>";
+    QTest::newRow("qwen3") << "tiny-qwen3"
+                           << "qwen2"
+                           << "qwen3"
+                           << "chatml"
+                           << "<|im_end|>";
+    QTest::newRow("llama3.2") << "tiny"
+                              << "llama-bpe"
+                              << "llama3.2-instruct"
+                              << "llama3"
+                              << "<|eot_id|>";
+    QTest::newRow("phi3.5") << "tiny-phi3"
+                            << "phi-3"
+                            << "phi3.5-mini"
+                            << "phi3"
+                            << "<|end|>";
 }
 
 void TestConformanceChat::familiesEndToEnd() {
@@ -162,8 +190,11 @@ void TestConformanceChat::familiesEndToEnd() {
     const QString path = dir.filePath(shape + ".gguf");
     auto s = findSynthShape(shape.toStdString());
     QVERIFY(s.has_value());
-    auto written = writeSynthModel(*s, {.type = DType::Q8_0, .seed = 1, .vocabFrom = vocabPath.toStdString(),
-                                        .chatTemplate = templateText.toStdString()},
+    auto written = writeSynthModel(*s,
+                                   {.type = DType::Q8_0,
+                                    .seed = 1,
+                                    .vocabFrom = vocabPath.toStdString(),
+                                    .chatTemplate = templateText.toStdString()},
                                    path.toStdString());
     QVERIFY2(written, written ? "" : written.error().message.c_str());
     auto engine = Engine::load(path.toStdString(), EngineOptions{});
@@ -178,13 +209,16 @@ void TestConformanceChat::familiesEndToEnd() {
                                             {"user", "And a number? Answer in 中文."}};
     QJsonArray jsonMessages;
     for (const ChatMessage& m : messages)
-        jsonMessages.append(QJsonObject{{"role", QString::fromStdString(m.role)}, {"content", QString::fromStdString(m.content)}});
+        jsonMessages.append(
+            QJsonObject{{"role", QString::fromStdString(m.role)}, {"content", QString::fromStdString(m.content)}});
     const Tokenizer& tok = e.tokenizer();
     QJsonArray candidates;  // every control piece of the vocabulary
     for (TokenId id = 0; id < tok.nVocab(); ++id)
         if (tok.isControl(id)) candidates.append(id);
     const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-                                         {{"op", "chat_tokens"}, {"model", path}, {"messages", jsonMessages},
+                                         {{"op", "chat_tokens"},
+                                          {"model", path},
+                                          {"messages", jsonMessages},
                                           {"add_generation_prompt", true},
                                           {"bos_token", QString::fromStdString(tok.pieceText(tok.bos()))},
                                           {"eos_token", QString::fromStdString(tok.pieceText(tok.eos()))},
@@ -201,8 +235,8 @@ void TestConformanceChat::familiesEndToEnd() {
         if (tok.isEndOfGeneration(id.toInt())) ourEog.append(id);
     QStringList names;
     for (const QJsonValue& id : ourEog) names << QString::fromStdString(tok.pieceText(id.toInt()));
-    qInfo("| %s | end of generation | %s | llama.cpp: %lld tokens |", qPrintable(templateName), qPrintable(names.join(" ")),
-          static_cast<long long>(answer["eog"].toArray().size()));
+    qInfo("| %s | end of generation | %s | llama.cpp: %lld tokens |", qPrintable(templateName),
+          qPrintable(names.join(" ")), static_cast<long long>(answer["eog"].toArray().size()));
     QCOMPARE(ourEog, answer["eog"].toArray());
     QVERIFY2(names.contains(endOfTurn), qPrintable(endOfTurn + " does not end generation"));
 }

@@ -19,7 +19,7 @@ namespace {
 struct GreedyRun {
     std::vector<int32_t> tokens;
     std::vector<std::vector<float>> logits;  // the first nLogitPositions positions
-    std::vector<float> gaps;                  // oracle only: top-1 minus top-2 logit
+    std::vector<float> gaps;  // oracle only: top-1 minus top-2 logit
 };
 
 QJsonObject readJson(const QString& path) {
@@ -28,8 +28,8 @@ QJsonObject readJson(const QString& path) {
 }
 
 // Hearth's greedy run straight through the model (full logits kept for the first positions).
-GreedyRun hearthGreedy(Model& model, Backend& backend, const Tokenizer& tok, const std::vector<int32_t>& prompt,
-                       int n, int nLogitPositions) {
+GreedyRun hearthGreedy(Model& model, Backend& backend, const Tokenizer& tok, const std::vector<int32_t>& prompt, int n,
+                       int nLogitPositions) {
     KvCache cache(model.kvLayout(), static_cast<int32_t>(prompt.size()) + n + 1);
     KvSequence seq;
     std::vector<float> logits(static_cast<size_t>(model.config().nVocab));
@@ -97,7 +97,10 @@ RunComparison compareRuns(const std::vector<GreedyRun>& cand, const std::vector<
         const GreedyRun& t = ref[r];
         size_t i = 0;
         while (i < h.tokens.size() && i < t.tokens.size() && h.tokens[i] == t.tokens[i]) ++i;
-        if (i == h.tokens.size() && i == t.tokens.size()) { ++c.nIdentical; continue; }
+        if (i == h.tokens.size() && i == t.tokens.size()) {
+            ++c.nIdentical;
+            continue;
+        }
         const float gap = i < t.gaps.size() ? t.gaps[i] : 0.0f;
         const QString where = QString("run %1 diverges at token %2 (oracle gap %3)").arg(r).arg(i).arg(gap);
         (gap < gapLimit ? c.nearTies : c.failures) << where;
@@ -142,9 +145,10 @@ void TestConformanceGeneration::greedyAndLogits() {
     QFETCH(bool, chat);
     HEARTH_REQUIRE_FILE(model);
     const int nGenerate = qEnvironmentVariableIntValue("HEARTH_CONFORMANCE_TOKENS") > 0
-                              ? qEnvironmentVariableIntValue("HEARTH_CONFORMANCE_TOKENS") : 64;
+        ? qEnvironmentVariableIntValue("HEARTH_CONFORMANCE_TOKENS")
+        : 64;
     const int nLogitPositions = 9;  // the prompt's last position + 8 generated positions
-    const int nLogitRuns = 8;       // full logit vectors kept for the first runs (Gemma: 262k each)
+    const int nLogitRuns = 8;  // full logit vectors kept for the first runs (Gemma: 262k each)
     auto engine = Engine::load(model.toStdString(), {});
     QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
     auto loaded = Model::load((*engine)->file());
@@ -169,11 +173,15 @@ void TestConformanceGeneration::greedyAndLogits() {
     }
     QString oracleError;
     const auto oracleRuns = [&](bool flashAttention) {
-        const QJsonObject answer = askPython(
-            oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-            {{"op", "greedy"}, {"model", model}, {"prompts", promptIds}, {"n", nGenerate},
-             {"logit_positions", nLogitPositions}, {"logit_runs", nLogitRuns}, {"stop_ids", stopIds},
-             {"flash_attn", flashAttention}});
+        const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+                                             {{"op", "greedy"},
+                                              {"model", model},
+                                              {"prompts", promptIds},
+                                              {"n", nGenerate},
+                                              {"logit_positions", nLogitPositions},
+                                              {"logit_runs", nLogitRuns},
+                                              {"stop_ids", stopIds},
+                                              {"flash_attn", flashAttention}});
         std::vector<GreedyRun> runs;
         if (answer.contains("error")) {
             oracleError = answer["error"].toString();
@@ -204,13 +212,13 @@ void TestConformanceGeneration::greedyAndLogits() {
     qInfo("| model, type | metric | hearth vs oracle | oracle FA off vs on | limit |");
     const double absLimit = std::max(tolerances_["logits_max_abs"].toObject()[type].toObject()["value"].toDouble(),
                                      tolerances_["control_factor"].toObject()["value"].toDouble() * self.logits.maxAbs);
-    const double cosLimit = std::min(tolerances_["logits_min_cosine"].toObject()["value"].toDouble(),
-                                     1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() *
-                                               (1.0 - self.logits.minCosine));
+    const double cosLimit = std::min(
+        tolerances_["logits_min_cosine"].toObject()["value"].toDouble(),
+        1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() * (1.0 - self.logits.minCosine));
     const double nearTieFactor = tolerances_["near_tie_control_factor"].toObject()["value"].toDouble();
-    const size_t allowedNearTies = std::max<size_t>(
-        static_cast<size_t>(tolerances_["max_divergent_prompts"].toObject()["value"].toInt()) * n / 20,
-        static_cast<size_t>(std::ceil(nearTieFactor * static_cast<double>(self.nearTies.size()))));
+    const size_t allowedNearTies =
+        std::max<size_t>(static_cast<size_t>(tolerances_["max_divergent_prompts"].toObject()["value"].toInt()) * n / 20,
+                         static_cast<size_t>(std::ceil(nearTieFactor * static_cast<double>(self.nearTies.size()))));
     qInfo("| %s | greedy runs identical (%d tokens) | %zu of %zu | %zu of %zu | |", tag.constData(), nGenerate,
           hearth.nIdentical, n, self.nIdentical, n);
     qInfo("| %s | near-tie divergences | %zu | %zu | <= %zu |", tag.constData(),

@@ -67,8 +67,8 @@ void TestConformancePerplexity::perplexity() {
     QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
     const Tokenizer& tok = (*engine)->tokenizer();
     QVERIFY(tok.bos() >= 0);
-    const std::vector<int32_t> text = tok.encode(std::string_view(text_.constData(), static_cast<size_t>(text_.size())),
-                                                 false, false);
+    const std::vector<int32_t> text =
+        tok.encode(std::string_view(text_.constData(), static_cast<size_t>(text_.size())), false, false);
     QVERIFY2(text.size() >= static_cast<size_t>(kChunks * (kChunkTokens - 1)), "the text is too short");
     std::vector<std::vector<int32_t>> chunks;
     QJsonArray ids;  // the chunks back to back: the oracle cuts them at the same boundaries
@@ -82,9 +82,9 @@ void TestConformancePerplexity::perplexity() {
 
     QElapsedTimer timer;
     timer.start();
-    const QJsonObject oracle = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-                                         {{"op", "perplexity"}, {"model", model}, {"tokens", ids},
-                                          {"n_ctx", kChunkTokens}, {"first", kFirstScored}});
+    const QJsonObject oracle = askPython(
+        oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+        {{"op", "perplexity"}, {"model", model}, {"tokens", ids}, {"n_ctx", kChunkTokens}, {"first", kFirstScored}});
     const qint64 oracleMs = timer.restart();
     QVERIFY2(!oracle.contains("error"), qPrintable(oracle["error"].toString()));
 

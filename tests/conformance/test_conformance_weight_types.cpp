@@ -127,7 +127,8 @@ void TestConformanceWeightTypes::initTestCase() {
     QVERIFY(!weightTolerances_.isEmpty());
     QVERIFY(dir_.isValid());
     // HEARTH_CONFORMANCE_KEEP: a folder that keeps the synthetic files for a look afterwards.
-    folder_ = qEnvironmentVariableIsEmpty("HEARTH_CONFORMANCE_KEEP") ? dir_.path() : qEnvironmentVariable("HEARTH_CONFORMANCE_KEEP");
+    folder_ = qEnvironmentVariableIsEmpty("HEARTH_CONFORMANCE_KEEP") ? dir_.path()
+                                                                     : qEnvironmentVariable("HEARTH_CONFORMANCE_KEEP");
     QVERIFY(QDir().mkpath(folder_));
     f32Path_ = folder_ + "/synth-f32.gguf";
     auto written = synthLlamaF32().writeFile(f32Path_.toStdString());
@@ -156,8 +157,9 @@ void TestConformanceWeightTypes::weightType() {
     for (const GgufTensorInfo& t : (*file)->tensors()) {
         const bool matrix = t.dims.size() >= 2 && t.dims[1] > 1;
         const QString want = matrix ? type : QString("F32");
-        QVERIFY2(QString(dtypeInfo(t.type).name) == want,
-                 qPrintable(QString("%1 is %2, not %3").arg(QString::fromStdString(t.name), dtypeInfo(t.type).name, want)));
+        QVERIFY2(
+            QString(dtypeInfo(t.type).name) == want,
+            qPrintable(QString("%1 is %2, not %3").arg(QString::fromStdString(t.name), dtypeInfo(t.type).name, want)));
         nChecked += matrix;
     }
     QCOMPARE(nChecked, 2 + 7 * 2);  // token_embd, output, 7 matrices per layer
@@ -221,7 +223,8 @@ void TestConformanceWeightTypes::qwen2() {
     compare(plainPath, f32, "control: qwen2 biases ignored", type, false);
 }
 
-QString TestConformanceWeightTypes::writeFamilyFile(const SynthLlamaShape& shape, const QString& name, const QString& type) {
+QString TestConformanceWeightTypes::writeFamilyFile(const SynthLlamaShape& shape, const QString& name,
+                                                    const QString& type) {
     const QString f32 = folder_ + "/synth-" + name + "-F32.gguf";
     auto written = synthLlamaF32(shape).writeFile(f32.toStdString());
     if (!written) {
@@ -273,7 +276,8 @@ void TestConformanceWeightTypes::qwen3() {
 void TestConformanceWeightTypes::phi3_data() {
     QTest::addColumn<QString>("type");
     QTest::addColumn<int>("originalContext");
-    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K"}) QTest::newRow((QString(t) + " long").toUtf8()) << QString(t) << 128;
+    for (const char* t : {"F32", "F16", "Q8_0", "Q4_K"})
+        QTest::newRow((QString(t) + " long").toUtf8()) << QString(t) << 128;
     QTest::newRow("F32 short") << QString("F32") << 256;
 }
 
@@ -342,7 +346,8 @@ void TestConformanceWeightTypes::gemma2() {
     for (const auto& control : controls) {
         SynthLlamaShape off = shape;
         control.off(off);
-        const QString offPath = writeFamilyFile(off, QString("gemma2-no-") + QString(control.name).replace(' ', '-'), "F32");
+        const QString offPath =
+            writeFamilyFile(off, QString("gemma2-no-") + QString(control.name).replace(' ', '-'), "F32");
         QVERIFY(!offPath.isEmpty());
         compare(offPath, path, QString("control: gemma2 ") + control.name + " off", type, false, longPrompts);
         if (QTest::currentTestFailed()) return;
@@ -374,18 +379,19 @@ void TestConformanceWeightTypes::compare(const QString& hearthPath, const QStrin
     auto backend = makeBestCpuBackend();
     const auto prompts = makePrompts((*model)->config().nVocab, options.promptLength);
     QJsonArray promptIds;
-    for (const auto& p : prompts) promptIds.append(QJsonArray::fromVariantList([&] {
-        QVariantList l;
-        for (int32_t id : p) l << id;
-        return l;
-    }()));
+    for (const auto& p : prompts)
+        promptIds.append(QJsonArray::fromVariantList([&] {
+            QVariantList l;
+            for (int32_t id : p) l << id;
+            return l;
+        }()));
     // The oracle's rows (every position of every prompt), with flash attention on (the
     // reference) and off (the control: llama.cpp against itself).
     QString oracleError;
     const auto oracleRows = [&](bool flashAttention) {
-        const QJsonObject answer = askPython(oraclePython(), script,
-                                             {{"op", "logits"}, {"model", oraclePath}, {"prompts", promptIds},
-                                              {"flash_attn", flashAttention}});
+        const QJsonObject answer = askPython(
+            oraclePython(), script,
+            {{"op", "logits"}, {"model", oraclePath}, {"prompts", promptIds}, {"flash_attn", flashAttention}});
         if (answer.contains("error")) {
             oracleError = answer["error"].toString();
             return QByteArray();
@@ -419,11 +425,14 @@ void TestConformanceWeightTypes::compare(const QString& hearthPath, const QStrin
         }
         row0 += p.size();
     }
-    const QJsonObject tol = weightTolerances_["max_abs"].toObject()[type.startsWith("Q") ? "quantized" : type].toObject();
+    const QJsonObject tol =
+        weightTolerances_["max_abs"].toObject()[type.startsWith("Q") ? "quantized" : type].toObject();
     QVERIFY2(!tol.isEmpty(), "no tolerance for this type in tolerances.json");
-    const double absLimit = std::max(tol["value"].toDouble(), tolerances_["control_factor"].toObject()["value"].toDouble() * self.maxAbs);
-    const double cosLimit = std::min(weightTolerances_["min_cosine"].toObject()["value"].toDouble(),
-                                     1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() * (1.0 - self.minCosine));
+    const double absLimit =
+        std::max(tol["value"].toDouble(), tolerances_["control_factor"].toObject()["value"].toDouble() * self.maxAbs);
+    const double cosLimit =
+        std::min(weightTolerances_["min_cosine"].toObject()["value"].toDouble(),
+                 1.0 - tolerances_["cosine_control_factor"].toObject()["value"].toDouble() * (1.0 - self.minCosine));
     qInfo("| model | type | metric | hearth vs oracle | oracle FA off vs on | limit |");
     qInfo("| %s | %s | logits max abs difference (%d positions, max |logit| %.1f) | %.5f | %.5f | <= %.4f |",
           qPrintable(label), qPrintable(type), hearth.n, hearth.maxLogit, hearth.maxAbs, self.maxAbs, absLimit);

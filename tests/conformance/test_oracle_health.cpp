@@ -53,8 +53,8 @@ private slots:
         const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
                                              {{"op", "forward"}, {"model", model}}, 600000);
         if (answer.contains("error")) {
-            QString message = "the oracle failed on " + QFileInfo(model).fileName() + ": " + answer["error"].toString() +
-                              "\noracle build: " + oracleBuild().replace('\n', "; ");
+            QString message = "the oracle failed on " + QFileInfo(model).fileName() + ": " +
+                answer["error"].toString() + "\noracle build: " + oracleBuild().replace('\n', "; ");
             if (answer.contains("signal")) message += "\n" + likelyCause(answer["signal"].toInt());
             QFAIL(qPrintable(message));
         }

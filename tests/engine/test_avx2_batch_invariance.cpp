@@ -39,7 +39,9 @@ private slots:
 
 private:
     // Feeds tokens in chunks of chunkSize (0: all at once) and returns the last token's logits.
-    std::vector<float> lastLogits(Backend& backend, int64_t chunkSize) { return lastLogits(*model_, backend, chunkSize); }
+    std::vector<float> lastLogits(Backend& backend, int64_t chunkSize) {
+        return lastLogits(*model_, backend, chunkSize);
+    }
     std::vector<float> lastLogits(Model& model, Backend& backend, int64_t chunkSize);
 
     QTemporaryDir dir_;
@@ -109,7 +111,9 @@ void TestAvx2BatchInvariance::prefillDecodeAndChunksAgree() {
         typed = std::move(*loaded);
     }
     Model& model = typed ? *typed : *model_;
-    const auto lastLogits = [&](Backend& backend, int64_t chunkSize) { return this->lastLogits(model, backend, chunkSize); };
+    const auto lastLogits = [&](Backend& backend, int64_t chunkSize) {
+        return this->lastLogits(model, backend, chunkSize);
+    };
     auto avx2 = makeCpuAvx2Backend(2);
     const std::vector<float> prefill = lastLogits(*avx2, 0);
     QVERIFY(!prefill.empty());

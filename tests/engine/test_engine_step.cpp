@@ -62,13 +62,19 @@ private slots:
         for (; k + 1 < pieces.size(); offset += pieces[k++].size()) {
             if (pieces[k].empty() || pieces[k + 1].empty()) continue;
             const std::string candidate = pieces[k] + pieces[k + 1];
-            if (all.find(candidate) == offset) { stop = candidate; break; }
+            if (all.find(candidate) == offset) {
+                stop = candidate;
+                break;
+            }
         }
         if (stop.empty()) QSKIP("the tiny model's greedy text has no two adjacent non-empty pieces");
         GenerateRequest req = greedy(promptOf(0), 40);
         req.stop = {"never-there", stop};
         std::string shown;
-        auto stopped = engine_->generate(req, [&](TokenId, std::string_view t) { shown += t; return true; });
+        auto stopped = engine_->generate(req, [&](TokenId, std::string_view t) {
+            shown += t;
+            return true;
+        });
         QVERIFY(stopped);
         QCOMPARE(stopped->finishReason, FinishReason::Stop);
         QCOMPARE(shown, all.substr(0, offset));
@@ -108,7 +114,8 @@ private slots:
         int nFinished = 0;
         while (nFinished < 4) {
             for (const EngineEvent& e : engine_->step()) {
-                if (e.kind == EngineEvent::Kind::Token) batched[static_cast<size_t>(idToIndex.at(e.request))].push_back(e.token);
+                if (e.kind == EngineEvent::Kind::Token)
+                    batched[static_cast<size_t>(idToIndex.at(e.request))].push_back(e.token);
                 else ++nFinished;
             }
         }
@@ -124,13 +131,15 @@ private slots:
         Engine& e = **small;
         std::vector<Tokens> alone(4), batched(4);
         for (int i = 0; i < 4; ++i)
-            alone[static_cast<size_t>(i)] = e.generate(greedy(promptOf(i + 2), 20), [](TokenId, std::string_view) { return true; })->tokens;
+            alone[static_cast<size_t>(i)] =
+                e.generate(greedy(promptOf(i + 2), 20), [](TokenId, std::string_view) { return true; })->tokens;
         std::map<RequestId, int> idToIndex;
         for (int i = 0; i < 4; ++i) idToIndex[e.submit(greedy(promptOf(i + 2), 20)).value()] = i;
         while (!e.idle())
             for (const EngineEvent& ev : e.step()) {
                 QVERIFY(ev.kind == EngineEvent::Kind::Token || ev.reason == FinishReason::Length);
-                if (ev.kind == EngineEvent::Kind::Token) batched[static_cast<size_t>(idToIndex.at(ev.request))].push_back(ev.token);
+                if (ev.kind == EngineEvent::Kind::Token)
+                    batched[static_cast<size_t>(idToIndex.at(ev.request))].push_back(ev.token);
             }
         QVERIFY(e.metrics().nPreemptions > 0);
         for (int i = 0; i < 4; ++i) QCOMPARE(batched[static_cast<size_t>(i)], alone[static_cast<size_t>(i)]);

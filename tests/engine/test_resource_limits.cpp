@@ -67,9 +67,7 @@ bool refused(const std::vector<uint8_t>& bytes, std::initializer_list<std::strin
 class TestResourceLimits : public QObject {
     Q_OBJECT
 private slots:
-    void theTinyModelLoads() {
-        QVERIFY(!loadError(test::tinyLlama().toBytes().bytes).has_value());
-    }
+    void theTinyModelLoads() { QVERIFY(!loadError(test::tinyLlama().toBytes().bytes).has_value()); }
 
     void refusesAContextOf2p31() {
         GgufWriter w = test::tinyLlama();

@@ -59,7 +59,8 @@ std::string modelPath(const Options& o, const SynthShape& shape) {
             return "";
         }
         std::filesystem::rename(path + ".part", path);
-        std::printf("wrote %s (%.0f MB) in %.1f s\n", path.c_str(), synthTensorBytes(shape, o.type) / 1e6, secondsSince(t0));
+        std::printf("wrote %s (%.0f MB) in %.1f s\n", path.c_str(), synthTensorBytes(shape, o.type) / 1e6,
+                    secondsSince(t0));
     }
     return path;
 }
@@ -107,15 +108,17 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
         if (!m.forward(counting, cache, seq, std::span(&token, 1), logits)) return false;
     }
     const double perToken = secondsSince(t0) / o.decode;
-    std::printf("%s: %.0f backend calls per decoded token, each a synchronous host<->device round trip "
-                "(no CUDA graph: the Backend interface passes host pointers)\n",
-                shape.name.c_str(), static_cast<double>(counting.calls) / o.decode);
+    std::printf(
+        "%s: %.0f backend calls per decoded token, each a synchronous host<->device round trip "
+        "(no CUDA graph: the Backend interface passes host pointers)\n",
+        shape.name.c_str(), static_cast<double>(counting.calls) / o.decode);
     const double bytes = weightBytesPerToken(**file);
     const double gbs = bytes / perToken / 1e9;
-    std::printf("RESULT %-15s %s: prefill %d tok %.1f tok/s | decode %.1f tok/s (%.2f ms/tok), %.0f MB weights/tok = "
-                "%.0f GB/s = %.1f%% of read bandwidth %.0f GB/s\n",
-                shape.name.c_str(), dtypeInfo(o.type).name, o.prefill, o.prefill / prefillS, 1.0 / perToken,
-                perToken * 1e3, bytes / 1e6, gbs, 100.0 * gbs / bandwidthGBs, bandwidthGBs);
+    std::printf(
+        "RESULT %-15s %s: prefill %d tok %.1f tok/s | decode %.1f tok/s (%.2f ms/tok), %.0f MB weights/tok = "
+        "%.0f GB/s = %.1f%% of read bandwidth %.0f GB/s\n",
+        shape.name.c_str(), dtypeInfo(o.type).name, o.prefill, o.prefill / prefillS, 1.0 / perToken, perToken * 1e3,
+        bytes / 1e6, gbs, 100.0 * gbs / bandwidthGBs, bandwidthGBs);
     std::fflush(stdout);
     return true;
 }
@@ -141,7 +144,10 @@ bool parse(int argc, char** argv, Options& o) {
         else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), false;
     }
     if (o.prefill < 16 || o.decode < 1 || o.shapes.empty())
-        return std::fprintf(stderr, "usage: hearth-gpu-bench --dir DIR [--type T] [--prefill N>=16] [--decode N] [--write-only] SHAPE...\n"), false;
+        return std::fprintf(stderr,
+                            "usage: hearth-gpu-bench --dir DIR [--type T] [--prefill N>=16] [--decode N] "
+                            "[--write-only] SHAPE...\n"),
+               false;
     return true;
 }
 
@@ -153,7 +159,8 @@ void matvecAlone(DType type, double bandwidthGBs) {
         long long rows, cols;
         int perModel;  // how many a token multiplies: 32 layers, and the output once
     };
-    const Matrix matrices[] = {{4096, 4096, 64}, {1024, 4096, 64}, {14336, 4096, 64}, {4096, 14336, 32}, {128256, 4096, 1}};
+    const Matrix matrices[] = {
+        {4096, 4096, 64}, {1024, 4096, 64}, {14336, 4096, 64}, {4096, 14336, 32}, {128256, 4096, 1}};
     double seconds = 0, bytes = 0;
     for (const Matrix& m : matrices) {
         std::string why;

@@ -61,16 +61,18 @@ void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
     const int prefill = cs.nCtx - 5;  // a prefill, then token-by-token writes
     gpu.kvWrite(gpuKv.layer, k.data(), v.data(), positions.data(), prefill);
     for (int p = prefill; p < cs.nCtx; ++p)
-        gpu.kvWrite(gpuKv.layer, k.data() + static_cast<size_t>(p) * rowStride, v.data() + static_cast<size_t>(p) * rowStride,
-                    &positions[static_cast<size_t>(p)], 1);
+        gpu.kvWrite(gpuKv.layer, k.data() + static_cast<size_t>(p) * rowStride,
+                    v.data() + static_cast<size_t>(p) * rowStride, &positions[static_cast<size_t>(p)], 1);
     const std::string name = cs.name;
     c.expect(cpuKv.sameBytes(gpuKv), name + ": the host KV blocks hold the reference's bytes after CUDA writes");
 
-    AttentionShape shape{cs.nHeads, cs.nKvHeads, cs.headDim, 1.0f / std::sqrt(static_cast<float>(cs.headDim)), cs.window};
+    AttentionShape shape{cs.nHeads, cs.nKvHeads, cs.headDim, 1.0f / std::sqrt(static_cast<float>(cs.headDim)),
+                         cs.window};
     std::vector<float> want(q.size()), got(q.size());
     cpu.attention(cpuKv.layer, shape, q.data(), positions.data(), cs.nCtx, want.data());
     gpu.attention(gpuKv.layer, shape, q.data(), positions.data(), cs.nCtx, got.data());
-    c.expect(relativeError(got, want) < cs.tol, describeError(name + ": prefill attention", relativeError(got, want), cs.tol));
+    c.expect(relativeError(got, want) < cs.tol,
+             describeError(name + ": prefill attention", relativeError(got, want), cs.tol));
 
     // Decode of the last token: the same bits as in the batch, and the same again when the
     // blocks were written by the host (a restore) rather than by CUDA.

@@ -93,7 +93,8 @@ void checkType(DType t) {
     int mismatches = 0;
     for (int i = 0; i < n; ++i)
         if (cuda::dequantOne(t, w.data(), i) != want[static_cast<size_t>(i)]) ++mismatches;
-    expect(mismatches == 0, name + ": dequantOne differs from the reference at " + std::to_string(mismatches) + " elements");
+    expect(mismatches == 0,
+           name + ": dequantOne differs from the reference at " + std::to_string(mismatches) + " elements");
     const DType actType = ref::vecDotType(t);
     if (actType != DType::Q8_0 && actType != DType::Q8_1 && actType != DType::Q8_K) return;
     const std::vector<float> x = randomFloats(n, 9);
@@ -104,14 +105,15 @@ void checkType(DType t) {
     float acc = 0.0f;
     for (int b = 0; b < nBlocks; ++b) acc += blockDot(t, w.data(), b, a);
     const float ref = ref::vecDot(t, w.data(), act.data(), n);
-    expect(acc == ref, name + ": block dot products sum to " + std::to_string(acc) + ", the reference to " + std::to_string(ref));
+    expect(acc == ref,
+           name + ": block dot products sum to " + std::to_string(acc) + ", the reference to " + std::to_string(ref));
 }
 
 }  // namespace
 
 int main() {
-    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                    DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                    DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
         checkType(t);
     std::printf("%s\n", failures == 0 ? "all block arithmetic matches the reference" : "block arithmetic differs");
     return failures == 0 ? 0 : 1;

@@ -43,9 +43,7 @@ private:
     uint64_t state_ = 0x853c49e6748fea9bull;
 };
 
-int argmax(const std::vector<float>& v) {
-    return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
-}
+int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
 
 // Logits after each step: the prefill, then each decoded token (fed the reference's choice).
 std::vector<std::vector<float>> run(Model& model, Backend& backend, const std::vector<int32_t>& prompt, int nDecode,
@@ -69,7 +67,8 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     const std::string label = shapeName + " " + dtypeInfo(type).name;
     auto shape = findSynthShape(shapeName);
     const auto path = std::filesystem::temp_directory_path() / ("hearth-gpu-forward-" + shapeName + ".gguf");
-    if (!shape || !writeSynthModel(*shape, {.type = type, .seed = 3}, path.string())) return c.expect(false, label + ": writing the model");
+    if (!shape || !writeSynthModel(*shape, {.type = type, .seed = 3}, path.string()))
+        return c.expect(false, label + ": writing the model");
     auto file = GgufFile::open(path.string());
     auto model = file ? Model::load(**file) : Result<std::unique_ptr<Model>>(std::unexpected(file.error()));
     if (!model) return c.expect(false, label + ": loading the model: " + model.error().message);
@@ -86,7 +85,8 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     // CUDA's float sums in another order and F16 GEMM inputs).
     const double tol = std::max(2e-3, 2.0 * control);
     if (std::getenv("HEARTH_GPU_CONTROL_ONLY") != nullptr) {
-        std::printf("%s: control (reference, RMSNorm nudged by 2^-20) %.4g, tolerance %.4g\n", label.c_str(), control, tol);
+        std::printf("%s: control (reference, RMSNorm nudged by 2^-20) %.4g, tolerance %.4g\n", label.c_str(), control,
+                    tol);
         std::filesystem::remove(path);
         return;
     }

@@ -43,7 +43,7 @@ const Weights& quantized(DType t, int64_t nRows, int64_t nCols, uint32_t seed) {
     return w;
 }
 
-const DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                               DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 // Mat-vec (1 and 3 tokens: dp4a kernels) and GEMM (20 tokens: F16 tiles + cuBLAS).
@@ -62,9 +62,10 @@ void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
             // multiplies the same quantized activations and the weights as halves (each
             // rounded to F16, 2^-11 relative), summed in float: 5e-3.
             const double tol = nTokens >= 16 ? 5e-3 : 1e-3;
-            std::printf("matmul %s x%lld: error %.3g\n", name.c_str(), static_cast<long long>(nTokens), relativeError(got, want));
-            c.expect(relativeError(got, want) < tol, describeError("matmul " + name + " x" + std::to_string(nTokens),
-                                                                   relativeError(got, want), tol));
+            std::printf("matmul %s x%lld: error %.3g\n", name.c_str(), static_cast<long long>(nTokens),
+                        relativeError(got, want));
+            c.expect(relativeError(got, want) < tol,
+                     describeError("matmul " + name + " x" + std::to_string(nTokens), relativeError(got, want), tol));
             if (nTokens == 1) single = got;
             if (nTokens == 3)  // token 0 of the batch equals the same token alone, bit for bit
                 c.expect(std::memcmp(got.data(), single.data(), single.size() * sizeof(float)) == 0,
@@ -80,8 +81,8 @@ void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {
         std::vector<float> want(5 * 512), got(want.size());
         cpu.embeddingRows(w.view, ids, 5, want.data());
         gpu.embeddingRows(w.view, ids, 5, got.data());
-        c.expect(relativeError(got, want) < 1e-6, describeError(std::string("embedding ") + dtypeInfo(t).name,
-                                                                relativeError(got, want), 1e-6));
+        c.expect(relativeError(got, want) < 1e-6,
+                 describeError(std::string("embedding ") + dtypeInfo(t).name, relativeError(got, want), 1e-6));
     }
 }
 
@@ -106,8 +107,9 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
         ++differ;
         if (std::fabs(got[i] - want[i]) > std::fabs(want[i]) * 0x1p-10f + 1e-30f) ++farther;
     }
-    c.expect(farther == 0 && differ <= n / 256, "geglu: " + std::to_string(differ) + " of " + std::to_string(n) +
-                                                    " elements differ, " + std::to_string(farther) + " by more than one F16 step");
+    c.expect(farther == 0 && differ <= n / 256,
+             "geglu: " + std::to_string(differ) + " of " + std::to_string(n) + " elements differ, " +
+                 std::to_string(farther) + " by more than one F16 step");
     want = x;
     got = x;
     cpu.add(want.data(), y.data(), n);
@@ -123,7 +125,7 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
             cpu.rope(want.data(), 3, 5, 128, 64, positions, 10000.0f, style, ff);  // 5 heads of 128, 64 rotated
             gpu.rope(got.data(), 3, 5, 128, 64, positions, 10000.0f, style, ff);
             const std::string name = std::string(style == RopeStyle::Pairwise ? "rope pairwise" : "rope half-split") +
-                                     (ff != nullptr ? " with frequency factors" : "");
+                (ff != nullptr ? " with frequency factors" : "");
             c.expect(relativeError(got, want) < 1e-4, describeError(name, relativeError(got, want), 1e-4));
         }
 }

@@ -30,8 +30,9 @@ private slots:
         const std::string text = "CUDA driver version is insufficient for CUDA runtime version";
         QCOMPARE(describeCudaStartError(35, 0, 13000, text), std::string("no NVIDIA driver is installed"));
         QCOMPARE(describeCudaStartError(34, 0, 13000, "stub"), std::string("no NVIDIA driver is installed"));
-        QCOMPARE(describeCudaStartError(35, 12040, 13000, text),
-                 std::string("the NVIDIA driver supports CUDA 12.4, older than this build's CUDA 13.0: update the driver"));
+        QCOMPARE(
+            describeCudaStartError(35, 12040, 13000, text),
+            std::string("the NVIDIA driver supports CUDA 12.4, older than this build's CUDA 13.0: update the driver"));
         QCOMPARE(describeCudaStartError(100, 13000, 13000, "no CUDA-capable device is detected"),
                  std::string("no NVIDIA GPU was found"));
         QCOMPARE(describeCudaStartError(999, 13000, 13000, "unknown error"),

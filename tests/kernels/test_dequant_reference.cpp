@@ -32,7 +32,7 @@ struct ReferenceTensor {
     QString name;
     uint32_t typeId = 0;
     int64_t rowElems = 0;  // dims[0], the contiguous dimension
-    int64_t nRows = 1;     // the product of the other dims
+    int64_t nRows = 1;  // the product of the other dims
     qint64 offset = 0;
     qint64 nBytes = 0;
     QByteArray blake2b;  // hex
@@ -45,10 +45,8 @@ ReferenceTensor parseTensorLine(const QByteArray& line) {
     t.typeId = static_cast<uint32_t>(o["type"].toInteger(-1));
     const QJsonArray dims = o["dims"].toArray();
     for (qsizetype i = 0; i < dims.size(); ++i) {
-        if (i == 0)
-            t.rowElems = dims[i].toInteger();
-        else
-            t.nRows *= dims[i].toInteger();
+        if (i == 0) t.rowElems = dims[i].toInteger();
+        else t.nRows *= dims[i].toInteger();
     }
     t.offset = o["offset"].toInteger(-1);
     t.nBytes = o["nbytes"].toInteger(-1);
@@ -92,8 +90,8 @@ void dequantizeTensor(const uchar* raw, DType type, int64_t rowElems, int64_t nR
     for (int64_t row = 0; row < nRows; row += rowsPerChunk) {
         const int64_t n = std::min(rowsPerChunk, nRows - row);
         for (int64_t r = 0; r < n; ++r)
-            ref::dequantizeRow(type, raw + static_cast<size_t>(row + r) * rowSize,
-                               chunk.data() + r * rowElems, rowElems);
+            ref::dequantizeRow(type, raw + static_cast<size_t>(row + r) * rowSize, chunk.data() + r * rowElems,
+                               rowElems);
         sink(chunk.data(), n * rowElems);
     }
 }
@@ -114,8 +112,12 @@ QString firstDifference(const float* ours, const float* reference, int64_t n, in
         std::memcpy(&a, ours + i, 4);
         std::memcpy(&b, reference + i, 4);
         return QStringLiteral("element %1 (block %2): hearth %3 (0x%4), gguf-py %5 (0x%6)")
-            .arg(i).arg(i / blockElems).arg(double(ours[i]), 0, 'g', 9).arg(a, 8, 16, QChar('0'))
-            .arg(double(reference[i]), 0, 'g', 9).arg(b, 8, 16, QChar('0'));
+            .arg(i)
+            .arg(i / blockElems)
+            .arg(double(ours[i]), 0, 'g', 9)
+            .arg(a, 8, 16, QChar('0'))
+            .arg(double(reference[i]), 0, 'g', 9)
+            .arg(b, 8, 16, QChar('0'));
     }
     return {};
 }
@@ -127,17 +129,15 @@ QString diagnose(const QString& gguf, const ReferenceTensor& t, const uchar* raw
     const auto ignoreLines = [](const QByteArray&) { return QString(); };
     const QString error = runReference({"dump", gguf, t.name, out}, ignoreLines);
     QFile file(out);
-    if (!error.isEmpty() || !file.open(QIODevice::ReadOnly))
-        return "cannot dump the reference: " + error;
+    if (!error.isEmpty() || !file.open(QIODevice::ReadOnly)) return "cannot dump the reference: " + error;
     const QByteArray reference = file.readAll();
     std::vector<float> ours;
     const DType type = static_cast<DType>(t.typeId);
     dequantizeTensor(raw, type, t.rowElems, t.nRows,
                      [&](const float* v, int64_t n) { ours.insert(ours.end(), v, v + n); });
-    if (reference.size() != qsizetype(ours.size() * sizeof(float)))
-        return "the reference has a different size";
-    return firstDifference(ours.data(), reinterpret_cast<const float*>(reference.constData()),
-                           int64_t(ours.size()), dtypeInfo(type).blockElems);
+    if (reference.size() != qsizetype(ours.size() * sizeof(float))) return "the reference has a different size";
+    return firstDifference(ours.data(), reinterpret_cast<const float*>(reference.constData()), int64_t(ours.size()),
+                           dtypeInfo(type).blockElems);
 }
 
 QByteArray readAll(const QString& path) {
@@ -158,8 +158,7 @@ private slots:
     void cleanupTestCase();
 
 private:
-    QString checkTensor(const QString& gguf, const uchar* map, qint64 fileSize, const ReferenceTensor& t,
-                        bool explain);
+    QString checkTensor(const QString& gguf, const uchar* map, qint64 fileSize, const ReferenceTensor& t, bool explain);
 
     qint64 nTensors_ = 0;
     qint64 nElements_ = 0;
@@ -191,7 +190,9 @@ QString TestDequantReference::checkTensor(const QString& gguf, const uchar* map,
     const qint64 expectedBytes = qint64(rowBytes(type, t.rowElems)) * t.nRows;
     if (expectedBytes != t.nBytes)
         return QStringLiteral("%1: %2 bytes by Hearth's type table, %3 by gguf-py")
-            .arg(t.name).arg(expectedBytes).arg(t.nBytes);
+            .arg(t.name)
+            .arg(expectedBytes)
+            .arg(t.nBytes);
     if (t.offset < 0 || t.offset + t.nBytes > fileSize) return t.name + ": data outside the file";
     const uchar* raw = map + t.offset;
     if (hearthBlake2b(raw, type, t.rowElems, t.nRows) != t.blake2b)
@@ -258,8 +259,11 @@ QString checkSyntheticCase(const QTemporaryDir& dir, const QJsonObject& o) {
     ref::quantizeRow(type, reinterpret_cast<const float*>(input.constData()), quantized.data(), n);
     for (qsizetype i = 0; i < raw.size(); ++i)
         if (quantized[i] != raw[i])
-            return QStringLiteral("%1 quantization: byte %2 is 0x%3, gguf-py wrote 0x%4").arg(name).arg(i)
-                .arg(uchar(quantized[i]), 2, 16, QChar('0')).arg(uchar(raw[i]), 2, 16, QChar('0'));
+            return QStringLiteral("%1 quantization: byte %2 is 0x%3, gguf-py wrote 0x%4")
+                .arg(name)
+                .arg(i)
+                .arg(uchar(quantized[i]), 2, 16, QChar('0'))
+                .arg(uchar(raw[i]), 2, 16, QChar('0'));
     return {};
 }
 
@@ -288,8 +292,8 @@ void TestDequantReference::syntheticRows() {
 }
 
 void TestDequantReference::cleanupTestCase() {
-    qInfo("in all: %lld model tensors (%lld elements) and %lld synthetic elements bit-identical",
-          qlonglong(nTensors_), qlonglong(nElements_), qlonglong(nSyntheticElements_));
+    qInfo("in all: %lld model tensors (%lld elements) and %lld synthetic elements bit-identical", qlonglong(nTensors_),
+          qlonglong(nElements_), qlonglong(nSyntheticElements_));
 }
 
 QTEST_APPLESS_MAIN(TestDequantReference)

@@ -182,8 +182,8 @@ void TestGemma3::tinyModelMatchesReference() {
     const std::vector<float> expected = readReference(ref, out, 120000);
     QCOMPARE(expected.size(), logits.size());
     const Agreement a = compare(logits, expected);
-    qInfo("tiny F32 gemma3, %zu tokens, window 5: max |dlogit| %.5f, cosine %.7f, argmax %d / %d", ids.size(),
-          a.maxAbs, a.cosine, a.hearthTop, a.refTop);
+    qInfo("tiny F32 gemma3, %zu tokens, window 5: max |dlogit| %.5f, cosine %.7f, argmax %d / %d", ids.size(), a.maxAbs,
+          a.cosine, a.hearthTop, a.refTop);
     QVERIFY2(a.maxAbs < kTinyMaxAbsDelta, qPrintable(QString::number(a.maxAbs)));
     QCOMPARE(a.hearthTop, a.refTop);
 }
@@ -221,8 +221,8 @@ void TestGemma3::logitsMatchReference() {
     const char* names[] = {"chat", "text-64", "text-long"};
     const size_t sizes[] = {chat.size(), prefix.size(), text.size()};
     for (size_t i = 0; i < 3; ++i) {
-        const Agreement a = compare(std::span(hearth).subspan(i * nVocab, nVocab),
-                                    std::span(expected).subspan(i * nVocab, nVocab));
+        const Agreement a =
+            compare(std::span(hearth).subspan(i * nVocab, nVocab), std::span(expected).subspan(i * nVocab, nVocab));
         qInfo("%-10s %8zu %12.4f %10.6f %8s (Hearth %d, reference %d, reference margin %.3f)", names[i], sizes[i],
               a.maxAbs, a.cosine, a.hearthTop == a.refTop ? "same" : "differs", a.hearthTop, a.refTop, a.refMargin);
         QVERIFY2(a.maxAbs < kMaxAbsDelta, names[i]);
@@ -241,7 +241,10 @@ void TestGemma3::chatReplyStops() {
     req.sampling.temperature = 0;
     req.maxTokens = 24;
     std::string reply;
-    auto r = engine_->generate(req, [&](TokenId, std::string_view piece) { reply += piece; return true; });
+    auto r = engine_->generate(req, [&](TokenId, std::string_view piece) {
+        reply += piece;
+        return true;
+    });
     QVERIFY2(r, r ? "" : r.error().message.c_str());
     qInfo("greedy reply: %s", reply.c_str());
     qInfo("finish: %s; prefill %.1f tokens/s, decode %.2f tokens/s", finishReasonName(r->finishReason),

@@ -41,7 +41,10 @@ void TestSmolLm::answersCapitalOfFrance() {
     req.sampling.temperature = 0;
     req.maxTokens = 24;
     const auto collect = [](std::string& into) {
-        return [&into](TokenId, std::string_view piece) { into += piece; return true; };
+        return [&into](TokenId, std::string_view piece) {
+            into += piece;
+            return true;
+        };
     };
     std::string freeReply;
     auto free = e.generate(req, collect(freeReply));
@@ -84,7 +87,9 @@ void TestSmolLm::chatPromptMatchesTemplate() {
     };
     const QJsonValue imStart(1), imEnd(2);
     QJsonArray expected;
-    const auto append = [&](const QJsonArray& ids) { for (const QJsonValue& v : ids) expected.append(v); };
+    const auto append = [&](const QJsonArray& ids) {
+        for (const QJsonValue& v : ids) expected.append(v);
+    };
     expected.append(imStart);
     append(plain("system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"));
     expected.append(imEnd);

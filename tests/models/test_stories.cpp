@@ -15,7 +15,6 @@ private slots:
     void matchesReference();
 };
 
-
 void TestStories::matchesReference() {
     const QString model = testDataFile("stories260K.gguf");
     const QString refPath = testDataFile("stories260K.json");
@@ -35,9 +34,9 @@ void TestStories::matchesReference() {
         QVERIFY2(!tok.crashed && tok.exitCode == 0, tok.err.constData());
         QCOMPARE(tok.json()["tokens"].toArray(), c["prompt_tokens"].toArray());
 
-        const CliRun gen = runCli({"generate", "--model", model, "--prompt", prompt, "--raw", "--temp", "0",
-                                   "--max-tokens", QString::number(ref["max_new_tokens"].toInt()), "--json",
-                                   "--top-logits", "5"});
+        const CliRun gen =
+            runCli({"generate", "--model", model, "--prompt", prompt, "--raw", "--temp", "0", "--max-tokens",
+                    QString::number(ref["max_new_tokens"].toInt()), "--json", "--top-logits", "5"});
         QVERIFY2(!gen.crashed && gen.exitCode == 0, gen.err.constData());
         const QJsonObject out = gen.json();
         QCOMPARE(out["prompt_tokens"].toArray(), c["prompt_tokens"].toArray());
@@ -52,8 +51,12 @@ void TestStories::matchesReference() {
                 QCOMPARE(o[k].toArray()[0].toInt(), r[k].toArray()[0].toInt());
                 const double diff = std::abs(o[k].toArray()[1].toDouble() - r[k].toArray()[1].toDouble());
                 worstLogitDiff = std::max(worstLogitDiff, diff);
-                QVERIFY2(diff <= 0.02, qPrintable(QString("prompt '%1' position %2 rank %3: logit differs by %4")
-                                                      .arg(prompt).arg(pos).arg(k).arg(diff)));
+                QVERIFY2(diff <= 0.02,
+                         qPrintable(QString("prompt '%1' position %2 rank %3: logit differs by %4")
+                                        .arg(prompt)
+                                        .arg(pos)
+                                        .arg(k)
+                                        .arg(diff)));
                 ++nLogitsChecked;
             }
         }

@@ -43,7 +43,8 @@ protected:
         call();
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         const bool matmul = w != nullptr && std::string_view(op) == "matmul";
-        auto& b = buckets[matmul ? strCat(op, " ", dtypeInfo(w->type).name, " ", w->nRows, "x", w->nCols) : std::string(op)];
+        auto& b =
+            buckets[matmul ? strCat(op, " ", dtypeInfo(w->type).name, " ", w->nRows, "x", w->nCols) : std::string(op)];
         b.first += seconds;
         ++b.second;
     }
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     int32_t token = 5;
     for (int s = 0; s < nSteps; ++s) {
-        if (!m.forward(backend, cache, seq, std::span(&token, 1), logits)) return std::fprintf(stderr, "decode failed\n"), 1;
+        if (!m.forward(backend, cache, seq, std::span(&token, 1), logits))
+            return std::fprintf(stderr, "decode failed\n"), 1;
         token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     }
     const double total = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -71,15 +71,19 @@ int main(int argc, char** argv) {
     int bad = 0;
     for (int64_t k = 0; k < nTokens; k += 7)
         for (int64_t r = 0; r + 8 <= nRows / 8 * 8; r += 13) {
-            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow, acts.data() + static_cast<size_t>(k) * wRow, nCols);
+            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                           acts.data() + static_cast<size_t>(k) * wRow, nCols);
             if (std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(y[static_cast<size_t>(k * nRows + r)])) ++bad;
         }
-    const double flops = 2.0 * static_cast<double>(nRows / 8 * 8) * static_cast<double>(nCols) * static_cast<double>(nTokens) * reps;
+    const double flops =
+        2.0 * static_cast<double>(nRows / 8 * 8) * static_cast<double>(nCols) * static_cast<double>(nTokens) * reps;
     ThreadPool pool(1);
     const double peak = measureFmaPeak(pool).gflops;  // right after, to see the load of the moment
     const double fastest = 2.0 * 8 * static_cast<double>(nCols) * static_cast<double>(nTokens) / fastestPanel * 1e-9;
-    std::printf("%s%s %lldx%lld x %lld tokens x %d: %.3f s, %.2f GFLOP/s (fastest panel %.2f; FMA peak %.1f), "
-                "mismatches %d\n", m.avx512 ? "[avx-512] " : "[avx2] ", dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
-                static_cast<long long>(nTokens), reps, s, flops / s * 1e-9, fastest, peak, bad);
+    std::printf(
+        "%s%s %lldx%lld x %lld tokens x %d: %.3f s, %.2f GFLOP/s (fastest panel %.2f; FMA peak %.1f), "
+        "mismatches %d\n",
+        m.avx512 ? "[avx-512] " : "[avx2] ", dtypeInfo(t).name, static_cast<long long>(nRows),
+        static_cast<long long>(nCols), static_cast<long long>(nTokens), reps, s, flops / s * 1e-9, fastest, peak, bad);
     return bad == 0 ? 0 : 1;
 }

@@ -85,14 +85,18 @@ int main(int argc, char** argv) {
     int bad = 0;
     for (int64_t k = 0; k < nTokens && !quantOnly; k += 7)
         for (int64_t r = 0; r + 8 <= nRows; r += 13) {
-            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow, acts.data() + static_cast<size_t>(k) * aRow, nCols);
+            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                           acts.data() + static_cast<size_t>(k) * aRow, nCols);
             if (std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(y[static_cast<size_t>(k * nRows + r)])) ++bad;
         }
     const double macs = static_cast<double>(nRows) * static_cast<double>(nCols) * static_cast<double>(nTokens) * reps;
-    std::printf("%s %lldx%lld x %lld tokens x %d%s: %.3f s, %.2f GMAC/s (thread CPU time: %.2f GMAC/s), mismatches %d\n",
-                dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
-                static_cast<long long>(nTokens), reps, quantOnly ? " (Q8_K quantization only)" : m.avxVnni ? " AVX-VNNI" : "",
-                s, macs / s * 1e-9,
-                macs / cpu * 1e-9, bad);
+    std::printf(
+        "%s %lldx%lld x %lld tokens x %d%s: %.3f s, %.2f GMAC/s (thread CPU time: %.2f GMAC/s), mismatches %d\n",
+        dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
+        static_cast<long long>(nTokens), reps,
+        quantOnly       ? " (Q8_K quantization only)"
+            : m.avxVnni ? " AVX-VNNI"
+                        : "",
+        s, macs / s * 1e-9, macs / cpu * 1e-9, bad);
     return bad == 0 ? 0 : 1;
 }

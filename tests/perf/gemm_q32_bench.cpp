@@ -83,13 +83,13 @@ int main(int argc, char** argv) {
     int bad = 0;
     for (int64_t k = 0; k < m.nTokens; k += 7)
         for (int64_t r = 0; r < nRows; r += 13) {
-            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow, acts.data() + static_cast<size_t>(k) * aRow, nCols);
+            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                           acts.data() + static_cast<size_t>(k) * aRow, nCols);
             if (std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(y[static_cast<size_t>(k * nRows + r)])) ++bad;
         }
     const double macs = static_cast<double>(nRows) * static_cast<double>(nCols) * static_cast<double>(m.nTokens);
-    std::printf("%s %s %lldx%lld x %lld tokens x %d: best %.4f s, %.2f GMAC/s, mismatches %d\n", m.avxVnni ? "AVX-VNNI" : "AVX2",
-                dtypeInfo(t).name,
-                static_cast<long long>(nRows), static_cast<long long>(nCols), static_cast<long long>(m.nTokens), reps, s,
-                macs / s * 1e-9, bad);
+    std::printf("%s %s %lldx%lld x %lld tokens x %d: best %.4f s, %.2f GMAC/s, mismatches %d\n",
+                m.avxVnni ? "AVX-VNNI" : "AVX2", dtypeInfo(t).name, static_cast<long long>(nRows),
+                static_cast<long long>(nCols), static_cast<long long>(m.nTokens), reps, s, macs / s * 1e-9, bad);
     return bad == 0 ? 0 : 1;
 }

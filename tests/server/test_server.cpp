@@ -37,7 +37,8 @@ struct Server {
 
     // Starts it and reads its port; then waits for the model when asked.
     bool start(const QStringList& extra, bool waitLoaded = true) {
-        process.start(cliExe(), QStringList{"serve", "--model", modelFile(kModel), "--port", "0", "--threads", "2"} + extra);
+        process.start(cliExe(),
+                      QStringList{"serve", "--model", modelFile(kModel), "--port", "0", "--threads", "2"} + extra);
         if (!process.waitForStarted(10000)) return false;
         return waitFor(QRegularExpression("listening on http://[0-9.]+:(\\d+)"), 1) && (!waitLoaded || waitLoaded_());
     }
@@ -109,7 +110,8 @@ private slots:
         QProcess probe;
         probe.start(pythonExe(), {"-c", "import openai"});
         if (!probe.waitForFinished(60000) || probe.exitCode() != 0) {
-            const QByteArray msg = "the test Python lacks openai (packaging/scripts/setup-python.sh): " + pythonExe().toUtf8();
+            const QByteArray msg =
+                "the test Python lacks openai (packaging/scripts/setup-python.sh): " + pythonExe().toUtf8();
             if (underCi()) QFAIL(msg.constData());
             QSKIP(msg.constData());
         }
@@ -135,7 +137,8 @@ private slots:
             QCOMPARE(r->status, 503);
             QVERIFY2(r->body.find("\"code\":\"model_loading\"") != std::string::npos, r->body.c_str());
         }
-        const auto chat = c.Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})", "application/json");
+        const auto chat =
+            c.Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})", "application/json");
         QVERIFY(chat);
         QCOMPARE(chat->status, 503);
         // Each open of the FIFO by the loader (it reads, then maps) gets a few bytes and the end.

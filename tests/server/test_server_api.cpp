@@ -23,7 +23,9 @@ ApiLimits limits() {
     return l;
 }
 
-std::expected<ApiRequest, ApiError> chat(const QByteArray& body) { return parseApiRequest(ApiKind::Chat, body, limits()); }
+std::expected<ApiRequest, ApiError> chat(const QByteArray& body) {
+    return parseApiRequest(ApiKind::Chat, body, limits());
+}
 
 }  // namespace
 
@@ -85,17 +87,27 @@ private slots:
         QTest::newRow("no messages") << QByteArray("{}") << "messages";
         QTest::newRow("empty messages") << QByteArray(R"({"messages":[]})") << "messages";
         QTest::newRow("bad role") << QByteArray(R"({"messages":[{"role":"tool","content":"x"}]})") << "messages";
-        QTest::newRow("temperature type") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})") << "temperature";
-        QTest::newRow("temperature range") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"temperature":3})") << "temperature";
-        QTest::newRow("max_tokens fraction") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1.5})") << "max_tokens";
-        QTest::newRow("max_tokens beyond context") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":4096})") << "max_tokens";
+        QTest::newRow("temperature type")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})") << "temperature";
+        QTest::newRow("temperature range")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"temperature":3})") << "temperature";
+        QTest::newRow("max_tokens fraction")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1.5})") << "max_tokens";
+        QTest::newRow("max_tokens beyond context")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":4096})") << "max_tokens";
         QTest::newRow("n") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"n":3})") << "n";
         QTest::newRow("stop type") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"stop":5})") << "stop";
-        QTest::newRow("logit_bias key") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"a":1}})") << "logit_bias";
-        QTest::newRow("logit_bias value") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"1":101}})") << "logit_bias";
-        QTest::newRow("top_logprobs alone") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})") << "top_logprobs";
-        QTest::newRow("stream type") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"stream":"yes"})") << "stream";
-        QTest::newRow("model type") << QByteArray(R"({"model":5,"messages":[{"role":"user","content":"x"}]})") << "model";
+        QTest::newRow("logit_bias key") << QByteArray(
+                                               R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"a":1}})")
+                                        << "logit_bias";
+        QTest::newRow("logit_bias value")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"1":101}})") << "logit_bias";
+        QTest::newRow("top_logprobs alone")
+            << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})") << "top_logprobs";
+        QTest::newRow("stream type") << QByteArray(R"({"messages":[{"role":"user","content":"x"}],"stream":"yes"})")
+                                     << "stream";
+        QTest::newRow("model type") << QByteArray(R"({"model":5,"messages":[{"role":"user","content":"x"}]})")
+                                    << "model";
     }
     void badRequestsNameTheirField() {
         QFETCH(QByteArray, body);

@@ -25,7 +25,8 @@ public:
     void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
         run("rmsNorm", nullptr, [&] { inner_.rmsNorm(x, w, r, n, eps, y); });
     }
-    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s, const float* f) override {
+    void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s,
+              const float* f) override {
         run("rope", nullptr, [&] { inner_.rope(x, n, h, d, r, p, b, s, f); });
     }
     void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {

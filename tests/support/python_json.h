@@ -53,14 +53,17 @@ inline QJsonObject askPython(const QString& python, const QString& script, const
     if (p.exitStatus() != QProcess::NormalExit) {
         // Qt reports the terminating signal as the exit code of a crashed process (Unix).
         const int sig = p.exitCode();
-        return {{"error", QStringLiteral("%1 was killed by %2; its stderr ends:\n%3").arg(script, signalText(sig), tail)},
-                {"signal", sig},
-                {"stderr", tail}};
+        return {
+            {"error", QStringLiteral("%1 was killed by %2; its stderr ends:\n%3").arg(script, signalText(sig), tail)},
+            {"signal", sig},
+            {"stderr", tail}};
     }
     if (p.exitCode() != 0)
-        return {{"error", QStringLiteral("%1 exited with code %2; its stderr ends:\n%3").arg(script).arg(p.exitCode()).arg(tail)},
-                {"exit_code", p.exitCode()},
-                {"stderr", tail}};
+        return {
+            {"error",
+             QStringLiteral("%1 exited with code %2; its stderr ends:\n%3").arg(script).arg(p.exitCode()).arg(tail)},
+            {"exit_code", p.exitCode()},
+            {"stderr", tail}};
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(p.readAllStandardOutput(), &parseError);
     if (parseError.error != QJsonParseError::NoError) return {{"error", "bad JSON from " + script}};

@@ -22,13 +22,13 @@ namespace hearth::test {
 
 struct SynthLlamaShape {
     int nLayers = 2, nEmbd = 256, nHeads = 4, nKvHeads = 2, nFf = 512, context = 512, nVocab = 512;
-    int headDim = 0;             // attention.key_length; 0: nEmbd / nHeads (and no key written)
-    int nRot = 0;                // rope.dimension_count; 0: headDim
+    int headDim = 0;  // attention.key_length; 0: nEmbd / nHeads (and no key written)
+    int nRot = 0;  // rope.dimension_count; 0: headDim
     uint32_t seed = 7;
     std::string arch = "llama";  // llama, qwen2, qwen3, phi3 or gemma2: keys under arch.*
-    bool qkvBias = false;        // biases ~ N(0, 0.5^2) on Q, K and V (large enough to change the logits)
-    bool qkNorm = false;         // attn_q_norm / attn_k_norm [headDim] ~ 1 + N(0, 0.3^2) (Qwen 3)
-    bool fused = false;          // attn_qkv and ffn_up holding gate then up (Phi-3)
+    bool qkvBias = false;  // biases ~ N(0, 0.5^2) on Q, K and V (large enough to change the logits)
+    bool qkNorm = false;  // attn_q_norm / attn_k_norm [headDim] ~ 1 + N(0, 0.3^2) (Qwen 3)
+    bool fused = false;  // attn_qkv and ffn_up holding gate then up (Phi-3)
     // Phi-3 LongRoPE: rope_factors_short / _long [nRot / 2] and the original context (0: none).
     std::vector<float> ropeShort, ropeLong;
     int originalContext = 0;
@@ -75,7 +75,8 @@ inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
         w.set(a + ".attention.key_length", static_cast<uint32_t>(headDim));
         w.set(a + ".attention.value_length", static_cast<uint32_t>(headDim));
     }
-    if (s.originalContext > 0) w.set(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.originalContext));
+    if (s.originalContext > 0)
+        w.set(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.originalContext));
     if (s.ropeAttnFactor > 0) w.set(a + ".rope.scaling.attn_factor", s.ropeAttnFactor);
     if (s.slidingWindow >= 0) w.set(a + ".attention.sliding_window", static_cast<uint32_t>(s.slidingWindow));
     if (s.attnSoftcap >= 0) w.set(a + ".attn_logit_softcapping", s.attnSoftcap);
@@ -139,8 +140,10 @@ inline GgufWriter synthLlamaF32(const SynthLlamaShape& s = {}) {
     w.addTensor("output_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
     if (!s.gemma) matrix("output.weight", s.nEmbd, s.nVocab, 0.2f);  // Gemma's output is token_embd
     if (!s.ropeShort.empty()) {
-        w.addTensor("rope_factors_short.weight", {static_cast<int64_t>(s.ropeShort.size())}, DType::F32, f32Bytes(s.ropeShort));
-        w.addTensor("rope_factors_long.weight", {static_cast<int64_t>(s.ropeLong.size())}, DType::F32, f32Bytes(s.ropeLong));
+        w.addTensor("rope_factors_short.weight", {static_cast<int64_t>(s.ropeShort.size())}, DType::F32,
+                    f32Bytes(s.ropeShort));
+        w.addTensor("rope_factors_long.weight", {static_cast<int64_t>(s.ropeLong.size())}, DType::F32,
+                    f32Bytes(s.ropeLong));
     }
     return w;
 }

@@ -22,14 +22,14 @@ inline bool underCi() { return qEnvironmentVariable("CI") == QLatin1String("true
 }  // namespace hearth::test
 
 // Skips (developer machine) or fails (CI=true) when a file a test needs is absent.
-#define HEARTH_REQUIRE_FILE(path)                                                           \
-    do {                                                                                    \
-        const QString hearthPath_ = (path);                                                 \
-        if (!QFileInfo::exists(hearthPath_)) {                                              \
-            const QByteArray msg_ = ("missing test input: " + hearthPath_).toUtf8();        \
-            if (hearth::test::underCi()) QFAIL(msg_.constData());                           \
-            QSKIP(msg_.constData());                                                        \
-        }                                                                                   \
+#define HEARTH_REQUIRE_FILE(path)                                                    \
+    do {                                                                             \
+        const QString hearthPath_ = (path);                                          \
+        if (!QFileInfo::exists(hearthPath_)) {                                       \
+            const QByteArray msg_ = ("missing test input: " + hearthPath_).toUtf8(); \
+            if (hearth::test::underCi()) QFAIL(msg_.constData());                    \
+            QSKIP(msg_.constData());                                                 \
+        }                                                                            \
     } while (false)
 
 namespace hearth::test {

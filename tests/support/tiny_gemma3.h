@@ -16,7 +16,7 @@ namespace hearth::test {
 struct TinyGemma3Shape {
     int nLayers = 7, nEmbd = 64, nHeads = 4, nKvHeads = 2, headDim = 32, nFf = 96, context = 256;
     int slidingWindow = 5;
-    int slidingPattern = -1;        // -1: no key (the default, 6)
+    int slidingPattern = -1;  // -1: no key (the default, 6)
     DType weightType = DType::F32;  // F32 or Q8_0 (dimensions are multiples of 32)
     uint32_t seed = 3;
 };
@@ -31,9 +31,13 @@ inline std::vector<uint8_t> tinyNormWeights(int64_t n, std::mt19937& rng) {
 
 inline GgufWriter tinyGemma3(const TinyGemma3Shape& s = {}) {
     // Gemma's order: 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>; then its turn markers; then bytes.
-    const TinyVocab vocab =
-        tinySpmVocab({{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}, {"<start_of_turn>", 3}, {"<end_of_turn>", 3}},
-                     {"\xE2\x96\x81" "the", "\xE2\x96\x81" "cat", "user", "model", "\n", "\xE2\x96\x81"});
+    const TinyVocab vocab = tinySpmVocab(
+        {{"<pad>", 3}, {"<eos>", 3}, {"<bos>", 3}, {"<unk>", 2}, {"<start_of_turn>", 3}, {"<end_of_turn>", 3}},
+        {"\xE2\x96\x81"
+         "the",
+         "\xE2\x96\x81"
+         "cat",
+         "user", "model", "\n", "\xE2\x96\x81"});
     const int nVocab = static_cast<int>(vocab.tokens.size());
     GgufWriter w;
     w.set("general.architecture", "gemma3");

@@ -23,7 +23,8 @@ inline std::vector<uint8_t> tinyTensorBytes(DType type, int64_t nCols, int64_t n
     for (float& v : values) v = normal(rng);
     std::vector<uint8_t> bytes(rowBytes(type, nCols) * static_cast<size_t>(nRows));
     for (int64_t r = 0; r < nRows; ++r)
-        ref::quantizeRow(type, values.data() + r * nCols, bytes.data() + static_cast<size_t>(r) * rowBytes(type, nCols), nCols);
+        ref::quantizeRow(type, values.data() + r * nCols, bytes.data() + static_cast<size_t>(r) * rowBytes(type, nCols),
+                         nCols);
     return bytes;
 }
 
@@ -92,13 +93,20 @@ inline void setLlamaKeys(GgufWriter& w, const char* name, const Shape& s, const 
 
 inline GgufWriter tinyLlama(const TinyLlamaShape& s = {}) {
     const TinyVocab vocab = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}},
-                                         {"\xE2\x96\x81" "the", "\xE2\x96\x81" "a", "\xE2\x96\x81" "cat", "at", "\xE2\x96\x81"});
+                                         {"\xE2\x96\x81"
+                                          "the",
+                                          "\xE2\x96\x81"
+                                          "a",
+                                          "\xE2\x96\x81"
+                                          "cat",
+                                          "at", "\xE2\x96\x81"});
     const int nVocab = static_cast<int>(vocab.tokens.size());
     GgufWriter w;
     setLlamaKeys(w, "tiny-llama-test", s, vocab);
     std::mt19937 rng(s.seed);
     const int64_t qDim = int64_t{s.nEmbd}, kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
-    w.addTensor("token_embd.weight", {s.nEmbd, nVocab}, s.weightType, tinyTensorBytes(s.weightType, s.nEmbd, nVocab, rng, 1.0f));
+    w.addTensor("token_embd.weight", {s.nEmbd, nVocab}, s.weightType,
+                tinyTensorBytes(s.weightType, s.nEmbd, nVocab, rng, 1.0f));
     w.addTensor("output_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
     for (int il = 0; il < s.nLayers; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";

@@ -29,7 +29,8 @@ namespace hearth::test {
 
 struct GuiApp {
     explicit GuiApp(const QString& dir)
-        : settings(dir + "/settings.ini"), store(ConversationStore::open((dir + "/chats.sqlite").toStdString()).value()),
+        : settings(dir + "/settings.ini"),
+          store(ConversationStore::open((dir + "/chats.sqlite").toStdString()).value()),
           models(std::make_unique<ModelController>(host, settings)),
           controller(std::make_unique<ChatController>(*store, host, *models, settings)),
           window(std::make_unique<MainWindow>(*controller, *models, settings)) {

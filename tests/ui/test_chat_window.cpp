@@ -50,7 +50,8 @@ void TestChatWindow::sendsAndStreamsAReply() {
     QStringList snapshots;  // the reply's text each time the view was told it changed
     connect(app.messages(), &QAbstractItemModel::dataChanged, this, [&](const QModelIndex& i) {
         const MessageRow* r = app.messages()->row(i.row());
-        if (r->role == "assistant" && r->streaming && (snapshots.isEmpty() || snapshots.last() != r->text)) snapshots << r->text;
+        if (r->role == "assistant" && r->streaming && (snapshots.isEmpty() || snapshots.last() != r->text))
+            snapshots << r->text;
     });
     typeAndSend(app, "Once upon a time");
     QVERIFY(app.input()->toPlainText().isEmpty());

@@ -42,8 +42,8 @@ void startGreedy(GuiApp& app) {
 
 qint64 workerBudget(GuiApp& app) {
     qint64 bytes = -2;
-    QMetaObject::invokeMethod(app.host.worker(), [&] { bytes = app.host.worker()->kvDiskBudgetBytes(); },
-                              Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        app.host.worker(), [&] { bytes = app.host.worker()->kvDiskBudgetBytes(); }, Qt::BlockingQueuedConnection);
     return bytes;
 }
 
@@ -69,7 +69,7 @@ void TestEngineSettings::speculationReachesTheRequest() {
             useNGram(d, 99);  // out of range: the spin box holds it at SpecOptions' maximum
             QCOMPARE(d->findChild<QSpinBox*>("specMaxDraft")->value(), SpecSettings::kMaxDraft);
             QVERIFY(!d->findChild<QLineEdit*>("specDraftModel")->isEnabled());  // n-gram needs no file
-            QVERIFY(d->findChild<QLabel*>("reloadNote")->text().isEmpty());      // no reload for it
+            QVERIFY(d->findChild<QLabel*>("reloadNote")->text().isEmpty());  // no reload for it
         }));
         QVERIFY(app.controller->send("Once upon a time"));
         const SpecOptions& spec = app.controller->lastRequest().spec;
@@ -114,7 +114,8 @@ void TestEngineSettings::speculativeReplyEqualsThePlainOne() {
     QCOMPARE(app.rowText(1), plain);
     QVERIFY2(stats.specDrafted > 0, "the Finish event carries the speculation counters");
     QVERIFY(stats.specAccepted >= 0 && stats.specAccepted <= stats.specDrafted);
-    const QString expected = QStringLiteral("spec: accepted %1 of %2 drafted").arg(stats.specAccepted).arg(stats.specDrafted);
+    const QString expected =
+        QStringLiteral("spec: accepted %1 of %2 drafted").arg(stats.specAccepted).arg(stats.specDrafted);
     QCOMPARE(app.window->findChild<QLabel*>("statusSpec")->text(), expected);
 }
 
@@ -134,7 +135,8 @@ void TestEngineSettings::lowerDiskBudgetIsEnforcedAtOnce() {
     QCOMPARE(app.settings.engine().kvDiskBudgetMb, 0);
     QCOMPARE(app.window->loadProgress(), nullptr);  // no model reload for a budget
     QCOMPARE(workerBudget(app), qint64{0});
-    QTRY_COMPARE_WITH_TIMEOUT(app.store->kv().blockCount().value_or(-1), int64_t{0}, 20000);  // evicted now, not at the next start
+    QTRY_COMPARE_WITH_TIMEOUT(app.store->kv().blockCount().value_or(-1), int64_t{0},
+                              20000);  // evicted now, not at the next start
     QCOMPARE(app.rowText(0), QString("Once upon a time there was a little dog"));  // text is never evicted
     QCOMPARE(app.controller->model()->file.path, modelPath);
 }
@@ -156,7 +158,10 @@ void TestEngineSettings::deletedDatabaseIsSavedAsACopy() {
     QVERIFY2(app.rowText(notice).contains("moved or deleted"), qPrintable(app.rowText(notice)));
     QString suggested;
     const QString copy = elsewhere.path() + "/rescued.sqlite";
-    app.window->setCopyPathChooser([&](const QString& s) { suggested = s; return copy; });
+    app.window->setCopyPathChooser([&](const QString& s) {
+        suggested = s;
+        return copy;
+    });
     QVERIFY(clickChip(*app.window, notice, MessageDelegate::Action::SaveCopy));
     QCOMPARE(suggested, QString::fromStdString(path));
     QCOMPARE(app.controller->databasePath(), copy);
@@ -170,7 +175,8 @@ void TestEngineSettings::deletedDatabaseIsSavedAsACopy() {
     QVERIFY(branch);
     QStringList texts;
     for (const Message& m : *branch) texts << QString::fromStdString(m.text);
-    QVERIFY2(texts.contains("kept before the delete") && texts.contains("written to the copy"), qPrintable(texts.join(" | ")));
+    QVERIFY2(texts.contains("kept before the delete") && texts.contains("written to the copy"),
+             qPrintable(texts.join(" | ")));
 }
 
 QTEST_MAIN(TestEngineSettings)

@@ -34,8 +34,9 @@ void TestKvRestore::start(GuiApp& app, const QString& model) {
     // first prompt did not end with, so only blocks before the first reply can match. A long
     // system prompt gives the restore whole blocks to find (chat formats such as ChatML restore
     // the reply too: tests/store, bench-restore).
-    s.systemPrompt = "Once upon a time there was a little girl named Lily. She loved to play outside in the sun "
-                     "with her big red ball and her friend Tom.";
+    s.systemPrompt =
+        "Once upon a time there was a little girl named Lily. She loved to play outside in the sun "
+        "with her big red ball and her friend Tom.";
     app.settings.setChatDefaults(s);
     QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
     app.window->loadModel(model);
@@ -102,7 +103,8 @@ void TestKvRestore::restoresAfterRestartAndMatchesRecompute() {
         QCOMPARE(s.reusedTokens, 0);
         QVERIFY2(s.kvNote.contains("model file differs"), qPrintable(s.kvNote));
         const QString status = app.window->findChild<QLabel*>("statusKv")->text();
-        QVERIFY2(status.startsWith("KV: computed in full (saved KV refused: the model file differs"), qPrintable(status));
+        QVERIFY2(status.startsWith("KV: computed in full (saved KV refused: the model file differs"),
+                 qPrintable(status));
     }
     QVERIFY(!restoredReply.isEmpty());
     QCOMPARE(restoredReply, recomputedReply);

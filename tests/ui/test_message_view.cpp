@@ -35,7 +35,8 @@ struct Fixture {
     Fixture(int nRows) {
         std::vector<MessageRow> rows;
         for (int i = 0; i < nRows; ++i)
-            rows.push_back({i + 1, i % 2 ? "assistant" : "user", QStringLiteral("message %1\n\nwith a second paragraph").arg(i)});
+            rows.push_back(
+                {i + 1, i % 2 ? "assistant" : "user", QStringLiteral("message %1\n\nwith a second paragraph").arg(i)});
         model.setRows(std::move(rows));
         view.setModel(&model);
         view.resize(700, 500);
@@ -92,7 +93,12 @@ void TestMessageView::streamedRowStaysPlacedAndFollowed() {
     const int row = f.model.rowCount() - 1;
     QTRY_VERIFY(f.view.visualRect(f.model.index(row, 0)).isValid());
     for (int batch = 0; batch < 120; ++batch) {
-        f.model.appendText(5000, QStringLiteral("word%1 %2").arg(batch).arg(batch % 10 == 9 ? "\n\n" : batch % 3 == 2 ? "\n" : ""));
+        f.model.appendText(5000,
+                           QStringLiteral("word%1 %2")
+                               .arg(batch)
+                               .arg(batch % 10 == 9      ? "\n\n"
+                                        : batch % 3 == 2 ? "\n"
+                                                         : ""));
         QCoreApplication::processEvents();
         const QRect r = f.view.visualRect(f.model.index(row, 0));
         QVERIFY2(r.isValid(), qPrintable(QStringLiteral("the streamed row is unplaced after batch %1").arg(batch)));
@@ -127,11 +133,14 @@ void TestMessageView::reasoningFoldsAboveTheAnswer() {
         f.model.appendText(100, batch);
         QCoreApplication::processEvents();
         const QString answer = d->renderedText(f.option(row), index);
-        QVERIFY2(!answer.contains("Weighing") && !answer.contains("<th") && !answer.contains("ink>"), qPrintable(answer));
+        QVERIFY2(!answer.contains("Weighing") && !answer.contains("<th") && !answer.contains("ink>"),
+                 qPrintable(answer));
         const auto header = hitOf(f.view, row, Action::ToggleReasoning);
         const bool thinking = index.data(MessageListModel::ReasoningOpenRole).toBool();
         if (batch.startsWith("<thi")) QVERIFY(!header);  // half a marker: nothing to show yet
-        else QVERIFY2(header && header->label == (thinking ? "▸ Thinking…" : "▸ Reasoning"), qPrintable(header ? header->label : ""));
+        else
+            QVERIFY2(header && header->label == (thinking ? "▸ Thinking…" : "▸ Reasoning"),
+                     qPrintable(header ? header->label : ""));
     }
     QVERIFY(!index.data(MessageListModel::ReasoningOpenRole).toBool());
     QCOMPARE(index.data(MessageListModel::ReasoningRole).toString(), QString("Weighing it."));
@@ -142,17 +151,20 @@ void TestMessageView::reasoningFoldsAboveTheAnswer() {
     QVERIFY(d->renderedReasoning(f.option(row), index).isEmpty());  // folded
     // A click on the header shows the reasoning above the answer; the row grows; another folds it.
     const int folded = f.view.visualRect(index).height();
-    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {},
+                      hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
     QVERIFY(index.data(MessageListModel::ReasoningExpandedRole).toBool());
     QCOMPARE(d->renderedReasoning(f.option(row), index), QString("Weighing it."));
     QTRY_VERIFY(f.view.visualRect(index).height() > folded);
     QCOMPARE(hitOf(f.view, row, Action::ToggleReasoning)->label, QString("▾ Reasoning"));
-    QVERIFY(hitOf(f.view, row, Action::CopyMessage)->rect.top() > hitOf(f.view, row, Action::ToggleReasoning)->rect.bottom());
+    QVERIFY(hitOf(f.view, row, Action::CopyMessage)->rect.top() >
+            hitOf(f.view, row, Action::ToggleReasoning)->rect.bottom());
     // Copy copies the answer only.
     QApplication::clipboard()->clear();
     QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::CopyMessage)->rect.center());
     QCOMPARE(QApplication::clipboard()->text(), QString("The answer."));
-    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {},
+                      hitOf(f.view, row, Action::ToggleReasoning)->rect.center());
     QVERIFY(!index.data(MessageListModel::ReasoningExpandedRole).toBool());
     QTRY_COMPARE(f.view.visualRect(index).height(), folded);
 }

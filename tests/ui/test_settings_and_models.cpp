@@ -112,12 +112,14 @@ void TestSettingsAndModels::showsWhyAFileIsNotAModel() {
     bad.close();
     ModelPicker picker(dir_->path(), bad.fileName());
     auto* facts = picker.findChild<QLabel*>("modelFacts");
-    QTRY_VERIFY2(facts->text().contains("cannot be used") && facts->text().contains("not a valid model"), qPrintable(facts->text()));
+    QTRY_VERIFY2(facts->text().contains("cannot be used") && facts->text().contains("not a valid model"),
+                 qPrintable(facts->text()));
     QVERIFY(!picker.findChild<QPushButton*>("loadButton")->isEnabled());
     app.window->loadModel(bad.fileName());  // e.g. the last model was replaced by something else
     QTRY_COMPARE_WITH_TIMEOUT(app.messages()->rowCount(), 1, 10000);
     QCOMPARE(app.messages()->row(0)->role, QString("error"));
-    QVERIFY2(app.rowText(0).contains("Cannot load notes.gguf") && app.rowText(0).contains("Model…"), qPrintable(app.rowText(0)));
+    QVERIFY2(app.rowText(0).contains("Cannot load notes.gguf") && app.rowText(0).contains("Model…"),
+             qPrintable(app.rowText(0)));
     QVERIFY(!app.sendButton()->isEnabled());
     QVERIFY(app.window->windowTitle().contains("Hearth"));
 }
@@ -146,8 +148,8 @@ void TestSettingsAndModels::pickerTellsWhatEachFileIs() {
     QVERIFY(facts->text().contains("Trained context: unknown"));  // mamba.context_length is not there
     QVERIFY(!load->isEnabled());
     list->setCurrentRow(1);
-    for (const char* fact : {"Family: Llama (llama)", "Parameters: 79 K", "Quantization: F32", "Trained context: 256 tokens",
-                             "Hearth runs this model."})
+    for (const char* fact : {"Family: Llama (llama)", "Parameters: 79 K", "Quantization: F32",
+                             "Trained context: 256 tokens", "Hearth runs this model."})
         QVERIFY2(facts->text().contains(fact), qPrintable(facts->text()));
     QVERIFY(load->isEnabled());
 }
@@ -168,9 +170,9 @@ void TestSettingsAndModels::leavesOutOldTurnsThatDoNotFit() {
     QVERIFY(!notice->isHidden());
     QVERIFY2(notice->text().contains("left out"), qPrintable(notice->text()));
     const QList<ChatTurn>& turns = app.controller->lastRequest().turns;
-    QVERIFY(turns.first().content.startsWith("0 "));   // the request had everything...
+    QVERIFY(turns.first().content.startsWith("0 "));  // the request had everything...
     const int nStored = static_cast<int>(app.store->activeBranch(app.controller->currentConversation())->size());
-    QCOMPARE(nStored, app.messages()->rowCount());   // ...and nothing was deleted
+    QCOMPARE(nStored, app.messages()->rowCount());  // ...and nothing was deleted
     QCOMPARE(app.controller->lastRequest().turns.size(), nStored - 1);
 }
 

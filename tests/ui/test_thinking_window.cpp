@@ -86,7 +86,8 @@ void TestThinkingWindow::showsReasoningApartFromTheAnswer() {
 void TestThinkingWindow::thinkingSwitchFollowsTheModel() {
     GuiApp app(dir_->path());
     load(app, smallModel(dir_->path()));  // no reasoning span: no switch
-    QVERIFY(editSettings(app, [](SettingsDialog* d) { QVERIFY(!d->findChild<QCheckBox*>("thinkingCheck")->isVisibleTo(d)); }));
+    QVERIFY(editSettings(
+        app, [](SettingsDialog* d) { QVERIFY(!d->findChild<QCheckBox*>("thinkingCheck")->isVisibleTo(d)); }));
     load(app, thinkingModelPath(dir_->path()));  // Qwen 3's template: enable_thinking
     typeAndSend(app, "2+2?");
     QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);

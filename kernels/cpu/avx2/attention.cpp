@@ -90,7 +90,8 @@ void scoreGroup(int nq, const __m256* const* kT, int headDim, const float* const
 inline const uint8_t* kvRowQ8(const f16_t* const* blocks, const AttentionHead& h, int p) {
     const size_t rowSize = static_cast<size_t>(h.rowStride / kQK) * sizeof(BlockQ8_0);
     const size_t headOffset = static_cast<size_t>(h.kvOffset / kQK) * sizeof(BlockQ8_0);
-    return reinterpret_cast<const uint8_t*>(blocks[p / h.blockSize]) + static_cast<size_t>(p % h.blockSize) * rowSize + headOffset;
+    return reinterpret_cast<const uint8_t*>(blocks[p / h.blockSize]) + static_cast<size_t>(p % h.blockSize) * rowSize +
+        headOffset;
 }
 
 // accum = accum + (f32(q) * d) * w over one Q8_0 row of the head.
@@ -164,7 +165,9 @@ void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi,
 }
 
 // Lanes [0, count) set (count < 8: the last, partial chunk of a query's range).
-inline __m256i laneMask(int count) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+inline __m256i laneMask(int count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 
 // The reference's order of the eight partial sums: ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
 inline float laneSum(__m256 v) {
@@ -214,14 +217,14 @@ void accumulateRows(const float* v, int vStride, const float* w, int count, floa
 void accumulateSpan(const float* v, int headDim, const float* w, int count, float* acc) {
     for (int d = 0; d < headDim; d += 64) {
         switch (std::min(8, (headDim - d) / 8)) {
-            case 8: accumulateRows<8>(v + d, headDim, w, count, acc + d); break;
-            case 7: accumulateRows<7>(v + d, headDim, w, count, acc + d); break;
-            case 6: accumulateRows<6>(v + d, headDim, w, count, acc + d); break;
-            case 5: accumulateRows<5>(v + d, headDim, w, count, acc + d); break;
-            case 4: accumulateRows<4>(v + d, headDim, w, count, acc + d); break;
-            case 3: accumulateRows<3>(v + d, headDim, w, count, acc + d); break;
-            case 2: accumulateRows<2>(v + d, headDim, w, count, acc + d); break;
-            default: accumulateRows<1>(v + d, headDim, w, count, acc + d); break;
+        case 8: accumulateRows<8>(v + d, headDim, w, count, acc + d); break;
+        case 7: accumulateRows<7>(v + d, headDim, w, count, acc + d); break;
+        case 6: accumulateRows<6>(v + d, headDim, w, count, acc + d); break;
+        case 5: accumulateRows<5>(v + d, headDim, w, count, acc + d); break;
+        case 4: accumulateRows<4>(v + d, headDim, w, count, acc + d); break;
+        case 3: accumulateRows<3>(v + d, headDim, w, count, acc + d); break;
+        case 2: accumulateRows<2>(v + d, headDim, w, count, acc + d); break;
+        default: accumulateRows<1>(v + d, headDim, w, count, acc + d); break;
         }
     }
 }
@@ -238,7 +241,8 @@ void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo
         for (int p = p0; p < p1; ++p) {
             const f16_t* v = kvRow(h.vBlocks, h, p);
             for (int i = 0; i < h.headDim; i += 8)
-                _mm256_store_ps(slab + (p - p0) * h.headDim + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
+                _mm256_store_ps(slab + (p - p0) * h.headDim + i,
+                                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
         }
         for (int r = 0; r < n; ++r) {
             const int a = std::max(p0, qs[r].first), b = std::min(p1, qs[r].nCtx);
@@ -289,7 +293,8 @@ void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, 
     accumulateV(h, clipped, n, lo, hi, scores, acc);
     for (int r = 0; r < n; ++r)
         if (parts[r].count > 0)
-            for (int i = 0; i < h.headDim; i += 8) _mm256_store_ps(parts[r].acc + i, _mm256_load_ps(acc + r * kMaxAttentionHeadDim + i));
+            for (int i = 0; i < h.headDim; i += 8)
+                _mm256_store_ps(parts[r].acc + i, _mm256_load_ps(acc + r * kMaxAttentionHeadDim + i));
 }
 
 // The queries of one call, prepared once: rounded to F16 for an F16 cache, quantized to Q8_0
@@ -305,8 +310,7 @@ void prepare(const AttentionHead& h, const AttentionQuery* qs, int n, PreparedQu
     for (int r = 1; r < n; ++r) p.lo = std::min(p.lo, qs[r].first), p.hi = std::max(p.hi, qs[r].nCtx);
     if (h.type == DType::Q8_0)
         for (int r = 0; r < n; ++r) quantizeRow(DType::Q8_0, qs[r].q, p.q8[r], h.headDim);
-    else
-        prepareQueriesF16(h, qs, n, p.f16);
+    else prepareQueriesF16(h, qs, n, p.f16);
 }
 
 // Each query's partial over piece [a, b) (count 0 for a query with no position there).
@@ -335,7 +339,8 @@ void mergePartial(AttentionPartial& run, const AttentionPartial& part, int headD
         run.sum = std::fma(run.sum, c, part.sum);
         const __m256 vc = _mm256_set1_ps(c);
         for (int i = 0; i < headDim; i += 8)
-            _mm256_store_ps(run.acc + i, _mm256_fmadd_ps(_mm256_load_ps(run.acc + i), vc, _mm256_load_ps(part.acc + i)));
+            _mm256_store_ps(run.acc + i,
+                            _mm256_fmadd_ps(_mm256_load_ps(run.acc + i), vc, _mm256_load_ps(part.acc + i)));
         run.max = part.max;
         return;
     }

@@ -32,21 +32,29 @@ struct TypeKernels {
     void (*gemmPanel)(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 };
 
-constexpr TypeKernels kFloatKernels{
-    &vecDotFloat, &matmulRowsFloat, [](DType, int64_t nCols) { return gemmPanelBytesFloat(nCols); },
-    [](DType, int64_t nCols) { return gemmActInfoBytesFloat(nCols); }, &gemmActInfoFloat, &gemmPanelFloat};
-constexpr TypeKernels kQ32Kernels{
-    &vecDotQ32, &matmulRowsQ32, [](DType, int64_t nCols) { return gemmPanelBytesQ32(nCols); },
-    [](DType, int64_t nCols) { return gemmActInfoBytesQ32(nCols); }, &gemmActInfoQ32, &gemmPanelQ32};
+constexpr TypeKernels kFloatKernels{&vecDotFloat,
+                                    &matmulRowsFloat,
+                                    [](DType, int64_t nCols) { return gemmPanelBytesFloat(nCols); },
+                                    [](DType, int64_t nCols) { return gemmActInfoBytesFloat(nCols); },
+                                    &gemmActInfoFloat,
+                                    &gemmPanelFloat};
+constexpr TypeKernels kQ32Kernels{&vecDotQ32,
+                                  &matmulRowsQ32,
+                                  [](DType, int64_t nCols) { return gemmPanelBytesQ32(nCols); },
+                                  [](DType, int64_t nCols) { return gemmActInfoBytesQ32(nCols); },
+                                  &gemmActInfoQ32,
+                                  &gemmPanelQ32};
 constexpr TypeKernels kKQuantKernels{
-    &vecDotK, &matmulRowsK, [](DType, int64_t nCols) { return gemmPanelBytesK(nCols); },
+    &vecDotK,           &matmulRowsK,  [](DType, int64_t nCols) { return gemmPanelBytesK(nCols); },
     &gemmActInfoBytesK, &gemmActInfoK, &gemmPanelK};
 // Types that are no weight format (Q8_1, Q8_K: activations only): a zero product, no rows
 // written, no panels — what the family kernels answer for a type they do not know.
-constexpr TypeKernels kNoKernels{
-    [](DType, const void*, const void*, int64_t) { return 0.0f; }, [](const MatmulArgs&, int64_t, int64_t) {},
-    [](DType, int64_t) { return size_t{0}; }, [](DType, int64_t) { return size_t{0}; },
-    [](const MatmulArgs&, int64_t, int64_t, void*) {}, [](const MatmulArgs&, const void*, int64_t, void*) {}};
+constexpr TypeKernels kNoKernels{[](DType, const void*, const void*, int64_t) { return 0.0f; },
+                                 [](const MatmulArgs&, int64_t, int64_t) {},
+                                 [](DType, int64_t) { return size_t{0}; },
+                                 [](DType, int64_t) { return size_t{0}; },
+                                 [](const MatmulArgs&, int64_t, int64_t, void*) {},
+                                 [](const MatmulArgs&, const void*, int64_t, void*) {}};
 
 // Weight type -> its kernels, indexed by the DType value (GGUF's type numbers, BF16 = 30 the largest).
 constexpr size_t kNTypeValues = static_cast<size_t>(DType::BF16) + 1;
@@ -54,7 +62,8 @@ constexpr std::array<const TypeKernels*, kNTypeValues> kKernelsByType = [] {
     std::array<const TypeKernels*, kNTypeValues> table{};
     table.fill(&kNoKernels);
     for (DType t : {DType::F32, DType::F16, DType::BF16}) table[static_cast<size_t>(t)] = &kFloatKernels;
-    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) table[static_cast<size_t>(t)] = &kQ32Kernels;
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0})
+        table[static_cast<size_t>(t)] = &kQ32Kernels;
     for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) table[static_cast<size_t>(t)] = &kKQuantKernels;
     return table;
 }();
@@ -90,7 +99,9 @@ namespace {
 constexpr int64_t kPanelMinTokens = 4;
 
 // Per-thread panel scratch: 64-byte aligned chunks (the panels' vector stores need 32).
-struct alignas(64) ScratchLine { unsigned char bytes[64]; };
+struct alignas(64) ScratchLine {
+    unsigned char bytes[64];
+};
 
 // Rows are handed to threads in groups of 8, the decode tile height (dot_q32.cpp), so that
 // no thread is left with a ragged tile in the middle of the matrix.
@@ -127,8 +138,8 @@ public:
         args.avxVnni = avxVnni_;
         args.avx512 = avx512_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
-                        ? static_cast<const void*>(x)
-                        : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
+            ? static_cast<const void*>(x)
+            : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
         if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
         const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
@@ -152,13 +163,14 @@ public:
     }
     // The angles come from a table per pass (ropeTable): Q and K, and every layer with the same
     // base, rotate by the same angles, computed once instead of once per call.
-    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-              float freqBase, RopeStyle style, const float* freqFactors) override {
+    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
+              RopeStyle style, const float* freqFactors) override {
         const RopeTable& table = ropeTable(positions, nTokens, nRot, freqBase, freqFactors);
         const int64_t tokenFloats = int64_t{nHeads} * headDim, half = nRot / 2;
         forEachBlock(nTokens, grainFor(tokenFloats), [&](int64_t begin, int64_t end) {
-            avx2::ropeRotate(x + begin * tokenFloats, end - begin, nHeads, headDim, nRot, table.cosines.data() + begin * half,
-                             table.sines.data() + begin * half, style == RopeStyle::HalfSplit);
+            avx2::ropeRotate(x + begin * tokenFloats, end - begin, nHeads, headDim, nRot,
+                             table.cosines.data() + begin * half, table.sines.data() + begin * half,
+                             style == RopeStyle::HalfSplit);
         });
     }
     // Tokens write disjoint rows of the cache (their positions differ). F16 rows are converted
@@ -168,7 +180,8 @@ public:
         const int64_t stride = layer.rowStride;
         forEachBlock(nTokens, grainFor(stride), [&](int64_t begin, int64_t end) {
             if (layer.type != DType::F16)
-                return reference_->kvWrite(layer, k + begin * stride, v + begin * stride, positions + begin, end - begin);
+                return reference_->kvWrite(layer, k + begin * stride, v + begin * stride, positions + begin,
+                                           end - begin);
             for (int64_t t = begin; t < end; ++t) {
                 const int block = positions[t] / layer.blockSize;
                 const int64_t offset = static_cast<int64_t>(positions[t] % layer.blockSize) * stride;
@@ -181,8 +194,8 @@ public:
     // for a run of consecutive tokens, so that they share one pass over K and V; when that
     // leaves too few tasks for the threads (decode), tasks take fewer heads. Each query is
     // reduced exactly as the reference does whatever its task (attention.cpp).
-    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
-                   const int32_t* positions, int64_t nTokens, float* out) override {
+    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
+                   int64_t nTokens, float* out) override {
         if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim)
             return reference_->attention(layer, shape, q, positions, nTokens, out);
         const bool pieces = splitPieces(shape, positions, nTokens);
@@ -199,7 +212,8 @@ public:
             for (int64_t i = begin; i < end; ++i) {
                 const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
                 const int n = taskQueries(shape, q, positions, task, out, queries);
-                avx2::attendQueries(taskHead(layer, shape, task), queries, n, scores_[static_cast<size_t>(thread)].data(),
+                avx2::attendQueries(taskHead(layer, shape, task), queries, n,
+                                    scores_[static_cast<size_t>(thread)].data(),
                                     partials_[static_cast<size_t>(thread)].data());
             }
         });
@@ -216,7 +230,8 @@ public:
         });
     }
     void add(float* x, const float* y, int64_t n) override {
-        forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) { reference_->add(x + begin, y + begin, end - begin); });
+        forEachBlock(n, kElementGrain,
+                     [&](int64_t begin, int64_t end) { reference_->add(x + begin, y + begin, end - begin); });
     }
 
 private:
@@ -228,7 +243,9 @@ private:
         pool_.parallelFor(nBlocks, [&](int64_t begin, int64_t end) { fn(begin * grain, std::min(end * grain, n)); });
     }
     // Rows of rowFloats per block: about kElementGrain floats.
-    static int64_t grainFor(int64_t rowFloats) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, rowFloats)); }
+    static int64_t grainFor(int64_t rowFloats) {
+        return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, rowFloats));
+    }
 
     // The cosines and sines of the RoPE angles of a batch's positions, [nTokens, nRot / 2].
     struct RopeTable {
@@ -240,7 +257,8 @@ private:
     };
     // Two tables, for the two bases of models with local and global layers (Gemma 3); the
     // older one is rebuilt when neither matches.
-    const RopeTable& ropeTable(const int32_t* positions, int64_t nTokens, int nRot, float freqBase, const float* freqFactors) {
+    const RopeTable& ropeTable(const int32_t* positions, int64_t nTokens, int nRot, float freqBase,
+                               const float* freqFactors) {
         for (const RopeTable& t : ropeTables_)
             if (t.freqBase == freqBase && t.nRot == nRot && t.freqFactors == freqFactors &&
                 std::equal(t.positions.begin(), t.positions.end(), positions, positions + nTokens))
@@ -265,7 +283,7 @@ private:
 
     struct AttentionTask {
         int64_t token0, token1;  // consecutive positions
-        int head0, head1;        // query heads of one KV head
+        int head0, head1;  // query heads of one KV head
     };
     static int queryFirst(const AttentionShape& shape, int nCtx) {
         return shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
@@ -302,7 +320,8 @@ private:
         attentionTasks_.swap(zigzag_);
     }
 
-    avx2::AttentionHead taskHead(const PagedKvLayer& layer, const AttentionShape& shape, const AttentionTask& task) const {
+    avx2::AttentionHead taskHead(const PagedKvLayer& layer, const AttentionShape& shape,
+                                 const AttentionTask& task) const {
         avx2::AttentionHead head;
         head.kBlocks = layer.kBlocks;
         head.vBlocks = layer.vBlocks;
@@ -317,8 +336,8 @@ private:
     }
 
     // The task's queries (token by token, head by head); returns how many.
-    static int taskQueries(const AttentionShape& shape, const float* q, const int32_t* positions, const AttentionTask& task,
-                           float* out, avx2::AttentionQuery* queries) {
+    static int taskQueries(const AttentionShape& shape, const float* q, const int32_t* positions,
+                           const AttentionTask& task, float* out, avx2::AttentionQuery* queries) {
         int n = 0;
         for (int64_t t = task.token0; t < task.token1; ++t)
             for (int h = task.head0; h < task.head1; ++h) {
@@ -346,7 +365,8 @@ private:
         const auto nTasks = static_cast<int64_t>(attentionTasks_.size());
         int nPieces = 0;
         for (const AttentionTask& task : attentionTasks_)
-            for (int64_t t = task.token0; t < task.token1; ++t) nPieces = std::max(nPieces, positions[t] / kAttentionPiece + 1);
+            for (int64_t t = task.token0; t < task.token1; ++t)
+                nPieces = std::max(nPieces, positions[t] / kAttentionPiece + 1);
         const int64_t perJob = std::max<int64_t>(1, (nTasks * nPieces) / (8 * static_cast<int64_t>(pool_.size())));
         size_t partial = 0;
         for (int64_t i = 0; i < nTasks; ++i) {
@@ -365,8 +385,8 @@ private:
         pieceParts_.resize(partial);
     }
 
-    void attendInPieces(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
-                        float* out) {
+    void attendInPieces(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
+                        const int32_t* positions, float* out) {
         planPieceJobs(shape, positions);
         pool_.parallelFor(static_cast<int64_t>(pieceJobs_.size()), [&](int64_t begin, int64_t end, int thread) {
             avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
@@ -375,7 +395,8 @@ private:
                 const AttentionTask& task = attentionTasks_[static_cast<size_t>(job.task)];
                 const int n = taskQueries(shape, q, positions, task, out, queries);
                 avx2::attendQueryPieces(taskHead(layer, shape, task), queries, n, job.pieceLo, job.pieceHi,
-                                        scores_[static_cast<size_t>(thread)].data(), pieceParts_.data() + job.firstPartial);
+                                        scores_[static_cast<size_t>(thread)].data(),
+                                        pieceParts_.data() + job.firstPartial);
             }
         });
         // Merge each task's pieces in order: its jobs are consecutive in pieceJobs_.
@@ -390,7 +411,8 @@ private:
                     if (job.task != static_cast<int>(i)) continue;
                     for (int k = 0; k < job.pieceHi - job.pieceLo; ++k)
                         for (int r = 0; r < n; ++r)
-                            avx2::mergePartial(run[r], pieceParts_[job.firstPartial + static_cast<size_t>(k * n + r)], shape.headDim);
+                            avx2::mergePartial(run[r], pieceParts_[job.firstPartial + static_cast<size_t>(k * n + r)],
+                                               shape.headDim);
                 }
                 for (int r = 0; r < n; ++r) avx2::finishPartial(run[r], shape.headDim, queries[r].out);
             }
@@ -402,12 +424,15 @@ private:
     void matmulPanels(const avx2::MatmulArgs& args, int64_t nRows) {
         const void* info = nullptr;
         if (const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols); perToken > 0) {
-            actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
-            pool_.parallelFor(args.nTokens,
-                              [&](int64_t begin, int64_t end) { avx2::gemmActInfo(args, begin, end, actInfo_.data()); });
+            actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) /
+                            sizeof(ScratchLine));
+            pool_.parallelFor(args.nTokens, [&](int64_t begin, int64_t end) {
+                avx2::gemmActInfo(args, begin, end, actInfo_.data());
+            });
             info = actInfo_.data();
         }
-        const size_t nLines = (avx2::gemmPanelBytes(args.wType, args.nCols) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine);
+        const size_t nLines =
+            (avx2::gemmPanelBytes(args.wType, args.nCols) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine);
         panels_.resize(static_cast<size_t>(pool_.size()));
         for (std::vector<ScratchLine>& p : panels_)
             if (p.size() < nLines) p.resize(nLines);
@@ -437,22 +462,22 @@ private:
     ThreadPool pool_;
     std::unique_ptr<Backend> reference_;
     const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
-    const bool avx512_ = avx512Enabled();    // likewise
+    const bool avx512_ = avx512Enabled();  // likewise
     std::vector<unsigned char> scratch_;
     std::array<RopeTable, 2> ropeTables_;
     size_t ropeNext_ = 0;
     std::vector<std::vector<float>> scores_;  // per thread: one task's attention scores
     std::vector<std::vector<avx2::AttentionPartial>> partials_;  // per thread: one task's running partials
     struct PieceJob {
-        int task;             // index in attentionTasks_
-        int pieceLo, pieceHi; // its pieces
+        int task;  // index in attentionTasks_
+        int pieceLo, pieceHi;  // its pieces
         size_t firstPartial;  // its partials in pieceParts_: [piece][query]
     };
     std::vector<PieceJob> pieceJobs_;
     std::vector<avx2::AttentionPartial> pieceParts_;
     std::vector<AttentionTask> attentionTasks_, zigzag_;
     std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel
-    std::vector<ScratchLine> actInfo_;              // [nTokens] rows of gemmActInfo
+    std::vector<ScratchLine> actInfo_;  // [nTokens] rows of gemmActInfo
 };
 
 }  // namespace

@@ -44,7 +44,8 @@ template <class L>
 void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     using T = typename L::T;
     const auto row = [&](int64_t r) {
-        return reinterpret_cast<const T*>(static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(r) * m.weightRowBytes);
+        return reinterpret_cast<const T*>(static_cast<const uint8_t*>(m.weights) +
+                                          static_cast<size_t>(r) * m.weightRowBytes);
     };
     const auto token = [&](int64_t t) {
         return reinterpret_cast<const T*>(static_cast<const uint8_t*>(m.acts) + static_cast<size_t>(t) * m.actRowBytes);
@@ -75,9 +76,12 @@ void matmulRowsFloat(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
 
 float vecDotFloat(DType w, const void* weightRow, const void* actRow, int64_t n) {
     switch (w) {
-    case DType::F32: return dotRow<F32Loader>(static_cast<const float*>(weightRow), static_cast<const float*>(actRow), n);
-    case DType::F16: return dotRow<F16Loader>(static_cast<const f16_t*>(weightRow), static_cast<const f16_t*>(actRow), n);
-    case DType::BF16: return dotRow<Bf16Loader>(static_cast<const bf16_t*>(weightRow), static_cast<const bf16_t*>(actRow), n);
+    case DType::F32:
+        return dotRow<F32Loader>(static_cast<const float*>(weightRow), static_cast<const float*>(actRow), n);
+    case DType::F16:
+        return dotRow<F16Loader>(static_cast<const f16_t*>(weightRow), static_cast<const f16_t*>(actRow), n);
+    case DType::BF16:
+        return dotRow<Bf16Loader>(static_cast<const bf16_t*>(weightRow), static_cast<const bf16_t*>(actRow), n);
     default: return 0.0f;
     }
 }

@@ -30,7 +30,7 @@ struct WithMins {
     static __m256i correction(const KScales&, const BlockQ8_K&) { return _mm256_setzero_si256(); }
     static float term(const Block& w, const BlockQ8_K& a, int isum, int msum) {
         return (halfToFloat(w.d) * a.d) * static_cast<float>(isum) -
-               (halfToFloat(w.dmin) * a.d) * static_cast<float>(msum);
+            (halfToFloat(w.dmin) * a.d) * static_cast<float>(msum);
     }
     static __m256 terms(const Block* const* w, const __m256 da, __m256i isum, __m256i msum) {
         const f16_t* d[8];
@@ -62,7 +62,8 @@ struct TQ6_K {
         return _mm256_set_m128i(_mm_set1_epi16(k.scale[2 * j + 1]), _mm_set1_epi16(k.scale[2 * j]));
     }
     static __m256i correction(const KScales& k, const BlockQ8_K& a) {
-        const __m256i scaled = _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale)), loadBsums(a));
+        const __m256i scaled =
+            _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale)), loadBsums(a));
         return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scaled, 5));
     }
     static float term(const BlockQ6_K& w, const BlockQ8_K& a, int isum, int) {
@@ -150,8 +151,8 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
 
 template <class T>
 void singleValues(const MatmulArgs& m, int64_t row, int64_t nBlocks) {
-    const auto* w = reinterpret_cast<const typename T::W*>(
-        static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(row) * m.weightRowBytes);
+    const auto* w = reinterpret_cast<const typename T::W*>(static_cast<const uint8_t*>(m.weights) +
+                                                           static_cast<size_t>(row) * m.weightRowBytes);
     for (int64_t t = 0; t < m.nTokens; ++t) {
         const auto* a = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(m.acts) +
                                                            static_cast<size_t>(t) * m.actRowBytes);

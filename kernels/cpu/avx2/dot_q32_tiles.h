@@ -50,8 +50,7 @@ struct ScaleMin {
     static __m256i dot(__m256i w, const BlockQ8_1& a) { return Dot::u8(w, load256(a.qs)); }
     static float actSum(const BlockQ8_1& a) { return halfToFloat(a.s); }
     static float term(const WBlock& w, const BlockQ8_1& a, int isum) {
-        return (halfToFloat(w.d) * halfToFloat(a.d)) * static_cast<float>(isum) +
-               halfToFloat(w.m) * halfToFloat(a.s);
+        return (halfToFloat(w.d) * halfToFloat(a.d)) * static_cast<float>(isum) + halfToFloat(w.m) * halfToFloat(a.s);
     }
     static __m256 terms(__m256 dw, __m256 mw, __m256 da, __m256 sa, __m256i isum) {
         const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(dw, da), _mm256_cvtepi32_ps(isum));
@@ -87,9 +86,7 @@ struct TQ4_1 : ScaleMin<BlockQ4_1, Dot> {
 };
 template <class Dot>
 struct TQ5_1 : ScaleMin<BlockQ5_1, Dot> {
-    static __m256i weights(const BlockQ5_1& b) {
-        return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh));
-    }
+    static __m256i weights(const BlockQ5_1& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
 };
 
 // One (row, token) value: the reference's loop, block by block.
@@ -130,9 +127,9 @@ inline void blockScales(const void* const* blocks, __m256& d, __m256& m) {
     }
     // Per 128-bit lane: low halves (d) to bytes 0-7, high halves (m) to bytes 8-15; then
     // 64-bit groups reordered to [d0-3, d4-7 | m0-3, m4-7].
-    const __m256i split = _mm256_shuffle_epi8(
-        words, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
-                                0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+    const __m256i split = _mm256_shuffle_epi8(words,
+                                              _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0,
+                                                               1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
     const __m256i ordered = _mm256_permute4x64_epi64(split, _MM_SHUFFLE(3, 1, 2, 0));
     d = _mm256_cvtph_ps(_mm256_castsi256_si128(ordered));
     m = _mm256_cvtph_ps(_mm256_extracti128_si256(ordered, 1));
@@ -190,7 +187,10 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
         if constexpr (T::kOffset != 0) {  // lane r·NT + t less token t's offset term
             int off[NT];
             for (int t = 0; t < NT; ++t) off[t] = offsetSum<T>(aRow[t][b]);
-            isum = _mm256_sub_epi32(isum, NT == 1 ? _mm256_set1_epi32(off[0]) : _mm256_setr_epi32(off[0], off[NT - 1], off[0], off[NT - 1], off[0], off[NT - 1], off[0], off[NT - 1]));
+            isum = _mm256_sub_epi32(isum,
+                                    NT == 1 ? _mm256_set1_epi32(off[0])
+                                            : _mm256_setr_epi32(off[0], off[NT - 1], off[0], off[NT - 1], off[0],
+                                                                off[NT - 1], off[0], off[NT - 1]));
         }
         const __m256 terms = T::terms(byRow<NT>(dw), byRow<NT>(mw), byToken<NT>(da), byToken<NT>(sa), isum);
         acc = _mm256_add_ps(acc, terms);
@@ -203,11 +203,11 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
 
 template <class T>
 void singleValues(const MatmulArgs& m, int64_t row, int64_t tokenBegin, int64_t nBlocks) {
-    const auto* w = reinterpret_cast<const typename T::W*>(
-        static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(row) * m.weightRowBytes);
+    const auto* w = reinterpret_cast<const typename T::W*>(static_cast<const uint8_t*>(m.weights) +
+                                                           static_cast<size_t>(row) * m.weightRowBytes);
     for (int64_t t = tokenBegin; t < m.nTokens; ++t) {
-        const auto* a = reinterpret_cast<const typename T::A*>(
-            static_cast<const uint8_t*>(m.acts) + static_cast<size_t>(t) * m.actRowBytes);
+        const auto* a = reinterpret_cast<const typename T::A*>(static_cast<const uint8_t*>(m.acts) +
+                                                               static_cast<size_t>(t) * m.actRowBytes);
         m.y[t * m.yStride + row] = dotRow<T>(w, a, nBlocks);
     }
 }

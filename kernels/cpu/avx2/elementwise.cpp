@@ -16,7 +16,8 @@ void geglu(const float* gate, const float* up, int64_t n, float* out) {
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_loadu_ps(gate + i);
         const __m256i index = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        const __m256 gelu = _mm256_blendv_ps(_mm256_i32gather_ps(table, index, 4), x, _mm256_cmp_ps(x, high, _CMP_GE_OQ));
+        const __m256 gelu =
+            _mm256_blendv_ps(_mm256_i32gather_ps(table, index, 4), x, _mm256_cmp_ps(x, high, _CMP_GE_OQ));
         const __m256 product = _mm256_mul_ps(gelu, _mm256_loadu_ps(up + i));
         _mm256_storeu_ps(out + i, _mm256_andnot_ps(_mm256_cmp_ps(x, low, _CMP_LE_OQ), product));  // +0 where x <= -10
     }
@@ -72,8 +73,8 @@ void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps
 }
 
 // x0 c - x1 s and x0 s + x1 c as the reference computes them (no fused multiply-add).
-void ropeRotate(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const float* cosines,
-                const float* sines, bool halfSplit) {
+void ropeRotate(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const float* cosines, const float* sines,
+                bool halfSplit) {
     const int half = nRot / 2;
     for (int64_t t = 0; t < nTokens; ++t) {
         const float* c = cosines + t * half;
@@ -100,7 +101,8 @@ void ropeRotate(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, co
 void floatsToHalves(const float* src, f16_t* dst, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; ++i) dst[i] = f32ToF16(src[i]);
 }
 

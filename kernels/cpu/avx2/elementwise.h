@@ -20,8 +20,8 @@ void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps
 // The reference's RoPE rotation (backend_ref.cpp) of the first nRot dims of every head of
 // nTokens tokens (x [nTokens, nHeads * headDim]) by angles given as cosines and sines
 // [nTokens, nRot / 2] (reference/rope_angles.h); halfSplit: pairs (i, i + nRot/2), else (2i, 2i+1).
-void ropeRotate(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const float* cosines,
-                const float* sines, bool halfSplit);
+void ropeRotate(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const float* cosines, const float* sines,
+                bool halfSplit);
 
 // dst[i] = f32ToF16(src[i]) for i in [0, n) (dtype.h): F16C's conversion, rounding to nearest
 // even, as f32ToF16 does (NaNs too stay NaNs, quieted, payload truncated).

@@ -21,7 +21,9 @@ struct F32Loader {
 };
 struct F16Loader {
     using T = f16_t;
-    static __m256 load8(const f16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+    static __m256 load8(const f16_t* p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
     static float one(f16_t v) { return halfToFloat(v); }
 };
 struct Bf16Loader {  // a bfloat16 is the high half of a float
@@ -44,7 +46,7 @@ inline float combineLanes(__m256 lanes) {
 // The float gemm's geometry, one for its two builds (gemm_float.cpp, gemm_float_avx512.cpp),
 // which share gemmPanelBytesFloat's scratch: rows padded to whole groups of 8 columns, tokens
 // taken in chunks whose accumulators fit in L1 beside kChunkCols columns of the panel.
-constexpr int64_t kChunkCols = 512;   // 8 panel rows of these columns: 16 KB
+constexpr int64_t kChunkCols = 512;  // 8 panel rows of these columns: 16 KB
 constexpr int64_t kChunkTokens = 48;  // a multiple of both builds' tile widths; activations 96 KB, in L2
 inline int64_t paddedCols(int64_t nCols) { return (nCols + 7) / 8 * 8; }
 

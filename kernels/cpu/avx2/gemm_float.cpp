@@ -49,7 +49,7 @@ struct TileJob {
     const float* x[kTileTokens];
     int64_t begin, end, nCols;
     __m256* acc;  // [kTileRows][NT]
-    float* y;     // y[t * yStride + r]
+    float* y;  // y[t * yStride + r]
     int64_t yStride;
 };
 
@@ -92,10 +92,12 @@ void runTile(int nt, const TileJob& j) {
 
 // Tokens [t0, t1) (at most kChunkTokens) through the panel, kChunkCols columns at a time.
 // The first chunk also prefetches the next panel's weight rows (NextPanelPrefetch).
-void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1, __m256* acc) {
+void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1,
+                __m256* acc) {
     const int64_t n8 = paddedCols(m.nCols);
-    const NextPanelPrefetch prefetch(m, row0, (m.nCols + kChunkCols - 1) / kChunkCols *
-                                                  ((t1 - t0 + kTileTokens - 1) / kTileTokens) * (kPanelRows / kTileRows));
+    const NextPanelPrefetch prefetch(m, row0,
+                                     (m.nCols + kChunkCols - 1) / kChunkCols *
+                                         ((t1 - t0 + kTileTokens - 1) / kTileTokens) * (kPanelRows / kTileRows));
     int64_t tileIndex = 0;
     for (int64_t begin = 0; begin < m.nCols; begin += kChunkCols) {
         const int64_t end = begin + kChunkCols < m.nCols ? begin + kChunkCols : m.nCols;
@@ -105,7 +107,8 @@ void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t
             for (int k = 0; k < nt; ++k) j.x[k] = x + (t + k) * n8;
             for (int pr = 0; pr < kPanelRows; pr += kTileRows) {
                 j.w = panel + pr * n8;
-                j.acc = acc + ((t - t0) / kTileTokens * (kPanelRows / kTileRows) + pr / kTileRows) * kTileRows * kTileTokens;
+                j.acc = acc +
+                    ((t - t0) / kTileTokens * (kPanelRows / kTileRows) + pr / kTileRows) * kTileRows * kTileTokens;
                 j.y = m.y + t * m.yStride + row0 + pr;
                 if (t0 == 0) prefetch.beforeTile(tileIndex++);
                 runTile(nt, j);

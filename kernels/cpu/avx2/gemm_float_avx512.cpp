@@ -54,7 +54,7 @@ struct TileJob {
     const float* x[kTileTokens];
     int64_t begin, end, nCols;
     __m512* acc;  // [kPairs][NT]
-    float* y;     // y[t * yStride + r], r the panel's row
+    float* y;  // y[t * yStride + r], r the panel's row
     int64_t yStride;
 };
 
@@ -62,7 +62,8 @@ template <int NT>
 void tile(const TileJob& j) {
     __m512 acc[kPairs][NT];
     for (int p = 0; p < kPairs; ++p)
-        for (int t = 0; t < NT; ++t) acc[p][t] = j.begin == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(&j.acc[p * NT + t]);
+        for (int t = 0; t < NT; ++t)
+            acc[p][t] = j.begin == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(&j.acc[p * NT + t]);
     const int64_t fullEnd = j.end < j.nCols / 8 * 8 ? j.end : j.nCols / 8 * 8;
     for (int64_t i = j.begin; i < fullEnd; i += 8) {
         __m512 wv[kPairs];
@@ -82,7 +83,8 @@ void tile(const TileJob& j) {
         const auto mask = static_cast<__mmask16>(low | low << 8);
         for (int p = 0; p < kPairs; ++p) {
             const __m512 wv = _mm512_load_ps(j.panel + p * 2 * j.n8 + 2 * fullEnd);
-            for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_mask3_fmadd_ps(wv, broadcast8(j.x[t] + fullEnd), acc[p][t], mask);
+            for (int t = 0; t < NT; ++t)
+                acc[p][t] = _mm512_mask3_fmadd_ps(wv, broadcast8(j.x[t] + fullEnd), acc[p][t], mask);
         }
     }
     for (int p = 0; p < kPairs; ++p)
@@ -111,9 +113,11 @@ void runTile(int nt, const TileJob& j) {
 
 // As gemm_float.cpp's tokenChunk: tokens [t0, t1) through the panel kChunkCols columns at a
 // time, the first chunk prefetching the next panel's weight rows a slice before each tile.
-void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1, __m512* acc) {
+void tokenChunk(const MatmulArgs& m, const float* panel, const float* x, int64_t row0, int64_t t0, int64_t t1,
+                __m512* acc) {
     const int64_t n8 = paddedCols(m.nCols);
-    const NextPanelPrefetch prefetch(m, row0, (m.nCols + kChunkCols - 1) / kChunkCols * ((t1 - t0 + kTileTokens - 1) / kTileTokens));
+    const NextPanelPrefetch prefetch(
+        m, row0, (m.nCols + kChunkCols - 1) / kChunkCols * ((t1 - t0 + kTileTokens - 1) / kTileTokens));
     int64_t tileIndex = 0;
     for (int64_t begin = 0; begin < m.nCols; begin += kChunkCols) {
         const int64_t end = begin + kChunkCols < m.nCols ? begin + kChunkCols : m.nCols;

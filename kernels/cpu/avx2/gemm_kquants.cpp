@@ -112,8 +112,10 @@ void packNibbles(const typename T::W* const* rows, Panel<T>& pb) {
         for (int k = 0; k < 8; ++k) {
             __m256i lo = _mm256_and_si256(v[k], low4), hi = _mm256_and_si256(_mm256_srli_epi16(v[k], 4), low4);
             if constexpr (std::is_same_v<typename T::W, BlockQ5_K>) {
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high[k], 2 * i), one), 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high[k], 2 * i + 1), one), 4));
+                lo =
+                    _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high[k], 2 * i), one), 4));
+                hi = _mm256_or_si256(
+                    hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high[k], 2 * i + 1), one), 4));
             }
             store32(pb.q[8 * (2 * i) + k], lo);
             store32(pb.q[8 * (2 * i + 1) + k], hi);

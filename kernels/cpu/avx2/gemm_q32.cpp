@@ -33,7 +33,8 @@ struct DotAvx2 {
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
             if constexpr (T::kSigned) {
-                const __m256i prod = _mm256_maddubs_epi16(panelVec(pb.q[k]), _mm256_sign_epi8(broadcast4(a.q + 4 * k), panelVec(pb.w[k])));
+                const __m256i prod = _mm256_maddubs_epi16(panelVec(pb.q[k]),
+                                                          _mm256_sign_epi8(broadcast4(a.q + 4 * k), panelVec(pb.w[k])));
                 sum = _mm256_add_epi32(sum, _mm256_madd_epi16(prod, ones));
             } else {
                 const __m256i prod = _mm256_maddubs_epi16(panelVec(pb.q[k]), broadcast4(a.q + 4 * k));

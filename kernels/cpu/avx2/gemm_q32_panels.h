@@ -47,7 +47,7 @@ struct ActBlock {
 constexpr int kTileTokens = 6;
 
 struct GroupSpan {
-    int64_t first;   // index of (block 0, the token)
+    int64_t first;  // index of (block 0, the token)
     int64_t stride;  // between consecutive blocks of one token: the group's size
 };
 inline GroupSpan groupSpan(int64_t token, int64_t nTokens, int64_t nBlocks) {
@@ -60,31 +60,36 @@ inline GroupSpan groupSpan(int64_t token, int64_t nTokens, int64_t nBlocks) {
 // (Q8_0) signed values, whose magnitudes the panel holds with the values beside them.
 // kGroup: products per int16 partial sum in the AVX2 policy (gemm_q32.cpp says why).
 struct TQ4_0 {
-    using W = BlockQ4_0; using A = BlockQ8_0;
+    using W = BlockQ4_0;
+    using A = BlockQ8_0;
     static constexpr int kOffset = 8, kGroup = 8;
     static constexpr bool kSigned = false, kHasMin = false;
     static __m256i values(const W& b) { return unpackNibbles32(b.qs); }
 };
 struct TQ5_0 {
-    using W = BlockQ5_0; using A = BlockQ8_0;
+    using W = BlockQ5_0;
+    using A = BlockQ8_0;
     static constexpr int kOffset = 16, kGroup = 8;
     static constexpr bool kSigned = false, kHasMin = false;
     static __m256i values(const W& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
 };
 struct TQ4_1 {
-    using W = BlockQ4_1; using A = BlockQ8_1;
+    using W = BlockQ4_1;
+    using A = BlockQ8_1;
     static constexpr int kOffset = 0, kGroup = 8;
     static constexpr bool kSigned = false, kHasMin = true;
     static __m256i values(const W& b) { return unpackNibbles32(b.qs); }
 };
 struct TQ5_1 {
-    using W = BlockQ5_1; using A = BlockQ8_1;
+    using W = BlockQ5_1;
+    using A = BlockQ8_1;
     static constexpr int kOffset = 0, kGroup = 4;
     static constexpr bool kSigned = false, kHasMin = true;
     static __m256i values(const W& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
 };
 struct TQ8_0 {
-    using W = BlockQ8_0; using A = BlockQ8_0;
+    using W = BlockQ8_0;
+    using A = BlockQ8_0;
     static constexpr int kOffset = 0, kGroup = 1;
     static constexpr bool kSigned = true, kHasMin = false;
     static __m256i values(const W& b) { return load256(b.qs); }
@@ -137,14 +142,13 @@ inline void addBlockTerm(__m256& acc, __m256 dw, const PanelBlock& pb, const Act
     const __m256 scaled = _mm256_mul_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&a.d)), _mm256_cvtepi32_ps(isum));
     if constexpr (T::kHasMin)
         acc = _mm256_add_ps(acc, _mm256_add_ps(scaled, _mm256_mul_ps(_mm256_load_ps(pb.m), _mm256_broadcast_ss(&a.s))));
-    else
-        acc = _mm256_add_ps(acc, scaled);
+    else acc = _mm256_add_ps(acc, scaled);
 }
 
 // NT tokens, whose blocks are a[b * stride + t], against the 8-row panel; y rows row0..row0+7.
 template <class T, class Dot, int NT>
-void tile(const MatmulArgs& m, const ActBlock* a, int64_t stride, const PanelBlock* panel, int64_t row0,
-          int64_t token0, int64_t nBlocks) {
+void tile(const MatmulArgs& m, const ActBlock* a, int64_t stride, const PanelBlock* panel, int64_t row0, int64_t token0,
+          int64_t nBlocks) {
     __m256 acc[NT];
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b, a += stride) Dot::template addBlock<T, NT>(panel[b], a, acc);

@@ -25,13 +25,13 @@ struct MatmulArgs {
     const void* weights = nullptr;  // [nRows] rows of weightRowBytes
     size_t weightRowBytes = 0;
     int64_t nCols = 0;
-    const void* acts = nullptr;     // [nTokens] rows of actRowBytes
+    const void* acts = nullptr;  // [nTokens] rows of actRowBytes
     size_t actRowBytes = 0;
     int64_t nTokens = 0;
-    float* y = nullptr;             // y[t * yStride + r]
+    float* y = nullptr;  // y[t * yStride + r]
     int64_t yStride = 0;
-    bool avxVnni = false;           // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
-    bool avx512 = false;            // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
+    bool avxVnni = false;  // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
+    bool avx512 = false;  // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
 };
 
 // Computes y for rows [rowBegin, rowEnd) and every token. Each (row, token) value is bitwise
@@ -65,11 +65,11 @@ struct AttentionHead {
     const f16_t* const* vBlocks = nullptr;
     int blockSize = 16;
     int rowStride = 0;
-    int headDim = 0;    // a multiple of 8, at most kMaxAttentionHeadDim
+    int headDim = 0;  // a multiple of 8, at most kMaxAttentionHeadDim
     float scale = 1.0f;
     float softcap = 0.0f;  // AttentionShape::softcap
-    int kvOffset = 0;   // this head's KV head times headDim
-    int first = 0;      // unused by attendQueries (each query has its own range)
+    int kvOffset = 0;  // this head's KV head times headDim
+    int first = 0;  // unused by attendQueries (each query has its own range)
     int nCtx = 0;
     DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
 };

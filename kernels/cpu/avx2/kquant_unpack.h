@@ -13,7 +13,7 @@ namespace {
 // Per super-block and row: the sub-block scales (and mins) as int16, ready for madd.
 struct KScales {
     alignas(32) int16_t scale[16];  // Q4_K/Q5_K: [8] per 32 values; Q6_K: [16] per 16 values
-    __m128i mins;                   // Q4_K/Q5_K: the 8 mins as int16
+    __m128i mins;  // Q4_K/Q5_K: the 8 mins as int16
 };
 
 // Q4_K/Q5_K: eight 6-bit scales and mins in 12 bytes (GGUF.md), unpacked four at a time from

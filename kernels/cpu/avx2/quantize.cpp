@@ -50,8 +50,7 @@ float quantizeBlock8(const float* x, int8_t* q, int* sum) {
     const float d = maxAbs(x, kQK) / 127.0f;
     const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
     __m256i v[4];
-    for (int k = 0; k < 4; ++k)
-        v[k] = toInt32Saturated(roundHalfAway(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), id)));
+    for (int k = 0; k < 4; ++k) v[k] = toInt32Saturated(roundHalfAway(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), id)));
     storeInt8x32(v[0], v[1], v[2], v[3], q);
     *sum = hsumInt32(_mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3])));
     return d;
@@ -120,7 +119,8 @@ void quantizeF16(const float* x, f16_t* y, int64_t n) {
 // bfloat16 round to nearest even; a NaN keeps its top bits with the quiet bit forced.
 inline __m256i toBf16Bits(__m256i x) {
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    const __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
     const __m256i nanBits = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
     const __m256i magnitude = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
     const __m256i isNan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000));

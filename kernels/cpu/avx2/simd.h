@@ -41,8 +41,7 @@ inline __m256i hsumInt32x8(const __m256i* v) {
     // Sum 64-bit groups 0+1 and 2+3 of each 128-bit lane: b0 = [v0 v1 v2 v3 | v0 v1 v2 v3].
     const __m256i b0 = _mm256_add_epi32(_mm256_unpacklo_epi64(a0, a1), _mm256_unpackhi_epi64(a0, a1));
     const __m256i b1 = _mm256_add_epi32(_mm256_unpacklo_epi64(a2, a3), _mm256_unpackhi_epi64(a2, a3));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
-                            _mm256_permute2x128_si256(b0, b1, 0x31));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20), _mm256_permute2x128_si256(b0, b1, 0x31));
 }
 
 // Lane i of the result = the sum of the 4 lanes of v[i]: eight 128-bit vectors.
@@ -79,9 +78,9 @@ inline __m256i fifthBits32(const uint8_t* qhBytes) {
     uint32_t qh;
     std::memcpy(&qh, qhBytes, sizeof qh);
     // Byte j takes byte j/8 of qh, then tests bit j%8 of it.
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(qh)),
-        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i spread =
+        _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+                            _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
     const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
     const __m256i isSet = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
     return _mm256_and_si256(isSet, _mm256_set1_epi8(0x10));
@@ -103,10 +102,9 @@ inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<co
 
 // Eight halves from eight addresses (one field of eight blocks), as floats.
 inline __m256 gatherHalves(const f16_t* const* p) {
-    return _mm256_cvtph_ps(_mm_set_epi16(static_cast<short>(*p[7]), static_cast<short>(*p[6]),
-                                         static_cast<short>(*p[5]), static_cast<short>(*p[4]),
-                                         static_cast<short>(*p[3]), static_cast<short>(*p[2]),
-                                         static_cast<short>(*p[1]), static_cast<short>(*p[0])));
+    return _mm256_cvtph_ps(_mm_set_epi16(
+        static_cast<short>(*p[7]), static_cast<short>(*p[6]), static_cast<short>(*p[5]), static_cast<short>(*p[4]),
+        static_cast<short>(*p[3]), static_cast<short>(*p[2]), static_cast<short>(*p[1]), static_cast<short>(*p[0])));
 }
 
 // 8x8 transpose of 32-bit elements: afterwards v[k] lane r = what was v[r] lane k.

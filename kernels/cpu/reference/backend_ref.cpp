@@ -27,8 +27,8 @@ public:
         const size_t rowSize = rowBytes(table.type, table.nCols);
         const auto* base = static_cast<const uint8_t*>(table.data);
         for (int64_t i = 0; i < n; ++i)
-            ref::dequantizeRow(table.type, base + rowSize * static_cast<size_t>(ids[i]),
-                               out + i * table.nCols, table.nCols);
+            ref::dequantizeRow(table.type, base + rowSize * static_cast<size_t>(ids[i]), out + i * table.nCols,
+                               table.nCols);
     }
 
     void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
@@ -42,8 +42,8 @@ public:
         }
     }
 
-    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-              float freqBase, RopeStyle style, const float* freqFactors) override {
+    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
+              RopeStyle style, const float* freqFactors) override {
         const int half = nRot / 2;
         const float thetaScale = ropeThetaScale(freqBase, nRot);
         std::vector<float> cosines(static_cast<size_t>(half)), sines(cosines.size());  // [half] of one token
@@ -77,8 +77,8 @@ public:
         }
     }
 
-    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
-                   const int32_t* positions, int64_t nTokens, float* out) override {
+    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
+                   int64_t nTokens, float* out) override {
         const int qRowSize = shape.nHeads * shape.headDim;
         const int groupSize = shape.nHeads / shape.nKvHeads;  // query heads per KV head (GQA)
         for (int64_t t = 0; t < nTokens; ++t) {
@@ -121,8 +121,8 @@ private:
     // score a chain of fused multiply-adds in dimension order, times the scale (then soft-capped);
     // weights w_p = softmaxExp(score_p - the piece's max); their sum kept in eight partial sums by
     // (p - a) mod 8; the V sum in float, fused multiply-adds in position order.
-    void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
-                       int kvOffset, int first, int nCtx, float* outHead) {
+    void attendOneHead(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead, int kvOffset,
+                       int first, int nCtx, float* outHead) {
         const auto headDim = static_cast<size_t>(shape.headDim);
         qHalf_.resize(headDim);
         for (size_t i = 0; i < headDim; ++i) qHalf_[i] = f16ToF32(f32ToF16(qHead[i]));
@@ -194,8 +194,10 @@ private:
         for (int64_t t = 0; t < nTokens; ++t) {
             const size_t offset = static_cast<size_t>(positions[t] % layer.blockSize) * rowSize;
             const int block = positions[t] / layer.blockSize;
-            ref::quantizeRow(DType::Q8_0, k + t * layer.rowStride, reinterpret_cast<uint8_t*>(layer.kBlocks[block]) + offset, layer.rowStride);
-            ref::quantizeRow(DType::Q8_0, v + t * layer.rowStride, reinterpret_cast<uint8_t*>(layer.vBlocks[block]) + offset, layer.rowStride);
+            ref::quantizeRow(DType::Q8_0, k + t * layer.rowStride,
+                             reinterpret_cast<uint8_t*>(layer.kBlocks[block]) + offset, layer.rowStride);
+            ref::quantizeRow(DType::Q8_0, v + t * layer.rowStride,
+                             reinterpret_cast<uint8_t*>(layer.vBlocks[block]) + offset, layer.rowStride);
         }
     }
 
@@ -203,8 +205,8 @@ private:
     // Q8_0 cache: q quantized to Q8_0, q.k = ref::vecDot (integer sums per block, scaled and
     // summed in float in block order); within each piece an online softmax (libm exp) with the
     // running V sum in float over dequantized rows; the pieces merged as attention_pieces.h says.
-    void attendOneHeadQ8(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead,
-                         int kvOffset, int first, int nCtx, float* outHead) {
+    void attendOneHeadQ8(const PagedKvLayer& layer, const AttentionShape& shape, const float* qHead, int kvOffset,
+                         int first, int nCtx, float* outHead) {
         const auto headDim = static_cast<size_t>(shape.headDim);
         qQ8_.resize(rowBytes(DType::Q8_0, shape.headDim));
         ref::quantizeRow(DType::Q8_0, qHead, qQ8_.data(), shape.headDim);
@@ -218,7 +220,8 @@ private:
                 const size_t offset = static_cast<size_t>(p % layer.blockSize) * rowSize + headOffset;
                 const auto* kRow = reinterpret_cast<const uint8_t*>(layer.kBlocks[p / layer.blockSize]) + offset;
                 const auto* vRow = reinterpret_cast<const uint8_t*>(layer.vBlocks[p / layer.blockSize]) + offset;
-                const float score = softcapScore(ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale, shape.softcap);
+                const float score = softcapScore(
+                    ref::vecDot(DType::Q8_0, kRow, qQ8_.data(), shape.headDim) * shape.scale, shape.softcap);
                 float accumScale = 1.0f, weight = 1.0f;
                 if (score > part.max) {
                     accumScale = std::exp(part.max - score);

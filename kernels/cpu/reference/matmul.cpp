@@ -7,8 +7,7 @@
 
 namespace hearth::ref {
 
-void matmul(DType wType, const void* weights, int64_t nRows, int64_t nCols,
-            const float* x, int64_t nTokens, float* y) {
+void matmul(DType wType, const void* weights, int64_t nRows, int64_t nCols, const float* x, int64_t nTokens, float* y) {
     const DType actType = vecDotType(wType);
     const size_t weightRowBytes = rowBytes(wType, nCols);
     std::vector<unsigned char> act(rowBytes(actType, nCols));  // one token, in actType

@@ -15,7 +15,6 @@ namespace hearth::ref {
 //            vecDotType(wType)).
 // Each token is reduced alone and in the same order, so a row's result does not depend on
 // the batch it came in (DESIGN.md, batch invariance). Allocates one row of scratch per call.
-void matmul(DType wType, const void* weights, int64_t nRows, int64_t nCols,
-            const float* x, int64_t nTokens, float* y);
+void matmul(DType wType, const void* weights, int64_t nRows, int64_t nCols, const float* x, int64_t nTokens, float* y);
 
 }  // namespace hearth::ref

@@ -305,7 +305,7 @@ float dotScaleMinK(const Block* w, const BlockQ8_K* a, int64_t nBlocks) {
             msum += s.m[sub] * (a[i].bsums[2 * sub] + a[i].bsums[2 * sub + 1]);
         }
         acc += (f16ToF32(w[i].d) * a[i].d) * static_cast<float>(isum) -
-               (f16ToF32(w[i].dmin) * a[i].d) * static_cast<float>(msum);
+            (f16ToF32(w[i].dmin) * a[i].d) * static_cast<float>(msum);
     }
     return acc;
 }
@@ -316,8 +316,7 @@ float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* a, int64_t nBlocks) {
         int8_t q[kQKK];
         unpackQ6K(w[i], q);
         int isum = 0;
-        for (int sub = 0; sub < 16; ++sub)
-            isum += w[i].scales[sub] * dotInts(q + 16 * sub, a[i].qs + 16 * sub, 16);
+        for (int sub = 0; sub < 16; ++sub) isum += w[i].scales[sub] * dotInts(q + 16 * sub, a[i].qs + 16 * sub, 16);
         acc += (f16ToF32(w[i].d) * a[i].d) * static_cast<float>(isum);
     }
     return acc;
@@ -356,7 +355,9 @@ float dotScalars(const T* w, const T* a, int64_t n) {
 }
 
 template <class T>
-const T* as(const void* p) { return static_cast<const T*>(p); }
+const T* as(const void* p) {
+    return static_cast<const T*>(p);
+}
 
 }  // namespace
 
@@ -381,12 +382,19 @@ void dequantizeRow(DType t, const void* src, float* dst, int64_t n) {
 
 DType vecDotType(DType weight) {
     switch (weight) {
-    case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: return DType::Q8_0;
-    case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return DType::Q8_K;
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q8_0: return DType::Q8_0;
+    case DType::Q4_1:
+    case DType::Q5_1: return DType::Q8_1;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return DType::Q8_K;
     case DType::F16: return DType::F16;
     case DType::BF16: return DType::BF16;
-    case DType::F32: case DType::Q8_1: case DType::Q8_K: return DType::F32;
+    case DType::F32:
+    case DType::Q8_1:
+    case DType::Q8_K: return DType::F32;
     }
     return DType::F32;
 }
@@ -403,9 +411,13 @@ void quantizeRow(DType t, const float* src, void* dst, int64_t n) {
     case DType::Q8_0: return quantizeQ8_0(src, static_cast<BlockQ8_0*>(dst), n / kQK);
     case DType::Q8_1: return quantizeQ8_1(src, static_cast<BlockQ8_1*>(dst), n / kQK);
     case DType::Q8_K: return quantizeQ8_K(src, static_cast<BlockQ8_K*>(dst), n / kQKK);
-    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        return;  // weight formats are produced by converters, not by the engine
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return;  // weight formats are produced by converters, not by the engine
     }
 }
 
@@ -425,8 +437,8 @@ float vecDot(DType w, const void* weightRow, const void* actRow, int64_t n) {
     case DType::Q4_K: return dotScaleMinK<BlockQ4_K, unpackQ4K>(as<BlockQ4_K>(wr), as<BlockQ8_K>(ar), nb256);
     case DType::Q5_K: return dotScaleMinK<BlockQ5_K, unpackQ5K>(as<BlockQ5_K>(wr), as<BlockQ8_K>(ar), nb256);
     case DType::Q6_K: return dotQ6_K(as<BlockQ6_K>(wr), as<BlockQ8_K>(ar), nb256);
-    case DType::Q8_1: case DType::Q8_K:
-        return 0.0f;  // activation-only types are never weights (isWeightType)
+    case DType::Q8_1:
+    case DType::Q8_K: return 0.0f;  // activation-only types are never weights (isWeightType)
     }
     return 0.0f;
 }

@@ -7,12 +7,12 @@
 
 namespace hearth::softmax_exp {
 
-inline constexpr float kMin = -87.0f;                // exp(-87) ~ 1.6e-38, still normal
+inline constexpr float kMin = -87.0f;  // exp(-87) ~ 1.6e-38, still normal
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kRoundMagic = 12582912.0f;    // 1.5 * 2^23: t + magic - magic rounds t to nearest even
-inline constexpr float kLn2Hi = 0.693359375f;        // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi with few bits
+inline constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: t + magic - magic rounds t to nearest even
+inline constexpr float kLn2Hi = 0.693359375f;  // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi with few bits
 inline constexpr float kLn2Lo = -2.12194440e-4f;
-inline constexpr float kP0 = 1.9875691500e-4f;       // r^7 .. r^2 coefficients, highest first
+inline constexpr float kP0 = 1.9875691500e-4f;  // r^7 .. r^2 coefficients, highest first
 inline constexpr float kP1 = 1.3981999507e-3f;
 inline constexpr float kP2 = 8.3334519073e-3f;
 inline constexpr float kP3 = 4.1665795894e-2f;

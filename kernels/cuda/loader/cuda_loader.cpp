@@ -69,12 +69,14 @@ Plugin load() {
             p.error = "the CUDA plugin " + path.string() + " is from another Hearth version";
             return p;
         }
-        if (bind(handle, "hearth_cuda_probe", p.probe, p.error) && bind(handle, "hearth_cuda_create", p.create, p.error))
+        if (bind(handle, "hearth_cuda_probe", p.probe, p.error) &&
+            bind(handle, "hearth_cuda_create", p.create, p.error))
             if (bind(handle, "hearth_cuda_read_bandwidth", p.bandwidth, p.error))
                 bind(handle, "hearth_cuda_matvec_bandwidth", p.matvec, p.error);
         return p;
     }
-    p.error = std::string("the CUDA plugin ") + kPluginFile + " is not installed (looked next to the executable and in lib/hearth)";
+    p.error = std::string("the CUDA plugin ") + kPluginFile +
+        " is not installed (looked next to the executable and in lib/hearth)";
     return p;
 }
 

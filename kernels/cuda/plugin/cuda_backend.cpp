@@ -112,12 +112,14 @@ private:
 
     float* upload(Scratch& buffer, const float* host, int64_t n) {
         float* d = buffer.reserveFloats(n);
-        check(cudaMemcpyAsync(d, host, static_cast<size_t>(n) * sizeof(float), cudaMemcpyHostToDevice, stream_), "upload");
+        check(cudaMemcpyAsync(d, host, static_cast<size_t>(n) * sizeof(float), cudaMemcpyHostToDevice, stream_),
+              "upload");
         return d;
     }
     int32_t* uploadInts(Scratch& buffer, const int32_t* host, int64_t n) {
         buffer.reserve(static_cast<size_t>(n) * sizeof(int32_t));
-        check(cudaMemcpyAsync(buffer.get(), host, static_cast<size_t>(n) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
+        check(cudaMemcpyAsync(buffer.get(), host, static_cast<size_t>(n) * sizeof(int32_t), cudaMemcpyHostToDevice,
+                              stream_),
               "upload");
         return buffer.as<int32_t>();
     }
@@ -137,7 +139,8 @@ private:
         actS_.reserve(sizes.s);
         actBsums_.reserve(sizes.bsums);
         actF_.reserve(sizes.f);
-        const ActBuffers a{actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(), actF_.as<float>()};
+        const ActBuffers a{actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(),
+                           actF_.as<float>()};
         quantizeActivations(w.type, dx, nTokens, w.nCols, a, stream_);
         return a;
     }
@@ -152,18 +155,21 @@ private:
     void gemm(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
         xHalf_.reserve(static_cast<size_t>(nTokens * w.nCols) * sizeof(__half));
         activationsToHalf(w.type, quantized(w, dx, nTokens), nTokens * w.nCols, xHalf_.as<__half>(), stream_);
-        const int64_t tileRows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (static_cast<size_t>(w.nCols) * 2)));
+        const int64_t tileRows =
+            std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (static_cast<size_t>(w.nCols) * 2)));
         const size_t wRowBytes = rowBytes(w.type, w.nCols);
         tile_.reserve(static_cast<size_t>(std::min(tileRows, w.nRows) * w.nCols) * sizeof(__half));
         const float alpha = 1.0f, beta = 0.0f;
         for (int64_t r0 = 0; r0 < w.nRows; r0 += tileRows) {
             const int64_t rows = std::min(tileRows, w.nRows - r0);
-            dequantizeToHalf(w.type, dw + static_cast<size_t>(r0) * wRowBytes, rows, w.nCols, tile_.as<__half>(), stream_);
-            checkBlas(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(nTokens),
-                                   static_cast<int>(w.nCols), &alpha, tile_.get(), CUDA_R_16F, static_cast<int>(w.nCols),
-                                   xHalf_.get(), CUDA_R_16F, static_cast<int>(w.nCols), &beta, dy + r0, CUDA_R_32F,
-                                   static_cast<int>(w.nRows), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                      "cublasGemmEx");
+            dequantizeToHalf(w.type, dw + static_cast<size_t>(r0) * wRowBytes, rows, w.nCols, tile_.as<__half>(),
+                             stream_);
+            checkBlas(
+                cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(nTokens),
+                             static_cast<int>(w.nCols), &alpha, tile_.get(), CUDA_R_16F, static_cast<int>(w.nCols),
+                             xHalf_.get(), CUDA_R_16F, static_cast<int>(w.nCols), &beta, dy + r0, CUDA_R_32F,
+                             static_cast<int>(w.nRows), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx");
         }
     }
 

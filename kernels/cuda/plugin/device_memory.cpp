@@ -86,7 +86,8 @@ uint64_t rowSample(const void* hostBlock, int slot, size_t rowBytes) {
 void KvMirror::verify(const void* hostBlock, size_t rowBytes) {
     Block& b = blocks_.at(hostBlock);
     if (b.lastSlot < 0) return;
-    if (rowSample(hostBlock, b.firstSlot, rowBytes) == b.firstSig && rowSample(hostBlock, b.lastSlot, rowBytes) == b.lastSig)
+    if (rowSample(hostBlock, b.firstSlot, rowBytes) == b.firstSig &&
+        rowSample(hostBlock, b.lastSlot, rowBytes) == b.lastSig)
         return;
     b.valid.assign(b.valid.size(), 0);
     b.firstSlot = b.lastSlot = -1;

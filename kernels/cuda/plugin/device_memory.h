@@ -20,7 +20,10 @@ class DeviceBuffer {
 public:
     DeviceBuffer() = default;
     explicit DeviceBuffer(size_t bytes);
-    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+        o.ptr_ = nullptr;
+        o.bytes_ = 0;
+    }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -29,7 +32,10 @@ public:
     size_t size() const { return bytes_; }
     // Grows (contents lost) to hold at least bytes.
     void reserve(size_t bytes);
-    template <class T> T* as() const { return static_cast<T*>(ptr_); }
+    template <class T>
+    T* as() const {
+        return static_cast<T*>(ptr_);
+    }
 
 private:
     void* ptr_ = nullptr;

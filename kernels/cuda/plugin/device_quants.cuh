@@ -69,13 +69,16 @@ HEARTH_HD inline float dequantOne(DType t, const uint8_t* row, int64_t i) {
     case DType::F32: return reinterpret_cast<const float*>(row)[i];
     case DType::F16: return __half2float(__ushort_as_half(reinterpret_cast<const uint16_t*>(row)[i]));
     case DType::BF16: return bitsToFloat(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
-    case DType::Q4_0: case DType::Q4_1: {
+    case DType::Q4_0:
+    case DType::Q4_1: {
         const int off = t == DType::Q4_0 ? 2 : 4, size = t == DType::Q4_0 ? 18 : 20;
         const uint8_t* b = row + b32 * size;
         const int q = j < 16 ? (b[off + j] & 15) : (b[off + j - 16] >> 4);
-        return t == DType::Q4_0 ? static_cast<float>(q - 8) * ldHalf(b) : static_cast<float>(q) * ldHalf(b) + ldHalf(b + 2);
+        return t == DType::Q4_0 ? static_cast<float>(q - 8) * ldHalf(b)
+                                : static_cast<float>(q) * ldHalf(b) + ldHalf(b + 2);
     }
-    case DType::Q5_0: case DType::Q5_1: {
+    case DType::Q5_0:
+    case DType::Q5_1: {
         const bool one = t == DType::Q5_1;
         const uint8_t* b = row + b32 * (one ? 24 : 22);
         const uint8_t* qh = b + (one ? 4 : 2);
@@ -88,7 +91,8 @@ HEARTH_HD inline float dequantOne(DType t, const uint8_t* row, int64_t i) {
         const uint8_t* b = row + b32 * 34;
         return static_cast<float>(static_cast<int8_t>(b[2 + j])) * ldHalf(b);
     }
-    case DType::Q4_K: case DType::Q5_K: {
+    case DType::Q4_K:
+    case DType::Q5_K: {
         const bool five = t == DType::Q5_K;
         const uint8_t* b = row + b256 * (five ? 176 : 144);
         const uint8_t* qs = b + (five ? 48 : 16);
@@ -117,7 +121,7 @@ HEARTH_HD inline float dequantOne(DType t, const uint8_t* row, int64_t i) {
 
 HEARTH_HD inline float dotQ4_0(const uint8_t* b, const int8_t* aq, float ad) {
     int sumi = 0, suma = 0;
-HEARTH_UNROLL
+    HEARTH_UNROLL
     for (int k = 0; k < 4; ++k) {
         const int v = ld32a2(b + 2 + 4 * k), alo = ld32(aq + 4 * k), ahi = ld32(aq + 16 + 4 * k);
         sumi = dp4a(v & 0x0F0F0F0F, alo, sumi);
@@ -129,7 +133,7 @@ HEARTH_UNROLL
 
 HEARTH_HD inline float dotQ4_1(const uint8_t* b, const int8_t* aq, float ad, float as) {
     int sumi = 0;
-HEARTH_UNROLL
+    HEARTH_UNROLL
     for (int k = 0; k < 4; ++k) {
         const int v = ld32a2(b + 4 + 4 * k);
         sumi = dp4a(v & 0x0F0F0F0F, ld32(aq + 4 * k), sumi);
@@ -149,7 +153,7 @@ HEARTH_HD inline float dotQ5(const uint8_t* b, const int8_t* aq, float ad, float
     const uint8_t* qhp = b + (kOne ? 4 : 2);
     const uint32_t qh = static_cast<uint32_t>(ld32a2(qhp));
     int sumi = 0, suma = 0;
-HEARTH_UNROLL
+    HEARTH_UNROLL
     for (int k = 0; k < 4; ++k) {
         const int v = ld32a2(qhp + 4 + 4 * k), alo = ld32(aq + 4 * k), ahi = ld32(aq + 16 + 4 * k);
         sumi = dp4a((v & 0x0F0F0F0F) | spreadBits(qh >> (4 * k)), alo, sumi);
@@ -162,7 +166,7 @@ HEARTH_UNROLL
 
 HEARTH_HD inline float dotQ8_0(const uint8_t* b, const int8_t* aq, float ad) {
     int sumi = 0;
-HEARTH_UNROLL
+    HEARTH_UNROLL
     for (int k = 0; k < 8; ++k) sumi = dp4a(ld32a2(b + 2 + 4 * k), ld32(aq + 4 * k), sumi);
     return (ldHalf(b) * ad) * static_cast<float>(sumi);
 }
@@ -176,7 +180,7 @@ HEARTH_HD inline float dotScaleMinK(const uint8_t* b, const int8_t* aq, float ad
         const uint8_t* chunk = qs + 32 * (sub / 2);
         const int shift = 4 * (sub % 2);
         int s = 0;
-HEARTH_UNROLL
+        HEARTH_UNROLL
         for (int k = 0; k < 8; ++k) {
             int v = (ld32a2(chunk + 4 * k) >> shift) & 0x0F0F0F0F;
             if (kFive) v |= ((ld32a2(b + 16 + 4 * k) >> sub) & 0x01010101) << 4;
@@ -197,7 +201,7 @@ HEARTH_HD inline float dotQ6_K(const uint8_t* b, const int8_t* aq, float ad) {
         const uint8_t* ql = b + 64 * half + (quarter % 2 ? 32 : 0);
         const uint8_t* qh = b + 128 + 32 * half;
         int s = 0, sa = 0;
-HEARTH_UNROLL
+        HEARTH_UNROLL
         for (int k = 0; k < 4; ++k) {
             const int l = l0 + 4 * k;
             const int lo = (ld32a2(ql + l) >> (quarter < 2 ? 0 : 4)) & 0x0F0F0F0F;

@@ -17,8 +17,8 @@ namespace hearth::cuda {
 void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s);
 // pairwise: Llama's (x[2i], x[2i+1]); else NeoX's (x[i], x[i + nRot/2]). freqFactors: nullptr or
 // [nRot / 2] divisors of each pair's angle, in device memory.
-void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
-          float freqBase, const float* freqFactors, bool pairwise, cudaStream_t s);
+void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
+          const float* freqFactors, bool pairwise, cudaStream_t s);
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
@@ -58,9 +58,9 @@ struct KvTables {
     uint8_t* const* kBlocks = nullptr;  // device array of device block pointers
     uint8_t* const* vBlocks = nullptr;
     int blockSize = 16;
-    int rowStride = 0;    // elements of one token's row (nKvHeads * headDim)
+    int rowStride = 0;  // elements of one token's row (nKvHeads * headDim)
     size_t rowBytes = 0;  // bytes of one token's row
-    bool q8 = false;      // Q8_0 rows, else F16
+    bool q8 = false;  // Q8_0 rows, else F16
 };
 void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
              cudaStream_t s);
@@ -73,8 +73,8 @@ struct AttentionParams {
 };
 constexpr int kAttentionSplit = 256;  // positions per split: fixed, so results do not depend on the batch
 // partial: nTokens * nHeads * nSplits * (headDim + 2) floats of scratch.
-void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions,
-               int64_t nTokens, float* partial, float* out, cudaStream_t s);
+void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
+               float* partial, float* out, cudaStream_t s);
 
 // ---- Measurement (ops_bandwidth.cu) ----
 // Sums `bytes` (a multiple of 16) of device memory once; returns the milliseconds it took.

@@ -14,7 +14,6 @@ namespace {
 constexpr int kMaxHeadDim = 256;
 constexpr int kPerLane = kMaxHeadDim / 32;
 
-
 __device__ uint8_t* rowAt(uint8_t* const* blocks, const KvTables& kv, int position) {
     return blocks[position / kv.blockSize] + static_cast<size_t>(position % kv.blockSize) * kv.rowBytes;
 }
@@ -138,7 +137,8 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
     if (nTokens <= 0) return;
     const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens), static_cast<unsigned>(p.nSplits));
     attentionSplitKernel<<<grid, 32, 0, s>>>(kv, p, q, positions, partial);
-    attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(p, partial, out);
+    attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(
+        p, partial, out);
 }
 
 }  // namespace hearth::cuda

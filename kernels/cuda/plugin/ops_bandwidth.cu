@@ -11,7 +11,8 @@ namespace {
 
 __global__ void readKernel(const uint4* data, size_t n, float* sink) {
     uint32_t acc = 0;
-    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x) {
         const uint4 v = data[i];
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
@@ -42,7 +43,8 @@ float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s) {
 
 double timeMatvec(DType t, int64_t rows, int64_t cols) {
     const size_t weightBytes = rowBytes(t, cols) * static_cast<size_t>(rows);
-    DeviceBuffer w(weightBytes), x(static_cast<size_t>(cols) * sizeof(float)), y(static_cast<size_t>(rows) * sizeof(float));
+    DeviceBuffer w(weightBytes), x(static_cast<size_t>(cols) * sizeof(float)),
+        y(static_cast<size_t>(rows) * sizeof(float));
     // 0x11 bytes: every half scale is 0x1111 (a small positive number), every quant 1.
     check(cudaMemset(w.get(), 0x11, weightBytes), "cudaMemset");
     check(cudaMemset(x.get(), 0, static_cast<size_t>(cols) * sizeof(float)), "cudaMemset");

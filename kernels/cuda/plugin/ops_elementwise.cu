@@ -11,7 +11,6 @@ constexpr int kThreads = 256;
 
 unsigned gridFor(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-
 // One block per row; the sum of squares in float (the reference sums in double).
 __global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float eps, float* y) {
     const float* xr = x + blockIdx.x * n;
@@ -105,8 +104,9 @@ void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const in
           const float* freqFactors, bool pairwise, cudaStream_t s) {
     const int64_t n = nTokens * nHeads * (nRot / 2);
     const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
-    if (n > 0) ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale, freqFactors,
-                                                          pairwise);
+    if (n > 0)
+        ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale,
+                                                   freqFactors, pairwise);
 }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {
@@ -124,7 +124,8 @@ void add(float* x, const float* y, int64_t n, cudaStream_t s) {
 void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
                    cudaStream_t s) {
     const int64_t total = n * nCols;
-    if (total > 0) embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, table, rowBytes(t, nCols), nCols, ids, n, out);
+    if (total > 0)
+        embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, table, rowBytes(t, nCols), nCols, ids, n, out);
 }
 
 void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s) {

@@ -10,7 +10,6 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 
-
 // NaN becomes 0 and the rest saturates, as the reference's toInt8Saturated.
 __device__ int8_t toInt8(float rounded) {
     if (isnan(rounded)) return 0;
@@ -80,7 +79,8 @@ __global__ void roundKernel(DType t, const float* x, int64_t n, float* f) {
 
 __device__ float floatWeight(DType t, const uint8_t* row, int64_t i) {
     if (t == DType::F16) return __half2float(reinterpret_cast<const __half*>(row)[i]);
-    if (t == DType::BF16) return __uint_as_float(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
+    if (t == DType::BF16)
+        return __uint_as_float(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
     return reinterpret_cast<const float*>(row)[i];
 }
 
@@ -138,7 +138,8 @@ __global__ void activationsToHalfKernel(bool kBlocks, bool floatWeights, ActBuff
 template <DType kT>
 void launchMatvec(const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens, float* y,
                   cudaStream_t s) {
-    const dim3 grid(static_cast<unsigned>((nRows + kWarpsPerBlock - 1) / kWarpsPerBlock), static_cast<unsigned>(nTokens));
+    const dim3 grid(static_cast<unsigned>((nRows + kWarpsPerBlock - 1) / kWarpsPerBlock),
+                    static_cast<unsigned>(nTokens));
     matvecKernel<kT><<<grid, 32 * kWarpsPerBlock, 0, s>>>(w, nRows, nCols, rowBytes(kT, nCols), a, y);
 }
 
@@ -154,18 +155,20 @@ void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t 
     const int64_t n = nTokens * nCols;
     if (n <= 0) return;
     switch (weight) {
-    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0: {
         const int64_t nBlocks = n / 32;
         const auto grid = static_cast<unsigned>((nBlocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
         quantize32Kernel<<<grid, 32 * kWarpsPerBlock, 0, s>>>(x, nBlocks, a.q, a.d, a.s);
         return;
     }
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums);
-        return;
-    default:
-        roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f);
-        return;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums); return;
+    default: roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f); return;
     }
 }
 

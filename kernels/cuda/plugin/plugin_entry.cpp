@@ -29,14 +29,15 @@ std::string deviceProblem(std::string& device) {
         int driverVersion = 0, runtimeVersion = 0;  // left 0 when they cannot be read
         cudaDriverGetVersion(&driverVersion);
         cudaRuntimeGetVersion(&runtimeVersion);
-        return hearth::describeCudaStartError(static_cast<int>(status), driverVersion, runtimeVersion, cudaGetErrorString(status));
+        return hearth::describeCudaStartError(static_cast<int>(status), driverVersion, runtimeVersion,
+                                              cudaGetErrorString(status));
     }
     if (count == 0) return "no NVIDIA GPU was found";
     cudaDeviceProp prop{};
     if (const cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess)
         return std::string("cannot query CUDA device 0: ") + cudaGetErrorString(e);
     device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-             std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
+        std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
     if (prop.major * 10 + prop.minor < 75)
         return device + " is older than the oldest GPU this build supports (sm_75, Turing)";
     return "";
@@ -90,7 +91,7 @@ __attribute__((visibility("default"))) double hearth_cuda_read_bandwidth(size_t 
 }
 
 __attribute__((visibility("default"))) double hearth_cuda_matvec_bandwidth(int dtype, long long rows, long long cols,
-                                                                          char* why, size_t whyCap) {
+                                                                           char* why, size_t whyCap) {
     std::string name;
     if (const std::string problem = deviceProblem(name); !problem.empty()) {
         copyOut(problem, why, whyCap);

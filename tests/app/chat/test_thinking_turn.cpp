@@ -29,7 +29,7 @@ private slots:
         QCOMPARE(o.value("thinking").toBool(true), false);
         QCOMPARE(fromJson(o, ChatSettings{}).thinking, false);
         QCOMPARE(fromJson(QJsonObject{}, off).thinking, false);  // absent: the base's
-        QVERIFY(!(off == ChatSettings{}));                      // a per-conversation override
+        QVERIFY(!(off == ChatSettings{}));  // a per-conversation override
     }
 
     void settingReachesTheRender() {
@@ -63,7 +63,8 @@ private slots:
         connect(host.worker(), &EngineWorker::modelLoaded, &context, [&](const LoadedModel& m) {
             loaded = m.thinking == ThinkingMode::Switchable && m.reasoning.has_value();
         });
-        connect(host.worker(), &EngineWorker::replyStarted, &context, [&](const ReplyStarted& s) { promptTokens << s.promptTokens; });
+        connect(host.worker(), &EngineWorker::replyStarted, &context,
+                [&](const ReplyStarted& s) { promptTokens << s.promptTokens; });
         connect(host.worker(), &EngineWorker::textReady, &context, [&](quint64, const QString& t) { text += t; });
         connect(host.worker(), &EngineWorker::replyFinished, &context, [&](const ReplyStats&) { ++finished; });
         connect(host.worker(), &EngineWorker::replyFailed, &context, [&](quint64, const QString& m) { failure = m; });
@@ -80,7 +81,8 @@ private slots:
             QVERIFY2(failure.isEmpty(), qPrintable(failure));
         }
         QCOMPARE(promptTokens.size(), 2);
-        QVERIFY2(promptTokens[1] > promptTokens[0], qPrintable(QString("%1 vs %2").arg(promptTokens[0]).arg(promptTokens[1])));
+        QVERIFY2(promptTokens[1] > promptTokens[0],
+                 qPrintable(QString("%1 vs %2").arg(promptTokens[0]).arg(promptTokens[1])));
         QVERIFY(text.startsWith(QString::fromUtf8(test::kThinkingReply)));
     }
 

@@ -24,9 +24,17 @@ inline const char* const kThinkingAnswer = "The answer is 42.";
 // reply leads to its first piece, each piece to the next, the last to </s>. No sampling setting
 // changes the reply (each step's winner leads the rest by sqrt(nEmbd) * 4 logits).
 inline GgufWriter thinkingModel() {
-    const std::vector<const char*> pieces = {"<think>", "\nWeighing", "\xE2\x96\x81the", "\xE2\x96\x81options.",
-                                             "\n</think>", "\n\nThe", "\xE2\x96\x81" "answer", "\xE2\x96\x81is",
-                                             "\xE2\x96\x81" "42."};
+    const std::vector<const char*> pieces = {"<think>",
+                                             "\nWeighing",
+                                             "\xE2\x96\x81the",
+                                             "\xE2\x96\x81options.",
+                                             "\n</think>",
+                                             "\n\nThe",
+                                             "\xE2\x96\x81"
+                                             "answer",
+                                             "\xE2\x96\x81is",
+                                             "\xE2\x96\x81"
+                                             "42."};
     TinyVocab vocab = tinySpmVocab({{"<unk>", 2}, {"<s>", 3}, {"</s>", 3}}, {});
     const int firstPiece = static_cast<int>(vocab.tokens.size());
     for (const char* p : pieces) {
@@ -54,7 +62,8 @@ inline GgufWriter thinkingModel() {
     w.addTensor("output_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
     const int64_t kvDim = int64_t{s.nEmbd} / s.nHeads * s.nKvHeads;
     const auto zeros = [&](const std::string& name, int64_t cols, int64_t rows) {
-        w.addTensor(name, {cols, rows}, DType::F32, std::vector<uint8_t>(static_cast<size_t>(cols * rows) * sizeof(float), 0));
+        w.addTensor(name, {cols, rows}, DType::F32,
+                    std::vector<uint8_t>(static_cast<size_t>(cols * rows) * sizeof(float), 0));
     };
     w.addTensor("blk.0.attn_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));
     w.addTensor("blk.0.ffn_norm.weight", {s.nEmbd}, DType::F32, onesF32(s.nEmbd));

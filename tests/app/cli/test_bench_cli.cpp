@@ -51,8 +51,9 @@ void TestBenchCli::jsonReport() {
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QCOMPARE(r.out.count('\n'), 1);  // one line
     const QJsonObject j = r.json();
-    for (const char* key : {"threads", "bandwidth_gb_s", "fma_peak_gflops", "weight_bytes_per_token", "decode_tokens_per_s",
-                            "decode_pct_of_bandwidth", "prefill_tokens_per_s", "prefill_pct_of_fma_peak", "peak_rss_mb"}) {
+    for (const char* key :
+         {"threads", "bandwidth_gb_s", "fma_peak_gflops", "weight_bytes_per_token", "decode_tokens_per_s",
+          "decode_pct_of_bandwidth", "prefill_tokens_per_s", "prefill_pct_of_fma_peak", "peak_rss_mb"}) {
         QVERIFY2(j.contains(key), key);
         QVERIFY2(std::isfinite(j[key].toDouble()) && j[key].toDouble() > 0, key);
     }

@@ -66,9 +66,10 @@ void TestCli::versionAndHelp() {
 }
 
 void TestCli::usageErrors() {
-    for (const QStringList& args : {QStringList{"frobnicate"}, QStringList{"generate", "--prompt", "x"},
-                                    QStringList{"generate", "--model", tiny_}, QStringList{"tokenize", "--model", tiny_},
-                                    QStringList{"generate", "--model", tiny_, "--prompt", "x", "--max-tokens", "lots"}}) {
+    for (const QStringList& args :
+         {QStringList{"frobnicate"}, QStringList{"generate", "--prompt", "x"},
+          QStringList{"generate", "--model", tiny_}, QStringList{"tokenize", "--model", tiny_},
+          QStringList{"generate", "--model", tiny_, "--prompt", "x", "--max-tokens", "lots"}}) {
         const CliRun r = runCli(args);
         QVERIFY2(!r.crashed && r.exitCode == 2, qPrintable(args.join(' ')));
         QVERIFY(r.out.isEmpty());
@@ -83,8 +84,8 @@ void TestCli::usageErrors() {
 }
 
 void TestCli::generateJsonOnTinyModel() {
-    const CliRun r = runCli({"generate", "--model", tiny_, "--prompt", " the cat", "--raw", "--temp", "0",
-                             "--max-tokens", "5", "--json"});
+    const CliRun r = runCli(
+        {"generate", "--model", tiny_, "--prompt", " the cat", "--raw", "--temp", "0", "--max-tokens", "5", "--json"});
     QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
     QCOMPARE(r.out.count('\n'), 1);  // exactly one line
     const QJsonObject o = r.json();
@@ -106,7 +107,9 @@ void TestCli::noThinkClosesTheReasoningSpan() {
     const QString model = dir_.filePath("thinking.gguf");
     QVERIFY(thinkingModel().writeFile(model.toStdString()).has_value());
     const auto promptOf = [&](QStringList extra) {
-        extra = QStringList{"generate", "--model", model, "--prompt", "2+2?", "--temp", "0", "--max-tokens", "16", "--json"} + extra;
+        extra = QStringList{"generate", "--model", model,          "--prompt", "2+2?",
+                            "--temp",   "0",       "--max-tokens", "16",       "--json"} +
+            extra;
         const CliRun r = runCli(extra);
         if (r.crashed || r.exitCode != 0) qWarning("%s: %s", qPrintable(extra.join(' ')), r.err.constData());
         return r.json();
@@ -114,7 +117,8 @@ void TestCli::noThinkClosesTheReasoningSpan() {
     const QJsonObject on = promptOf({}), off = promptOf({"--no-think"});
     QCOMPARE(on["text"].toString(), QString::fromUtf8(kThinkingReply));  // the reply keeps its reasoning
     const QJsonArray onTokens = on["prompt_tokens"].toArray(), offTokens = off["prompt_tokens"].toArray();
-    QVERIFY2(offTokens.size() > onTokens.size(), qPrintable(QString("%1 vs %2").arg(offTokens.size()).arg(onTokens.size())));
+    QVERIFY2(offTokens.size() > onTokens.size(),
+             qPrintable(QString("%1 vs %2").arg(offTokens.size()).arg(onTokens.size())));
     for (qsizetype i = 0; i < onTokens.size(); ++i) QCOMPARE(offTokens[i], onTokens[i]);  // only the end differs
     const QString db = dir_.filePath("chats.sqlite");
     const QJsonObject storedOff = promptOf({"--db", db, "--conversation", "a", "--no-think"});
@@ -166,8 +170,10 @@ void TestCli::hostileFiles_data() {
     QTest::newRow("tensor count 2^63") << patched([&](auto& b) { putU64(b, 8, 1ull << 63); }) << "";
     QTest::newRow("kv count 2^63") << patched([&](auto& b) { putU64(b, 16, 1ull << 63); }) << "";
     QTest::newRow("key length 2^63") << patched([&](auto& b) { putU64(b, L.kvs[0].keyAt, 1ull << 63); }) << "";
-    QTest::newRow("tensor name length 2^64-1") << patched([&](auto& b) { putU64(b, L.tensorInfos[0].nameAt, ~0ull); }) << "";
-    QTest::newRow("tensor offset past end") << patched([&](auto& b) { putU64(b, L.tensorInfos[2].offsetAt, 1ull << 40); }) << "";
+    QTest::newRow("tensor name length 2^64-1")
+        << patched([&](auto& b) { putU64(b, L.tensorInfos[0].nameAt, ~0ull); }) << "";
+    QTest::newRow("tensor offset past end")
+        << patched([&](auto& b) { putU64(b, L.tensorInfos[2].offsetAt, 1ull << 40); }) << "";
     QTest::newRow("unknown tensor type") << patched([&](auto& b) { putU32(b, L.tensorInfos[0].typeAt, 77); }) << "";
     QTest::newRow("unknown value type") << patched([&](auto& b) { putU32(b, L.kvs[1].typeAt, 99); }) << "";
     QTest::newRow("misaligned tensor") << patched([&](auto& b) {
@@ -181,9 +187,9 @@ void TestCli::hostileFiles_data() {
     GgufWriter huge = tinyLlama();
     huge.set("llama.block_count", uint32_t{100000});
     const std::vector<uint8_t> hugeBytes = huge.toBytes().bytes;
-    QTest::newRow("block_count 100000")
-        << QByteArray(reinterpret_cast<const char*>(hugeBytes.data()), static_cast<qsizetype>(hugeBytes.size()))
-        << "block_count";
+    QTest::newRow("block_count 100000") << QByteArray(reinterpret_cast<const char*>(hugeBytes.data()),
+                                                      static_cast<qsizetype>(hugeBytes.size()))
+                                        << "block_count";
 }
 
 void TestCli::hostileFiles() {
@@ -192,7 +198,11 @@ void TestCli::hostileFiles() {
     const QString path = writeImage("hostile.gguf", std::vector<uint8_t>(bytes.begin(), bytes.end()));
     for (const char* command : {"info", "generate"}) {
         QStringList args{command, "--model", path};
-        if (QByteArray(command) == "generate") args << "--prompt" << "hi" << "--max-tokens" << "2";
+        if (QByteArray(command) == "generate")
+            args << "--prompt"
+                 << "hi"
+                 << "--max-tokens"
+                 << "2";
         const CliRun r = runCli(args, 60000);
         QVERIFY2(!r.crashed, "hearth-cli died from a signal or hung");
         QCOMPARE(r.exitCode, 1);

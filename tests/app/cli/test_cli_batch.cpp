@@ -35,7 +35,10 @@ private slots:
     void batchedEqualsEachAlone() {
         QStringList lines;
         for (const QString& prompt : kPrompts)
-            lines << QJsonDocument(QJsonObject{{"prompt", prompt}, {"raw", true}, {"temp", 0}, {"max_tokens", 8},
+            lines << QJsonDocument(QJsonObject{{"prompt", prompt},
+                                               {"raw", true},
+                                               {"temp", 0},
+                                               {"max_tokens", 8},
                                                {"logit_bias", QJsonArray{"2=-inf"}}})
                          .toJson(QJsonDocument::Compact);
         const QString file = writeRequests("four.jsonl", lines);
@@ -57,10 +60,11 @@ private slots:
         const QString shared = " the cat at a cat the cat at the a cat at the cat a the at cat the a cat at";
         QStringList lines;
         for (const char* tail : {" the", " a cat"})
-            lines << QJsonDocument(QJsonObject{{"prompt", shared + tail}, {"raw", true}, {"temp", 0}, {"max_tokens", 4}})
+            lines << QJsonDocument(
+                         QJsonObject{{"prompt", shared + tail}, {"raw", true}, {"temp", 0}, {"max_tokens", 4}})
                          .toJson(QJsonDocument::Compact);
-        const CliRun r = test::runCli({"batch", "--model", model_, "--requests", writeRequests("shared.jsonl", lines),
-                                       "--sequential", "--json"});
+        const CliRun r = test::runCli(
+            {"batch", "--model", model_, "--requests", writeRequests("shared.jsonl", lines), "--sequential", "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QList<QJsonObject> results = jsonLines(r.out);
         QCOMPARE(results.size(), 2);
@@ -73,10 +77,12 @@ private slots:
 
     void stopStringIsNotShown() {
         const QString text = generate({"--prompt", kPrompts[0], "--max-tokens", "24", "--logit-bias", "2=-inf"})
-                                 .json()["text"].toString();
+                                 .json()["text"]
+                                 .toString();
         if (text.size() < 6) QSKIP("the tiny model's greedy text is too short");
         const QString stop = text.mid(3, 2);
-        const CliRun r = generate({"--prompt", kPrompts[0], "--max-tokens", "24", "--logit-bias", "2=-inf", "--stop", stop});
+        const CliRun r =
+            generate({"--prompt", kPrompts[0], "--max-tokens", "24", "--logit-bias", "2=-inf", "--stop", stop});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(r.json()["finish_reason"].toString(), QString("stop"));
         QCOMPARE(r.json()["text"].toString(), text.left(text.indexOf(stop)));
@@ -92,7 +98,8 @@ private slots:
 
 private:
     CliRun generate(const QStringList& extra) {
-        return test::runCli(QStringList{"generate", "--model", model_, "--raw", "--temp", "0", "--max-tokens", "8", "--json"} + extra);
+        return test::runCli(
+            QStringList{"generate", "--model", model_, "--raw", "--temp", "0", "--max-tokens", "8", "--json"} + extra);
     }
     QString writeRequests(const QString& name, const QStringList& lines) {
         const QString path = dir_.filePath(name);

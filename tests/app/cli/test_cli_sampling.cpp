@@ -18,13 +18,35 @@ private slots:
         QVERIFY(test::tinyLlama().writeFile(model_.toStdString()));
     }
     void everySamplerOptionIsAccepted() {
-        const CliRun r = run({"--temp", "0.9", "--top-k", "20", "--typical-p", "0.95", "--top-p", "0.9", "--min-p", "0.02",
-                              "--repeat-penalty", "1.1", "--repeat-last-n", "16", "--presence-penalty", "0.3",
-                              "--frequency-penalty", "0.2", "--logit-bias", "5=-inf", "--logit-bias", "6=1.5", "--seed", "7"});
+        const CliRun r = run({"--temp",
+                              "0.9",
+                              "--top-k",
+                              "20",
+                              "--typical-p",
+                              "0.95",
+                              "--top-p",
+                              "0.9",
+                              "--min-p",
+                              "0.02",
+                              "--repeat-penalty",
+                              "1.1",
+                              "--repeat-last-n",
+                              "16",
+                              "--presence-penalty",
+                              "0.3",
+                              "--frequency-penalty",
+                              "0.2",
+                              "--logit-bias",
+                              "5=-inf",
+                              "--logit-bias",
+                              "6=1.5",
+                              "--seed",
+                              "7"});
         QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
         const QJsonObject t = r.json()["timings"].toObject();
         QVERIFY(t.contains("prefix_cache_hit_tokens"));
-        QCOMPARE(t["prefix_cache_hit_tokens"].toInt() + t["prefill_tokens"].toInt(), r.json()["prompt_tokens"].toArray().size());
+        QCOMPARE(t["prefix_cache_hit_tokens"].toInt() + t["prefill_tokens"].toInt(),
+                 r.json()["prompt_tokens"].toArray().size());
         for (const auto& id : r.json()["tokens"].toArray()) QVERIFY(id.toInt() != 5);  // banned
     }
     void logitBiasSteersGreedy() {
@@ -57,8 +79,9 @@ private slots:
 
 private:
     CliRun run(const QStringList& extra) {
-        return test::runCli(QStringList{"generate", "--model", model_, "--prompt", " the cat at", "--raw", "--max-tokens", "6",
-                                        "--json"} + extra);
+        return test::runCli(QStringList{"generate", "--model", model_, "--prompt", " the cat at", "--raw",
+                                        "--max-tokens", "6", "--json"} +
+                            extra);
     }
 
     QTemporaryDir dir_;

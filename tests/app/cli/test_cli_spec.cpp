@@ -14,8 +14,9 @@ private slots:
     void sameTokensWithCounts() {
         const QString model = test::testDataFile("stories260K.gguf");
         HEARTH_REQUIRE_FILE(model);
-        const QStringList base{"generate", "--model", model, "--raw", "--prompt", "The cat sat on the mat. The cat sat on the",
-                               "--temp", "0", "--max-tokens", "40", "--json"};
+        const QStringList base{
+            "generate", "--model", model,          "--raw", "--prompt", "The cat sat on the mat. The cat sat on the",
+            "--temp",   "0",       "--max-tokens", "40",    "--json"};
         const test::CliRun plain = test::runCli(base);
         QCOMPARE(plain.exitCode, 0);
         for (const QString& spec : {QString("ngram"), "draft:" + model}) {
@@ -31,7 +32,8 @@ private slots:
     }
 
     void badValues() {
-        const QString model = test::testDataFile("stories260K.gguf"), other = test::testDataFile("llama-2-tiny-random.gguf");
+        const QString model = test::testDataFile("stories260K.gguf"),
+                      other = test::testDataFile("llama-2-tiny-random.gguf");
         HEARTH_REQUIRE_FILE(model);
         HEARTH_REQUIRE_FILE(other);
         const QStringList base{"generate", "--model", model, "--prompt", "Once", "--max-tokens", "4"};

@@ -25,7 +25,8 @@ private slots:
     }
 
     void kvTypeQ8() {
-        const CliRun r = generate(model32_, {"--kv-type", "q8_0", "--temp", "0", "--max-tokens", "8", "--logit-bias", "2=-inf"});
+        const CliRun r =
+            generate(model32_, {"--kv-type", "q8_0", "--temp", "0", "--max-tokens", "8", "--logit-bias", "2=-inf"});
         QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
         QCOMPARE(r.json()["tokens"].toArray().size(), 8);
     }
@@ -88,7 +89,8 @@ private slots:
 
 private:
     CliRun generate(const QString& model, QStringList extra) {
-        return test::runCli(QStringList{"generate", "--model", model, "--prompt", "the cat", "--raw", "--json"} + extra);
+        return test::runCli(QStringList{"generate", "--model", model, "--prompt", "the cat", "--raw", "--json"} +
+                            extra);
     }
 
     QTemporaryDir dir_;

@@ -67,12 +67,18 @@ void TestModelInfo::unsupportedFilesSayWhy_data() {
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("family");
     QTest::addColumn<QString>("reason");
-    QTest::newRow("architecture") << "general.architecture" << "mamba" << "Mamba"
+    QTest::newRow("architecture") << "general.architecture"
+                                  << "mamba"
+                                  << "Mamba"
                                   << "not supported: architecture 'mamba' is not supported "
                                      "(supported: llama, qwen2, qwen3, phi3, gemma2, gemma3)";
-    QTest::newRow("pre-tokenizer") << "tokenizer.ggml.pre" << "falcon" << "Llama"
+    QTest::newRow("pre-tokenizer") << "tokenizer.ggml.pre"
+                                   << "falcon"
+                                   << "Llama"
                                    << "not supported: tokenizer.ggml.pre \"falcon\" is not supported (supported: ";
-    QTest::newRow("RoPE scaling") << "llama.rope.scaling.type" << "yarn" << "Llama"
+    QTest::newRow("RoPE scaling") << "llama.rope.scaling.type"
+                                  << "yarn"
+                                  << "Llama"
                                   << "not supported: RoPE scaling 'yarn' (factor 4) is not supported yet for llama";
 }
 

@@ -39,14 +39,16 @@ inline GenerateResult greedy(Engine& e, const std::vector<TokenId>& prompt, int3
     req.maxTokens = n;
     req.sampling.temperature = 0;
     for (TokenId id = 0; id < e.tokenizer().nVocab(); ++id)
-        if (e.tokenizer().isEndOfGeneration(id)) req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
+        if (e.tokenizer().isEndOfGeneration(id))
+            req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
     req.nTopLogits = e.config().nVocab;
     auto r = e.generate(req, [](TokenId, std::string_view) { return true; });
     return r ? *r : GenerateResult{};
 }
 
 // Every (id, logit) pair identical, logits compared bit for bit.
-inline bool bitwiseEqual(const std::vector<std::pair<TokenId, float>>& a, const std::vector<std::pair<TokenId, float>>& b) {
+inline bool bitwiseEqual(const std::vector<std::pair<TokenId, float>>& a,
+                         const std::vector<std::pair<TokenId, float>>& b) {
     if (a.size() != b.size() || a.empty()) return false;
     for (size_t i = 0; i < a.size(); ++i)
         if (a[i].first != b[i].first || std::memcmp(&a[i].second, &b[i].second, sizeof(float)) != 0) return false;

@@ -18,8 +18,9 @@ class TestStoreCli : public QObject {
     QString model1_, model2_, db_;
 
     CliRun turn(const QString& model, const QString& prompt, QStringList extra = {}) {
-        return runCli(QStringList{"generate", "--db", db_, "--model", model, "--conversation", "chat-a", "--prompt", prompt,
-                                  "--temp", "0", "--max-tokens", "24", "--logit-bias", "2=-inf", "--json"} + extra);
+        return runCli(QStringList{"generate", "--db", db_, "--model", model, "--conversation", "chat-a", "--prompt",
+                                  prompt, "--temp", "0", "--max-tokens", "24", "--logit-bias", "2=-inf", "--json"} +
+                      extra);
     }
 
 private slots:
@@ -71,7 +72,8 @@ private slots:
         QVERIFY(turn(model1_, "the cat at the cat at a the cat a cat").exitCode == 0);
         const QJsonObject recomputed = turn(model1_, "at the a", {"--no-kv-restore"}).json();
         db_ = base;
-        QVERIFY2(restored["timings"].toObject()["kv_restored_tokens"].toInt() > 0, QJsonDocument(restored).toJson().constData());
+        QVERIFY2(restored["timings"].toObject()["kv_restored_tokens"].toInt() > 0,
+                 QJsonDocument(restored).toJson().constData());
         QCOMPARE(restored["prompt_tokens"], recomputed["prompt_tokens"]);
         QCOMPARE(restored["tokens"], recomputed["tokens"]);
     }
@@ -88,7 +90,9 @@ private slots:
         const QString chatDb = dir_.path() + "/chat.db";
         auto chat = [&](const QByteArray& input, QStringList extra) {
             QProcess p;
-            p.start(cliExe(), QStringList{"chat", "--db", chatDb, "--model", model1_, "--temp", "0", "--max-tokens", "16"} + extra);
+            p.start(
+                cliExe(),
+                QStringList{"chat", "--db", chatDb, "--model", model1_, "--temp", "0", "--max-tokens", "16"} + extra);
             p.write(input);
             p.closeWriteChannel();
             p.waitForFinished(60000);
@@ -97,7 +101,8 @@ private slots:
         QCOMPARE(chat("the cat at the cat at a the cat a cat\n/exit\n", {}).first, 0);
         const auto second = chat("a cat at a the\n", {"--conversation", "1"});
         QCOMPARE(second.first, 0);
-        QVERIFY2(second.second.contains("2 messages") && second.second.contains("restored from the database"), second.second.constData());
+        QVERIFY2(second.second.contains("2 messages") && second.second.contains("restored from the database"),
+                 second.second.constData());
         const QJsonArray all = QJsonDocument::fromJson(runCli({"conversations", "--db", chatDb, "--json"}).out).array();
         QCOMPARE(all.size(), 1);
         QCOMPARE(all[0].toObject()["messages"].toInt(), 4);

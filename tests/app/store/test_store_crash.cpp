@@ -22,11 +22,26 @@ class TestStoreCrash : public QObject {
     std::map<int64_t, std::string> committed_;  // complete messages seen so far
     int runMs_ = 100;
     int restoresChecked_ = 0;
-    std::set<int> seeded_;                    // checks whose turn restored some KV                            // how long one uninterrupted run takes
+    std::set<int>
+        seeded_;  // checks whose turn restored some KV                            // how long one uninterrupted run takes
 
     QStringList args(int conv, const QString& prompt, bool restore = true) const {
-        QStringList a{"generate", "--db", db_, "--model", model_, "--conversation", QString("c%1").arg(conv),
-                      "--prompt", prompt, "--temp", "0", "--max-tokens", "12", "--logit-bias", "2=-inf", "--json"};
+        QStringList a{"generate",
+                      "--db",
+                      db_,
+                      "--model",
+                      model_,
+                      "--conversation",
+                      QString("c%1").arg(conv),
+                      "--prompt",
+                      prompt,
+                      "--temp",
+                      "0",
+                      "--max-tokens",
+                      "12",
+                      "--logit-bias",
+                      "2=-inf",
+                      "--json"};
         if (!restore) a << "--no-kv-restore";
         return a;
     }
@@ -126,8 +141,9 @@ private slots:
     }
 
     void randomKills() {
-        const quint32 seed = qEnvironmentVariableIsSet("HEARTH_CRASH_SEED") ? qEnvironmentVariableIntValue("HEARTH_CRASH_SEED")
-                                                                             : QRandomGenerator::global()->generate();
+        const quint32 seed = qEnvironmentVariableIsSet("HEARTH_CRASH_SEED")
+            ? qEnvironmentVariableIntValue("HEARTH_CRASH_SEED")
+            : QRandomGenerator::global()->generate();
         qInfo("random kill seed %u (HEARTH_CRASH_SEED=%u reproduces it)", seed, seed);
         QRandomGenerator rng(seed);
         int kills = 0, runs = 0;

@@ -44,7 +44,8 @@ QString integrity(const std::string& path) {
     QString result = "cannot open";
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
         sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
             result = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     }
@@ -89,7 +90,8 @@ private slots:
         setWriteBudget(-1);
         // Space is back: the same store goes on, and nothing committed was lost.
         QVERIFY((*store)->appendMessage(c->id, streaming->id, MessageRole::Assistant, "second answer"));
-        QCOMPARE(texts(path, c->id), (QStringList{"first question", "first answer", "second question", "second answer"}));
+        QCOMPARE(texts(path, c->id),
+                 (QStringList{"first question", "first answer", "second question", "second answer"}));
         QCOMPARE(integrity(path), QString("ok"));
     }
 
@@ -154,7 +156,8 @@ private slots:
         const CliRun after = runCli({"conversations", "--db", db, "--json"});
         QVERIFY(!second.crashed && second.exitCode != 0);
         QVERIFY2(second.err.contains("disk is full"), second.err.constData());
-        report("disk full (real tmpfs, 40 KiB left) during hearth-cli generate --db", second.err.trimmed().toStdString());
+        report("disk full (real tmpfs, 40 KiB left) during hearth-cli generate --db",
+               second.err.trimmed().toStdString());
         // Space freed: the first turn's messages are all there, nothing of the failed one.
         const QJsonArray all = QJsonDocument::fromJson(after.out).array();
         QVERIFY2(all.size() == 1 && all[0].toObject()["messages"].toInt() == 2, after.out.constData());
@@ -202,9 +205,10 @@ void TestStoreFaults::readOnlyWhileRunning() {
     int status = 0;
     waitpid(pid, &status, 0);
     QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    QVERIFY2(seen != "WRITTEN" && (seen.find("cannot be written") != std::string::npos ||
-                                   seen.find("can be written") != std::string::npos),
-             seen.c_str());
+    QVERIFY2(
+        seen != "WRITTEN" &&
+            (seen.find("cannot be written") != std::string::npos || seen.find("can be written") != std::string::npos),
+        seen.c_str());
     report("database file made read-only, next open (another process)", seen);
     fs::permissions(path, fs::perms(0644));
     store->reset();
@@ -262,7 +266,8 @@ void TestStoreFaults::walCutAfterCrash() {
     QVERIFY(WIFSIGNALED(status));
     const uintmax_t walSize = fs::file_size(path + "-wal");
     QVERIFY(walSize > 32);
-    for (const uintmax_t cut : {uintmax_t{0}, uintmax_t{31}, uintmax_t{32}, walSize / 3, walSize / 2, walSize - 1, walSize}) {
+    for (const uintmax_t cut :
+         {uintmax_t{0}, uintmax_t{31}, uintmax_t{32}, walSize / 3, walSize / 2, walSize - 1, walSize}) {
         const std::string copy = dbPath("crash-copy.db");
         for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(copy + suffix);
         fs::copy_file(path, copy);
@@ -275,7 +280,8 @@ void TestStoreFaults::walCutAfterCrash() {
         auto store = ConversationStore::open(copy);
         QVERIFY(store && (*store)->appendMessage(1, 0, MessageRole::User, "after the crash"));
         report(qPrintable(QString("WAL of %1 bytes cut to %2 after a crash").arg(walSize).arg(cut)),
-               qPrintable(QString("opened without a message; %1 of 8 messages kept (4 were checkpointed)").arg(got.size())));
+               qPrintable(
+                   QString("opened without a message; %1 of 8 messages kept (4 were checkpointed)").arg(got.size())));
     }
 }
 
@@ -299,9 +305,10 @@ void TestStoreFaults::damagedRowsFoundByFuzzing() {
     }
     sqlite3* db = nullptr;
     QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const char* damage = "UPDATE messages SET parent_id = 4 WHERE id = 1;"
-                         "UPDATE kv_blocks SET tokens = x'010000' WHERE position = 0;"
-                         "UPDATE kv_blocks SET parent_key = x'' WHERE position = 16;";
+    const char* damage =
+        "UPDATE messages SET parent_id = 4 WHERE id = 1;"
+        "UPDATE kv_blocks SET tokens = x'010000' WHERE position = 0;"
+        "UPDATE kv_blocks SET parent_key = x'' WHERE position = 16;";
     QCOMPARE(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
     auto store = ConversationStore::open(path);

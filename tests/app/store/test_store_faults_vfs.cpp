@@ -48,16 +48,18 @@ int fCheck(sqlite3_file* f, int* r) { return real(f)->pMethods->xCheckReservedLo
 int fFileControl(sqlite3_file* f, int op, void* a) { return real(f)->pMethods->xFileControl(real(f), op, a); }
 int fSectorSize(sqlite3_file* f) { return real(f)->pMethods->xSectorSize(real(f)); }
 int fDevChars(sqlite3_file* f) { return real(f)->pMethods->xDeviceCharacteristics(real(f)); }
-int fShmMap(sqlite3_file* f, int i, int sz, int e, void volatile** p) { return real(f)->pMethods->xShmMap(real(f), i, sz, e, p); }
+int fShmMap(sqlite3_file* f, int i, int sz, int e, void volatile** p) {
+    return real(f)->pMethods->xShmMap(real(f), i, sz, e, p);
+}
 int fShmLock(sqlite3_file* f, int o, int n, int fl) { return real(f)->pMethods->xShmLock(real(f), o, n, fl); }
 void fShmBarrier(sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); }
 int fShmUnmap(sqlite3_file* f, int d) { return real(f)->pMethods->xShmUnmap(real(f), d); }
 int fFetch(sqlite3_file* f, sqlite3_int64 o, int n, void** p) { return real(f)->pMethods->xFetch(real(f), o, n, p); }
 int fUnfetch(sqlite3_file* f, sqlite3_int64 o, void* p) { return real(f)->pMethods->xUnfetch(real(f), o, p); }
 
-const sqlite3_io_methods kMethods = {3,         fClose,   fRead,   fWrite, fTruncate,    fSync,
-                                     fFileSize, fLock,    fUnlock, fCheck, fFileControl, fSectorSize, fDevChars,
-                                     fShmMap,   fShmLock, fShmBarrier, fShmUnmap, fFetch, fUnfetch};
+const sqlite3_io_methods kMethods = {3,        fClose,      fRead,     fWrite,       fTruncate,   fSync,     fFileSize,
+                                     fLock,    fUnlock,     fCheck,    fFileControl, fSectorSize, fDevChars, fShmMap,
+                                     fShmLock, fShmBarrier, fShmUnmap, fFetch,       fUnfetch};
 
 int fOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* outFlags) {
     auto* x = reinterpret_cast<FaultFile*>(f);

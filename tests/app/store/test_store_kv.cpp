@@ -19,7 +19,8 @@ class TestStoreKv : public QObject {
     std::string db(const char* name) { return (dir_.path() + "/" + name).toStdString(); }
 
     // Generates 60 tokens after prompt in a fresh engine and saves the KV in conversation c.
-    int64_t saveConversation(const std::string& dbPath, const std::vector<TokenId>& prompt, GenerateResult* out = nullptr) {
+    int64_t saveConversation(const std::string& dbPath, const std::vector<TokenId>& prompt,
+                             GenerateResult* out = nullptr) {
         auto store = ConversationStore::open(dbPath);
         auto e = loadTiny(model1_);
         auto c = (*store)->createConversation("kv");
@@ -65,7 +66,8 @@ private slots:
         const GenerateResult second = greedy(*e, prompt2, 100);
         QCOMPARE(second.timings.prefixCacheHitTokens, restored->restoredTokens);
         QCOMPARE(concat(first, second.tokens), all.tokens);
-        for (size_t i = 0; i < 100; ++i) QVERIFY2(bitwiseEqual(second.topLogits[i], all.topLogits[100 + i]), qPrintable(QString::number(i)));
+        for (size_t i = 0; i < 100; ++i)
+            QVERIFY2(bitwiseEqual(second.topLogits[i], all.topLogits[100 + i]), qPrintable(QString::number(i)));
     }
 
     void refusesAnotherModelFile() {
@@ -153,7 +155,8 @@ private slots:
         auto restored = restoreKv(*e, (*store)->kv(), conv, next);
         QCOMPARE(restored->restoredTokens, 128);
         QVERIFY2(restored->refusal.find("partial KV block") != std::string::npos &&
-                     restored->refusal.find("checksum mismatch") != std::string::npos, restored->refusal.c_str());
+                     restored->refusal.find("checksum mismatch") != std::string::npos,
+                 restored->refusal.c_str());
         QCOMPARE(greedy(*e, next, 20).tokens, greedy(*fresh, next, 20).tokens);
     }
 
@@ -169,7 +172,8 @@ private slots:
             QCOMPARE((*sdb)->queryInt("SELECT count(*) FROM model_fingerprints").value_or(0), int64_t{1});
             QVERIFY((*sdb)->exec("UPDATE model_fingerprints SET fingerprint = '00000000000000000000000000000001'"));
         }
-        QCOMPARE(fingerprintHex(*(*store)->kv().modelFingerprint(model1_)), std::string("00000000000000000000000000000001"));
+        QCOMPARE(fingerprintHex(*(*store)->kv().modelFingerprint(model1_)),
+                 std::string("00000000000000000000000000000001"));
         QFile f(QString::fromStdString(model1_));
         QVERIFY(f.open(QIODevice::ReadWrite));
         QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(-3600), QFileDevice::FileModificationTime));
@@ -253,18 +257,25 @@ private slots:
             const GenerateResult r = greedy(*e, prompt, 40);
             QVERIFY(saveKv(*e, (*store)->kv(), c->id, concat(prompt, std::span(r.tokens).first(39))));
             convs.push_back(c->id);
-            QVERIFY2((*store)->kv().diskUsageBytes() <= budget, qPrintable(QString::number((*store)->kv().diskUsageBytes())));
+            QVERIFY2((*store)->kv().diskUsageBytes() <= budget,
+                     qPrintable(QString::number((*store)->kv().diskUsageBytes())));
         }
         auto sdb = SqliteDb::open(db("budget.db"));
         auto hasKv = [&](int64_t id) {
-            return (*sdb)->queryInt("SELECT count(*) FROM conversation_kv WHERE conversation_id = " + std::to_string(id)).value_or(0) > 0;
+            return (*sdb)
+                       ->queryInt("SELECT count(*) FROM conversation_kv WHERE conversation_id = " + std::to_string(id))
+                       .value_or(0) > 0;
         };
         QVERIFY(!hasKv(convs.front()));  // the oldest lost its KV
-        QVERIFY(hasKv(convs.back()));    // the newest kept it
+        QVERIFY(hasKv(convs.back()));  // the newest kept it
         for (size_t i = 1; i < convs.size(); ++i) QVERIFY(!hasKv(convs[i - 1]) || hasKv(convs[i]));  // LRU order
         QCOMPARE((*sdb)->queryInt("SELECT count(*) FROM messages").value_or(0), int64_t{12});
-        QCOMPARE((*sdb)->queryInt("SELECT count(*) FROM kv_blocks WHERE block_key NOT IN (SELECT block_key FROM conversation_kv)").value_or(-1),
-                 int64_t{0});
+        QCOMPARE(
+            (*sdb)
+                ->queryInt(
+                    "SELECT count(*) FROM kv_blocks WHERE block_key NOT IN (SELECT block_key FROM conversation_kv)")
+                .value_or(-1),
+            int64_t{0});
     }
 };
 

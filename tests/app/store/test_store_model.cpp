@@ -21,7 +21,8 @@ private slots:
         const std::string db = (dir_.path() + "/smol.db").toStdString();
         auto whole = loadTiny(path);
         QVERIFY(whole);
-        const std::vector<TokenId> prompt = whole->rawPrompt("Once upon a time, in a quiet village by the sea, there lived");
+        const std::vector<TokenId> prompt =
+            whole->rawPrompt("Once upon a time, in a quiet village by the sea, there lived");
         const GenerateResult all = greedy(*whole, prompt, 200);
         whole.reset();
         QCOMPARE(all.tokens.size(), size_t{200});
@@ -44,7 +45,8 @@ private slots:
         const GenerateResult second = greedy(*e, prompt2, 100);
         QCOMPARE(second.timings.prefixCacheHitTokens, restored->restoredTokens);
         QCOMPARE(concat(first, second.tokens), all.tokens);
-        for (size_t i = 0; i < 100; ++i) QVERIFY2(bitwiseEqual(second.topLogits[i], all.topLogits[100 + i]), qPrintable(QString::number(i)));
+        for (size_t i = 0; i < 100; ++i)
+            QVERIFY2(bitwiseEqual(second.topLogits[i], all.topLogits[100 + i]), qPrintable(QString::number(i)));
     }
 };
 

@@ -53,15 +53,18 @@ private slots:
                 QVERIFY(db);
                 QVERIFY(prepareSchema(**db, from));
                 if (from >= 1) {
-                    QVERIFY((*db)->exec("INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(7, 'old', 1, 2)"));
-                    QVERIFY((*db)->exec("INSERT INTO messages(conversation_id, role, text, created_ms) VALUES(7, 'user', 'hello', 1)"));
+                    QVERIFY((*db)->exec(
+                        "INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(7, 'old', 1, 2)"));
+                    QVERIFY((*db)->exec(
+                        "INSERT INTO messages(conversation_id, role, text, created_ms) VALUES(7, 'user', 'hello', 1)"));
                 }
             }
             QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{from});
             auto s = openOk(p);
             QVERIFY(s);
             QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{kSchemaVersion});
-            QCOMPARE(pragma(p, "SELECT count(*) FROM pragma_table_info('conversations') WHERE name = 'kv_used_ms'"), int64_t{1});
+            QCOMPARE(pragma(p, "SELECT count(*) FROM pragma_table_info('conversations') WHERE name = 'kv_used_ms'"),
+                     int64_t{1});
             QCOMPARE(pragma(p, "SELECT count(*) FROM model_fingerprints"), int64_t{0});
             if (from >= 1) {
                 auto c = s->conversation(7);
@@ -103,7 +106,8 @@ private slots:
         QCOMPARE(QString::fromStdString((*s->conversation(b->id))->title), QString("Plantains"));
         QVERIFY(s->setSettings(a->id, R"({"temp": 0.2, "top_k": 10})"));
         QVERIFY(!s->setSettings(a->id, "not json"));
-        QCOMPARE(QString::fromStdString((*s->conversation(a->id))->settingsJson), QString(R"({"temp": 0.2, "top_k": 10})"));
+        QCOMPARE(QString::fromStdString((*s->conversation(a->id))->settingsJson),
+                 QString(R"({"temp": 0.2, "top_k": 10})"));
         QVERIFY(s->deleteConversation(a->id));
         QVERIFY(!*s->conversation(a->id));
         QCOMPARE(pragma(path("c.db"), "SELECT count(*) FROM messages"), int64_t{0});
@@ -149,7 +153,8 @@ private slots:
         auto s = ConversationStore::open(p);
         QVERIFY(!s);
         const QString msg = QString::fromStdString(s.error().message);
-        QVERIFY2(msg.contains(QString::fromStdString(p)) && msg.contains("--db") && msg.contains("move"), qPrintable(msg));
+        QVERIFY2(msg.contains(QString::fromStdString(p)) && msg.contains("--db") && msg.contains("move"),
+                 qPrintable(msg));
         auto moved = ConversationStore::moveAside(p);
         QVERIFY(moved);
         QVERIFY(QFile::exists(QString::fromStdString(*moved)));
@@ -162,7 +167,8 @@ private slots:
         {
             auto s = openOk(p);
             auto c = s->createConversation("x");
-            for (int i = 0; i < 200; ++i) QVERIFY(s->appendMessage(c->id, 0, MessageRole::User, std::string(500, 'a' + i % 26)));
+            for (int i = 0; i < 200; ++i)
+                QVERIFY(s->appendMessage(c->id, 0, MessageRole::User, std::string(500, 'a' + i % 26)));
         }
         {
             std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);

@@ -47,7 +47,8 @@ bool hasTag(KvCache& cache, const KvSequence& seq, int32_t pos, uint16_t tag) {
         const PagedKvLayer view = cache.layerView(seq, l);
         const auto block = static_cast<size_t>(pos / view.blockSize), row = static_cast<size_t>(pos % view.blockSize);
         for (size_t i = 0; i < 2; ++i)
-            if (view.kBlocks[block][row * 2 + i] != tag + 100 * l || view.vBlocks[block][row * 2 + i] != tag + 100 * l + 50)
+            if (view.kBlocks[block][row * 2 + i] != tag + 100 * l ||
+                view.vBlocks[block][row * 2 + i] != tag + 100 * l + 50)
                 return false;
     }
     return true;

@@ -38,7 +38,8 @@ struct Q8Layer {
                 data->emplace_back(rowSize * static_cast<size_t>(blockSize));
                 for (int s = 0; s < blockSize; ++s) {
                     for (float& x : row) x = normal(rng);
-                    ref::quantizeRow(DType::Q8_0, row.data(), data->back().data() + rowSize * static_cast<size_t>(s), rowStride);
+                    ref::quantizeRow(DType::Q8_0, row.data(), data->back().data() + rowSize * static_cast<size_t>(s),
+                                     rowStride);
                 }
             }
         for (int b = 0; b < nBlocks; ++b) {
@@ -51,7 +52,7 @@ struct Q8Layer {
     float at(bool isK, int p, int i) const {
         const auto& blocks = isK ? k : v;
         const uint8_t* row = blocks[static_cast<size_t>(p / layer.blockSize)].data() +
-                             kvRowBytes(layer) * static_cast<size_t>(p % layer.blockSize);
+            kvRowBytes(layer) * static_cast<size_t>(p % layer.blockSize);
         float out[kQK];
         ref::dequantizeRow(DType::Q8_0, row + static_cast<size_t>(i / kQK) * sizeof(BlockQ8_0), out, kQK);
         return out[i % kQK];
@@ -67,7 +68,8 @@ std::vector<double> exactAttention(const Q8Layer& kv, const AttentionShape& shap
         std::vector<double> w;
         for (int p = first; p < nCtx; ++p) {
             double dot = 0;
-            for (int i = 0; i < shape.headDim; ++i) dot += double(q[h * shape.headDim + i]) * kv.at(true, p, kvOffset + i);
+            for (int i = 0; i < shape.headDim; ++i)
+                dot += double(q[h * shape.headDim + i]) * kv.at(true, p, kvOffset + i);
             w.push_back(dot * shape.scale);
         }
         const double m = *std::max_element(w.begin(), w.end());
@@ -75,7 +77,8 @@ std::vector<double> exactAttention(const Q8Layer& kv, const AttentionShape& shap
         for (double& x : w) sum += (x = std::exp(x - m));
         for (int p = first; p < nCtx; ++p)
             for (int i = 0; i < shape.headDim; ++i)
-                out[static_cast<size_t>(h * shape.headDim + i)] += w[static_cast<size_t>(p - first)] / sum * kv.at(false, p, kvOffset + i);
+                out[static_cast<size_t>(h * shape.headDim + i)] +=
+                    w[static_cast<size_t>(p - first)] / sum * kv.at(false, p, kvOffset + i);
     }
     return out;
 }
@@ -86,7 +89,9 @@ constexpr int kSameTokens = 16;
 constexpr double kMeanTvTolerance = 0.05;
 constexpr double kWorstTvTolerance = 0.3;
 
-bool sameFloat(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b)); }
+bool sameFloat(float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
+}
 
 struct Run {
     std::vector<TokenId> tokens;
@@ -187,18 +192,21 @@ private slots:
                 for (int64_t t = 0; t < nTokens; ++t) {
                     const size_t row = static_cast<size_t>(t * nHeads * headDim);
                     const std::vector<double> exact = exactAttention(kv, shape, q.data() + row, positions[t]);
-                    for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, std::abs(exact[i] - want[row + i]));
+                    for (size_t i = 0; i < exact.size(); ++i)
+                        worst = std::max(worst, std::abs(exact[i] - want[row + i]));
                 }
                 if (!avx2) continue;
                 for (int threads : {1, 3}) {
                     std::vector<float> got(q.size(), -1.0f);
                     makeCpuAvx2Backend(threads)->attention(kv.layer, shape, q.data(), positions, nTokens, got.data());
                     for (size_t i = 0; i < got.size(); ++i)
-                        QVERIFY2(sameFloat(got[i], want[i]), ("head size " + std::to_string(headDim) + " window " +
-                                                              std::to_string(window) + " value " + std::to_string(i)).c_str());
+                        QVERIFY2(sameFloat(got[i], want[i]),
+                                 ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +
+                                  " value " + std::to_string(i))
+                                     .c_str());
                 }
             }
-            // V values are N(0, 2); the error comes from quantizing q to Q8_0 (the scores move).
+        // V values are N(0, 2); the error comes from quantizing q to Q8_0 (the scores move).
         qInfo("largest |Q8_0 attention - exact over dequantized K/V|: %g", worst);
         QVERIFY(worst < 0.2);  // a tenth of V's standard deviation
         if (!avx2) QSKIP("no AVX2/FMA/F16C: the reference was checked against exact attention only");
@@ -214,7 +222,9 @@ private slots:
         const Q8Layer kv(rng, 40, 16, nKvHeads * headDim);
         for (int window : {0, 300}) {
             const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
-            for (const std::vector<int32_t>& positions : {std::vector<int32_t>{639}, std::vector<int32_t>{250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261}}) {
+            for (const std::vector<int32_t>& positions :
+                 {std::vector<int32_t>{639},
+                  std::vector<int32_t>{250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261}}) {
                 const auto nTokens = static_cast<int64_t>(positions.size());
                 std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
                 for (float& x : q) x = 2.0f * normal(rng);
@@ -223,17 +233,22 @@ private slots:
                 double worst = 0;
                 for (int64_t t = 0; t < nTokens; ++t) {
                     const size_t row = static_cast<size_t>(t * nHeads * headDim);
-                    const std::vector<double> exact = exactAttention(kv, shape, q.data() + row, positions[static_cast<size_t>(t)]);
-                    for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, std::abs(exact[i] - want[row + i]));
+                    const std::vector<double> exact =
+                        exactAttention(kv, shape, q.data() + row, positions[static_cast<size_t>(t)]);
+                    for (size_t i = 0; i < exact.size(); ++i)
+                        worst = std::max(worst, std::abs(exact[i] - want[row + i]));
                 }
                 QVERIFY2(worst < 0.2, std::to_string(worst).c_str());
                 if (!cpuFeatures().canRunAvx2()) continue;
                 for (int threads : {1, 2, 3}) {
                     std::vector<float> got(q.size(), -1.0f);
-                    makeCpuAvx2Backend(threads)->attention(kv.layer, shape, q.data(), positions.data(), nTokens, got.data());
+                    makeCpuAvx2Backend(threads)->attention(kv.layer, shape, q.data(), positions.data(), nTokens,
+                                                           got.data());
                     for (size_t i = 0; i < got.size(); ++i)
-                        QVERIFY2(sameFloat(got[i], want[i]), ("window " + std::to_string(window) + ", " + std::to_string(nTokens) +
-                                                              " tokens, " + std::to_string(threads) + " threads, value " + std::to_string(i)).c_str());
+                        QVERIFY2(sameFloat(got[i], want[i]),
+                                 ("window " + std::to_string(window) + ", " + std::to_string(nTokens) + " tokens, " +
+                                  std::to_string(threads) + " threads, value " + std::to_string(i))
+                                     .c_str());
                 }
             }
         }
@@ -276,8 +291,10 @@ private slots:
             worst = std::max(worst, tv);
             sum += tv;
         }
-        qInfo("first %zu of %d greedy tokens equal; total variation distance of the next-token distributions, "
-              "F16 vs Q8_0 KV, over %zu steps: mean %g, largest %g", same, n, nSteps, sum / double(nSteps), worst);
+        qInfo(
+            "first %zu of %d greedy tokens equal; total variation distance of the next-token distributions, "
+            "F16 vs Q8_0 KV, over %zu steps: mean %g, largest %g",
+            same, n, nSteps, sum / double(nSteps), worst);
         QVERIFY(same >= size_t(kSameTokens));
         QVERIFY(sum / double(nSteps) < kMeanTvTolerance);
         QVERIFY(worst < kWorstTvTolerance);

@@ -46,10 +46,10 @@ std::vector<Case> mixedCases(int nVocab) {
         return Case{Tokens(all.begin(), all.begin() + nHistory), Tokens(all.begin() + nHistory, all.end()), rows,
                     static_cast<int32_t>(5 + salt * 7)};
     };
-    return {split(12, 1, 1, 0),    // decode after a 12-token prompt
-            split(0, 21, 1, 1),    // a whole prompt's prefill
-            split(7, 1, 1, 2),     // decode
-            split(16, 9, 3, 3)};   // a chunk after a full block, wanting its last 3 rows (a verify)
+    return {split(12, 1, 1, 0),  // decode after a 12-token prompt
+            split(0, 21, 1, 1),  // a whole prompt's prefill
+            split(7, 1, 1, 2),  // decode
+            split(16, 9, 3, 3)};  // a chunk after a full block, wanting its last 3 rows (a verify)
 }
 
 GgufWriter tinyModel(const QString& arch) {
@@ -133,7 +133,8 @@ void TestForwardBatch::batchEqualsEachAlone() {
     QVERIFY(model->forward(*backend, cache, nexts));
     for (size_t i = 0; i < cases.size(); ++i) {
         QCOMPARE(seqs[i].nTokens, static_cast<int32_t>(cases[i].history.size() + cases[i].chunk.size() + 1));
-        QVERIFY2(sameBits(chunkLogits[i], aloneChunk[i]), qPrintable(QString("sequence %1's chunk logits differ").arg(i)));
+        QVERIFY2(sameBits(chunkLogits[i], aloneChunk[i]),
+                 qPrintable(QString("sequence %1's chunk logits differ").arg(i)));
         QVERIFY2(sameBits(nextLogits[i], aloneNext[i]), qPrintable(QString("sequence %1's next logits differ").arg(i)));
         // Distinct sequences give distinct logits, so a mixed-up row would show.
         if (i > 0) QVERIFY(!sameBits(nextLogits[i], nextLogits[i - 1]));
@@ -195,7 +196,8 @@ void TestForwardBatch::runnerMakesOneForwardPerStep() {
         mixed = mixed || (prefill && decode);
         scheduler.complete(plan, result);
         for (const SampledToken& t : result.sampled)
-            if (generated[t.seq].push_back(t.token); std::ssize(generated[t.seq]) == nNew) scheduler.finish(t.seq, false);
+            if (generated[t.seq].push_back(t.token); std::ssize(generated[t.seq]) == nNew)
+                scheduler.finish(t.seq, false);
     }
     QVERIFY(scheduler.idle());
     QVERIFY(mixed);

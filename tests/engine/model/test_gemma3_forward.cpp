@@ -131,9 +131,12 @@ void TestGemma3Forward::layerPatternFromMetadata() {
 void TestGemma3Forward::rejectsUnsupportedMetadata_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("message");
-    QTest::newRow("rope scaling") << "gemma3.rope.scaling.type" << "RoPE scaling";
-    QTest::newRow("pattern array length") << "gemma3.attention.sliding_window_pattern" << "sliding_window_pattern";
-    QTest::newRow("value_length") << "gemma3.attention.value_length" << "value_length";
+    QTest::newRow("rope scaling") << "gemma3.rope.scaling.type"
+                                  << "RoPE scaling";
+    QTest::newRow("pattern array length") << "gemma3.attention.sliding_window_pattern"
+                                          << "sliding_window_pattern";
+    QTest::newRow("value_length") << "gemma3.attention.value_length"
+                                  << "value_length";
 }
 
 void TestGemma3Forward::rejectsUnsupportedMetadata() {

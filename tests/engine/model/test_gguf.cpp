@@ -44,9 +44,7 @@ GgufWriter smallWriter() {
     return w;
 }
 
-Result<std::unique_ptr<GgufFile>> parse(const std::vector<uint8_t>& bytes) {
-    return GgufFile::fromBytes(bytes);
-}
+Result<std::unique_ptr<GgufFile>> parse(const std::vector<uint8_t>& bytes) { return GgufFile::fromBytes(bytes); }
 
 void putU32(std::vector<uint8_t>& b, uint64_t at, uint32_t v) {
     for (int i = 0; i < 4; ++i) b.at(at + i) = static_cast<uint8_t>(v >> (8 * i));
@@ -64,8 +62,7 @@ bool failsWith(const std::vector<uint8_t>& bytes, std::initializer_list<std::str
         return false;
     }
     const std::string& msg = file.error().message;
-    bool ok = msg.rfind("GGUF: ", 0) == 0 && msg.find('\n') == std::string::npos &&
-              file.error().code == code;
+    bool ok = msg.rfind("GGUF: ", 0) == 0 && msg.find('\n') == std::string::npos && file.error().code == code;
     for (const std::string& f : fragments) ok = ok && msg.find(f) != std::string::npos;
     if (!ok) qWarning("unexpected error (code %d): %s", int(file.error().code), msg.c_str());
     if (qEnvironmentVariableIsSet("HEARTH_SHOW_ERRORS")) qInfo("%s", msg.c_str());
@@ -74,8 +71,7 @@ bool failsWith(const std::vector<uint8_t>& bytes, std::initializer_list<std::str
 
 // Writes w, lets patch change the bytes, expects the failure.
 bool patchedFails(const GgufWriter& w, const std::function<void(GgufImage&)>& patch,
-                  std::initializer_list<std::string> fragments,
-                  ErrorCode code = ErrorCode::InvalidFormat) {
+                  std::initializer_list<std::string> fragments, ErrorCode code = ErrorCode::InvalidFormat) {
     GgufImage image = w.toBytes();
     if (!parse(image.bytes)) {
         qWarning("the unpatched file does not parse");
@@ -238,8 +234,7 @@ void TestGguf::roundTripsTensors() {
                 QCOMPARE(f.dataOffset() + t.offset, image.layout.tensorDataAt[i]);
                 const auto data = f.tensorData(t);
                 QCOMPARE(data.size(), t.nBytes);
-                QVERIFY(std::equal(data.begin(), data.end(),
-                                   image.bytes.begin() + image.layout.tensorDataAt[i]));
+                QVERIFY(std::equal(data.begin(), data.end(), image.bytes.begin() + image.layout.tensorDataAt[i]));
             }
             const auto q8 = f.tensorData(*f.findTensor("blk.0.attn_q.weight"));
             const auto expect = pattern(136, 2);
@@ -312,9 +307,7 @@ void TestGguf::failsCleanlyAtEveryTruncation() {
 void TestGguf::namesTheSectionWhereTheFileEnds() {
     const GgufImage image = smallWriter().toBytes();
     const GgufLayout& l = image.layout;
-    const auto cut = [&](uint64_t n) {
-        return std::vector<uint8_t>(image.bytes.begin(), image.bytes.begin() + n);
-    };
+    const auto cut = [&](uint64_t n) { return std::vector<uint8_t>(image.bytes.begin(), image.bytes.begin() + n); };
     QVERIFY(failsWith(cut(0), {"header magic at offset 0 is cut off"}));
     QVERIFY(failsWith(cut(6), {"header version at offset 4 is cut off"}));
     QVERIFY(failsWith(cut(12), {"header tensor_count at offset 8"}));
@@ -359,8 +352,8 @@ void TestGguf::rejectsBadHeaders() {
     for (const uint32_t version : {0u, 1u, 4u, 0xffffffffu}) {
         bytes = good;
         putU32(bytes, 4, version);
-        QVERIFY(failsWith(bytes, {"header version " + std::to_string(version) + " at offset 4"},
-                          ErrorCode::Unsupported));
+        QVERIFY(
+            failsWith(bytes, {"header version " + std::to_string(version) + " at offset 4"}, ErrorCode::Unsupported));
     }
     bytes = good;
     putU32(bytes, 4, 0x03000000u);
@@ -395,8 +388,7 @@ void TestGguf::rejectsHugeCountsAndLengths() {
     GgufImage image = big.toBytes();
     putU64(image.bytes, image.layout.kvs[0].valueAt + 4, GgufLimits::kMaxArrayElements + 1);
     image.bytes.resize(image.bytes.size() + GgufLimits::kMaxArrayElements + 1);
-    QVERIFY(failsWith(image.bytes, {"metadata 'big' array count 8388609", "limit of 8388608"},
-                      ErrorCode::OutOfMemory));
+    QVERIFY(failsWith(image.bytes, {"metadata 'big' array count 8388609", "limit of 8388608"}, ErrorCode::OutOfMemory));
 }
 
 void TestGguf::rejectsBadMetadata() {
@@ -404,8 +396,8 @@ void TestGguf::rejectsBadMetadata() {
     const auto valueType = [](size_t kv, uint32_t type) {
         return [=](GgufImage& i) { putU32(i.bytes, i.layout.kvs[kv].typeAt, type); };
     };
-    QVERIFY(patchedFails(w, valueType(2, 13), {"metadata 'llama.block_count' value type 13",
-                                               "is not a GGUF value type"}));
+    QVERIFY(
+        patchedFails(w, valueType(2, 13), {"metadata 'llama.block_count' value type 13", "is not a GGUF value type"}));
     QVERIFY(patchedFails(w, valueType(2, 0xffffffffu), {"value type 4294967295"}));
     QVERIFY(patchedFails(w, [](GgufImage& i) { putU32(i.bytes, i.layout.kvs[6].valueAt, 99); },
                          {"metadata 'tokenizer.ggml.scores' array element type 99"}));
@@ -428,8 +420,8 @@ void TestGguf::rejectsBadMetadata() {
     QVERIFY(failsWith(longKey.toBytes().bytes, {"string length 65536", "limit of 65535 bytes"}));
     GgufWriter deep;
     deep.setValue("deep", nestedArray(GgufLimits::kMaxArrayDepth + 1));
-    QVERIFY(failsWith(deep.toBytes().bytes, {"metadata 'deep'[0][0][0][0][0][0][0] array element type",
-                                             "deeper than 8 levels"}));
+    QVERIFY(failsWith(deep.toBytes().bytes,
+                      {"metadata 'deep'[0][0][0][0][0][0][0] array element type", "deeper than 8 levels"}));
 }
 
 void TestGguf::rejectsBadAlignment() {
@@ -438,13 +430,12 @@ void TestGguf::rejectsBadAlignment() {
         w.setValue("general.alignment", std::move(alignment));
         return w.toBytes().bytes;
     };
-    QVERIFY(failsWith(withAlignment(ggufValue(uint32_t{0})),
-                      {"metadata 'general.alignment' 0", "not a power of two"}));
+    QVERIFY(failsWith(withAlignment(ggufValue(uint32_t{0})), {"metadata 'general.alignment' 0", "not a power of two"}));
     QVERIFY(failsWith(withAlignment(ggufValue(uint32_t{48})), {"alignment' 48", "power of two"}));
     QVERIFY(failsWith(withAlignment(ggufValue(uint32_t{1u << 31})),
                       {"alignment' 2147483648", "exceeds the limit of 1048576"}));
-    QVERIFY(failsWith(withAlignment(ggufValue(uint64_t{32})),
-                      {"metadata 'general.alignment'", "value type 10, not u32"}));
+    QVERIFY(
+        failsWith(withAlignment(ggufValue(uint64_t{32})), {"metadata 'general.alignment'", "value type 10, not u32"}));
     QVERIFY(parse(withAlignment(ggufValue(uint32_t{1u << 20}))));
 }
 
@@ -468,19 +459,18 @@ void TestGguf::rejectsBadTensorInfos() {
     for (const uint32_t type : {9u, 15u, 16u, 28u, 1000u, 0xffffffffu}) {
         auto spec = f32({32});
         spec.typeId = type;
-        QVERIFY(failsWith(withTensor(spec), {"tensor #3 't' type " + std::to_string(type),
-                                             "not a weight type Hearth reads (F32, F16, Q4_0"},
-                          ErrorCode::Unsupported));
+        QVERIFY(
+            failsWith(withTensor(spec),
+                      {"tensor #3 't' type " + std::to_string(type), "not a weight type Hearth reads (F32, F16, Q4_0"},
+                      ErrorCode::Unsupported));
     }
     auto q4k = f32({128});
     q4k.typeId = static_cast<uint32_t>(DType::Q4_K);
     QVERIFY(failsWith(withTensor(q4k), {"dims[0] 128", "not a multiple of the Q4_K block size 256"}));
     auto misaligned = f32({4});
     misaligned.offset = 16;
-    QVERIFY(failsWith(withTensor(misaligned), {"tensor #3 't' offset 16",
-                                               "not a multiple of the alignment 32"}));
-    QVERIFY(failsWith(withTensor({"", {4}, 0, pattern(16, 0), std::nullopt}),
-                      {"tensor #3 name", "is empty"}));
+    QVERIFY(failsWith(withTensor(misaligned), {"tensor #3 't' offset 16", "not a multiple of the alignment 32"}));
+    QVERIFY(failsWith(withTensor({"", {4}, 0, pattern(16, 0), std::nullopt}), {"tensor #3 name", "is empty"}));
     const std::string longName(GgufLimits::kMaxTensorNameBytes + 1, 'n');
     QVERIFY(failsWith(withTensor({longName, {4}, 0, pattern(16, 0), std::nullopt}),
                       {"tensor #3 name string length 65", "limit of 64 bytes"}));
@@ -492,9 +482,9 @@ void TestGguf::rejectsBadTensorInfos() {
 void TestGguf::rejectsTensorDataOutsideTheFile() {
     const GgufWriter w = smallWriter();
     for (const uint64_t offset : {uint64_t{1} << 20, kU64Max - 31, k2p63}) {
-        QVERIFY(patchedFails(w, [&](GgufImage& i) { putU64(i.bytes, i.layout.tensorInfos[2].offsetAt, offset); },
-                             {"tensor #2 'output_norm.weight' offset " + std::to_string(offset),
-                              "past the end of the file"}));
+        QVERIFY(patchedFails(
+            w, [&](GgufImage& i) { putU64(i.bytes, i.layout.tensorInfos[2].offsetAt, offset); },
+            {"tensor #2 'output_norm.weight' offset " + std::to_string(offset), "past the end of the file"}));
     }
     // Dims whose bytes exceed the file though the offset is fine.
     QVERIFY(patchedFails(w, [](GgufImage& i) { putU64(i.bytes, i.layout.tensorInfos[2].dimsAt, 64 * 1024); },

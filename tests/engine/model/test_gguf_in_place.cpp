@@ -21,7 +21,9 @@ constexpr uint64_t kLong = GgufArray::kMaxItemsCopied + 1;
 
 std::vector<std::string> pieceTexts(size_t n) {
     std::vector<std::string> out;
-    for (size_t i = 0; i < n; ++i) out.push_back(i % 97 == 0 ? std::string() : std::string(i % 13 + (i == 5 ? 300 : 0), char('a' + i % 26)) + std::to_string(i));
+    for (size_t i = 0; i < n; ++i)
+        out.push_back(i % 97 == 0 ? std::string()
+                                  : std::string(i % 13 + (i == 5 ? 300 : 0), char('a' + i % 26)) + std::to_string(i));
     return out;
 }
 
@@ -129,8 +131,9 @@ void TestGgufInPlace::theyWriteBackUnchanged() {
     const auto file = GgufFile::fromBytes(image.bytes);
     QVERIFY(file);
     GgufWriter copy;
-    for (const char* key : {"general.architecture", "tokenizer.ggml.model", "tokenizer.ggml.tokens",
-                            "tokenizer.ggml.scores", "tokenizer.ggml.token_type", "test.flags", "test.shorts", "test.u64"})
+    for (const char* key :
+         {"general.architecture", "tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+          "tokenizer.ggml.token_type", "test.flags", "test.shorts", "test.u64"})
         copy.setValue(key, *(*file)->find(key));
     QVERIFY(copy.toBytes().bytes == image.bytes);
 }

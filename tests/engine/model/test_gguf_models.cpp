@@ -28,22 +28,26 @@ QString hex(const std::string& bytes) {
 // The dump's form of one scalar (see gguf_dump.py): integers as decimal text, strings as hex.
 QJsonValue asDumped(const GgufValue& v) {
     switch (v.type) {
-        case GgufType::U8: case GgufType::U16: case GgufType::U32: case GgufType::U64:
-            return QString::number(std::get<uint64_t>(v.v));
-        case GgufType::I8: case GgufType::I16: case GgufType::I32: case GgufType::I64:
-            return QString::number(std::get<int64_t>(v.v));
-        case GgufType::F32: case GgufType::F64: return std::get<double>(v.v);
-        case GgufType::BOOL: return std::get<bool>(v.v);
-        case GgufType::STRING: return hex(std::get<std::string>(v.v));
-        case GgufType::ARRAY: break;
+    case GgufType::U8:
+    case GgufType::U16:
+    case GgufType::U32:
+    case GgufType::U64: return QString::number(std::get<uint64_t>(v.v));
+    case GgufType::I8:
+    case GgufType::I16:
+    case GgufType::I32:
+    case GgufType::I64: return QString::number(std::get<int64_t>(v.v));
+    case GgufType::F32:
+    case GgufType::F64: return std::get<double>(v.v);
+    case GgufType::BOOL: return std::get<bool>(v.v);
+    case GgufType::STRING: return hex(std::get<std::string>(v.v));
+    case GgufType::ARRAY: break;
     }
     return QJsonValue();
 }
 
 QJsonObject runReferenceReader(const QString& path) {
     QProcess python;
-    python.start(hearth::test::pythonExe(),
-                 {hearth::test::sourceDir() + "/tests/engine/model/gguf_dump.py", path});
+    python.start(hearth::test::pythonExe(), {hearth::test::sourceDir() + "/tests/engine/model/gguf_dump.py", path});
     if (!python.waitForFinished(300'000) || python.exitCode() != 0) {
         qWarning("gguf_dump.py failed: %s", python.readAllStandardError().constData());
         return {};
@@ -84,8 +88,8 @@ void compareTensor(const GgufFile& file, const GgufTensorInfo& t, const QJsonObj
     QCOMPARE(qint64(t.nBytes), ref["n_bytes"].toInteger());
     const auto data = file.tensorData(t);
     QCOMPARE(data.size(), t.nBytes);
-    const QByteArray sha1 = QCryptographicHash::hash(
-        QByteArrayView(data.data(), qsizetype(data.size())), QCryptographicHash::Sha1);
+    const QByteArray sha1 =
+        QCryptographicHash::hash(QByteArrayView(data.data(), qsizetype(data.size())), QCryptographicHash::Sha1);
     QCOMPARE(QString::fromLatin1(sha1.toHex()), ref["sha1"].toString());
 }
 
@@ -101,20 +105,18 @@ private slots:
 
 void TestGgufModels::matchesTheReferenceReader_data() {
     QTest::addColumn<QString>("path");
-    QTest::addColumn<QString>("arch");       // general.architecture
+    QTest::addColumn<QString>("arch");  // general.architecture
     QTest::addColumn<qint64>("blockCount");  // {arch}.block_count
     QTest::addColumn<int>("nTensors");
     using hearth::test::modelFile;
     using hearth::test::testDataFile;
 #if HEARTH_GGUF_MODEL_SET == 1
     QTest::newRow("stories260K") << testDataFile("stories260K.gguf") << QString("llama") << 5ll << 48;
-    QTest::newRow("llama-2-tiny-random")
-        << testDataFile("llama-2-tiny-random.gguf") << QString("llama") << 1ll << 12;
+    QTest::newRow("llama-2-tiny-random") << testDataFile("llama-2-tiny-random.gguf") << QString("llama") << 1ll << 12;
 #else
     QTest::newRow("SmolLM2-135M-Instruct.Q4_1")
         << modelFile("SmolLM2-135M-Instruct.Q4_1.gguf") << QString("llama") << 30ll << 272;
-    QTest::newRow("gemma-3-270m-q4_k_m")
-        << modelFile("gemma-3-270m-q4_k_m.gguf") << QString("gemma3") << 18ll << 236;
+    QTest::newRow("gemma-3-270m-q4_k_m") << modelFile("gemma-3-270m-q4_k_m.gguf") << QString("gemma3") << 18ll << 236;
 #endif
 }
 

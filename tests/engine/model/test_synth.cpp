@@ -18,7 +18,7 @@ using namespace hearth;
 
 namespace {
 
-const DType kTypes[] = {DType::F32, DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                         DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 // Relative RMS error a type's rounding may leave on normal data: about 1.5× what these
@@ -26,13 +26,15 @@ const DType kTypes[] = {DType::F32, DType::F16,  DType::BF16, DType::Q4_0, DType
 // layout written wrongly reads back as noise (errors near 1), far outside these.
 double rmsBound(DType t) {
     switch (t) {
-        case DType::F32: return 0;
-        case DType::F16: return 1e-3;
-        case DType::BF16: return 8e-3;
-        case DType::Q8_0: return 0.01;
-        case DType::Q6_K: return 0.03;
-        case DType::Q5_0: case DType::Q5_1: case DType::Q5_K: return 0.06;
-        default: return 0.12;  // the 4-bit types
+    case DType::F32: return 0;
+    case DType::F16: return 1e-3;
+    case DType::BF16: return 8e-3;
+    case DType::Q8_0: return 0.01;
+    case DType::Q6_K: return 0.03;
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q5_K: return 0.06;
+    default: return 0.12;  // the 4-bit types
     }
 }
 
@@ -80,10 +82,12 @@ void TestSynth::quantizersRoundTrip() {
 void TestSynth::tinyModelsLoadAndRun_data() {
     QTest::addColumn<QString>("shape");
     QTest::addColumn<int>("type");
-    for (const DType t : kTypes) QTest::newRow(qPrintable(QStringLiteral("tiny %1").arg(dtypeInfo(t).name))) << "tiny" << static_cast<int>(t);
+    for (const DType t : kTypes)
+        QTest::newRow(qPrintable(QStringLiteral("tiny %1").arg(dtypeInfo(t).name))) << "tiny" << static_cast<int>(t);
     for (const char* shape : {"tiny-gemma3", "tiny-qwen2", "tiny-qwen3", "tiny-phi3", "tiny-gemma2"})
         for (const DType t : {DType::F16, DType::Q8_0, DType::Q4_K})
-            QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(shape, dtypeInfo(t).name))) << shape << static_cast<int>(t);
+            QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(shape, dtypeInfo(t).name)))
+                << shape << static_cast<int>(t);
 }
 
 void TestSynth::tinyModelsLoadAndRun() {
@@ -100,12 +104,13 @@ void TestSynth::tinyModelsLoadAndRun() {
     QCOMPARE(QString::fromStdString(e.config().architecture), QString::fromStdString(s->architecture));
     QCOMPARE(e.config().headDim, s->headDim > 0 ? s->headDim : s->nEmbd / s->nHeads);
     // The family's layout was bound as such (ModelConfig::features, what `hearth-cli info` shows).
-    const std::map<QString, std::string> feature{{"tiny", "RoPE on pairs"},
-                                                 {"tiny-qwen2", "Q/K/V biases"},
-                                                 {"tiny-qwen3", "QK norm"},
-                                                 {"tiny-phi3", "fused QKV, fused gate/up"},
-                                                 {"tiny-gemma2", "sliding window 64 on 2 of 4 layers, attention soft-cap 50, final soft-cap 30"},
-                                                 {"tiny-gemma3", "sliding window 64 on 6 of 7 layers"}};
+    const std::map<QString, std::string> feature{
+        {"tiny", "RoPE on pairs"},
+        {"tiny-qwen2", "Q/K/V biases"},
+        {"tiny-qwen3", "QK norm"},
+        {"tiny-phi3", "fused QKV, fused gate/up"},
+        {"tiny-gemma2", "sliding window 64 on 2 of 4 layers, attention soft-cap 50, final soft-cap 30"},
+        {"tiny-gemma3", "sliding window 64 on 6 of 7 layers"}};
     QVERIFY2(e.config().features.find(feature.at(shape)) != std::string::npos, e.config().features.c_str());
     QCOMPARE(e.config().nVocab, s->nVocab);
     QCOMPARE(e.tokenizer().nVocab(), s->nVocab);
@@ -138,7 +143,8 @@ void TestSynth::refusesWhatItCannotWrite() {
     QVERIFY(!writeSynthModel(*smol, {.type = DType::Q8_K, .seed = 1}, path).has_value());  // an activation type
     QVERIFY(!findSynthShape("no-such-shape").has_value());
     auto tiny = findSynthShape("tiny");
-    QVERIFY(!writeSynthModel(*tiny, {.type = DType::Q8_0, .seed = 1}, dir_.filePath("no/such/dir.gguf").toStdString()).has_value());
+    QVERIFY(!writeSynthModel(*tiny, {.type = DType::Q8_0, .seed = 1}, dir_.filePath("no/such/dir.gguf").toStdString())
+                 .has_value());
 }
 
 // --vocab: a tiny Qwen 2 with llama.cpp's real Qwen 2 vocabulary (151,643 pieces) takes its size

@@ -40,7 +40,8 @@ GgufWriter smallVocabLlama() {
     w.set("llama.rope.freq_base", 10000.0f);
     std::mt19937 rng(3);
     const int64_t kvDim = nEmbd / nHeads * nKvHeads;
-    w.addTensor("token_embd.weight", {nEmbd, kVocab}, DType::F32, test::tinyTensorBytes(DType::F32, nEmbd, kVocab, rng, 1.0f));
+    w.addTensor("token_embd.weight", {nEmbd, kVocab}, DType::F32,
+                test::tinyTensorBytes(DType::F32, nEmbd, kVocab, rng, 1.0f));
     w.addTensor("output_norm.weight", {nEmbd}, DType::F32, test::onesF32(nEmbd));
     for (int il = 0; il < nLayers; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";

@@ -75,9 +75,9 @@ private slots:
         Cands c = inIdOrder({2.0f, -1.0f, 0.5f, 1.0f});
         const int32_t window[] = {0, 1, 0, 3};
         applyPenalties(c, window, 2.0f, 0.5f, 0.25f);
-        QCOMPARE(c[0].logit, 0.0f);    // 2 / 2 - (2 * 0.25 + 0.5)
+        QCOMPARE(c[0].logit, 0.0f);  // 2 / 2 - (2 * 0.25 + 0.5)
         QCOMPARE(c[1].logit, -2.75f);  // -1 * 2 - (0.25 + 0.5)
-        QCOMPARE(c[2].logit, 0.5f);    // absent: unchanged
+        QCOMPARE(c[2].logit, 0.5f);  // absent: unchanged
         QCOMPARE(c[3].logit, -0.25f);  // 1 / 2 - 0.75
     }
     void topKKeepsHighestSorted() {
@@ -202,7 +202,8 @@ private slots:
     void sameSeedSameTokens() {
         const std::vector<float> logits{0.0f, 0.3f, 0.1f, -0.2f, 0.25f};
         const SamplingParams p{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.0f, .seed = 42};
-        Sampler a(p), b(p), other(SamplingParams{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.0f, .seed = 43});
+        Sampler a(p), b(p),
+            other(SamplingParams{.topK = 0, .topP = 1.0f, .minP = 0.0f, .temperature = 1.0f, .seed = 43});
         bool differs = false;
         for (int i = 0; i < 1000; ++i) {
             const int32_t x = a.sample(logits);
@@ -236,8 +237,15 @@ private slots:
         QVERIFY(failsMentioning({.logitBias = {{1, 101.0f}}}, "logit bias"));
         QVERIFY(failsMentioning({.logitBias = {{1, std::nanf("")}}}, "logit bias"));
         QVERIFY(validate({.logitBias = {{9, -std::numeric_limits<float>::infinity()}}}, 10));
-        QVERIFY(validate({.repeatPenalty = 1.1f, .repeatLastN = -1, .presencePenalty = -2.0f, .frequencyPenalty = 2.0f,
-                          .topK = 0, .typicalP = 1.0f, .topP = 1.0f, .minP = 0.0f, .temperature = 0.0f}));
+        QVERIFY(validate({.repeatPenalty = 1.1f,
+                          .repeatLastN = -1,
+                          .presencePenalty = -2.0f,
+                          .frequencyPenalty = 2.0f,
+                          .topK = 0,
+                          .typicalP = 1.0f,
+                          .topP = 1.0f,
+                          .minP = 0.0f,
+                          .temperature = 0.0f}));
     }
 };
 

@@ -78,7 +78,7 @@ private slots:
         const SeqId a = s.add({1, 2, 3}), b = s.add({4, 5, 6});
         runAll(s, s.schedule(), 10);  // a: [1,2,3,11], b: [4,5,6,12]
         runAll(s, s.schedule(), 20);  // both blocks full
-        StepPlan p = s.schedule();   // a needs a block for position 4: b gives its up
+        StepPlan p = s.schedule();  // a needs a block for position 4: b gives its up
         QCOMPARE(p.preempted, (std::vector<SeqId>{b}));
         QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(a, 4, {21}, true)}));
         QCOMPARE(s.kvSequence(a).blockTable, (std::vector<BlockId>{0, 1}));
@@ -134,7 +134,9 @@ private slots:
         const Result<bool> held = s.parkRestored(range(1, 6), restore(6));
         QVERIFY(held && !*held);  // the parked sequence holds these tokens already
         QCOMPARE(nRestores, 0);
-        const auto broken = [] { return Result<KvSequence>(std::unexpected(Error{ErrorCode::InvalidFormat, "checksum"})); };
+        const auto broken = [] {
+            return Result<KvSequence>(std::unexpected(Error{ErrorCode::InvalidFormat, "checksum"}));
+        };
         const Result<bool> failed = s.parkRestored(range(1, 12), broken);  // more than the parked holds
         QVERIFY(!failed && failed.error().message == "checksum");
         QCOMPARE(s.parkedTokens().size(), size_t{10});
@@ -175,7 +177,8 @@ private slots:
         s.complete(p, {{{a, 7, {}}}});
         p = s.schedule(drafts);  // b's last 8 tokens; what is left (4) goes to a's drafts first
         QCOMPARE(asked, (std::vector<std::pair<SeqId, int32_t>>{{a, 4}}));
-        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{{a, 6, {7, 7, 50, 51, 52}, true, 5}, chunk(b, 12, range(22, 8), true)}));
+        QCOMPARE(p.chunks,
+                 (std::vector<PlannedChunk>{{a, 6, {7, 7, 50, 51, 52}, true, 5}, chunk(b, 12, range(22, 8), true)}));
         s.complete(p, {{{a, 8, {7, 50, 51, 52}}, {b, 9}}});  // all kept: a bonus token
         QCOMPARE(s.tokens(a), (Tokens{1, 2, 3, 3, 50, 99, 7, 7, 50, 51, 52, 8}));
         QCOMPARE(s.kvSequence(a).nTokens, 11);

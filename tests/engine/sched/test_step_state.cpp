@@ -123,7 +123,8 @@ void TestStepState::aMissingReservationFailsTheChunk() {
     QCOMPARE(outputs.size(), size_t{2});
     QCOMPARE(outputs[0].seq, a);
     QVERIFY(outputs[0].error);
-    QVERIFY2(outputs[0].error->message.find("the plan reserved") != std::string::npos, outputs[0].error->message.c_str());
+    QVERIFY2(outputs[0].error->message.find("the plan reserved") != std::string::npos,
+             outputs[0].error->message.c_str());
     QVERIFY(scheduler.kvSequence(a).blockTable.empty());
     QCOMPARE(outputs[1].seq, b);
     QVERIFY(!outputs[1].error);

@@ -37,10 +37,11 @@ inline ExactnessTally checkExactness(Engine& e, const std::vector<std::vector<To
             if (!plain || !sp) return t;
             const SpecStats& s = sp->spec;
             const bool same = sp->tokens == plain->tokens;
-            std::printf("%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
-                        "bonus %2d, forwards %2d%s\n", label, i, spec.drafter == SpecDrafter::NGram ? "ngram" : "draft",
-                        sp->tokens.size(), s.drafted, s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards,
-                        same ? "" : "  MISMATCH");
+            std::printf(
+                "%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
+                "bonus %2d, forwards %2d%s\n",
+                label, i, spec.drafter == SpecDrafter::NGram ? "ngram" : "draft", sp->tokens.size(), s.drafted,
+                s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards, same ? "" : "  MISMATCH");
             ++t.prompts;
             t.withDrafts += s.drafted > 0;
             t.withRejections += s.rollbacks > 0;

@@ -14,7 +14,8 @@ inline const char* kSpecPassage =
 
 inline const char* kSpecCode =
     "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n\n"
-    "def factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return result\n\n"
+    "def factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n        result = result * i\n    return "
+    "result\n\n"
     "def sum_of_squares(n):\n";
 
 inline std::vector<std::string> specExactnessPrompts() {
@@ -22,7 +23,8 @@ inline std::vector<std::string> specExactnessPrompts() {
     return {
         "Repeat this passage word for word: " + passage,
         "Rewrite this passage, changing 'lighthouse keeper' to 'old sailor': " + passage,
-        "Copy the following text exactly: The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog.",
+        "Copy the following text exactly: The quick brown fox jumps over the lazy dog. The quick brown fox jumps over "
+        "the lazy dog.",
         "Complete this Python code:\n" + std::string(kSpecCode),
         "List the numbers from 1 to 30 separated by commas.",
         "Write the alphabet in capital letters, separated by spaces.",
@@ -48,8 +50,7 @@ inline std::vector<std::string> specExactnessPrompts() {
 // Open-ended chat: no passage to copy, little repetition.
 inline std::vector<std::string> specChatPrompts() {
     return {"What would you do on a rainy Sunday afternoon, and why?",
-            "Tell me about an interesting place you would like to visit someday.",
-            "What makes a good friend?"};
+            "Tell me about an interesting place you would like to visit someday.", "What makes a good friend?"};
 }
 
 }  // namespace hearth::test

@@ -68,7 +68,10 @@ ChiSquare chiSquare(const std::map<int32_t, int>& observed, const std::map<int32
     for (const auto& [id, p] : expected) {
         const double e = p * n;
         const double o = observed.contains(id) ? observed.at(id) : 0;
-        if (e < 5) { poolE += e; poolO += o; } else cells.emplace_back(e, o);
+        if (e < 5) {
+            poolE += e;
+            poolO += o;
+        } else cells.emplace_back(e, o);
     }
     if (poolE > 0) {
         if (poolE < 5 && !cells.empty()) {
@@ -161,16 +164,19 @@ private slots:
             ++first[s.sample(row)];
         }
         const ChiSquare c = chiSquare(first, p1_, kTrials);
-        std::printf("plain sampler, first token: chi2 %.1f, %d cells, critical %.1f\n", c.statistic, c.cells, c.critical);
+        std::printf("plain sampler, first token: chi2 %.1f, %d cells, critical %.1f\n", c.statistic, c.cells,
+                    c.critical);
         QVERIFY(c.passes());
     }
 
     void speculativeMatchesTarget() {
         const Samples s = sampleSpeculative(false);
         const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
-        std::printf("speculative: drafted %d accepted %d rejected %d; first chi2 %.1f (%d cells, critical %.1f), "
-                    "second chi2 %.1f (%d cells, critical %.1f)\n", s.total.drafted, s.total.accepted, s.total.rejected,
-                    c1.statistic, c1.cells, c1.critical, c2.statistic, c2.cells, c2.critical);
+        std::printf(
+            "speculative: drafted %d accepted %d rejected %d; first chi2 %.1f (%d cells, critical %.1f), "
+            "second chi2 %.1f (%d cells, critical %.1f)\n",
+            s.total.drafted, s.total.accepted, s.total.rejected, c1.statistic, c1.cells, c1.critical, c2.statistic,
+            c2.cells, c2.critical);
         QVERIFY(s.total.rejected > kTrials / 10);  // the draft is really different
         QVERIFY(s.total.accepted > kTrials / 10);
         QVERIFY(c1.passes());
@@ -180,9 +186,10 @@ private slots:
     void acceptEverythingVerifierFails() {
         const Samples s = sampleSpeculative(true);
         const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
-        std::printf("accept-all control: first chi2 %.1f (critical %.1f, %d impossible), second chi2 %.1f "
-                    "(critical %.1f, %d impossible)\n", c1.statistic, c1.critical, c1.impossible, c2.statistic,
-                    c2.critical, c2.impossible);
+        std::printf(
+            "accept-all control: first chi2 %.1f (critical %.1f, %d impossible), second chi2 %.1f "
+            "(critical %.1f, %d impossible)\n",
+            c1.statistic, c1.critical, c1.impossible, c2.statistic, c2.critical, c2.impossible);
         QVERIFY(!c1.passes());
         QVERIFY(!c2.passes());
     }
@@ -191,7 +198,8 @@ private:
     Samples sampleSpeculative(bool wrongVerifier) {
         Samples out;
         const SpecOptions options = alwaysOn(specDraftModel(path_.toStdString(), 2));
-        auto session = SpecSession::create(options, *target_.vocab, target_.model->config().nVocab, *target_.backend, kContext);
+        auto session =
+            SpecSession::create(options, *target_.vocab, target_.model->config().nVocab, *target_.backend, kContext);
         if (!session) QTest::qFail(session.error().message.c_str(), __FILE__, __LINE__);
         if (!session) return out;
         std::vector<float> noise(static_cast<size_t>(target_.model->config().nVocab));

@@ -19,10 +19,16 @@ using namespace hearth;
 namespace {
 
 std::vector<std::vector<TokenId>> rawPrompts(const Engine& e) {
-    const char* texts[] = {"Once upon a time", "The cat sat on the mat. The cat sat on the",
-                           "Lily and Tom went to the park. Lily and Tom", "One day, a little bird",
-                           "the cat the cat the cat", "She was happy. She was", "a cat at the", "Tom had a big red ball",
-                           "The sun was hot. The dog was", "Once upon a time, there was a"};
+    const char* texts[] = {"Once upon a time",
+                           "The cat sat on the mat. The cat sat on the",
+                           "Lily and Tom went to the park. Lily and Tom",
+                           "One day, a little bird",
+                           "the cat the cat the cat",
+                           "She was happy. She was",
+                           "a cat at the",
+                           "Tom had a big red ball",
+                           "The sun was hot. The dog was",
+                           "Once upon a time, there was a"};
     std::vector<std::vector<TokenId>> out;
     for (const char* t : texts) out.push_back(e.rawPrompt(t));
     return out;
@@ -65,7 +71,8 @@ private slots:
         std::vector<float> decoded(tokens.size() * nVocab), rows(5 * nVocab);
         KvSequence a, b;
         for (size_t i = 0; i < tokens.size(); ++i)
-            QVERIFY((*model)->forward(*backend, **cache, a, std::span(&tokens[i], 1), std::span(decoded).subspan(i * nVocab, nVocab)));
+            QVERIFY((*model)->forward(*backend, **cache, a, std::span(&tokens[i], 1),
+                                      std::span(decoded).subspan(i * nVocab, nVocab)));
         QVERIFY((*model)->forward(*backend, **cache, b, std::span(tokens).first(4), {}));
         QVERIFY((*model)->forward(*backend, **cache, b, std::span(tokens).subspan(4), rows));
         QVERIFY(std::memcmp(rows.data(), decoded.data() + 4 * nVocab, rows.size() * sizeof(float)) == 0);
@@ -109,7 +116,8 @@ private slots:
     }
 
     void otherVocabularyRefused() {
-        const QString target = test::testDataFile("stories260K.gguf"), other = test::testDataFile("llama-2-tiny-random.gguf");
+        const QString target = test::testDataFile("stories260K.gguf"),
+                      other = test::testDataFile("llama-2-tiny-random.gguf");
         HEARTH_REQUIRE_FILE(target);
         HEARTH_REQUIRE_FILE(other);
         auto e = Engine::load(target.toStdString(), {});

@@ -14,9 +14,11 @@ namespace {
 
 void print(const char* what, const GenerateResult& r) {
     const SpecStats& s = r.spec;
-    std::printf("%s: %zu tokens, drafted %d accepted %d, forwards %d, off %d on %d, active at end %d; "
-                "ms/token plain %.2f, speculative %.2f (last window)\n", what, r.tokens.size(), s.drafted, s.accepted,
-                s.targetForwards, s.switchedOff, s.switchedOn, s.activeAtEnd, s.plainMsPerToken, s.specMsPerToken);
+    std::printf(
+        "%s: %zu tokens, drafted %d accepted %d, forwards %d, off %d on %d, active at end %d; "
+        "ms/token plain %.2f, speculative %.2f (last window)\n",
+        what, r.tokens.size(), s.drafted, s.accepted, s.targetForwards, s.switchedOff, s.switchedOn, s.activeAtEnd,
+        s.plainMsPerToken, s.specMsPerToken);
     std::fflush(stdout);
 }
 
@@ -38,7 +40,10 @@ private slots:
         req.maxTokens = 128;
         req.spec = specNGram(8);
         std::string text;
-        const auto collect = [&](TokenId, std::string_view t) { text += t; return true; };
+        const auto collect = [&](TokenId, std::string_view t) {
+            text += t;
+            return true;
+        };
         std::vector<ChatMessage> chat{{"user", test::specChatPrompts()[0]}};
         req.prompt = e.chatPrompt(chat);
         auto first = e.generate(req, collect);

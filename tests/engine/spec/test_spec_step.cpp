@@ -37,7 +37,7 @@ Tokens promptOf(int i) {
 struct Run {
     Tokens tokens;
     std::vector<int> perStep;  // Token events in each step that had any
-    std::string text;          // shown text, the finish event's included
+    std::string text;  // shown text, the finish event's included
     std::vector<std::string> shown;  // each Token event's text
     FinishReason reason = FinishReason::Error;
     GenerateTimings timings;
@@ -129,8 +129,9 @@ private slots:
         size_t at = 0;
         for (size_t j : insideRuns(full)) {
             const TokenId t = full.tokens[j];
-            if (t > 2 && std::find(full.tokens.begin(), full.tokens.begin() + static_cast<std::ptrdiff_t>(j), t) ==
-                             full.tokens.begin() + static_cast<std::ptrdiff_t>(j)) {
+            if (t > 2 &&
+                std::find(full.tokens.begin(), full.tokens.begin() + static_cast<std::ptrdiff_t>(j), t) ==
+                    full.tokens.begin() + static_cast<std::ptrdiff_t>(j)) {
                 eos = t;
                 at = j;
                 break;
@@ -197,9 +198,11 @@ private slots:
     // (the session taken up again, its draft model's sequence left mid-reply) stay exact.
     void cancelWhileSpeculating() {
         Engine& e = *engine_;
-        const Tokens soloA = runAlone(e, greedy(promptOf(3), 40)).tokens, soloB = runAlone(e, greedy(promptOf(4), 30)).tokens;
+        const Tokens soloA = runAlone(e, greedy(promptOf(3), 40)).tokens,
+                     soloB = runAlone(e, greedy(promptOf(4), 30)).tokens;
         const SpecOptions spec = alwaysOn(specDraftModel(other_, 4));
-        const RequestId a = e.submit(greedy(promptOf(3), 40, spec)).value(), b = e.submit(greedy(promptOf(4), 30)).value();
+        const RequestId a = e.submit(greedy(promptOf(3), 40, spec)).value(),
+                        b = e.submit(greedy(promptOf(4), 30)).value();
         Tokens gotA, gotB;
         std::optional<EngineEvent> finishA;
         int step = 0, cancelledAt = -1, finishedAt = -1;
@@ -269,8 +272,11 @@ private:
             const Run& r = runs.at(ids[static_cast<size_t>(i)]);
             const int most = r.perStep.empty() ? 0 : *std::max_element(r.perStep.begin(), r.perStep.end());
             std::printf("%s: %zu tokens, drafted %d accepted %d rollbacks %d, forwards %d, most tokens in a step %d\n",
-                        i == 0 ? "plain" : i == 1 ? "ngram" : "draft", r.tokens.size(), r.spec.drafted, r.spec.accepted,
-                        r.spec.rollbacks, r.spec.targetForwards, most);
+                        i == 0       ? "plain"
+                            : i == 1 ? "ngram"
+                                     : "draft",
+                        r.tokens.size(), r.spec.drafted, r.spec.accepted, r.spec.rollbacks, r.spec.targetForwards,
+                        most);
             QCOMPARE(r.tokens, alone[static_cast<size_t>(i)]);
             QCOMPARE(r.reason, FinishReason::Length);
             if (i > 0) QVERIFY(r.spec.drafted > 0);

@@ -73,7 +73,8 @@ void TestBpeReference::matchesHuggingFaceTokenizers() {
     QVERIFY2(python.waitForFinished(300'000), "the reference script did not finish");
     QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0,
              python.readAllStandardError().constData());
-    const QJsonArray reference = QJsonDocument::fromJson(python.readAllStandardOutput()).object().value("ids").toArray();
+    const QJsonArray reference =
+        QJsonDocument::fromJson(python.readAllStandardOutput()).object().value("ids").toArray();
 
     QFile corpusFile(corpusPath);
     QVERIFY(corpusFile.open(QIODevice::ReadOnly));
@@ -87,10 +88,8 @@ void TestBpeReference::matchesHuggingFaceTokenizers() {
         std::vector<TokenId> expected;
         for (const QJsonValue& v : reference[i].toArray()) expected.push_back(v.toInt());
         const std::vector<TokenId> got = tok_->encode(utf8(corpus[i].toString()), false, false);
-        if (got == expected)
-            ++nMatched;
-        else
-            failures << QString("%1: expected %2, got %3").arg(corpus[i].toString(), idsText(expected), idsText(got));
+        if (got == expected) ++nMatched;
+        else failures << QString("%1: expected %2, got %3").arg(corpus[i].toString(), idsText(expected), idsText(got));
     }
     qInfo("SmolLM2: %d of %d corpus strings give the reference's ids", nMatched, static_cast<int>(corpus.size()));
     if (!failures.isEmpty()) QFAIL(qPrintable(failures.join("\n")));
@@ -109,7 +108,8 @@ void TestBpeReference::roundTripsExactly() {
         ++nRoundTrips;
     }
     // Called out on their own: Chinese, emoji (ZWJ sequence, flags, skin tone), mixed whitespace.
-    for (const std::string s : {"法国的首都是哪里？", "👨‍👩‍👧‍👦 🇫🇷🇩🇪 👍🏽", "a  \t\n\n  b", "   \n\t \r\n  "}) {
+    for (const std::string s : {"法国的首都是哪里？", "👨‍👩‍👧‍👦 🇫🇷🇩🇪 👍🏽",
+                                "a  \t\n\n  b", "   \n\t \r\n  "}) {
         QCOMPARE(tok_->decode(tok_->encode(s, false, false)), s);
         ++nRoundTrips;
     }
@@ -118,7 +118,10 @@ void TestBpeReference::roundTripsExactly() {
     QCOMPARE(tok_->decode(tok_->encode(invalid, false, false)), invalid);
     // ...which SmolLM2's lacks for the bytes no UTF-8 text holds (C0, C1, F5-FF): they are
     // dropped, as llama.cpp drops them.
-    QCOMPARE(tok_->decode(tok_->encode("a\xC0\xFF" "b", false, false)), std::string("ab"));
+    QCOMPARE(tok_->decode(tok_->encode("a\xC0\xFF"
+                                       "b",
+                                       false, false)),
+             std::string("ab"));
     qInfo("SmolLM2: %d strings round-trip exactly", nRoundTrips + 1);
 }
 
@@ -160,9 +163,10 @@ void TestBpeReference::chatPromptEndToEnd() {
     QCOMPARE(std::count(ids.begin(), ids.end(), imEnd), 2);
     std::string rendered;
     for (TokenId id : ids) rendered += tok_->tokenBytes(id, true);
-    QCOMPARE(rendered, std::string("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
-                                   "Hugging Face<|im_end|>\n<|im_start|>user\nHi <|im_end|><|im_end|>\n"
-                                   "<|im_start|>assistant\n"));
+    QCOMPARE(rendered,
+             std::string("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
+                         "Hugging Face<|im_end|>\n<|im_start|>user\nHi <|im_end|><|im_end|>\n"
+                         "<|im_start|>assistant\n"));
 }
 
 QTEST_GUILESS_MAIN(TestBpeReference)

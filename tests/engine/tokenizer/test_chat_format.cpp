@@ -75,13 +75,16 @@ void TestChatFormat::detectsFamilies() {
              ChatFormatKind::Mistral);
     QCOMPARE(ChatFormat::detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}", "llama").kind(),
              ChatFormatKind::Llama3);
-    QCOMPARE(ChatFormat::detect("{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{{ '<|assistant|>\\n' }}", "phi3").kind(),
+    QCOMPARE(ChatFormat::detect("{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{{ '<|assistant|>\\n' }}", "phi3")
+                 .kind(),
              ChatFormatKind::Phi3);
-    QCOMPARE(ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}{{ '<|assistant|>' }}", "llama").kind(),
-             ChatFormatKind::Zephyr);
+    QCOMPARE(
+        ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}{{ '<|assistant|>' }}", "llama").kind(),
+        ChatFormatKind::Zephyr);
     // Mistral's v7 format ([SYSTEM_PROMPT]) is not the [INST] family: unrecognised.
-    QVERIFY(ChatFormat::detect("{{ '[SYSTEM_PROMPT]' + s + '[/SYSTEM_PROMPT]' }}{{ '[INST]' + c + '[/INST]' }}", "llama")
-                .isFallback());
+    QVERIFY(
+        ChatFormat::detect("{{ '[SYSTEM_PROMPT]' + s + '[/SYSTEM_PROMPT]' }}{{ '[INST]' + c + '[/INST]' }}", "llama")
+            .isFallback());
     QCOMPARE(ChatFormat::detect("{{ messages }}", "llama").kind(), ChatFormatKind::Plain);
     QVERIFY(ChatFormat::detect("{{ messages }}", "llama").isFallback());
     QVERIFY(ChatFormat::detect("", "llama").isFallback());
@@ -109,12 +112,15 @@ void TestChatFormat::extractsDefaultSystemPrompt() {
     // conversation's own system message); the default is the literal that is one string.
     const std::string qwen =
         "{%- if tools %}{{- '<|im_start|>system\\n' }}{{- messages[0]['content'] }}"
-        "{%- elif messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}"
-        "{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}"
+        "{%- elif messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
+        "'<|im_end|>\\n' }}"
+        "{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+        "assistant.<|im_end|>\\n' }}"
         "{%- endif %}";
     const ChatFormat qwen25 = ChatFormat::detect(qwen, "qwen2");
     QCOMPARE(qwen25.kind(), ChatFormatKind::ChatML);
-    QCOMPARE(qwen25.defaultSystemPrompt(), std::string("You are Qwen, created by Alibaba Cloud. You are a helpful assistant."));
+    QCOMPARE(qwen25.defaultSystemPrompt(),
+             std::string("You are Qwen, created by Alibaba Cloud. You are a helpful assistant."));
     QCOMPARE(joined(qwen25.render({{"user", "Hi"}}, true)),
              std::string("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
                          "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
@@ -132,8 +138,9 @@ void TestChatFormat::chatmlWithoutSystemUsesDefault() {
 void TestChatFormat::chatmlWithSystem() {
     const ChatFormat format = ChatFormat::detect(kSmolTemplate, "llama");
     const auto segments = format.render({{"system", "Be brief."}, {"user", "Hi"}}, true);
-    QCOMPARE(joined(segments), std::string("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-                                           "<|im_start|>assistant\n"));
+    QCOMPARE(joined(segments),
+             std::string("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                         "<|im_start|>assistant\n"));
     QCOMPARE(plainText(segments), std::string("Be brief.|Hi|"));
     // Without a generation prompt the assistant's turn is not opened.
     QCOMPARE(joined(format.render({{"system", "S"}}, false)), std::string("<|im_start|>system\nS<|im_end|>\n"));
@@ -143,16 +150,18 @@ void TestChatFormat::chatmlWithSystem() {
 void TestChatFormat::chatmlMultiTurn() {
     const ChatFormat format(ChatFormatKind::ChatML);  // no default system prompt
     const auto segments = format.render({{"user", "1+1?"}, {"assistant", "2"}, {"user", "  and 2+2? "}}, true);
-    QCOMPARE(joined(segments), std::string("<|im_start|>user\n1+1?<|im_end|>\n<|im_start|>assistant\n2<|im_end|>\n"
-                                           "<|im_start|>user\n  and 2+2? <|im_end|>\n<|im_start|>assistant\n"));
+    QCOMPARE(joined(segments),
+             std::string("<|im_start|>user\n1+1?<|im_end|>\n<|im_start|>assistant\n2<|im_end|>\n"
+                         "<|im_start|>user\n  and 2+2? <|im_end|>\n<|im_start|>assistant\n"));
 }
 
 void TestChatFormat::gemmaRendering() {
     const ChatFormat format = ChatFormat::detect("", "gemma3");
     const auto segments = format.render({{"user", "Hello"}, {"assistant", "Hi!"}, {"user", " Bye \n"}}, true);
-    QCOMPARE(joined(segments), std::string("<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi!"
-                                           "<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n"
-                                           "<start_of_turn>model\n"));
+    QCOMPARE(joined(segments),
+             std::string("<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi!"
+                         "<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n"
+                         "<start_of_turn>model\n"));
     QVERIFY(segments.front().allowSpecial);
     QVERIFY(segments.front().text.starts_with("<bos>"));
     QCOMPARE(plainText(segments), std::string("Hello|Hi!|Bye|"));
@@ -161,16 +170,19 @@ void TestChatFormat::gemmaRendering() {
 void TestChatFormat::gemmaSystemPrefixesFirstTurn() {
     const ChatFormat format(ChatFormatKind::Gemma);
     const auto segments = format.render({{"system", "You are terse."}, {"user", "Why?"}}, true);
-    QCOMPARE(joined(segments), std::string("<bos><start_of_turn>user\nYou are terse.\n\nWhy?<end_of_turn>\n"
-                                           "<start_of_turn>model\n"));
+    QCOMPARE(joined(segments),
+             std::string("<bos><start_of_turn>user\nYou are terse.\n\nWhy?<end_of_turn>\n"
+                         "<start_of_turn>model\n"));
     QCOMPARE(plainText(segments), std::string("You are terse.\n\nWhy?|"));
 }
 
 void TestChatFormat::llama2Rendering() {
     const ChatFormat format(ChatFormatKind::Llama2);
-    const auto segments = format.render({{"system", "Sys"}, {"user", "Hi "}, {"assistant", "Hello"}, {"user", "More"}}, true);
-    QCOMPARE(joined(segments), std::string("<s>[INST] <<SYS>>\nSys\n<</SYS>>\n\nHi [/INST] Hello </s>"
-                                           "<s>[INST] More [/INST]"));
+    const auto segments =
+        format.render({{"system", "Sys"}, {"user", "Hi "}, {"assistant", "Hello"}, {"user", "More"}}, true);
+    QCOMPARE(joined(segments),
+             std::string("<s>[INST] <<SYS>>\nSys\n<</SYS>>\n\nHi [/INST] Hello </s>"
+                         "<s>[INST] More [/INST]"));
     QVERIFY(format.startsWithBos());
 }
 
@@ -201,29 +213,44 @@ void TestChatFormat::detectsEveryRealTemplate() {
 }
 
 void TestChatFormat::variantsFromTemplateText() {
-    const ChatVariant v01 = ChatFormat::detect("{{ bos_token }}{{ '[INST] ' + c + ' [/INST]' }}{{ c + eos_token + ' ' }}", "llama").variant();
-    QVERIFY(v01.bos && v01.spaceBeforeInstClose && v01.spaceAfterEos && !v01.spaceBeforeAnswer && !v01.systemInLastUser);
-    const ChatVariant v03 = ChatFormat::detect(
-        "{{- bos_token }}{%- if loop.last and system_message is defined %}{{- '[INST] ' + c + '[/INST]' }}"
-        "{{- ' ' + message['content'] + eos_token}}", "llama").variant();
-    QVERIFY(v03.bos && !v03.spaceBeforeInstClose && !v03.spaceAfterEos && v03.spaceBeforeAnswer && v03.systemInLastUser);
+    const ChatVariant v01 =
+        ChatFormat::detect("{{ bos_token }}{{ '[INST] ' + c + ' [/INST]' }}{{ c + eos_token + ' ' }}", "llama")
+            .variant();
+    QVERIFY(v01.bos && v01.spaceBeforeInstClose && v01.spaceAfterEos && !v01.spaceBeforeAnswer &&
+            !v01.systemInLastUser);
+    const ChatVariant v03 =
+        ChatFormat::detect(
+            "{{- bos_token }}{%- if loop.last and system_message is defined %}{{- '[INST] ' + c + '[/INST]' }}"
+            "{{- ' ' + message['content'] + eos_token}}",
+            "llama")
+            .variant();
+    QVERIFY(v03.bos && !v03.spaceBeforeInstClose && !v03.spaceAfterEos && v03.spaceBeforeAnswer &&
+            v03.systemInLastUser);
     const ChatVariant phiFirst = ChatFormat::detect(
-        "{{ bos_token }}{% for message in messages %}{{'<|user|>' + '\\n' + message['content'] + '<|end|>' + '\\n' + "
-        "'<|assistant|>' + '\\n'}}{% endfor %}", "phi3").variant();
+                                     "{{ bos_token }}{% for message in messages %}{{'<|user|>' + '\\n' + "
+                                     "message['content'] + '<|end|>' + '\\n' + "
+                                     "'<|assistant|>' + '\\n'}}{% endfor %}",
+                                     "phi3")
+                                     .variant();
     QVERIFY(phiFirst.bos && phiFirst.userOpensAssistant && !phiFirst.systemRole);
-    const ChatVariant zephyrOneLine = ChatFormat::detect(
-        "{{ '<|user|>\\n' + message['content'] + eos_token }}{% endif %}\n{% if loop.last %}{{ '<|assistant|>' }}", "llama").variant();
+    const ChatVariant zephyrOneLine =
+        ChatFormat::detect(
+            "{{ '<|user|>\\n' + message['content'] + eos_token }}{% endif %}\n{% if loop.last %}{{ '<|assistant|>' }}",
+            "llama")
+            .variant();
     QVERIFY(!zephyrOneLine.newlineAfterTurn);
     QVERIFY(ChatFormat::detect("{{- \"Cutting Knowledge Date: December 2023\\n\" }}<|start_header_id|>", "llama")
-                .variant().knowledgeDate);
+                .variant()
+                .knowledgeDate);
 }
 
 void TestChatFormat::llama3Rendering() {
     const ChatFormat format(ChatFormatKind::Llama3);
     const auto segments = format.render({{"system", " Sys "}, {"user", "Hi\n"}}, true);
-    QCOMPARE(joined(segments), std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nSys<|eot_id|>"
-                                           "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-                                           "<|start_header_id|>assistant<|end_header_id|>\n\n"));
+    QCOMPARE(joined(segments),
+             std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nSys<|eot_id|>"
+                         "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                         "<|start_header_id|>assistant<|end_header_id|>\n\n"));
     QCOMPARE(plainText(segments), std::string("Sys|Hi|"));
     QVERIFY(format.startsWithBos());
     QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<|eot_id|>"});
@@ -238,9 +265,9 @@ void TestChatFormat::mistralRendering() {
     const std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "A "}, {"assistant", "B"}, {"user", "C"}};
     const ChatFormat v01(ChatFormatKind::Mistral, {}, ChatVariant{.bos = true, .spaceAfterEos = true});
     QCOMPARE(joined(v01.render(chat, true)), std::string("<s>[INST] S\n\nA  [/INST]B</s> [INST] C [/INST]"));
-    const ChatFormat v03(ChatFormatKind::Mistral, {},
-                         ChatVariant{.bos = true, .systemInLastUser = true, .spaceBeforeInstClose = false,
-                                     .spaceBeforeAnswer = true});
+    const ChatFormat v03(
+        ChatFormatKind::Mistral, {},
+        ChatVariant{.bos = true, .systemInLastUser = true, .spaceBeforeInstClose = false, .spaceBeforeAnswer = true});
     QCOMPARE(joined(v03.render(chat, true)), std::string("<s>[INST] A [/INST] B</s>[INST] S\n\nC[/INST]"));
     QCOMPARE(plainText(v03.render(chat, true)), std::string("A |B|S\n\nC|"));
 }
@@ -251,7 +278,8 @@ void TestChatFormat::phi3Rendering() {
              std::string("<|system|>\nS<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n"));
     QCOMPARE(joined(phi.render({{"user", "Q"}, {"assistant", "A"}}, false)),
              std::string("<|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n<|endoftext|>"));
-    const ChatFormat first(ChatFormatKind::Phi3, {}, ChatVariant{.bos = true, .systemRole = false, .userOpensAssistant = true});
+    const ChatFormat first(ChatFormatKind::Phi3, {},
+                           ChatVariant{.bos = true, .systemRole = false, .userOpensAssistant = true});
     QCOMPARE(joined(first.render({{"system", "S"}, {"user", "Q"}, {"assistant", "A"}}, true)),
              std::string("<s><|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n"));
 }
@@ -266,8 +294,9 @@ void TestChatFormat::zephyrRendering() {
 }
 
 void TestChatFormat::vocabularyTextsReplaceFamilyDefaults() {
-    const ChatFormat zephyr = ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}\n{{ '<|assistant|>' }}",
-                                                 "llama", {"<s>", "<|endoftext|>"});
+    const ChatFormat zephyr =
+        ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}\n{{ '<|assistant|>' }}", "llama",
+                           {"<s>", "<|endoftext|>"});
     QCOMPARE(joined(zephyr.render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|endoftext|>\n"));
     QCOMPARE(zephyr.endOfTurnPieces(), std::vector<std::string>{"<|endoftext|>"});
 }
@@ -278,14 +307,16 @@ void TestChatFormat::qwen3Thinking() {
     const std::string qwen3 =
         "{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}"
         "{%- if '</think>' in content %}{%- endif %}{{- '<|im_start|>assistant\\n' }}"
-        "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}";
+        "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- "
+        "endif %}";
     const ChatFormat format = ChatFormat::detect(qwen3, "qwen3");
     QVERIFY(format.variant().thinking && !format.variant().opensThinking);
     QCOMPARE(format.thinkingMode(), ThinkingMode::Switchable);
     QVERIFY(format.reasoningSpan() && !format.reasoningSpan()->promptOpens);
     QCOMPARE(format.reasoningSpan()->open, std::string_view("<think>"));
     QCOMPARE(format.reasoningSpan()->close, std::string_view("</think>"));
-    const std::vector<ChatMessage> chat = {{"user", "2+2?"}, {"assistant", "<think>\nAdd.\n</think>\n\n4."}, {"user", "3+3?"}};
+    const std::vector<ChatMessage> chat = {
+        {"user", "2+2?"}, {"assistant", "<think>\nAdd.\n</think>\n\n4."}, {"user", "3+3?"}};
     QCOMPARE(joined(format.render(chat, true)),
              std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4.<|im_end|>\n"
                          "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n"));
@@ -294,8 +325,9 @@ void TestChatFormat::qwen3Thinking() {
                          "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
     // After the last user query the answer keeps its reasoning, as content (never control tokens).
     const auto kept = format.render({{"user", "2+2?"}, {"assistant", "<think>Add.</think>4."}}, false);
-    QCOMPARE(joined(kept), std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nAdd.\n</think>\n\n"
-                                       "4.<|im_end|>\n"));
+    QCOMPARE(joined(kept),
+             std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nAdd.\n</think>\n\n"
+                         "4.<|im_end|>\n"));
     QCOMPARE(plainText(kept), std::string("2+2?|Add.|4.|"));
 
     const ChatFormat thinkingOnly = ChatFormat::detect(qwen3 + "{{- '<|im_start|>assistant\\n<think>\\n' }}", "qwen3");
@@ -306,15 +338,17 @@ void TestChatFormat::qwen3Thinking() {
     // ChatML without a span: no reasoning, enable_thinking ignored.
     QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").reasoningSpan());
     QCOMPARE(ChatFormat::detect(kSmolTemplate, "llama").thinkingMode(), ThinkingMode::None);
-    QCOMPARE(joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
-             std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+    QCOMPARE(
+        joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
+        std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
 
 // DeepSeek-R1 distills: BOS, the system text, user and assistant markers, every answer's reasoning
 // dropped; the newer template's generation prompt opens the span, the first release's does not.
 void TestChatFormat::deepSeekR1Rendering() {
-    const std::string newer = "{{bos_token}}{{'<｜User｜>' + message['content']}}{{'<｜Assistant｜>' + content}}"
-                              "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
+    const std::string newer =
+        "{{bos_token}}{{'<｜User｜>' + message['content']}}{{'<｜Assistant｜>' + content}}"
+        "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
     const ChatFormat format = ChatFormat::detect(newer, "qwen2");
     QCOMPARE(format.kind(), ChatFormatKind::DeepSeekR1);
     QCOMPARE(QString(format.name()), QString("deepseek-r1"));
@@ -325,8 +359,9 @@ void TestChatFormat::deepSeekR1Rendering() {
     const std::vector<ChatMessage> chat = {
         {"system", "Be brief."}, {"user", "2+2?"}, {"assistant", "<think>Add.</think>\n\n4."}, {"user", "<think>?"}};
     const auto segments = format.render(chat, true);
-    QCOMPARE(joined(segments), std::string("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4.<｜end▁of▁sentence｜>"
-                                           "<｜User｜><think>?<｜Assistant｜><think>\n"));
+    QCOMPARE(joined(segments),
+             std::string("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4.<｜end▁of▁sentence｜>"
+                         "<｜User｜><think>?<｜Assistant｜><think>\n"));
     QCOMPARE(plainText(segments), std::string("Be brief.|2+2?|\n\n4.|<think>?|"));
     // A reply whose span the prompt opened holds only the closing marker; it still loses its reasoning.
     QCOMPARE(joined(format.render({{"user", "Hi"}, {"assistant", "Greeting.\n</think>\n\nHello!"}}, false)),
@@ -335,7 +370,8 @@ void TestChatFormat::deepSeekR1Rendering() {
     const ChatFormat first = ChatFormat::detect("{{bos_token}}{{'<｜User｜>' + c}}{{'<｜Assistant｜>'}}", "llama",
                                                 {"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"});
     QVERIFY(first.reasoningSpan() && !first.reasoningSpan()->promptOpens);
-    QCOMPARE(joined(first.render({{"user", "Hi"}}, true)), std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"));
+    QCOMPARE(joined(first.render({{"user", "Hi"}}, true)),
+             std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"));
 }
 
 // A template that is no known family: the architecture's family format, flagged with a reason; a

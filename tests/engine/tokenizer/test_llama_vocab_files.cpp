@@ -26,18 +26,23 @@ namespace {
 
 // (tokenizer.ggml.model, tokenizer.ggml.pre) pairs Hearth claims; "" is a missing key.
 const std::set<std::pair<std::string, std::string>> kClaimed = {
-    {"llama", ""},     {"llama", "default"},   {"gpt2", ""},       {"gpt2", "default"},
-    {"gpt2", "gpt-2"}, {"gpt2", "llama-bpe"},  {"gpt2", "qwen2"},  {"gpt2", "deepseek-r1-qwen"},
+    {"llama", ""},      {"llama", "default"},  {"gpt2", ""},      {"gpt2", "default"},
+    {"gpt2", "gpt-2"},  {"gpt2", "llama-bpe"}, {"gpt2", "qwen2"}, {"gpt2", "deepseek-r1-qwen"},
     {"gpt2", "qwen35"}, {"gpt2", "smollm"},
 };
 
 // Beyond the .inp cases: contractions in capitals, digit runs, line breaks after punctuation,
 // combining marks, no-break and ideographic spaces, and the default split's symbols.
-const QStringList kExtraCases = {
-    "We'd've", "HE'S HERE, I'LL GO; YOU'RE 'RIGHT'", "1234567 12.5% $100+200=300 a^b ~c |x| `tick`",
-    "line one.\r\nline two!\n\n\tindented", "e\u0301te\u0301 na\u0308ive \u0915\u093F\u0924\u093E\u092C",
-    "a\u00A0b\u3000c \u2028d", "\u00ABquoted\u00BB \u2014 dash\u2026 \u00BFque?", "\u0661\u0662\u0663 \u00BD x\u00B2",
-    "    indented code()\n        more", "emoji \U0001F642\U0001F642 !?"};
+const QStringList kExtraCases = {"We'd've",
+                                 "HE'S HERE, I'LL GO; YOU'RE 'RIGHT'",
+                                 "1234567 12.5% $100+200=300 a^b ~c |x| `tick`",
+                                 "line one.\r\nline two!\n\n\tindented",
+                                 "e\u0301te\u0301 na\u0308ive \u0915\u093F\u0924\u093E\u092C",
+                                 "a\u00A0b\u3000c \u2028d",
+                                 "\u00ABquoted\u00BB \u2014 dash\u2026 \u00BFque?",
+                                 "\u0661\u0662\u0663 \u00BD x\u00B2",
+                                 "    indented code()\n        more",
+                                 "emoji \U0001F642\U0001F642 !?"};
 
 struct VocabCase {
     std::string text;
@@ -141,7 +146,8 @@ void TestLlamaVocabFiles::matchesVocabFile() {
         QVERIFY2(!claimed, e.message.c_str());
         QCOMPARE(e.code, ErrorCode::Unsupported);
         // The refusal names what Hearth lacks: the pre-tokenizer of a BPE vocabulary, else the model.
-        const QString named = model == "gpt2" ? "tokenizer.ggml.pre \"" + pre + "\"" : "tokenizer.ggml.model \"" + model + "\"";
+        const QString named =
+            model == "gpt2" ? "tokenizer.ggml.pre \"" + pre + "\"" : "tokenizer.ggml.model \"" + model + "\"";
         QVERIFY2(QString::fromStdString(e.message).contains(named), e.message.c_str());
         return;
     }
@@ -166,13 +172,20 @@ void TestLlamaVocabFiles::renamedPreTokenizer_data() {
     QTest::addColumn<QString>("source");
     QTest::addColumn<QString>("pre");
     QTest::addColumn<bool>("samePreType");
-    QTest::newRow("deepseek-r1-qwen") << "ggml-vocab-qwen2.gguf" << "deepseek-r1-qwen" << true;
-    QTest::newRow("default") << "ggml-vocab-gpt-2.gguf" << "default" << false;
-    QTest::newRow("no key") << "ggml-vocab-gpt-2.gguf" << "" << false;
-    QTest::newRow("gpt-2") << "ggml-vocab-gpt-2.gguf" << "gpt-2" << true;
-    QTest::newRow("llama-bpe") << "ggml-vocab-llama-bpe.gguf" << "llama-bpe" << true;
-    QTest::newRow("qwen2") << "ggml-vocab-qwen2.gguf" << "qwen2" << true;
-    QTest::newRow("qwen35") << "ggml-vocab-qwen35.gguf" << "qwen35" << true;
+    QTest::newRow("deepseek-r1-qwen") << "ggml-vocab-qwen2.gguf"
+                                      << "deepseek-r1-qwen" << true;
+    QTest::newRow("default") << "ggml-vocab-gpt-2.gguf"
+                             << "default" << false;
+    QTest::newRow("no key") << "ggml-vocab-gpt-2.gguf"
+                            << "" << false;
+    QTest::newRow("gpt-2") << "ggml-vocab-gpt-2.gguf"
+                           << "gpt-2" << true;
+    QTest::newRow("llama-bpe") << "ggml-vocab-llama-bpe.gguf"
+                               << "llama-bpe" << true;
+    QTest::newRow("qwen2") << "ggml-vocab-qwen2.gguf"
+                           << "qwen2" << true;
+    QTest::newRow("qwen35") << "ggml-vocab-qwen35.gguf"
+                            << "qwen35" << true;
 }
 
 void TestLlamaVocabFiles::renamedPreTokenizer() {
@@ -185,10 +198,8 @@ void TestLlamaVocabFiles::renamedPreTokenizer() {
     QVERIFY(original);
     GgufWriter w;
     for (const auto& [key, value] : (*original)->metadata()) w.setValue(key, value);
-    if (pre.isEmpty())
-        w.remove("tokenizer.ggml.pre");
-    else
-        w.set("tokenizer.ggml.pre", pre.toStdString());
+    if (pre.isEmpty()) w.remove("tokenizer.ggml.pre");
+    else w.set("tokenizer.ggml.pre", pre.toStdString());
     const QString path = tmp_.filePath(QString(QTest::currentDataTag()).replace(' ', '-') + ".gguf");
     QVERIFY(w.writeFile(path.toStdString()));
     auto file = GgufFile::open(path.toStdString());
@@ -212,9 +223,9 @@ void TestLlamaVocabFiles::renamedPreTokenizer() {
         if (!samePreType) QSKIP("no oracle: the default split is checked against llama.cpp only");
         return;
     }
-    const QJsonObject answer = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-                                         {{"op", "tokenize"}, {"model", path}, {"texts", texts},
-                                          {"vocab_only", true}, {"add_special", false}});
+    const QJsonObject answer = askPython(
+        oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+        {{"op", "tokenize"}, {"model", path}, {"texts", texts}, {"vocab_only", true}, {"add_special", false}});
     QVERIFY2(!answer.contains("error"), qPrintable(answer["error"].toString()));
     const QJsonArray expected = answer["tokens"].toArray();
     QCOMPARE(expected.size(), texts.size());
@@ -228,9 +239,9 @@ void TestLlamaVocabFiles::renamedPreTokenizer() {
                                    QJsonDocument(expected[i].toArray()).toJson(QJsonDocument::Compact));
     }
     // BOS by default as llama.cpp decides it from the name when add_bos_token is absent (llama-bpe).
-    const QJsonObject withBos = askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
-                                          {{"op", "tokenize"}, {"model", path}, {"texts", QJsonArray{"Hello"}},
-                                           {"vocab_only", true}});
+    const QJsonObject withBos =
+        askPython(oraclePython(), sourceDir() + "/tests/conformance/oracle.py",
+                  {{"op", "tokenize"}, {"model", path}, {"texts", QJsonArray{"Hello"}}, {"vocab_only", true}});
     QVERIFY2(!withBos.contains("error"), qPrintable(withBos["error"].toString()));
     QCOMPARE(toJson((*tokenizer)->encode("Hello", (*tokenizer)->addBosByDefault(), false)),
              withBos["tokens"].toArray().first().toArray());

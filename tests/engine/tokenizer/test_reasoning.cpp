@@ -12,7 +12,7 @@ namespace {
 QString split(std::string_view reply, bool promptOpens = false) {
     const ReasoningSplit s = splitReasoning(reply, ReasoningSpan{.promptOpens = promptOpens});
     return QString::fromUtf8(s.reasoning.data(), s.reasoning.size()) + "|" +
-           QString::fromUtf8(s.answer.data(), s.answer.size()) + "|" + (s.open ? "open" : "closed");
+        QString::fromUtf8(s.answer.data(), s.answer.size()) + "|" + (s.open ? "open" : "closed");
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ void TestTokenizer::checkTokenizeFile(const QString& modelName, const QString& j
         const std::vector<TokenId> expected = idsOf(c.toObject().value("tokens").toArray());
         const std::vector<TokenId> got = tok->encode(std::string_view(text.constData(), text.size()), true, false);
         if (got != expected) {
-            failures << QString("%1: expected %2, got %3").arg(QString::fromUtf8(text), idsText(expected), idsText(got));
+            failures
+                << QString("%1: expected %2, got %3").arg(QString::fromUtf8(text), idsText(expected), idsText(got));
             continue;
         }
         // SentencePiece's dummy prefix comes back as a leading space; BOS decodes to nothing.
@@ -229,7 +230,8 @@ void TestTokenizer::gemmaVocabulary() {
     // add_space_prefix is false: no dummy prefix; "\n\n" is a user-defined piece.
     const std::vector<TokenId> ids = tok.encode("Hi\n\nthere", false, false);
     QVERIFY(std::find(ids.begin(), ids.end(), tok.findPiece("\n\n")) != ids.end());
-    for (const std::string s : {"Hello world", "  two  spaces\tand tab", "法国的首都是哪里？", "🙂 👨‍👩‍👧‍👦 🇫🇷", "<b>bold</b>\n\n\n"})
+    for (const std::string s : {"Hello world", "  two  spaces\tand tab", "法国的首都是哪里？",
+                                "🙂 👨‍👩‍👧‍👦 🇫🇷", "<b>bold</b>\n\n\n"})
         QCOMPARE(tok.decode(tok.encode(s, false, false)), s);
     QCOMPARE(tok.decode(tok.encode("Hello", true, false)), std::string("Hello"));
 }
@@ -243,7 +245,8 @@ void TestTokenizer::utf8StreamSplitsEmojiAtEveryBoundary() {
             for (const auto& part : {text.substr(0, cut1), text.substr(cut1, cut2 - cut1), text.substr(cut2)}) {
                 const std::string emitted = stream.push(part);
                 // Whatever is emitted is whole characters: it round-trips through QString.
-                QCOMPARE(QString::fromUtf8(emitted.data(), static_cast<qsizetype>(emitted.size())).toStdString(), emitted);
+                QCOMPARE(QString::fromUtf8(emitted.data(), static_cast<qsizetype>(emitted.size())).toStdString(),
+                         emitted);
                 out += emitted;
             }
             out += stream.flush();
@@ -261,14 +264,18 @@ void TestTokenizer::utf8StreamSplitsEmojiAtEveryBoundary() {
 void TestTokenizer::utf8StreamInvalidBytes() {
     const std::string fffd = "\xEF\xBF\xBD";
     Utf8Stream s1;
-    QCOMPARE(s1.push("a\xFF" "b"), "a" + fffd + "b");
-    QCOMPARE(s1.push("\x80"), fffd);               // a lone continuation byte
-    QCOMPARE(s1.push("\xC0\xAF"), fffd + fffd);    // overlong: both bytes invalid
+    QCOMPARE(s1.push("a\xFF"
+                     "b"),
+             "a" + fffd + "b");
+    QCOMPARE(s1.push("\x80"), fffd);  // a lone continuation byte
+    QCOMPARE(s1.push("\xC0\xAF"), fffd + fffd);  // overlong: both bytes invalid
     QCOMPARE(s1.push("\xED\xA0\x80"), fffd + fffd + fffd);  // a surrogate
-    QCOMPARE(s1.push("\xE2\x82" "x"), fffd + "x");  // truncated 3-byte sequence, then ASCII
+    QCOMPARE(s1.push("\xE2\x82"
+                     "x"),
+             fffd + "x");  // truncated 3-byte sequence, then ASCII
     Utf8Stream s2;
     QCOMPARE(s2.push("ok\xF0\x9F"), std::string("ok"));
-    QCOMPARE(s2.flush(), fffd);                    // an incomplete tail at the end
+    QCOMPARE(s2.flush(), fffd);  // an incomplete tail at the end
     QCOMPARE(s2.flush(), std::string());
     QCOMPARE(s2.push("z"), std::string("z"));
 }
@@ -287,7 +294,8 @@ void TestTokenizer::vocabularyErrors() {
         auto r2 = Tokenizer::fromVocab(badPre);
         QVERIFY(!r2);
         QCOMPARE(r2.error().code, ErrorCode::Unsupported);
-        QVERIFY2(r2.error().message.find(std::string("\"") + name + "\"") != std::string::npos, r2.error().message.c_str());
+        QVERIFY2(r2.error().message.find(std::string("\"") + name + "\"") != std::string::npos,
+                 r2.error().message.c_str());
         QVERIFY2(r2.error().message.find("\"gpt-2\"") != std::string::npos, r2.error().message.c_str());
     }
 
@@ -320,18 +328,28 @@ void TestTokenizer::preTokenizerPieces_data() {
     QTest::addColumn<QString>("pre");
     QTest::addColumn<QString>("text");
     QTest::addColumn<QStringList>("pieces");
-    QTest::newRow("default breaks punctuation off first") << "default" << "We'd've" << QStringList{"We", "'", "d", "'", "ve"};
-    QTest::newRow("gpt-2 keeps contractions") << "gpt-2" << "We'd've" << QStringList{"We", "'d", "'ve"};
-    QTest::newRow("default numbers and symbols") << "" << "$100+200 = 1234567"
-        << QStringList{"$", "100", "+", "200", " ", "=", " ", "123", "456", "7"};
-    QTest::newRow("smollm digits alone") << "smollm" << "a12 b" << QStringList{"a", "1", "2", " b"};
-    QTest::newRow("llama-bpe contractions in capitals, digits in threes") << "llama-bpe" << "HE'S 12345\n\n"
+    QTest::newRow("default breaks punctuation off first") << "default"
+                                                          << "We'd've" << QStringList{"We", "'", "d", "'", "ve"};
+    QTest::newRow("gpt-2 keeps contractions") << "gpt-2"
+                                              << "We'd've" << QStringList{"We", "'d", "'ve"};
+    QTest::newRow("default numbers and symbols")
+        << ""
+        << "$100+200 = 1234567" << QStringList{"$", "100", "+", "200", " ", "=", " ", "123", "456", "7"};
+    QTest::newRow("smollm digits alone") << "smollm"
+                                         << "a12 b" << QStringList{"a", "1", "2", " b"};
+    QTest::newRow("llama-bpe contractions in capitals, digits in threes")
+        << "llama-bpe"
+        << "HE'S 12345\n\n"
         << QStringList{"HE", "'S", " ", "123", "45", "\n\n"};
-    QTest::newRow("llama-bpe punctuation takes line breaks") << "llama-bpe" << "x.\n\ny  z"
-        << QStringList{"x", ".\n\n", "y", " ", " z"};
-    QTest::newRow("qwen2 digits alone") << "qwen2" << "12345" << QStringList{"1", "2", "3", "4", "5"};
-    QTest::newRow("qwen2 a mark leads the next word") << "qwen2" << "e\u0301te" << QStringList{"e", "\u0301te"};
-    QTest::newRow("qwen35 marks are letters") << "qwen35" << "e\u0301te" << QStringList{"e\u0301te"};
+    QTest::newRow("llama-bpe punctuation takes line breaks")
+        << "llama-bpe"
+        << "x.\n\ny  z" << QStringList{"x", ".\n\n", "y", " ", " z"};
+    QTest::newRow("qwen2 digits alone") << "qwen2"
+                                        << "12345" << QStringList{"1", "2", "3", "4", "5"};
+    QTest::newRow("qwen2 a mark leads the next word") << "qwen2"
+                                                      << "e\u0301te" << QStringList{"e", "\u0301te"};
+    QTest::newRow("qwen35 marks are letters") << "qwen35"
+                                              << "e\u0301te" << QStringList{"e\u0301te"};
 }
 
 void TestTokenizer::preTokenizerPieces() {

@@ -48,7 +48,8 @@ struct RandomCache {
         layer = PagedKvLayer{kBlocks.data(), vBlocks.data(), kBlockSize, rowStride};
     }
     float at(const std::vector<std::vector<f16_t>>& data, int p, int i) const {
-        return f16ToF32(data[static_cast<size_t>(p / kBlockSize)][static_cast<size_t>((p % kBlockSize) * layer.rowStride + i)]);
+        return f16ToF32(
+            data[static_cast<size_t>(p / kBlockSize)][static_cast<size_t>((p % kBlockSize) * layer.rowStride + i)]);
     }
 };
 
@@ -59,7 +60,8 @@ std::vector<double> exactHead(const RandomCache& c, const AttentionShape& s, con
     std::vector<double> scores;
     for (int p = first; p < nCtx; ++p) {
         double dot = 0;
-        for (int i = 0; i < s.headDim; ++i) dot += double(f16ToF32(f32ToF16(q[i]))) * c.at(c.kData, p, kvHead * s.headDim + i);
+        for (int i = 0; i < s.headDim; ++i)
+            dot += double(f16ToF32(f32ToF16(q[i]))) * c.at(c.kData, p, kvHead * s.headDim + i);
         scores.push_back(dot * s.scale);
     }
     const double maxScore = *std::max_element(scores.begin(), scores.end());
@@ -91,7 +93,7 @@ private slots:
         QTest::addColumn<int>("headDim");
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("qScale");  // small: flat softmax over many positions; large: peaked
-        QTest::addColumn<int>("first");     // the new tokens' positions: first .. kPositions - 1
+        QTest::addColumn<int>("first");  // the new tokens' positions: first .. kPositions - 1
         QTest::newRow("smollm2 turn flat") << 9 << 3 << 64 << 0 << 0.3f << kPositions - 21;
         QTest::newRow("smollm2 turn peaked") << 9 << 3 << 64 << 0 << 2.0f << kPositions - 21;
         QTest::newRow("gemma3 local turn peaked") << 4 << 1 << 256 << 512 << 2.0f << kPositions - 21;
@@ -124,8 +126,11 @@ private slots:
         for (int64_t t : {int64_t{0}, nTokens / 2, nTokens - 1})  // the first, a middle and the last token
             for (int h = 0; h < nHeads; ++h) {
                 const size_t row = static_cast<size_t>(t) * rowSize + static_cast<size_t>(h * headDim);
-                const std::vector<double> exact = exactHead(cache, shape, q.data() + row, h / (nHeads / nKvHeads), positions[static_cast<size_t>(t)]);
-                for (int i = 0; i < headDim; ++i) worst = std::max(worst, std::abs(double(want[row + static_cast<size_t>(i)]) - exact[static_cast<size_t>(i)]));
+                const std::vector<double> exact =
+                    exactHead(cache, shape, q.data() + row, h / (nHeads / nKvHeads), positions[static_cast<size_t>(t)]);
+                for (int i = 0; i < headDim; ++i)
+                    worst = std::max(
+                        worst, std::abs(double(want[row + static_cast<size_t>(i)]) - exact[static_cast<size_t>(i)]));
             }
         float maxV = 0;
         for (const auto& block : cache.vData)
@@ -133,7 +138,8 @@ private slots:
         qInfo("largest |reference - exact in double| / max |V|: %.3g", worst / maxV);
         QVERIFY2(worst / maxV <= 1e-5, qPrintable(QString("%1").arg(worst / maxV)));
 
-        if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C: the reference was checked against exact attention only");
+        if (!cpuFeatures().canRunAvx2())
+            QSKIP("no AVX2/FMA/F16C: the reference was checked against exact attention only");
         for (int threads : {1, 2, 3}) {
             std::vector<float> got(q.size(), -1.0f);
             makeCpuAvx2Backend(threads)->attention(cache.layer, shape, q.data(), positions.data(), nTokens, got.data());
@@ -142,8 +148,10 @@ private slots:
         auto backend = makeCpuAvx2Backend(2);
         for (int64_t t = 0; t < nTokens; ++t) {
             std::vector<float> alone(rowSize, -1.0f);
-            backend->attention(cache.layer, shape, q.data() + static_cast<size_t>(t) * rowSize, &positions[static_cast<size_t>(t)], 1, alone.data());
-            QVERIFY2(sameBits(want, alone, static_cast<size_t>(t) * rowSize, rowSize), qPrintable(QString("token %1 alone").arg(t)));
+            backend->attention(cache.layer, shape, q.data() + static_cast<size_t>(t) * rowSize,
+                               &positions[static_cast<size_t>(t)], 1, alone.data());
+            QVERIFY2(sameBits(want, alone, static_cast<size_t>(t) * rowSize, rowSize),
+                     qPrintable(QString("token %1 alone").arg(t)));
         }
     }
 };

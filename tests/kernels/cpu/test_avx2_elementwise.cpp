@@ -68,7 +68,8 @@ private slots:
             const float want = exactGelu(x), got = gegluOne(x, 1.0f);
             if (x >= 10.0f) QCOMPARE(got, x);
             else if (x <= -10.0f) QCOMPARE(got, 0.0f);
-            else if (x >= -4.0f && want != 0.0f) worstRelative = std::max(worstRelative, std::fabs(double(got) / want - 1));
+            else if (x >= -4.0f && want != 0.0f)
+                worstRelative = std::max(worstRelative, std::fabs(double(got) / want - 1));
             else worstAbsolute = std::max(worstAbsolute, std::fabs(double(got) - want));
         }
         qInfo("largest error: %.3g relative over [-4, 10), %.3g absolute over (-10, -4)", worstRelative, worstAbsolute);
@@ -99,8 +100,10 @@ private slots:
                 fast->geglu(gate.data(), up.data(), n, got.data());
                 for (int64_t i = 0; i < n; ++i)
                     if (std::bit_cast<uint32_t>(got[size_t(i)]) != std::bit_cast<uint32_t>(want[size_t(i)]))
-                        QFAIL(qPrintable(QString("%1 threads, x = %2: %3, reference %4").arg(nThreads)
-                                             .arg(gate[size_t(i)], 0, 'g', 9).arg(got[size_t(i)], 0, 'g', 9)
+                        QFAIL(qPrintable(QString("%1 threads, x = %2: %3, reference %4")
+                                             .arg(nThreads)
+                                             .arg(gate[size_t(i)], 0, 'g', 9)
+                                             .arg(got[size_t(i)], 0, 'g', 9)
                                              .arg(want[size_t(i)], 0, 'g', 9)));
                 if (n < std::ssize(got)) QCOMPARE(got[size_t(n)], -1.0f);  // nothing written past n
             }
@@ -137,8 +140,10 @@ private slots:
                 std::vector<int32_t> positions(static_cast<size_t>(nTokens));
                 for (size_t t = 0; t < positions.size(); ++t) positions[t] = int32_t(5 + 3 * t);
                 a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 4), b = a;
-                ref->rope(a.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit, nullptr);
-                fast->rope(b.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit, nullptr);
+                ref->rope(a.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f, RopeStyle::HalfSplit,
+                          nullptr);
+                fast->rope(b.data(), nTokens, nHeads, headDim, headDim, positions.data(), 10000.0f,
+                           RopeStyle::HalfSplit, nullptr);
                 QVERIFY2(sameBits(a, b), "rope");
                 checkKvWriteAndEmbedding(*ref, *fast, nTokens, positions);
             }
@@ -149,26 +154,39 @@ private slots:
     void ropeTablesFollowPositionsAndBase() {
         if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
         std::unique_ptr<Backend> ref = makeCpuReferenceBackend(), fast = makeCpuAvx2Backend(2);
-        const std::vector<int32_t> early{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, late{900, 901, 902, 903, 904, 905, 906, 907, 908, 909, 910};
+        const std::vector<int32_t> early{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+            late{900, 901, 902, 903, 904, 905, 906, 907, 908, 909, 910};
         // Llama 3.1-like factors: the low frequencies slowed down by up to 8, some pairs sped up.
         std::vector<float> factors(32);
-        for (size_t i = 0; i < factors.size(); ++i) factors[i] = i < 8 ? 1.0f : i < 12 ? 0.5f + 0.25f * float(i - 8) : 8.0f;
+        for (size_t i = 0; i < factors.size(); ++i)
+            factors[i] = i < 8 ? 1.0f : i < 12 ? 0.5f + 0.25f * float(i - 8) : 8.0f;
         const float* ff = factors.data();
-        struct Call { const std::vector<int32_t>* positions; float base; int nRot; RopeStyle style; const float* factors = nullptr; };
-        const Call calls[] = {{&early, 10000.0f, 64, RopeStyle::HalfSplit}, {&early, 10000.0f, 64, RopeStyle::HalfSplit},
-                              {&late, 10000.0f, 64, RopeStyle::HalfSplit},  {&late, 1e6f, 64, RopeStyle::HalfSplit},
-                              {&early, 1e6f, 64, RopeStyle::Pairwise},      {&early, 1e6f, 40, RopeStyle::Pairwise},
-                              {&late, 10000.0f, 24, RopeStyle::HalfSplit},  {&late, 10000.0f, 64, RopeStyle::HalfSplit},
-                              {&late, 5e5f, 64, RopeStyle::Pairwise, ff},   {&late, 5e5f, 64, RopeStyle::Pairwise},
-                              {&late, 5e5f, 64, RopeStyle::Pairwise, ff}};
+        struct Call {
+            const std::vector<int32_t>* positions;
+            float base;
+            int nRot;
+            RopeStyle style;
+            const float* factors = nullptr;
+        };
+        const Call calls[] = {
+            {&early, 10000.0f, 64, RopeStyle::HalfSplit}, {&early, 10000.0f, 64, RopeStyle::HalfSplit},
+            {&late, 10000.0f, 64, RopeStyle::HalfSplit},  {&late, 1e6f, 64, RopeStyle::HalfSplit},
+            {&early, 1e6f, 64, RopeStyle::Pairwise},      {&early, 1e6f, 40, RopeStyle::Pairwise},
+            {&late, 10000.0f, 24, RopeStyle::HalfSplit},  {&late, 10000.0f, 64, RopeStyle::HalfSplit},
+            {&late, 5e5f, 64, RopeStyle::Pairwise, ff},   {&late, 5e5f, 64, RopeStyle::Pairwise},
+            {&late, 5e5f, 64, RopeStyle::Pairwise, ff}};
         const int nHeads = 3, headDim = 64;
         for (const Call& c : calls) {
             const auto nTokens = std::ssize(*c.positions);
             std::vector<float> a = randomFloats(size_t(nTokens * nHeads * headDim), 1.0f, 9), b = a;
             ref->rope(a.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style, c.factors);
             fast->rope(b.data(), nTokens, nHeads, headDim, c.nRot, c.positions->data(), c.base, c.style, c.factors);
-            QVERIFY2(sameBits(a, b), qPrintable(QString("position %1, base %2, nRot %3, factors %4")
-                                                    .arg(c.positions->front()).arg(c.base).arg(c.nRot).arg(c.factors != nullptr)));
+            QVERIFY2(sameBits(a, b),
+                     qPrintable(QString("position %1, base %2, nRot %3, factors %4")
+                                    .arg(c.positions->front())
+                                    .arg(c.base)
+                                    .arg(c.nRot)
+                                    .arg(c.factors != nullptr)));
         }
     }
 
@@ -178,8 +196,10 @@ private:
         std::vector<float> k = randomFloats(size_t(nTokens * rowStride), 1.0f, 5), v = randomFloats(k.size(), 1.0f, 6);
         // Values where a half's rounding is delicate: overflow to inf from 65520, subnormal
         // halves, ties, NaN (F16C in the AVX2 backend, f32ToF16 in the reference).
-        const float specials[] = {65504.0f, 65519.0f, 65520.0f, -70000.0f, std::numeric_limits<float>::infinity(),
-                                  std::nanf(""), -0.0f, 1e-8f, 2.98023224e-8f, 3e-8f, 6.1e-5f, 1.00048828125f};
+        const float specials[] = {
+            65504.0f,      65519.0f,      65520.0f, -70000.0f,      std::numeric_limits<float>::infinity(),
+            std::nanf(""), -0.0f,         1e-8f,    2.98023224e-8f, 3e-8f,
+            6.1e-5f,       1.00048828125f};
         for (size_t i = 0; i < std::size(specials) && i < k.size(); ++i) k[i * 3 % k.size()] = specials[i];
         std::vector<std::vector<f16_t>> store[2];
         std::vector<f16_t*> kPtrs[2], vPtrs[2];

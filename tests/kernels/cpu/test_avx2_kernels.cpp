@@ -25,29 +25,32 @@ using hearth::test::sameFloat;
 
 namespace {
 
-const DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                              DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16,  DType::BF16,
-                              DType::F32};
+const DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K,
+                              DType::Q5_K, DType::Q6_K, DType::F16,  DType::BF16, DType::F32};
 
 // Equal bits, or both NaN (x86 may pick either NaN operand's payload; the value is NaN).
 std::string describe(DType t, const char* what, int64_t i, float got, float want) {
     return std::string(dtypeInfo(t).name) + " " + what + " #" + std::to_string(i) + ": avx2 " +
-           std::to_string(std::bit_cast<uint32_t>(got)) + " ref " + std::to_string(std::bit_cast<uint32_t>(want));
+        std::to_string(std::bit_cast<uint32_t>(got)) + " ref " + std::to_string(std::bit_cast<uint32_t>(want));
 }
 
 // A half scale: usually small, sometimes an edge (0, ±largest finite, smallest subnormal).
 f16_t edgyHalf(std::mt19937& rng, float lo, float hi) {
     const f16_t edges[] = {0x0000, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x0400};
-    if (std::uniform_int_distribution<int>(0, 9)(rng) == 0)
-        return edges[std::uniform_int_distribution<int>(0, 5)(rng)];
+    if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) return edges[std::uniform_int_distribution<int>(0, 5)(rng)];
     return f32ToF16(std::uniform_real_distribution<float>(lo, hi)(rng));
 }
 
 // The byte offsets of a block's half scales (d, then m/dmin) per weight type.
 std::vector<int> halfFields(DType t) {
     switch (t) {
-    case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: return {0};
-    case DType::Q4_1: case DType::Q5_1: case DType::Q4_K: case DType::Q5_K: return {0, 2};
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q8_0: return {0};
+    case DType::Q4_1:
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K: return {0, 2};
     case DType::Q6_K: return {offsetof(BlockQ6_K, d)};
     default: return {};
     }
@@ -202,7 +205,8 @@ private slots:
                     for (size_t i = 0; i < got.size(); ++i)
                         QVERIFY2(sameFloat(got[i], want[i]),
                                  (describe(t, "value", static_cast<int64_t>(i), got[i], want[i]) + " tokens " +
-                                  std::to_string(nTokens) + " threads " + std::to_string(threads)).c_str());
+                                  std::to_string(nTokens) + " threads " + std::to_string(threads))
+                                     .c_str());
                 }
             }
         }
@@ -235,15 +239,19 @@ private slots:
                 std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
                 avx2::gemmActInfo(m, 0, nTokens, info.data());
                 std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
-                void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
-                for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows) avx2::gemmPanel(m, info.data(), row0, aligned);
+                void* aligned =
+                    reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows)
+                    avx2::gemmPanel(m, info.data(), row0, aligned);
                 for (int64_t k = 0; k < nTokens; ++k)
                     for (int64_t r = 0; r < nRows; ++r) {
                         const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
                                                        acts.data() + static_cast<size_t>(k) * aRow, nCols);
                         const float got = y[static_cast<size_t>(k * nRows + r)];
-                        QVERIFY2(sameFloat(got, want), (describe(t, "row", r, got, want) + " token " + std::to_string(k) +
-                                                        " of " + std::to_string(nTokens)).c_str());
+                        QVERIFY2(sameFloat(got, want),
+                                 (describe(t, "row", r, got, want) + " token " + std::to_string(k) + " of " +
+                                  std::to_string(nTokens))
+                                     .c_str());
                     }
             }
         }
@@ -255,19 +263,23 @@ private slots:
     void floatLaneOrderUnderCancellation() {
         const int64_t nRows = 9, nCols = 16, nTokens = 5;
         for (DType t : {DType::F16, DType::BF16, DType::F32}) {
-            const float big = t == DType::F16 ? 65504.0f : 1e15f, tiny = t == DType::F16 ? 0x1p-24f : 1e-15f;  // big² finite
-            std::vector<float> wf(static_cast<size_t>(nRows * nCols), 0.0f), x(static_cast<size_t>(nTokens * nCols), 0.0f);
+            const float big = t == DType::F16 ? 65504.0f : 1e15f,
+                        tiny = t == DType::F16 ? 0x1p-24f : 1e-15f;  // big² finite
+            std::vector<float> wf(static_cast<size_t>(nRows * nCols), 0.0f),
+                x(static_cast<size_t>(nTokens * nCols), 0.0f);
             for (int64_t r = 0; r < nRows; ++r) wf[r * nCols] = big, wf[r * nCols + 4] = -big, wf[r * nCols + 2] = tiny;
             for (int64_t k = 0; k < nTokens; ++k) x[k * nCols] = big, x[k * nCols + 4] = big, x[k * nCols + 2] = tiny;
             std::vector<uint8_t> w(rowBytes(t, nCols) * static_cast<size_t>(nRows));
             for (int64_t r = 0; r < nRows; ++r)
-                ref::quantizeRow(t, wf.data() + r * nCols, w.data() + static_cast<size_t>(r) * rowBytes(t, nCols), nCols);
+                ref::quantizeRow(t, wf.data() + r * nCols, w.data() + static_cast<size_t>(r) * rowBytes(t, nCols),
+                                 nCols);
             std::vector<float> want(static_cast<size_t>(nRows * nTokens)), got(want.size());
             ref::matmul(t, w.data(), nRows, nCols, x.data(), nTokens, want.data());
             QVERIFY(want[0] > 0.0f);  // tiny² survived in the reference
             makeCpuAvx2Backend(2)->matmul(WeightView{t, w.data(), nRows, nCols}, x.data(), nTokens, got.data());
             for (size_t i = 0; i < got.size(); ++i)
-                QVERIFY2(sameFloat(got[i], want[i]), describe(t, "value", static_cast<int64_t>(i), got[i], want[i]).c_str());
+                QVERIFY2(sameFloat(got[i], want[i]),
+                         describe(t, "value", static_cast<int64_t>(i), got[i], want[i]).c_str());
             makeCpuAvx2Backend(1)->matmul(WeightView{t, w.data(), nRows, nCols}, x.data(), 1, got.data());
             for (int64_t r = 0; r < nRows; ++r)
                 QVERIFY2(sameFloat(got[r], want[r]), describe(t, "decode row", r, got[r], want[r]).c_str());
@@ -291,10 +303,13 @@ private slots:
                 auto backend = makeCpuAvx2Backend(threads);
                 std::vector<float> batch(static_cast<size_t>(nTokens * nRows)), single(batch.size());
                 backend->matmul(view, x.data(), nTokens, batch.data());
-                for (int64_t k = 0; k < nTokens; ++k) backend->matmul(view, x.data() + k * nCols, 1, single.data() + k * nRows);
+                for (int64_t k = 0; k < nTokens; ++k)
+                    backend->matmul(view, x.data() + k * nCols, 1, single.data() + k * nRows);
                 for (size_t i = 0; i < batch.size(); ++i)
-                    QVERIFY2(sameFloat(batch[i], single[i]), (describe(t, "value", static_cast<int64_t>(i), batch[i], single[i]) +
-                                                              " threads " + std::to_string(threads)).c_str());
+                    QVERIFY2(sameFloat(batch[i], single[i]),
+                             (describe(t, "value", static_cast<int64_t>(i), batch[i], single[i]) + " threads " +
+                              std::to_string(threads))
+                                 .c_str());
             }
         }
     }
@@ -339,11 +354,13 @@ private slots:
                 makeCpuReferenceBackend()->attention(layer, shape, q.data(), positions.data(), nTokens, want.data());
                 for (int threads : {1, 2, 3}) {
                     std::vector<float> got(q.size(), -1.0f);
-                    makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions.data(), nTokens, got.data());
+                    makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions.data(), nTokens,
+                                                           got.data());
                     for (size_t i = 0; i < got.size(); ++i)
                         QVERIFY2(sameFloat(got[i], want[i]),
                                  ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +
-                                  " value " + std::to_string(i)).c_str());
+                                  " value " + std::to_string(i))
+                                     .c_str());
                 }
             }
     }

@@ -94,9 +94,9 @@ private slots:
         if (flags.empty()) QSKIP("no /proc/cpuinfo flags line");
         // Linux lists an AVX extension only where XCR0 enables its state, as Hearth requires.
         const CpuFeatures& f = cpuFeatures();
-        QCOMPARE(f.canRunAvx2(), flags.find(" avx2 ") != std::string::npos &&
-                                     flags.find(" fma ") != std::string::npos &&
-                                     flags.find(" f16c ") != std::string::npos);
+        QCOMPARE(f.canRunAvx2(),
+                 flags.find(" avx2 ") != std::string::npos && flags.find(" fma ") != std::string::npos &&
+                     flags.find(" f16c ") != std::string::npos);
         QCOMPARE(f.avxVnni, flags.find(" avx_vnni ") != std::string::npos);
         QCOMPARE(f.avx512f && f.osSavesZmm, flags.find(" avx512f ") != std::string::npos);
         QCOMPARE(f.amxListed, flags.find(" amx_tile ") != std::string::npos);

@@ -55,8 +55,9 @@ private slots:
         for (bool avx512 : {false, true})
             for (DType t : {DType::F32, DType::F16, DType::BF16})
                 for (qint64 n : {3, 8, 69, 320, 1100})  // 1100: three column chunks, the last ragged
-                    QTest::newRow((std::string(avx512 ? "avx-512 " : "avx2 ") + dtypeInfo(t).name + " cols " +
-                                   std::to_string(n)).c_str())
+                    QTest::newRow(
+                        (std::string(avx512 ? "avx-512 " : "avx2 ") + dtypeInfo(t).name + " cols " + std::to_string(n))
+                            .c_str())
                         << int(t) << n << avx512;
     }
 
@@ -84,7 +85,8 @@ private slots:
             std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
             void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
             avx2::gemmActInfo(m, 0, nTokens, info.data());
-            for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows) avx2::gemmPanel(m, info.data(), row0, aligned);
+            for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows)
+                avx2::gemmPanel(m, info.data(), row0, aligned);
             for (int64_t k = 0; k < nTokens; ++k)
                 for (int64_t r = 0; r < nRows; ++r) {
                     const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * rowSize,
@@ -92,9 +94,10 @@ private slots:
                     const float got = y[static_cast<size_t>(k * nRows + r)];
                     QVERIFY2(std::isfinite(want), "the data keeps every value finite");
                     negativeZeros += std::signbit(want) && want == 0.0f;
-                    QVERIFY2(sameFloat(got, want), (std::string("row ") + std::to_string(r) + " token " + std::to_string(k) +
-                                                    " of " + std::to_string(nTokens) + ": got " + std::to_string(got) +
-                                                    " ref " + std::to_string(want)).c_str());
+                    QVERIFY2(sameFloat(got, want),
+                             (std::string("row ") + std::to_string(r) + " token " + std::to_string(k) + " of " +
+                              std::to_string(nTokens) + ": got " + std::to_string(got) + " ref " + std::to_string(want))
+                                 .c_str());
                 }
         }
         if (t != DType::F16 && nCols >= 8) QVERIFY(negativeZeros > 0);  // the all -0 lanes took part

@@ -71,8 +71,8 @@ std::vector<uint8_t> quantized(const std::vector<float>& x, int64_t nTokens, int
 }
 
 std::string where(DType t, int64_t row, int64_t token, int64_t nTokens, int64_t nCols) {
-    return std::string(dtypeInfo(t).name) + " row " + std::to_string(row) + " token " + std::to_string(token) +
-           " of " + std::to_string(nTokens) + ", " + std::to_string(nCols) + " columns";
+    return std::string(dtypeInfo(t).name) + " row " + std::to_string(row) + " token " + std::to_string(token) + " of " +
+        std::to_string(nTokens) + ", " + std::to_string(nCols) + " columns";
 }
 
 }  // namespace
@@ -101,7 +101,8 @@ private slots:
                 const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
                 const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(DType::Q8_K, nCols);
                 std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
-                void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                void* scratch =
+                    reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
                 for (int64_t nTokens = 1; nTokens <= 9; ++nTokens) {
                     const std::vector<uint8_t> acts = quantized(activationsOf(nTokens, nCols, rng), nTokens, nCols);
                     std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
@@ -109,7 +110,8 @@ private slots:
                     m.avxVnni = avxVnni;
                     std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
                     avx2::gemmActInfo(m, 0, nTokens, info.data());
-                    for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows) avx2::gemmPanel(m, info.data(), row0, scratch);
+                    for (int64_t row0 = 0; row0 < nRows; row0 += avx2::kPanelRows)
+                        avx2::gemmPanel(m, info.data(), row0, scratch);
                     for (int64_t k = 0; k < nTokens; ++k)
                         for (int64_t r = 0; r < nRows; ++r) {
                             const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
@@ -126,7 +128,9 @@ private slots:
     // reference, hence equal to the same row and token computed alone (batch invariance).
     void backendMatmulIsBitwiseReference() {
         std::mt19937 rng(7);
-        struct Shape { int64_t nRows, nCols; };
+        struct Shape {
+            int64_t nRows, nCols;
+        };
         for (DType t : kTypes)
             for (Shape s : {Shape{13, 256}, Shape{21, 5632}})
                 for (int64_t nTokens : {1, 4, 5, 8, 9}) {
@@ -143,7 +147,8 @@ private slots:
                                 const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
                                                                acts.data() + static_cast<size_t>(k) * aRow, s.nCols);
                                 QVERIFY2(sameFloat(y[static_cast<size_t>(k * s.nRows + r)], want),
-                                         (where(t, r, k, nTokens, s.nCols) + ", threads " + std::to_string(threads)).c_str());
+                                         (where(t, r, k, nTokens, s.nCols) + ", threads " + std::to_string(threads))
+                                             .c_str());
                             }
                     }
                 }

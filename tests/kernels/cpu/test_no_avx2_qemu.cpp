@@ -30,7 +30,8 @@ private slots:
 
     void infoSaysReference() {
         const CliRun info = runCli({"info"}, 120000, qemuLauncher());
-        qInfo().noquote() << "hearth-cli info under qemu-x86_64 -cpu" << kCpuModel << ":\n" + QString::fromUtf8(info.out);
+        qInfo().noquote() << "hearth-cli info under qemu-x86_64 -cpu" << kCpuModel
+                          << ":\n" + QString::fromUtf8(info.out);
         QVERIFY2(!info.crashed && info.exitCode == 0, info.err.constData());
         const QString out = QString::fromUtf8(info.out);
         QVERIFY2(out.contains("levels this CPU runs: reference\n"), qPrintable(out));
@@ -41,8 +42,9 @@ private slots:
     void greedyTokensEqualNative() {
         const QString model = testDataFile("stories260K.gguf");
         HEARTH_REQUIRE_FILE(model);
-        const QStringList args{"generate", "--model",  model, "--prompt", "Once upon a time, there was a", "--raw",
-                               "--temp",   "0",        "--max-tokens", "40", "--json"};
+        const QStringList args{"generate", "--model", model, "--prompt",     "Once upon a time, there was a",
+                               "--raw",    "--temp",  "0",   "--max-tokens", "40",
+                               "--json"};
         const CliRun native = runCli(args);
         QVERIFY2(!native.crashed && native.exitCode == 0, native.err.constData());
         const CliRun emulated = runCli(args, 300000, qemuLauncher());

@@ -53,7 +53,8 @@ std::vector<uint8_t> actsOf(DType actType, int64_t nTokens, int64_t nCols, std::
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> x(static_cast<size_t>(nCols));
     for (int64_t k = 0; k < nTokens; ++k) {
-        for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 32) % 6 == 1 ? ((k + i / 32) % 2 ? 1.0f : -1.0f) : normal(rng);
+        for (size_t i = 0; i < x.size(); ++i)
+            x[i] = (i / 32) % 6 == 1 ? ((k + i / 32) % 2 ? 1.0f : -1.0f) : normal(rng);
         ref::quantizeRow(actType, x.data(), acts.data() + static_cast<size_t>(k) * aRow, nCols);
     }
     return acts;
@@ -99,16 +100,18 @@ private slots:
                 std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
                 avx2::gemmActInfo(m, 0, nTokens, info.data());
                 std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
-                void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                void* aligned =
+                    reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
                 for (int64_t row0 = nRows - 8; row0 >= 0; row0 -= 8) avx2::gemmPanel(m, info.data(), row0, aligned);
                 for (int64_t k = 0; k < nTokens; ++k)
                     for (int64_t r = 0; r < nRows; ++r) {
                         const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
                                                        acts.data() + static_cast<size_t>(k) * aRow, nCols);
                         const float got = y[static_cast<size_t>(k * nRows + r)];
-                        QVERIFY2(sameFloat(got, want), (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) +
-                                                        " token " + std::to_string(k) + " of " + std::to_string(nTokens))
-                                                           .c_str());
+                        QVERIFY2(sameFloat(got, want),
+                                 (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " token " +
+                                  std::to_string(k) + " of " + std::to_string(nTokens))
+                                     .c_str());
                     }
             }
         }
@@ -139,7 +142,8 @@ private slots:
                                                    : -1.0f;
                         QVERIFY2(sameFloat(y[static_cast<size_t>(k * nRows + r)], want),
                                  (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " token " +
-                                  std::to_string(k) + " of " + std::to_string(nTokens)).c_str());
+                                  std::to_string(k) + " of " + std::to_string(nTokens))
+                                     .c_str());
                     }
             }
         }

@@ -55,8 +55,7 @@ void packQ4KQuants(const int* q, uint8_t* qs) {  // chunk c: low nibbles then hi
 void packQ5KHighBits(const int* q, uint8_t* qh) {  // bit k of qh[l]: element 32k + l
     for (int l = 0; l < 32; ++l) {
         qh[l] = 0;
-        for (int k = 0; k < 8; ++k)
-            qh[l] = static_cast<uint8_t>(qh[l] | ((q[32 * k + l] >> 4) & 1) << k);
+        for (int k = 0; k < 8; ++k) qh[l] = static_cast<uint8_t>(qh[l] | ((q[32 * k + l] >> 4) & 1) << k);
     }
 }
 
@@ -118,18 +117,10 @@ std::vector<uint8_t> randomWeights(DType t, int64_t n, std::mt19937& rng) {
     case DType::Q4_0: fixEach<BlockQ4_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
     case DType::Q5_0: fixEach<BlockQ5_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
     case DType::Q8_0: fixEach<BlockQ8_0>(bytes, [&](auto& b) { b.d = half(signedScale); }); break;
-    case DType::Q4_1:
-        fixEach<BlockQ4_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -8.0f); });
-        break;
-    case DType::Q5_1:
-        fixEach<BlockQ5_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -16.0f); });
-        break;
-    case DType::Q4_K:
-        fixEach<BlockQ4_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); });
-        break;
-    case DType::Q5_K:
-        fixEach<BlockQ5_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); });
-        break;
+    case DType::Q4_1: fixEach<BlockQ4_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -8.0f); }); break;
+    case DType::Q5_1: fixEach<BlockQ5_1>(bytes, [&](auto& b) { b.d = half(scale), b.m = half(scale, -16.0f); }); break;
+    case DType::Q4_K: fixEach<BlockQ4_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); }); break;
+    case DType::Q5_K: fixEach<BlockQ5_K>(bytes, [&](auto& b) { b.d = half(scale), b.dmin = half(scale); }); break;
     case DType::Q6_K: fixEach<BlockQ6_K>(bytes, [&](auto& b) { b.d = half(scale); }); break;
     default: break;
     }
@@ -138,8 +129,7 @@ std::vector<uint8_t> randomWeights(DType t, int64_t n, std::mt19937& rng) {
 
 // The rounding of Q8_1's s = f16(d * Σq) against the dequantized activations' d16 * Σq: the
 // min term mw * s of a Q4_1/Q5_1 dot may differ from the float dot by this much.
-double q8_1SumSlack(DType w, const std::vector<uint8_t>& weights, const std::vector<uint8_t>& act,
-                    int64_t n) {
+double q8_1SumSlack(DType w, const std::vector<uint8_t>& weights, const std::vector<uint8_t>& act, int64_t n) {
     if (ref::vecDotType(w) != DType::Q8_1) return 0.0;
     const auto* a = reinterpret_cast<const BlockQ8_1*>(act.data());
     double slack = 0.0;
@@ -197,14 +187,20 @@ private slots:
 };
 
 void TestQuants::typeFacts() {
-    struct Fact { DType t; const char* name; int elems; int bytes; bool weight; };
+    struct Fact {
+        DType t;
+        const char* name;
+        int elems;
+        int bytes;
+        bool weight;
+    };
     const Fact facts[] = {
-        {DType::F32, "F32", 1, 4, true},      {DType::F16, "F16", 1, 2, true},
-        {DType::BF16, "BF16", 1, 2, true},    {DType::Q4_0, "Q4_0", 32, 18, true},
-        {DType::Q4_1, "Q4_1", 32, 20, true},  {DType::Q5_0, "Q5_0", 32, 22, true},
-        {DType::Q5_1, "Q5_1", 32, 24, true},  {DType::Q8_0, "Q8_0", 32, 34, true},
-        {DType::Q8_1, "Q8_1", 32, 36, false}, {DType::Q4_K, "Q4_K", 256, 144, true},
-        {DType::Q5_K, "Q5_K", 256, 176, true}, {DType::Q6_K, "Q6_K", 256, 210, true},
+        {DType::F32, "F32", 1, 4, true},        {DType::F16, "F16", 1, 2, true},
+        {DType::BF16, "BF16", 1, 2, true},      {DType::Q4_0, "Q4_0", 32, 18, true},
+        {DType::Q4_1, "Q4_1", 32, 20, true},    {DType::Q5_0, "Q5_0", 32, 22, true},
+        {DType::Q5_1, "Q5_1", 32, 24, true},    {DType::Q8_0, "Q8_0", 32, 34, true},
+        {DType::Q8_1, "Q8_1", 32, 36, false},   {DType::Q4_K, "Q4_K", 256, 144, true},
+        {DType::Q5_K, "Q5_K", 256, 176, true},  {DType::Q6_K, "Q6_K", 256, 210, true},
         {DType::Q8_K, "Q8_K", 256, 292, false},
     };
     for (const Fact& f : facts) {
@@ -227,15 +223,15 @@ void TestQuants::f16ToF32Values() {
     QCOMPARE(f16ToF32(0xc000), -2.0f);
     QCOMPARE(f16ToF32(0x3555), 0.333251953125f);
     QCOMPARE(f16ToF32(0x7bff), 65504.0f);
-    QCOMPARE(f16ToF32(0x0400), std::ldexp(1.0f, -14));          // smallest normal
-    QCOMPARE(f16ToF32(0x0001), std::ldexp(1.0f, -24));          // smallest subnormal
-    QCOMPARE(f16ToF32(0x03ff), std::ldexp(1023.0f, -24));       // largest subnormal
+    QCOMPARE(f16ToF32(0x0400), std::ldexp(1.0f, -14));  // smallest normal
+    QCOMPARE(f16ToF32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+    QCOMPARE(f16ToF32(0x03ff), std::ldexp(1023.0f, -24));  // largest subnormal
     QCOMPARE(f16ToF32(0x8001), -std::ldexp(1.0f, -24));
-    QCOMPARE(toBits(f16ToF32(0x8000)), 0x80000000u);            // -0 keeps its sign
+    QCOMPARE(toBits(f16ToF32(0x8000)), 0x80000000u);  // -0 keeps its sign
     QCOMPARE(f16ToF32(0x7c00), std::numeric_limits<float>::infinity());
     QCOMPARE(f16ToF32(0xfc00), -std::numeric_limits<float>::infinity());
     QVERIFY(std::isnan(f16ToF32(0x7e00)));
-    QVERIFY(std::isnan(f16ToF32(0x7c01)));                      // signalling NaN stays NaN
+    QVERIFY(std::isnan(f16ToF32(0x7c01)));  // signalling NaN stays NaN
 }
 
 void TestQuants::f32ToF16Rounding() {
@@ -246,16 +242,16 @@ void TestQuants::f32ToF16Rounding() {
     QCOMPARE(f32ToF16(fromBits(0x3f801001)), f16_t(0x3c01));  // just above the tie
     QCOMPARE(f32ToF16(65504.0f), f16_t(0x7bff));
     QCOMPARE(f32ToF16(65519.99f), f16_t(0x7bff));
-    QCOMPARE(f32ToF16(65520.0f), f16_t(0x7c00));              // halfway to 2^16: inf
+    QCOMPARE(f32ToF16(65520.0f), f16_t(0x7c00));  // halfway to 2^16: inf
     QCOMPARE(f32ToF16(-1e10f), f16_t(0xfc00));
     QCOMPARE(f32ToF16(std::numeric_limits<float>::infinity()), f16_t(0x7c00));
     QCOMPARE(f32ToF16(std::ldexp(1.0f, -24)), f16_t(0x0001));
-    QCOMPARE(f32ToF16(std::ldexp(1.0f, -25)), f16_t(0x0000));     // tie between 0 and 2^-24
+    QCOMPARE(f32ToF16(std::ldexp(1.0f, -25)), f16_t(0x0000));  // tie between 0 and 2^-24
     QCOMPARE(f32ToF16(std::ldexp(1.5f, -25)), f16_t(0x0001));
-    QCOMPARE(f32ToF16(std::ldexp(3.0f, -25)), f16_t(0x0002));     // 1.5 units: tie, to even
+    QCOMPARE(f32ToF16(std::ldexp(3.0f, -25)), f16_t(0x0002));  // 1.5 units: tie, to even
     QCOMPARE(f32ToF16(std::ldexp(1023.5f, -24)), f16_t(0x0400));  // rounds up into normals
     QCOMPARE(f32ToF16(std::ldexp(1.0f, -14)), f16_t(0x0400));
-    QCOMPARE(f32ToF16(fromBits(0x00000001)), f16_t(0x0000));      // float subnormal
+    QCOMPARE(f32ToF16(fromBits(0x00000001)), f16_t(0x0000));  // float subnormal
     QCOMPARE(f32ToF16(-std::ldexp(1.0f, -30)), f16_t(0x8000));
     const f16_t nan = f32ToF16(std::numeric_limits<float>::quiet_NaN());
     QVERIFY((nan & 0x7c00) == 0x7c00 && (nan & 0x3ff) != 0);
@@ -327,7 +323,7 @@ void TestQuants::dequantQ4_0() {
         QCOMPARE(y[j], (q[j] - 8) * 0.5f);
         QCOMPARE(y[32 + j], (q[j] - 8) * -2.0f);
     }
-    QCOMPARE(y[1], -0.5f);   // q = 7
+    QCOMPARE(y[1], -0.5f);  // q = 7
     QCOMPARE(y[16], -3.5f);  // q = (112 + 1) % 16 = 1
 }
 
@@ -340,8 +336,8 @@ void TestQuants::dequantQ4_1() {
     b.m = f32ToF16(-1.5f);
     const auto y = dequantized(DType::Q4_1, &b, 32);
     for (int j = 0; j < 32; ++j) QCOMPARE(y[j], q[j] * 0.25f - 1.5f);
-    QCOMPARE(y[0], -1.5f);   // q 0
-    QCOMPARE(y[31], 1.5f);   // q (155 + 1) % 16 = 12
+    QCOMPARE(y[0], -1.5f);  // q 0
+    QCOMPARE(y[31], 1.5f);  // q (155 + 1) % 16 = 12
 }
 
 void TestQuants::dequantQ5_0() {
@@ -392,8 +388,7 @@ void TestQuants::dequantQ4_K() {
     packScalesMins(sc, m, b.scales);
     packQ4KQuants(q.data(), b.qs);
     const auto y = dequantized(DType::Q4_K, &b, 256);
-    for (int e = 0; e < 256; ++e)
-        QCOMPARE(y[e], 0.5f * sc[e / 32] * q[e] - 0.25f * m[e / 32]);
+    for (int e = 0; e < 256; ++e) QCOMPARE(y[e], 0.5f * sc[e / 32] * q[e] - 0.25f * m[e / 32]);
 }
 
 void TestQuants::dequantQ5_K() {
@@ -406,8 +401,7 @@ void TestQuants::dequantQ5_K() {
     packQ4KQuants(q.data(), b.qs);
     packQ5KHighBits(q.data(), b.qh);
     const auto y = dequantized(DType::Q5_K, &b, 256);
-    for (int e = 0; e < 256; ++e)
-        QCOMPARE(y[e], 0.25f * sc[e / 32] * q[e] - 0.5f * m[e / 32]);
+    for (int e = 0; e < 256; ++e) QCOMPARE(y[e], 0.25f * sc[e / 32] * q[e] - 0.5f * m[e / 32]);
 }
 
 void TestQuants::dequantQ6_K() {
@@ -417,8 +411,7 @@ void TestQuants::dequantQ6_K() {
     for (int s = 0; s < 16; ++s) b.scales[s] = static_cast<int8_t>(s * 17 - 128);  // -128..127
     b.d = f32ToF16(0.125f);
     const auto y = dequantized(DType::Q6_K, &b, 256);
-    for (int e = 0; e < 256; ++e)
-        QCOMPARE(y[e], 0.125f * b.scales[e / 16] * (q6[e] - 32));
+    for (int e = 0; e < 256; ++e) QCOMPARE(y[e], 0.125f * b.scales[e / 16] * (q6[e] - 32));
 }
 
 void TestQuants::dequantQ8_K() {
@@ -436,8 +429,7 @@ void TestQuants::dequantFloatTypes() {
     QCOMPARE(dequantized(DType::F32, f32, 3), std::vector<float>(f32, f32 + 3));
     const float inf = std::numeric_limits<float>::infinity();
     QCOMPARE(dequantized(DType::F16, f16, 3), (std::vector<float>{1.0f, std::ldexp(1.0f, -24), -inf}));
-    QCOMPARE(dequantized(DType::BF16, bf16, 3),
-             (std::vector<float>{1.0f, -123.5f, fromBits(0x00010000)}));
+    QCOMPARE(dequantized(DType::BF16, bf16, 3), (std::vector<float>{1.0f, -123.5f, fromBits(0x00010000)}));
 }
 
 void TestQuants::quantizeQ8_0() {
@@ -506,8 +498,8 @@ void TestQuants::quantizeQ8_KZeroAndNegativeMax() {
     for (int8_t q : b.qs) QCOMPARE(q, int8_t(0));
     for (int16_t s : b.bsums) QCOMPARE(s, int16_t(0));
     x[10] = -127.0f;  // negative max: iscale = +1, q = x
-    x[11] = 126.5f;   // rounds to even 126
-    x[12] = 125.5f;   // rounds to even 126
+    x[11] = 126.5f;  // rounds to even 126
+    x[12] = 125.5f;  // rounds to even 126
     ref::quantizeRow(DType::Q8_K, x.data(), &b, 256);
     QCOMPARE(b.d, 1.0f);
     QCOMPARE(b.qs[10], int8_t(-127));
@@ -549,8 +541,8 @@ void TestQuants::quantizeFloatTypes() {
 
 void TestQuants::vecDotMatchesDequantized_data() {
     QTest::addColumn<int>("type");
-    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                    DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                    DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
         QTest::newRow(dtypeInfo(t).name) << int(t);
 }
 
@@ -577,8 +569,11 @@ void TestQuants::vecDotMatchesDequantized() {
         const double got = ref::vecDot(w, weights.data(), act.data(), n);
         const double bound = 1e-5 * magnitude + q8_1SumSlack(w, weights, act, n);
         QVERIFY2(std::fabs(got - expected) <= bound,
-                 qPrintable(QStringLiteral("n=%1 got %2 expected %3 bound %4").arg(n).arg(got, 0, 'g', 9)
-                                .arg(expected, 0, 'g', 9).arg(bound)));
+                 qPrintable(QStringLiteral("n=%1 got %2 expected %3 bound %4")
+                                .arg(n)
+                                .arg(got, 0, 'g', 9)
+                                .arg(expected, 0, 'g', 9)
+                                .arg(bound)));
         QVERIFY(magnitude > 1.0);  // the data is not degenerate
     }
 }
@@ -737,8 +732,12 @@ void TestQuants::matmulLayoutAndBatchInvariance() {
                 // Activation quantization (8 bits) dominates the error; a transposed layout
                 // would be off by the whole magnitude.
                 QVERIFY2(std::fabs(y[t * nRows + r] - dot) <= 0.02 * magnitude,
-                         qPrintable(QStringLiteral("%1 t=%2 r=%3: %4 vs %5").arg(dtypeInfo(w).name).arg(t).arg(r)
-                                        .arg(y[t * nRows + r]).arg(dot)));
+                         qPrintable(QStringLiteral("%1 t=%2 r=%3: %4 vs %5")
+                                        .arg(dtypeInfo(w).name)
+                                        .arg(t)
+                                        .arg(r)
+                                        .arg(y[t * nRows + r])
+                                        .arg(dot)));
             }
         }
     }

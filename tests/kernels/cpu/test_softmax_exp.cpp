@@ -32,7 +32,8 @@ std::vector<float> sweep(uint32_t step) {
 
 // Distance in units in the last place between two positive finite floats.
 int64_t ulps(float a, float b) {
-    return std::abs(static_cast<int64_t>(std::bit_cast<uint32_t>(a)) - static_cast<int64_t>(std::bit_cast<uint32_t>(b)));
+    return std::abs(static_cast<int64_t>(std::bit_cast<uint32_t>(a)) -
+                    static_cast<int64_t>(std::bit_cast<uint32_t>(b)));
 }
 
 }  // namespace
@@ -64,14 +65,17 @@ private slots:
     void lanesAreBitwiseReference() {
         if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
         std::vector<float> xs = sweep(509);
-        for (float x : {-87.0001f, -1e30f, -std::numeric_limits<float>::infinity(), std::nanf(""), 0.0f, -0.0f, 0.5f, 3.0f})
+        for (float x :
+             {-87.0001f, -1e30f, -std::numeric_limits<float>::infinity(), std::nanf(""), 0.0f, -0.0f, 0.5f, 3.0f})
             xs.push_back(x);
         while (xs.size() % 8 != 0) xs.push_back(0.0f);
         std::vector<float> got(xs.size());
         test::softmaxExpLanes(xs.data(), got.data(), static_cast<int>(xs.size()));
         for (size_t i = 0; i < xs.size(); ++i)
             if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(softmaxExp(xs[i])))
-                QFAIL(qPrintable(QString("x = %1: lanes %2, reference %3").arg(xs[i], 0, 'g', 9).arg(got[i], 0, 'g', 9)
+                QFAIL(qPrintable(QString("x = %1: lanes %2, reference %3")
+                                     .arg(xs[i], 0, 'g', 9)
+                                     .arg(got[i], 0, 'g', 9)
                                      .arg(softmaxExp(xs[i]), 0, 'g', 9)));
     }
 };

@@ -28,15 +28,19 @@ constexpr int kMessages = 1000, kTokensPerSecond = 2000, kSeconds = 10;
 
 std::string sampleText(int i) {
     if (i % 2 == 0) return "Question " + std::to_string(i) + ": how do I sort a list in Python?";
-    return "## Answer " + std::to_string(i) + "\n\nUse `sorted()`:\n\n- it returns a new list\n- `key=` picks the field\n\n"
-           "```python\nnames = sorted(names, key=str.lower)\n```\n\n| call | in place |\n|---|---|\n| sorted | no |\n| sort | yes |\n";
+    return "## Answer " + std::to_string(i) +
+        "\n\nUse `sorted()`:\n\n- it returns a new list\n- `key=` picks the field\n\n"
+        "```python\nnames = sorted(names, key=str.lower)\n```\n\n| call | in place |\n|---|---|\n| sorted | no |\n| "
+        "sort | yes |\n";
 }
 
 qint64 fillConversation(ConversationStore& store) {
     const Conversation c = store.createConversation("A long conversation").value();
     int64_t parent = 0;
     for (int i = 0; i < kMessages; ++i)
-        parent = store.appendMessage(c.id, parent, i % 2 ? MessageRole::Assistant : MessageRole::User, sampleText(i)).value().id;
+        parent = store.appendMessage(c.id, parent, i % 2 ? MessageRole::Assistant : MessageRole::User, sampleText(i))
+                     .value()
+                     .id;
     return c.id;
 }
 
@@ -63,20 +67,25 @@ void produce(QObject* gui, const std::function<void(QString)>& deliver, std::vec
         for (; i < std::min(due, kTokensPerSecond * kSeconds); ++i)
             pending += QStringLiteral("w%1%2").arg(i).arg(i % 60 == 59 ? "\n\n" : i % 12 == 11 ? "\n" : " ");
         if (now - lastFlush >= std::chrono::milliseconds(16) && !pending.isEmpty()) {
-            QMetaObject::invokeMethod(gui, [deliver, text = std::move(pending)] { deliver(text); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                gui, [deliver, text = std::move(pending)] { deliver(text); }, Qt::QueuedConnection);
             pending.clear();
             lastFlush = now;
         }
         if (now - lastProbe >= std::chrono::milliseconds(5)) {
-            QMetaObject::invokeMethod(gui, [&latencies, now] {
-                latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - now).count());
-            }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                gui,
+                [&latencies, now] {
+                    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - now).count());
+                },
+                Qt::QueuedConnection);
             lastProbe = now;
         }
         QThread::msleep(1);
     }
     if (!pending.isEmpty())
-        QMetaObject::invokeMethod(gui, [deliver, text = std::move(pending)] { deliver(text); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            gui, [deliver, text = std::move(pending)] { deliver(text); }, Qt::QueuedConnection);
 }
 
 }  // namespace
@@ -101,7 +110,8 @@ int main(int argc, char** argv) {
     std::vector<double> latencies;
     QThread producer;
     QObject::connect(&producer, &QThread::started, [&] {
-        produce(gui.window.get(), [model](const QString& t) { model->appendText(999999, t); }, latencies);
+        produce(
+            gui.window.get(), [model](const QString& t) { model->appendText(999999, t); }, latencies);
         producer.quit();
     });
     // An event loop that sleeps when idle (processEvents(flags, ms) never waits: a loop of it
@@ -118,17 +128,21 @@ int main(int argc, char** argv) {
     const double guiCpuMs = threadCpuMs() - cpuBefore;
     gui.window->messageView()->viewport()->repaint();
 
-    const QStringList words = model->row(model->rowCount() - 1)->text.split(QRegularExpression("\\s+"), Qt::SkipEmptyParts);
+    const QStringList words =
+        model->row(model->rowCount() - 1)->text.split(QRegularExpression("\\s+"), Qt::SkipEmptyParts);
     bool inOrder = words.size() == kTokensPerSecond * kSeconds;
     for (int i = 0; inOrder && i < words.size(); ++i) inOrder = words[i] == QStringLiteral("w%1").arg(i);
-    std::printf("conversation of %d messages: openConversation %.1f ms, first frame painted %.1f ms\n", kMessages, openMs, paintedMs);
+    std::printf("conversation of %d messages: openConversation %.1f ms, first frame painted %.1f ms\n", kMessages,
+                openMs, paintedMs);
     std::printf("tokens delivered to the message view: %lld of %d, in order: %s (%.1f s)\n",
                 static_cast<long long>(words.size()), kTokensPerSecond * kSeconds, inOrder ? "yes" : "NO", feedS);
     std::printf("GUI event-loop latency over %zu probes: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", latencies.size(),
                 percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 1.0));
-    std::printf("GUI thread CPU time while streaming: %.0f ms (%.0f%% of the %.1f s)\n", guiCpuMs, guiCpuMs / (feedS * 10), feedS);
+    std::printf("GUI thread CPU time while streaming: %.0f ms (%.0f%% of the %.1f s)\n", guiCpuMs,
+                guiCpuMs / (feedS * 10), feedS);
     std::printf("view follows the end: %s\n", gui.window->messageView()->followsEnd() ? "yes" : "no");
     QFile load("/proc/loadavg");
-    if (load.open(QIODevice::ReadOnly)) std::printf("load average at the end (1/5/15 min): %s", load.readAll().constData());
+    if (load.open(QIODevice::ReadOnly))
+        std::printf("load average at the end (1/5/15 min): %s", load.readAll().constData());
     return inOrder ? 0 : 1;
 }

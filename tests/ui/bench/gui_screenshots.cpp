@@ -46,7 +46,8 @@ void thinkingShots(test::GuiApp& gui, const QString& dir, const QString& out) {
     const QString path = dir + "/thinking.gguf";
     if (!test::thinkingModel().writeFile(path.toStdString())) return;
     gui.window->loadModel(path);
-    if (!QTest::qWaitFor([&] { return gui.controller->model() && gui.controller->model()->file.path == path; }, 60000)) return;
+    if (!QTest::qWaitFor([&] { return gui.controller->model() && gui.controller->model()->file.path == path; }, 60000))
+        return;
     gui.controller->newConversation();
     chat(gui, "What is six times seven?");
     QTest::qWait(300);
