@@ -10,7 +10,9 @@
 #include <QTranslator>
 
 #include "app/chat/app_settings.h"
-#include "app/chat/chat_controller.h"
+#include "app/chat/conversation_controller.h"
+#include "app/chat/reply_controller.h"
+#include "app/chat/settings_controller.h"
 #include "app/chat/model_controller.h"
 #include "app/engine_host/engine_host.h"
 #include "app/common/error_text.h"
@@ -67,10 +69,13 @@ int main(int argc, char** argv) {
     if (!store) return 1;
     hearth::EngineHost host;
     hearth::ModelController models(host, settings);
-    hearth::ChatController controller(*store, host, models, settings);
-    hearth::MainWindow window(controller, models, settings);
+    hearth::ConversationController conversations(*store, host);
+    hearth::SettingsController chatSettings(conversations, models, settings);
+    hearth::ReplyController replies(conversations, chatSettings, models, host);
+    hearth::MainWindow window(
+        {.conversations = conversations, .replies = replies, .settings = chatSettings, .models = models});
     window.show();
-    if (controller.conversations()->rowCount() > 0) controller.openConversation(controller.conversations()->idAt(0));
+    if (conversations.list()->rowCount() > 0) conversations.openConversation(conversations.list()->idAt(0));
     QString model = parser.value("model");
     if (model.isEmpty()) model = settings.lastModel();
     if (model.isEmpty() || !QFileInfo::exists(model)) model = hearth::defaultModelPath();

@@ -30,10 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view tmpl(reinterpret_cast<const char*>(data) + 1, size - 1);
     const hearth::ChatFormat format = hearth::ChatFormat::detect(tmpl, arch);
     const std::string marker(kContentMarker);
-    const std::vector<hearth::ChatMessage> messages = {{"system", marker},
-                                                       {"user", marker},
-                                                       {"assistant", "<think>" + marker + "</think>" + marker},
-                                                       {"user", marker}};
+    const std::vector<hearth::ChatMessage> messages = {
+        {hearth::ChatRole::System, marker},
+        {hearth::ChatRole::User, marker},
+        {hearth::ChatRole::Assistant, "<think>" + marker + "</think>" + marker},
+        {hearth::ChatRole::User, marker}};
     volatile size_t sink = format.endOfTurnPieces().size() + format.startsWithBos();
     for (const bool open : {true, false})
         for (const bool thinking : {true, false})

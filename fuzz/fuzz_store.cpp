@@ -41,15 +41,15 @@ const Base& base() {
         auto c1 = s.createConversation("First chat", "Be brief.", "first");
         auto c2 = s.createConversation("Second", "", "");
         check(c1 && c2 && s.setSettings(c1->id, R"({"temperature":0.5})") && s.setModel(c1->id, "tiny.gguf"));
-        auto u1 = s.appendMessage(c1->id, 0, MessageRole::User, "hello there");
+        auto u1 = s.appendMessage(c1->id, 0, ChatRole::User, "hello there");
         check(u1.has_value());
-        auto a1 = s.appendMessage(c1->id, u1->id, MessageRole::Assistant, "hi", false);
+        auto a1 = s.appendMessage(c1->id, u1->id, ChatRole::Assistant, "hi", false);
         GenerationStats stats{9, 7, 0, 0, 12.5, 100.0, 50.0, "eos"};
         check(a1 && s.updateMessage(a1->id, "hi, how can I help?", true, &stats));
-        auto a2 = s.appendMessage(c1->id, u1->id, MessageRole::Assistant, "hey");
-        check(a2 && s.appendMessage(c1->id, a2->id, MessageRole::User, "more please") && s.switchBranch(a1->id));
-        auto u2 = s.appendMessage(c2->id, 0, MessageRole::System, "system text");
-        check(u2 && s.appendMessage(c2->id, u2->id, MessageRole::Assistant, "cut sh", false));
+        auto a2 = s.appendMessage(c1->id, u1->id, ChatRole::Assistant, "hey");
+        check(a2 && s.appendMessage(c1->id, a2->id, ChatRole::User, "more please") && s.switchBranch(a1->id));
+        auto u2 = s.appendMessage(c2->id, 0, ChatRole::System, "system text");
+        check(u2 && s.appendMessage(c2->id, u2->id, ChatRole::Assistant, "cut sh", false));
         const std::unique_ptr<Engine> engine = fuzz::loadFuzzEngine();
         out.tokens = fuzz::fuzzConversation(*engine);
         check(saveKv(*engine, s.kv(), c1->id, out.tokens) && saveKv(*engine, s.kv(), c2->id, out.tokens));
@@ -93,7 +93,7 @@ void restoreAndSave(ConversationStore& store, int64_t conversationId, const std:
 
 // Writes on what was read: a new message must read back as written.
 void write(ConversationStore& store, const Conversation& c) {
-    auto m = store.appendMessage(c.id, c.activeLeafId, MessageRole::User, "next");
+    auto m = store.appendMessage(c.id, c.activeLeafId, ChatRole::User, "next");
     if (m) {
         auto back = store.message(m->id);
         if (back && (!*back || (*back)->text != "next")) __builtin_trap();

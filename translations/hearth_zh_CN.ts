@@ -36,29 +36,6 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
     </message>
 </context>
 <context>
-    <name>hearth::ChatController</name>
-    <message>
-        <location filename="../app/chat/chat_controller.cpp" line="236"/>
-        <source>The reply stopped because the context window is full. Start a new conversation, or raise the context length in Settings → Engine.</source>
-        <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
-    </message>
-    <message>
-        <location filename="../app/chat/chat_controller.cpp" line="55"/>
-        <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
-        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
-    </message>
-    <message>
-        <location filename="../app/chat/chat_controller.cpp" line="49"/>
-        <source>The conversation database %1 was moved or deleted while Hearth was running, so nothing more can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.</source>
-        <translation>对话数据库 %1 在 Hearth 运行期间被移动或删除，因此无法再向其中保存任何内容（%2）。请将目前写入的全部内容另存为副本，Hearth 将继续使用该副本。</translation>
-    </message>
-    <message>
-        <location filename="../app/chat/chat_controller.cpp" line="76"/>
-        <source>Could not save a copy to %1: %2</source>
-        <translation>无法将副本保存到 %1：%2</translation>
-    </message>
-</context>
-<context>
     <name>hearth::ChatStatus</name>
     <message>
         <location filename="../ui/chat_status.cpp" line="39"/>
@@ -157,6 +134,24 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <location filename="../ui/composer.cpp" line="79"/>
         <source>Send (Enter)</source>
         <translation>发送（Enter）</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::ConversationController</name>
+    <message>
+        <location filename="../app/chat/conversation_controller.cpp" line="36"/>
+        <source>The conversation database %1 was moved or deleted while Hearth was running, so nothing more can be saved to it (%2). Save a copy of everything written so far, and Hearth goes on with the copy.</source>
+        <translation>对话数据库 %1 在 Hearth 运行期间被移动或删除，因此无法再向其中保存任何内容（%2）。请将目前写入的全部内容另存为副本，Hearth 将继续使用该副本。</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/conversation_controller.cpp" line="42"/>
+        <source>Could not read or save the conversation (%1). Check that the disk has free space, then try again.</source>
+        <translation>无法读取或保存对话（%1）。请检查磁盘是否有剩余空间，然后重试。</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/conversation_controller.cpp" line="61"/>
+        <source>Could not save a copy to %1: %2</source>
+        <translation>无法将副本保存到 %1：%2</translation>
     </message>
 </context>
 <context>
@@ -459,6 +454,14 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../ui/model_picker.cpp" line="118"/>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Family: %2 (%3)&lt;br&gt;Parameters: %4&lt;br&gt;Quantization: %5&lt;br&gt;Trained context: %6&lt;br&gt;Size: %7&lt;br&gt;Chat format: %8&lt;br&gt;%9</source>
         <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;模型家族：%2（%3）&lt;br&gt;参数量：%4&lt;br&gt;量化：%5&lt;br&gt;训练上下文：%6&lt;br&gt;大小：%7&lt;br&gt;对话格式：%8&lt;br&gt;%9</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::ReplyController</name>
+    <message>
+        <location filename="../app/chat/reply_controller.cpp" line="147"/>
+        <source>The reply stopped because the context window is full. Start a new conversation, or raise the context length in Settings → Engine.</source>
+        <translation>回复已停止：上下文窗口已满。请开始新对话，或在“设置 → 引擎”中增大上下文长度。</translation>
     </message>
 </context>
 <context>

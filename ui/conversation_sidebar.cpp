@@ -11,13 +11,13 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "app/chat/chat_controller.h"
+#include "app/chat/conversation_controller.h"
 
 namespace hearth {
 
-ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* parent)
+ConversationSidebar::ConversationSidebar(ConversationController& conversations, QWidget* parent)
     : QWidget(parent),
-      controller_(controller),
+      conversations_(conversations),
       newChat_(new QPushButton(tr("+ New chat"))),
       search_(new QLineEdit),
       list_(new QListView),
@@ -27,7 +27,7 @@ ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* pa
     list_->setObjectName("conversationList");
     search_->setPlaceholderText(tr("Search chats…"));
     search_->setClearButtonEnabled(true);
-    list_->setModel(controller_.conversations());
+    list_->setModel(conversations_.list());
     list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     list_->setContextMenuPolicy(Qt::CustomContextMenu);
     list_->setTextElideMode(Qt::ElideRight);
@@ -49,16 +49,16 @@ ConversationSidebar::ConversationSidebar(ChatController& controller, QWidget* pa
     searchDelay_->setInterval(200);
     connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
     connect(searchDelay_, &QTimer::timeout, this, [this] {
-        controller_.search(search_->text());
+        conversations_.search(search_->text());
         selectCurrent();
     });
-    connect(newChat_, &QPushButton::clicked, this, [this] { controller_.newConversation(); });
+    connect(newChat_, &QPushButton::clicked, this, [this] { conversations_.newConversation(); });
     connect(list_, &QListView::clicked, this,
-            [this](const QModelIndex& i) { controller_.openConversation(controller_.conversations()->idAt(i.row())); });
+            [this](const QModelIndex& i) { conversations_.openConversation(conversations_.list()->idAt(i.row())); });
     connect(list_, &QListView::customContextMenuRequested, this, &ConversationSidebar::showMenu);
     connect(model, &QPushButton::clicked, this, &ConversationSidebar::modelPickerRequested);
     connect(settings, &QPushButton::clicked, this, &ConversationSidebar::settingsRequested);
-    connect(controller_.conversations(), &QAbstractItemModel::modelReset, this, &ConversationSidebar::selectCurrent);
+    connect(conversations_.list(), &QAbstractItemModel::modelReset, this, &ConversationSidebar::selectCurrent);
 }
 
 void ConversationSidebar::focusSearch() {
@@ -67,8 +67,8 @@ void ConversationSidebar::focusSearch() {
 }
 
 void ConversationSidebar::selectCurrent() {
-    const int row = controller_.conversations()->rowOf(controller_.currentConversation());
-    list_->setCurrentIndex(row >= 0 ? controller_.conversations()->index(row) : QModelIndex());
+    const int row = conversations_.list()->rowOf(conversations_.current());
+    list_->setCurrentIndex(row >= 0 ? conversations_.list()->index(row) : QModelIndex());
 }
 
 bool ConversationSidebar::eventFilter(QObject* watched, QEvent* event) {
@@ -91,15 +91,15 @@ void ConversationSidebar::showMenu(const QPoint& pos) {
 }
 
 void ConversationSidebar::renameAt(int row) {
-    ConversationListModel* m = controller_.conversations();
+    ConversationListModel* m = conversations_.list();
     bool accepted = false;
     const QString title = QInputDialog::getText(this, tr("Rename chat"), tr("Title:"), QLineEdit::Normal,
                                                 m->index(row).data().toString(), &accepted);
-    if (accepted) controller_.renameConversation(m->idAt(row), title);
+    if (accepted) conversations_.renameConversation(m->idAt(row), title);
 }
 
 void ConversationSidebar::deleteAt(int row) {
-    ConversationListModel* m = controller_.conversations();
+    ConversationListModel* m = conversations_.list();
     QMessageBox box(QMessageBox::Warning, tr("Delete chat"),
                     tr("Delete “%1” and all its messages? This cannot be undone.").arg(m->index(row).data().toString()),
                     QMessageBox::Cancel, this);
@@ -107,7 +107,7 @@ void ConversationSidebar::deleteAt(int row) {
     QPushButton* del = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
     box.setDefaultButton(QMessageBox::Cancel);
     box.exec();
-    if (box.clickedButton() == del) controller_.deleteConversation(m->idAt(row));
+    if (box.clickedButton() == del) conversations_.deleteConversation(m->idAt(row));
 }
 
 }  // namespace hearth

@@ -12,12 +12,12 @@ class QTimer;
 
 namespace hearth {
 
-class ChatController;
+class ConversationController;
 
 class ConversationSidebar : public QWidget {
     Q_OBJECT
 public:
-    explicit ConversationSidebar(ChatController& controller, QWidget* parent = nullptr);
+    explicit ConversationSidebar(ConversationController& conversations, QWidget* parent = nullptr);
 
     void focusSearch();
     void selectCurrent();  // highlights the controller's open conversation
@@ -34,7 +34,7 @@ protected:
 private:
     void showMenu(const QPoint& pos);
 
-    ChatController& controller_;
+    ConversationController& conversations_;
     QPushButton* newChat_;
     QLineEdit* search_;
     QListView* list_;

@@ -1,4 +1,4 @@
-// Composition of the window's parts; the parts hold their own logic (the controller in app/).
+// Composition of the window's parts; the parts hold their own logic (the controllers in app/chat/).
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -12,7 +12,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/chat/chat_controller.h"
+#include "app/chat/conversation_controller.h"
+#include "app/chat/reply_controller.h"
 #include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
@@ -24,12 +25,13 @@
 
 namespace hearth {
 
-MainWindow::MainWindow(ChatController& controller, ModelController& models, AppSettings& settings, QWidget* parent)
+MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
     : QMainWindow(parent),
-      controller_(controller),
-      models_(models),
-      settings_(settings),
-      sidebar_(new ConversationSidebar(controller)),
+      conversations_(controllers.conversations),
+      replies_(controllers.replies),
+      settings_(controllers.settings),
+      models_(controllers.models),
+      sidebar_(new ConversationSidebar(controllers.conversations)),
       view_(new MessageView),
       composer_(new Composer),
       status_(new ChatStatus),
@@ -38,14 +40,15 @@ MainWindow::MainWindow(ChatController& controller, ModelController& models, AppS
     setObjectName("mainWindow");
     buildLayout();
     buildShortcuts();
-    connectController();
+    connectConversations();
+    connectReplies();
     connectModels();
     updateTitle();
     resize(1100, 720);
 }
 
 void MainWindow::buildLayout() {
-    view_->setModel(controller_.messages());
+    view_->setModel(conversations_.messages());
     modelButton_->setObjectName("modelHeader");
     modelButton_->setText(tr("No model loaded"));
     modelButton_->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -82,33 +85,36 @@ void MainWindow::buildShortcuts() {
         connect(s, &QShortcut::activated, this, slot);
     };
     add(QKeySequence::New, [this] {
-        controller_.newConversation();
+        conversations_.newConversation();
         composer_->focusInput();
     });
     add(QKeySequence::Find, [this] { sidebar_->focusSearch(); });
     add(QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
     add(QKeySequence::Open, [this] { openModelPicker(); });
     add(QKeySequence(Qt::CTRL | Qt::Key_L), [this] { composer_->focusInput(); });
-    add(QKeySequence(Qt::Key_Escape), [this] { controller_.stop(); });
+    add(QKeySequence(Qt::Key_Escape), [this] { replies_.stop(); });
 }
 
-void MainWindow::connectController() {
-    connect(composer_, &Composer::sendRequested, &controller_, &ChatController::send);
-    connect(composer_, &Composer::editRequested, &controller_, &ChatController::editMessage);
-    connect(composer_, &Composer::stopRequested, &controller_, &ChatController::stop);
-    connect(composer_, &Composer::regenerateRequested, &controller_, &ChatController::regenerate);
-    connect(&controller_, &ChatController::generatingChanged, composer_, &Composer::setGenerating);
-    connect(&controller_, &ChatController::replyStarted, this, &MainWindow::onReplyStarted);
-    connect(&controller_, &ChatController::replyFinished, status_, &ChatStatus::replyFinished);
-    connect(&controller_, &ChatController::conversationOpened, this, [this] {
+void MainWindow::connectConversations() {
+    connect(&conversations_, &ConversationController::conversationOpened, this, [this] {
         contextNotice_->hide();
         composer_->cancelEdit();
         sidebar_->selectCurrent();
         updateTitle();
     });
-    connect(controller_.conversations(), &QAbstractItemModel::modelReset, this, &MainWindow::updateTitle);
+    connect(conversations_.list(), &QAbstractItemModel::modelReset, this, &MainWindow::updateTitle);
     connect(view_->messageDelegate(), &MessageDelegate::actionTriggered, this,
             [this](MessageDelegate::Action a, const QModelIndex& i) { onDelegateAction(static_cast<int>(a), i); });
+}
+
+void MainWindow::connectReplies() {
+    connect(composer_, &Composer::sendRequested, &replies_, &ReplyController::send);
+    connect(composer_, &Composer::editRequested, &replies_, &ReplyController::editMessage);
+    connect(composer_, &Composer::stopRequested, &replies_, &ReplyController::stop);
+    connect(composer_, &Composer::regenerateRequested, &replies_, &ReplyController::regenerate);
+    connect(&replies_, &ReplyController::generatingChanged, composer_, &Composer::setGenerating);
+    connect(&replies_, &ReplyController::replyStarted, this, &MainWindow::onReplyStarted);
+    connect(&replies_, &ReplyController::replyFinished, status_, &ChatStatus::replyFinished);
 }
 
 void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
@@ -117,9 +123,9 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::CopyCode: statusBar()->showMessage(tr("Code copied"), 2000); break;
     case MessageDelegate::Action::CopyMessage: statusBar()->showMessage(tr("Message copied"), 2000); break;
     case MessageDelegate::Action::Edit: composer_->beginEdit(id, index.data().toString()); break;
-    case MessageDelegate::Action::Regenerate: controller_.regenerate(); break;
-    case MessageDelegate::Action::PreviousBranch: controller_.switchBranch(id, -1); break;
-    case MessageDelegate::Action::NextBranch: controller_.switchBranch(id, +1); break;
+    case MessageDelegate::Action::Regenerate: replies_.regenerate(); break;
+    case MessageDelegate::Action::PreviousBranch: replies_.switchBranch(id, -1); break;
+    case MessageDelegate::Action::NextBranch: replies_.switchBranch(id, +1); break;
     case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
     case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
     }
@@ -128,13 +134,13 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
 // The suggested place is the database's own path (the file there is gone), so that the next
 // start opens the copy.
 void MainWindow::saveDatabaseCopy() {
-    const QString suggested = controller_.databasePath();
+    const QString suggested = conversations_.databasePath();
     const QString path = chooseCopyPath_
         ? chooseCopyPath_(suggested)
         : QFileDialog::getSaveFileName(this, tr("Save a copy of the conversations"), suggested,
                                        tr("Hearth conversations (*.sqlite);;All files (*)"));
     if (path.isEmpty()) return;
-    if (controller_.switchToCopy(path))
+    if (conversations_.switchToCopy(path))
         statusBar()->showMessage(tr("Conversations saved to %1; Hearth goes on with this copy.").arg(path), 8000);
 }
 
@@ -148,8 +154,8 @@ void MainWindow::onReplyStarted(const ReplyStarted& info) {
 }
 
 void MainWindow::updateTitle() {
-    ConversationListModel* list = controller_.conversations();
-    const int row = list->rowOf(controller_.currentConversation());
+    ConversationListModel* list = conversations_.list();
+    const int row = list->rowOf(conversations_.current());
     const QString title = row >= 0 ? list->index(row).data().toString() : QString();
     setWindowTitle(title.isEmpty() ? tr("Hearth") : tr("%1 — Hearth").arg(title));
 }

@@ -1,7 +1,7 @@
-// The main window: the conversation sidebar, the message view, the composer and the status
-// line, wired to the chat controller; the model picker and its load progress (cancellable),
-// wired to the model controller;
-// the settings panel; keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Esc).
+// The main window: the conversation sidebar and the message view, wired to the conversation
+// controller; the composer and the status line, wired to the reply controller; the model picker
+// and its load progress (cancellable), wired to the model controller; the settings panel, wired
+// to the settings controller; keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Esc).
 #pragma once
 
 #include <QMainWindow>
@@ -14,20 +14,29 @@ class QToolButton;
 
 namespace hearth {
 
-class AppSettings;
-class ChatController;
 class ChatStatus;
 class Composer;
+class ConversationController;
 class ConversationSidebar;
 class MessageView;
 class ModelController;
+class ReplyController;
+class SettingsController;
 struct LoadedModel;
 struct ReplyStarted;
+
+// The controllers the window talks to (app/chat); it talks to nothing else below ui/.
+struct WindowControllers {
+    ConversationController& conversations;
+    ReplyController& replies;
+    SettingsController& settings;
+    ModelController& models;
+};
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    MainWindow(ChatController& controller, ModelController& models, AppSettings& settings, QWidget* parent = nullptr);
+    explicit MainWindow(const WindowControllers& controllers, QWidget* parent = nullptr);
 
     // Loads a model on the engine thread behind a progress dialog with Cancel.
     void loadModel(const QString& path);
@@ -50,7 +59,8 @@ signals:
 private:
     void buildLayout();
     void buildShortcuts();
-    void connectController();
+    void connectConversations();
+    void connectReplies();
     void connectModels();
     void showLoadProgress(const QString& path);
     void onDelegateAction(int action, const QModelIndex& index);
@@ -60,9 +70,10 @@ private:
     void onReplyStarted(const ReplyStarted& info);
     void updateTitle();
 
-    ChatController& controller_;
+    ConversationController& conversations_;
+    ReplyController& replies_;
+    SettingsController& settings_;
     ModelController& models_;
-    AppSettings& settings_;
     ConversationSidebar* sidebar_;
     MessageView* view_;
     Composer* composer_;

@@ -5,8 +5,9 @@
 #include <QProgressDialog>
 #include <QToolButton>
 
-#include "app/chat/chat_controller.h"
+#include "app/chat/conversation_controller.h"
 #include "app/chat/model_controller.h"
+#include "app/chat/settings_controller.h"
 #include "app/common/paths.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
@@ -73,9 +74,9 @@ void MainWindow::onLoadEnded(const QString& error) {
         return;
     }
     status_->setMessage(tr("Cannot load the model"));
-    controller_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O); "
-                             "the default model is fetched by `packaging/scripts/fetch-models.sh`.")
-                              .arg(QFileInfo(models_.loadingPath()).fileName(), error));
+    conversations_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O); "
+                                "the default model is fetched by `packaging/scripts/fetch-models.sh`.")
+                                 .arg(QFileInfo(models_.loadingPath()).fileName(), error));
 }
 
 void MainWindow::openModelPicker() {
@@ -85,25 +86,21 @@ void MainWindow::openModelPicker() {
 }
 
 void MainWindow::openSettings() {
-    const SettingsValues current{controller_.conversationSettings(), settings_.engine(), settings_.language(),
-                                 settings_.raw().value("ui/appearance").toString()};
-    SettingsDialog dialog(settings_, current, controller_.defaultSettings(), this);
+    const SettingsValues current{settings_.conversationSettings(), settings_.engine(), settings_.language(),
+                                 settings_.appearance()};
+    SettingsDialog dialog(settings_, current, settings_.defaultSettings(), this);
     if (models_.model()) dialog.setThinkingMode(models_.model()->thinking);
     emit settingsDialogOpened(&dialog);
     if (dialog.exec() != QDialog::Accepted) return;
     const SettingsValues v = dialog.values();
-    if (dialog.resetRequested() && v.chat == controller_.defaultSettings()) controller_.resetConversationSettings();
-    else controller_.setConversationSettings(v.chat);
+    if (dialog.resetRequested() && v.chat == settings_.defaultSettings()) settings_.resetConversationSettings();
+    else settings_.setConversationSettings(v.chat);
     settings_.setLanguage(v.language);
     if (v.appearance != current.appearance) {
-        settings_.raw().setValue("ui/appearance", v.appearance);
+        settings_.setAppearance(v.appearance);
         applyAppearance(*qApp, v.appearance);
     }
-    if (v.engine == current.engine) return;
-    settings_.setEngine(v.engine);  // speculation: read for each reply
-    if (v.engine.kvDiskBudgetMb != current.engine.kvDiskBudgetMb)
-        controller_.setKvDiskBudget(qint64{v.engine.kvDiskBudgetMb} << 20);
-    models_.reloadIfNeeded(current.engine);
+    settings_.setEngine(v.engine);  // the disk budget at once, a reload when one is needed
 }
 
 }  // namespace hearth

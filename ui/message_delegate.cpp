@@ -21,9 +21,12 @@ namespace {
 
 constexpr int kMargin = 12, kPad = 10, kGap = 6, kReasoningIndent = 12;
 
-QString roleOf(const QModelIndex& i) { return i.data(MessageListModel::RoleRole).toString(); }
-bool isUser(const QModelIndex& i) { return roleOf(i) == QLatin1String("user"); }
-bool isNotice(const QModelIndex& i) { return roleOf(i) == QLatin1String("error"); }
+std::optional<ChatRole> roleOf(const QModelIndex& i) {
+    const QVariant v = i.data(MessageListModel::RoleRole);
+    return v.isValid() ? std::optional(v.value<ChatRole>()) : std::nullopt;
+}
+bool isUser(const QModelIndex& i) { return roleOf(i) == ChatRole::User; }
+bool isNotice(const QModelIndex& i) { return !roleOf(i); }
 QString answerOf(const QModelIndex& i) { return i.data(MessageListModel::AnswerRole).toString(); }
 bool hasReasoning(const QModelIndex& i) {
     return i.data(MessageListModel::ReasoningOpenRole).toBool() ||

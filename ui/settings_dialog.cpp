@@ -63,7 +63,7 @@ QString presetLabel(const QString& name) {
 
 }  // namespace
 
-SettingsDialog::SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults,
+SettingsDialog::SettingsDialog(SettingsController& app, const SettingsValues& current, const ChatSettings& defaults,
                                QWidget* parent)
     : QDialog(parent), app_(app), initial_(current), defaults_(defaults), tabs_(new QTabWidget) {
     setObjectName("settingsDialog");

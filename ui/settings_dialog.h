@@ -10,7 +10,7 @@
 #include <QDialog>
 #include <map>
 
-#include "app/chat/app_settings.h"
+#include "app/chat/settings_controller.h"
 #include "engine/tokenizer/chat_format.h"
 
 class QCheckBox;
@@ -37,7 +37,7 @@ class SettingsDialog : public QDialog {
     Q_OBJECT
 public:
     // current: the open conversation's settings; defaults: the model's + the user's saved ones.
-    SettingsDialog(AppSettings& app, const SettingsValues& current, const ChatSettings& defaults,
+    SettingsDialog(SettingsController& app, const SettingsValues& current, const ChatSettings& defaults,
                    QWidget* parent = nullptr);
 
     SettingsValues values() const;
@@ -59,7 +59,7 @@ private:
     void savePreset();
     void updateReloadNote();
 
-    AppSettings& app_;
+    SettingsController& app_;
     SettingsValues initial_;
     ChatSettings defaults_;
     bool reset_ = false;

@@ -14,7 +14,7 @@ void MessageListModel::split(MessageRow& r) const {
     r.reasoning.clear();
     r.reasoningOpen = false;
     r.answer = r.text;
-    if (r.role != QLatin1String("assistant")) return;
+    if (r.role != ChatRole::Assistant) return;
     const QByteArray utf8 = r.text.toUtf8();
     const ReasoningSplit s =
         splitReasoning(std::string_view(utf8.constData(), static_cast<size_t>(utf8.size())), span_);
@@ -46,7 +46,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
     case Qt::EditRole: return r->text;
     case IdRole: return QVariant::fromValue<qint64>(r->id);
-    case RoleRole: return r->role;
+    case RoleRole: return r->role ? QVariant::fromValue(*r->role) : QVariant();
     case StreamingRole: return r->streaming;
     case SiblingIndexRole: return r->siblingIndex;
     case SiblingCountRole: return r->siblingCount;
@@ -59,7 +59,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ReasoningExpandedRole: return expanded_.contains(r->id);
     case IsLastAssistantRole: {
         for (int i = rowCount() - 1; i >= 0; --i)
-            if (rows_[static_cast<size_t>(i)].role == QLatin1String("assistant")) return i == index.row();
+            if (rows_[static_cast<size_t>(i)].role == ChatRole::Assistant) return i == index.row();
         return false;
     }
     default: return {};
@@ -126,7 +126,7 @@ void MessageListModel::setStreaming(qint64 id, bool streaming) {
 
 void MessageListModel::removeNotices() {
     for (int i = rowCount() - 1; i >= 0; --i) {
-        if (rows_[static_cast<size_t>(i)].role != QLatin1String("error")) continue;
+        if (!rows_[static_cast<size_t>(i)].isNotice()) continue;
         beginRemoveRows({}, i, i);
         rows_.erase(rows_.begin() + i);
         endRemoveRows();

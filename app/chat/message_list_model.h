@@ -10,13 +10,14 @@
 #include <optional>
 #include <vector>
 
+#include "engine/tokenizer/chat_role.h"
 #include "engine/tokenizer/reasoning.h"
 
 namespace hearth {
 
 struct MessageRow {
     qint64 id = 0;  // store id; 0 for a notice
-    QString role;  // "user", "assistant", "system", or "error" for a notice
+    std::optional<ChatRole> role;  // nullopt: a notice (an error with a way forward), not a message
     QString text;
     bool streaming = false;
     int siblingIndex = 0;  // 0-based place among the branches at this point
@@ -30,6 +31,8 @@ struct MessageRow {
     // (splitReasoning); for other rows, and replies without a span, answer is the whole text.
     QString reasoning = {}, answer = {};
     bool reasoningOpen = false;  // the span is not closed: still reasoning, or cut off while it was
+
+    bool isNotice() const { return !role.has_value(); }
 };
 
 class MessageListModel : public QAbstractListModel {
@@ -37,7 +40,7 @@ class MessageListModel : public QAbstractListModel {
 public:
     enum Roles {
         IdRole = Qt::UserRole + 1,
-        RoleRole,
+        RoleRole,  // the message's ChatRole; an invalid QVariant for a notice
         StreamingRole,
         SiblingIndexRole,
         SiblingCountRole,

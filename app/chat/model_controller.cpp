@@ -26,7 +26,10 @@ void ModelController::load(const QString& path) {
     bool reference = false;
     for (const BackendChoice& b : backendChoices())
         if (b.name == e.backend) reference = b.isReference();
-    host_.loadModel(path, LoadOptions{e.contextLength, e.threads, e.kvType, reference});
+    host_.loadModel(
+        path,
+        LoadOptions{
+            .contextLength = e.contextLength, .threads = e.threads, .kvType = e.kvType, .referenceBackend = reference});
 }
 
 void ModelController::cancel() { host_.cancelLoad(); }

@@ -11,7 +11,7 @@ namespace hearth {
 
 namespace {
 
-bool isSystem(const ChatMessage& m) { return m.role == "system"; }
+bool isSystem(const ChatMessage& m) { return m.role == ChatRole::System; }
 
 std::vector<ChatMessage> messagesWithout(const std::vector<ChatMessage>& messages, int omit) {
     std::vector<ChatMessage> out;
@@ -23,7 +23,7 @@ std::vector<ChatMessage> messagesWithout(const std::vector<ChatMessage>& message
     // A conversation must not start with the assistant's turn once older ones are left out.
     if (omit > 0) {
         const auto firstTurn = std::find_if(out.begin(), out.end(), [](const ChatMessage& m) { return !isSystem(m); });
-        if (firstTurn != out.end() && firstTurn->role == "assistant" && firstTurn + 1 != out.end())
+        if (firstTurn != out.end() && firstTurn->role == ChatRole::Assistant && firstTurn + 1 != out.end())
             out.erase(firstTurn);
     }
     return out;

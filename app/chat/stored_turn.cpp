@@ -32,8 +32,8 @@ Result<void> runToEnd(Engine& engine, Turn& turn, ReplyRecorder& recorder,
 
 std::vector<ChatMessage> chatMessages(const Conversation& c, const std::vector<Message>& branch) {
     std::vector<ChatMessage> out;
-    if (!c.systemPrompt.empty()) out.push_back({"system", c.systemPrompt});
-    for (const Message& m : branch) out.push_back({messageRoleName(m.role), m.text});
+    if (!c.systemPrompt.empty()) out.push_back({ChatRole::System, c.systemPrompt});
+    for (const Message& m : branch) out.push_back({m.role, m.text});
     return out;
 }
 
@@ -59,20 +59,23 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     auto conv = store.conversation(conversationId);
     if (!conv) return std::unexpected(conv.error());
     if (!*conv) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
-    auto user = store.appendMessage(conversationId, (*conv)->activeLeafId, MessageRole::User, userText);
+    auto user = store.appendMessage(conversationId, (*conv)->activeLeafId, ChatRole::User, userText);
     if (!user) return std::unexpected(user.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
-    auto turn = startTurn(
-        engine, &store.kv(),
-        TurnInput{chatMessages(**conv, *branch), request, conversationId, options.kvRestore, options.enableThinking});
+    auto turn = startTurn(engine, &store.kv(),
+                          TurnInput{.messages = chatMessages(**conv, *branch),
+                                    .request = request,
+                                    .conversationId = conversationId,
+                                    .restoreKv = options.kvRestore,
+                                    .enableThinking = options.enableThinking});
     if (!turn) return std::unexpected(turn.error());
     StoredTurnResult r;
     static_cast<Turn&>(r) = std::move(*turn);
     r.request = std::move(request);
     r.request.prompt = r.prompt;
     r.userMessageId = user->id;
-    auto reply = store.appendMessage(conversationId, user->id, MessageRole::Assistant, "", false);
+    auto reply = store.appendMessage(conversationId, user->id, ChatRole::Assistant, "", false);
     auto model = reply ? store.setModel(conversationId, engine.file().path()) : Result<void>{};
     if (!reply || !model) {
         abandon(engine, r.id);

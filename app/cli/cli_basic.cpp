@@ -47,7 +47,7 @@ int cmdChat(const QCommandLineParser& p) {
     if (!engine) return failWith(engine.error());
     Engine& e = **engine;
     std::vector<ChatMessage> messages;
-    if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
+    if (p.isSet("system")) messages.push_back({ChatRole::System, p.value("system").toStdString()});
     std::fprintf(stderr, "Chatting with %s (%s). /reset starts over, /exit or Ctrl-D quits.\n", e.config().name.c_str(),
                  e.backendName().c_str());
     std::string line;
@@ -60,7 +60,7 @@ int cmdChat(const QCommandLineParser& p) {
             continue;
         }
         if (line.empty()) continue;
-        messages.push_back({"user", line});
+        messages.push_back({ChatRole::User, line});
         req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
         std::string reply;
         auto result = e.generate(req, [&](TokenId, std::string_view piece) {
@@ -74,7 +74,7 @@ int cmdChat(const QCommandLineParser& p) {
             messages.pop_back();
             continue;
         }
-        messages.push_back({"assistant", reply});
+        messages.push_back({ChatRole::Assistant, reply});
     }
     return 0;
 }

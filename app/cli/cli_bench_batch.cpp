@@ -40,7 +40,7 @@ std::vector<GenerateRequest> makeRequests(const Engine& e, int n, int32_t maxTok
         std::string question = kQuestions[i % nQuestions];
         if (i >= nQuestions) question += strCat(" Answer in ", 2 + i / nQuestions, " paragraphs.");
         GenerateRequest& req = reqs.emplace_back();
-        req.prompt = e.chatPrompt({{"user", question}});
+        req.prompt = e.chatPrompt({{ChatRole::User, question}});
         req.maxTokens = maxTokens;
         req.sampling.temperature = 0;
         for (TokenId t = 0; t < e.tokenizer().nVocab(); ++t)

@@ -38,7 +38,7 @@ std::vector<ChatMessage> buildConversation(const Engine& e, int32_t n) {
     for (int i = 0; std::ssize(e.chatPrompt(messages)) < n; ++i) {
         std::string text;
         for (int k = 0; k < 3; ++k) text += strCat(kSentences[(i * 3 + k) % 6], " ");
-        messages.push_back({i % 2 == 0 ? "user" : "assistant", strCat("(", i, ") ", text)});
+        messages.push_back({i % 2 == 0 ? ChatRole::User : ChatRole::Assistant, strCat("(", i, ") ", text)});
     }
     return messages;
 }
@@ -96,8 +96,7 @@ Result<SavedHistory> saveHistory(ConversationStore& s, Engine& e, std::vector<Ch
     if (!conv) return std::unexpected(conv.error());
     int64_t parent = 0;
     for (const ChatMessage& m : history) {
-        auto msg =
-            s.appendMessage(conv->id, parent, m.role == "user" ? MessageRole::User : MessageRole::Assistant, m.content);
+        auto msg = s.appendMessage(conv->id, parent, m.role, m.content);
         if (!msg) return std::unexpected(msg.error());
         parent = msg->id;
     }
@@ -108,9 +107,8 @@ Result<SavedHistory> saveHistory(ConversationStore& s, Engine& e, std::vector<Ch
     std::string reply;
     auto r = e.generate(req, [&](TokenId, std::string_view text) { return reply += text, true; });
     if (!r) return std::unexpected(r.error());
-    if (auto m = s.appendMessage(conv->id, parent, MessageRole::Assistant, reply); !m)
-        return std::unexpected(m.error());
-    history.push_back({"assistant", reply});
+    if (auto m = s.appendMessage(conv->id, parent, ChatRole::Assistant, reply); !m) return std::unexpected(m.error());
+    history.push_back({ChatRole::Assistant, reply});
     std::vector<TokenId> computed = req.prompt;
     if (!r->tokens.empty()) computed.insert(computed.end(), r->tokens.begin(), r->tokens.end() - 1);
     const auto t0 = Clock::now();
@@ -178,13 +176,13 @@ int cmdBenchRestore(const QCommandLineParser& p) {
     auto first = loadEngineWithStore(p, s);
     if (!first) return failWith(first.error());
     std::vector<ChatMessage> history = buildConversation(**first, nTokens);
-    if (history.back().role == "assistant") history.pop_back();  // the engine writes the last reply
+    if (history.back().role == ChatRole::Assistant) history.pop_back();  // the engine writes the last reply
     auto conv = saveHistory(s, **first, history);
     if (!conv) return failWith(conv.error());
     const auto historyTokens = static_cast<int32_t>((*first)->chatPrompt(history).size());
     first->reset();  // the restart: new engines below, the model file in the page cache
 
-    history.push_back({"user", "Summarise our conversation in one sentence."});
+    history.push_back({ChatRole::User, "Summarise our conversation in one sentence."});
     GenerateRequest req;
     req.maxTokens = 1;
     req.sampling.temperature = 0;

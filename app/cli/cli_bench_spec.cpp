@@ -100,7 +100,7 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
         for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
             const PromptKind& kind = kKinds[k];
             const std::vector<TokenId> prompt =
-                kind.chat ? e.chatPrompt({{"user", kind.text}}) : e.rawPrompt(kind.text);
+                kind.chat ? e.chatPrompt({{ChatRole::User, kind.text}}) : e.rawPrompt(kind.text);
             for (int m = 0; m < std::ssize(modes); ++m)
                 if (auto r = runOnce(e, prompt, modes[static_cast<size_t>(m)], maxTokens, cells[{k, m}]); !r) return r;
             std::fprintf(stderr, "run %d/%d %s done\n", run + 1, runs, kind.name);

@@ -172,8 +172,8 @@ bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& 
         return true;
     }
     std::vector<ChatMessage> messages;
-    if (p.isSet("system")) messages.push_back({"system", p.value("system").toStdString()});
-    messages.push_back({"user", prompt});
+    if (p.isSet("system")) messages.push_back({ChatRole::System, p.value("system").toStdString()});
+    messages.push_back({ChatRole::User, prompt});
     req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
     return true;
 }

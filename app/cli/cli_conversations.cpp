@@ -29,10 +29,13 @@ QString isoTime(int64_t ms) { return QDateTime::fromMSecsSinceEpoch(ms).toUTC().
 QJsonObject conversationJson(const Conversation& c, const std::vector<Message>& branch) {
     QJsonArray messages;
     for (const Message& m : branch) {
-        QJsonObject o{{"id", static_cast<qint64>(m.id)}, {"parent_id", static_cast<qint64>(m.parentId)},
-                      {"role", messageRoleName(m.role)}, {"text", QString::fromStdString(m.text)},
-                      {"complete", m.complete},          {"created", isoTime(m.createdMs)}};
-        if (m.role == MessageRole::Assistant) {
+        QJsonObject o{{"id", static_cast<qint64>(m.id)},
+                      {"parent_id", static_cast<qint64>(m.parentId)},
+                      {"role", QString::fromLatin1(chatRoleName(m.role))},
+                      {"text", QString::fromStdString(m.text)},
+                      {"complete", m.complete},
+                      {"created", isoTime(m.createdMs)}};
+        if (m.role == ChatRole::Assistant) {
             o.insert("generated_tokens", m.stats.generatedTokens);
             o.insert("finish_reason", QString::fromStdString(m.stats.finishReason));
         }
@@ -53,9 +56,7 @@ std::string markdown(const Conversation& c, const std::vector<Message>& branch) 
     std::string md = strCat("# ", c.title, "\n\n");
     if (!c.systemPrompt.empty()) md += strCat("**System:** ", c.systemPrompt, "\n\n");
     for (const Message& m : branch) {
-        const char* who = m.role == MessageRole::User ? "User"
-            : m.role == MessageRole::Assistant        ? "Assistant"
-                                                      : "System";
+        const char* who = m.role == ChatRole::User ? "User" : m.role == ChatRole::Assistant ? "Assistant" : "System";
         md += strCat("## ", who, m.complete ? "" : " (incomplete)", "\n\n", m.text, "\n\n");
     }
     return md;

@@ -20,8 +20,8 @@ constexpr int kFrameMs = 16;
 // The request's conversation as chat messages: the settings' system prompt, when set, first.
 std::vector<ChatMessage> chatMessagesOf(const ReplyRequest& r) {
     std::vector<ChatMessage> out;
-    if (!r.settings.systemPrompt.isEmpty()) out.push_back({"system", r.settings.systemPrompt.toStdString()});
-    for (const ChatTurn& t : r.turns) out.push_back({t.role.toStdString(), t.content.toStdString()});
+    if (!r.settings.systemPrompt.isEmpty()) out.push_back({ChatRole::System, r.settings.systemPrompt.toStdString()});
+    for (const ChatTurn& t : r.turns) out.push_back({t.role, t.content.toStdString()});
     return out;
 }
 
@@ -76,12 +76,12 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     }
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
-    model_ = LoadedModel{describeModel(engine_->file(), &engine_->chatFormat()),
-                         QString::fromStdString(engine_->backendName()),
-                         QString::fromStdString(engine_->backendNote()),
-                         engine_->contextLength(),
-                         engine_->chatFormat().reasoningSpan(),
-                         engine_->chatFormat().thinkingMode()};
+    model_ = LoadedModel{.file = describeModel(engine_->file(), &engine_->chatFormat()),
+                         .backend = QString::fromStdString(engine_->backendName()),
+                         .backendNote = QString::fromStdString(engine_->backendNote()),
+                         .contextLength = engine_->contextLength(),
+                         .reasoning = engine_->chatFormat().reasoningSpan(),
+                         .thinking = engine_->chatFormat().thinkingMode()};
     emit loadProgress(100);
     emit modelLoaded(model_);
 }
@@ -115,9 +115,12 @@ void EngineWorker::submit(const ReplyRequest& r) {
     if (!turn->restore.refusal.empty())
         qWarning("hearth: conversation %lld: %s; recomputed", static_cast<long long>(r.conversationId),
                  turn->restore.refusal.c_str());
-    const ReplyStarted started{r.ticket, static_cast<int>(turn->prompt.size()), engine_->contextLength(),
-                               turn->omittedTurns};
-    active_[turn->id] = Active{r.ticket, std::move(*turn), {}, r.spec.drafter != SpecDrafter::Off};
+    const ReplyStarted started{.ticket = r.ticket,
+                               .promptTokens = static_cast<int>(turn->prompt.size()),
+                               .contextLength = engine_->contextLength(),
+                               .omittedTurns = turn->omittedTurns};
+    active_[turn->id] =
+        Active{.ticket = r.ticket, .turn = std::move(*turn), .speculating = r.spec.drafter != SpecDrafter::Off};
     emit replyStarted(started);
     scheduleStep();
 }
@@ -140,7 +143,8 @@ void EngineWorker::submitSink(SinkReply reply) {
     }
     reply.started(*turn);
     const RequestId id = turn->id;
-    active_[id] = Active{0, std::move(*turn), {}, false, std::make_shared<const SinkReply>(std::move(reply))};
+    active_[id] =
+        Active{.ticket = 0, .turn = std::move(*turn), .sink = std::make_shared<const SinkReply>(std::move(reply))};
     scheduleStep();
 }
 

@@ -58,7 +58,7 @@ struct LoadedModel {
 };
 
 struct ChatTurn {
-    QString role;  // "system", "user", "assistant"
+    ChatRole role = ChatRole::User;
     QString content;
 };
 

@@ -79,13 +79,13 @@ std::expected<std::vector<ChatMessage>, ApiError> readMessages(const QJsonObject
     std::vector<ChatMessage> out;
     for (const QJsonValue& m : o.value("messages").toArray()) {
         if (!m.isObject()) return badField("messages", "must hold objects");
-        std::string role = m.toObject().value("role").toString().toStdString();
-        if (role == "developer") role = "system";  // OpenAI's newer name for the system role
-        if (role != "system" && role != "user" && role != "assistant")
-            return badField("messages", "role must be system, developer, user or assistant");
+        const std::string name = m.toObject().value("role").toString().toStdString();
+        // "developer": OpenAI's newer name for the system role.
+        auto role = name == "developer" ? Result<ChatRole>(ChatRole::System) : parseChatRole(name);
+        if (!role) return badField("messages", "role must be system, developer, user or assistant");
         auto content = messageContent(m.toObject().value("content"));
         if (!content) return std::unexpected(content.error());
-        out.push_back({role, std::move(*content)});
+        out.push_back({*role, std::move(*content)});
     }
     if (out.empty()) return badField("messages", "must not be empty");
     return out;

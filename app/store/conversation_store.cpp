@@ -21,15 +21,6 @@ int64_t storeNowMs() {
         .count();
 }
 
-const char* messageRoleName(MessageRole role) {
-    switch (role) {
-    case MessageRole::System: return "system";
-    case MessageRole::User: return "user";
-    case MessageRole::Assistant: return "assistant";
-    }
-    return "user";
-}
-
 ConversationStore::ConversationStore(std::string path, std::unique_ptr<SqliteDb> db, int64_t diskBudgetBytes)
     : path_(std::move(path)), db_(std::move(db)), kv_(std::make_unique<KvBlockStore>(*db_, diskBudgetBytes)) {}
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/tokenizer/chat_role.h"
 
 namespace hearth {
 
@@ -29,9 +30,6 @@ struct Conversation {
     int64_t activeLeafId = 0;  // last message of the active branch; 0 when it has none
 };
 
-enum class MessageRole { System, User, Assistant };
-const char* messageRoleName(MessageRole role);  // "system", "user", "assistant"
-
 // How an assistant reply was generated (zeros for other messages).
 struct GenerationStats {
     int32_t promptTokens = 0;
@@ -48,7 +46,7 @@ struct Message {
     int64_t id = 0;
     int64_t conversationId = 0;
     int64_t parentId = 0;  // 0: first message of its conversation
-    MessageRole role = MessageRole::User;
+    ChatRole role = ChatRole::User;
     std::string text;
     bool complete = true;  // false while a reply streams (or when a crash cut it short)
     int64_t createdMs = 0;
@@ -99,7 +97,7 @@ public:
 
     // Messages. appendMessage makes the new message the active leaf; parentId 0 starts a root
     // (another root is a sibling branch of the first message).
-    Result<Message> appendMessage(int64_t conversationId, int64_t parentId, MessageRole role, const std::string& text,
+    Result<Message> appendMessage(int64_t conversationId, int64_t parentId, ChatRole role, const std::string& text,
                                   bool complete = true);
     // A streamed reply's text so far (complete=false) or final text with its statistics.
     Result<void> updateMessage(int64_t messageId, const std::string& text, bool complete,

@@ -8,7 +8,7 @@
 
 namespace hearth {
 
-Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t parentId, MessageRole role,
+Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t parentId, ChatRole role,
                                                  const std::string& text, bool complete) {
     Transaction t(*db_);
     if (auto r = t.begin(); !r) return std::unexpected(r.error());
@@ -25,7 +25,7 @@ Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t
     st->bind(1, conversationId);
     if (parentId == 0) st->bindNull(2);
     else st->bind(2, parentId);
-    st->bind(3, std::string_view(messageRoleName(role))).bind(4, std::string_view(text));
+    st->bind(3, chatRoleName(role)).bind(4, std::string_view(text));
     st->bind(5, int64_t{complete ? 1 : 0}).bind(6, storeNowMs());
     if (auto r = st->run(); !r) return std::unexpected(r.error());  // a missing conversation fails the foreign key
     const int64_t id = db_->lastInsertId();

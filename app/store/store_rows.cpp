@@ -5,6 +5,7 @@
 #include <QJsonObject>
 
 #include "app/store/sqlite_db.h"
+#include "engine/str_cat.h"
 
 namespace hearth {
 
@@ -24,16 +25,6 @@ Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::str
     return out;
 }
 
-namespace {
-
-MessageRole roleFromName(const std::string& name) {
-    if (name == "system") return MessageRole::System;
-    if (name == "assistant") return MessageRole::Assistant;
-    return MessageRole::User;
-}
-
-}  // namespace
-
 Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, int64_t id) {
     auto st = db.prepare(sql);
     if (!st) return std::unexpected(st.error());
@@ -43,8 +34,17 @@ Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, 
         auto row = st->step();
         if (!row) return std::unexpected(row.error());
         if (!*row) break;
-        out.push_back(Message{st->int64(0), st->int64(1), st->int64(2), roleFromName(st->text(3)), st->text(4),
-                              st->int64(5) != 0, st->int64(6), statsFromJson(st->text(7))});
+        // The schema's CHECK admits only the three names; a file written otherwise is refused, not guessed.
+        auto role = parseChatRole(st->text(3));
+        if (!role) return fail(ErrorCode::InvalidFormat, strCat("message ", st->int64(0), ": ", role.error().message));
+        out.push_back(Message{.id = st->int64(0),
+                              .conversationId = st->int64(1),
+                              .parentId = st->int64(2),
+                              .role = *role,
+                              .text = st->text(4),
+                              .complete = st->int64(5) != 0,
+                              .createdMs = st->int64(6),
+                              .stats = statsFromJson(st->text(7))});
     }
     return out;
 }

@@ -9,13 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/tokenizer/chat_role.h"
 #include "engine/tokenizer/reasoning.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace hearth {
 
 struct ChatMessage {
-    std::string role;  // "system", "user", "assistant"
+    ChatRole role = ChatRole::User;
     std::string content;
 };
 

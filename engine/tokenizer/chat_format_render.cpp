@@ -22,7 +22,10 @@ void add(std::vector<TextSegment>& out, std::string_view text, bool allowSpecial
 void addTemplate(std::vector<TextSegment>& out, std::string_view text) { add(out, text, true); }
 void addContent(std::vector<TextSegment>& out, std::string_view text) { add(out, text, false); }
 
-bool hasSystem(const std::vector<ChatMessage>& m) { return !m.empty() && m[0].role == "system"; }
+// The role's name as the templates write it ("<|im_start|>user").
+std::string roleName(const ChatMessage& m) { return std::string(chatRoleName(m.role)); }
+
+bool hasSystem(const std::vector<ChatMessage>& m) { return !m.empty() && m[0].role == ChatRole::System; }
 
 // Python's str.lstrip('\n') / rstrip('\n'), which the thinking templates apply around <think> spans.
 std::string_view lstripNewlines(std::string_view s) {
@@ -38,7 +41,8 @@ constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
 size_t qwen3LastQuery(const std::vector<ChatMessage>& messages) {
     for (size_t k = messages.size(); k-- > 0;) {
         const std::string& c = messages[k].content;
-        if (messages[k].role == "user" && !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>")))
+        if (messages[k].role == ChatRole::User &&
+            !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>")))
             return k;
     }
     return messages.size() - 1;
@@ -92,11 +96,11 @@ void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
     const size_t lastQuery = in.variant.thinking && !in.messages.empty() ? qwen3LastQuery(in.messages) : 0;
     for (size_t k = 0; k < in.messages.size(); ++k) {
         const ChatMessage& m = in.messages[k];
-        if (in.variant.thinking && m.role == "assistant") {
+        if (in.variant.thinking && m.role == ChatRole::Assistant) {
             addQwen3Answer(out, m.content, k > lastQuery, k + 1 == in.messages.size());
             continue;
         }
-        addTemplate(out, "<|im_start|>" + m.role + "\n");
+        addTemplate(out, "<|im_start|>" + roleName(m) + "\n");
         addContent(out, m.content);
         addTemplate(out, "<|im_end|>\n");
     }
@@ -113,15 +117,15 @@ void renderChatml(std::vector<TextSegment>& out, const RenderInput& in) {
 void renderDeepSeekR1(std::vector<TextSegment>& out, const RenderInput& in) {
     addTemplate(out, in.bos);
     for (size_t k = in.messages.size(); k-- > 0;)
-        if (in.messages[k].role == "system") {
+        if (in.messages[k].role == ChatRole::System) {
             addContent(out, in.messages[k].content);
             break;
         }
     for (const ChatMessage& m : in.messages) {
-        if (m.role == "user") {
+        if (m.role == ChatRole::User) {
             addTemplate(out, "<｜User｜>");
             addContent(out, m.content);
-        } else if (m.role == "assistant") {
+        } else if (m.role == ChatRole::Assistant) {
             const size_t close = m.content.rfind(kThinkClose);
             addTemplate(out, "<｜Assistant｜>");
             addContent(out,
@@ -141,7 +145,8 @@ void renderGemma(std::vector<TextSegment>& out, const RenderInput& in) {
     const bool system = hasSystem(in.messages);
     for (size_t k = system ? 1 : 0; k < in.messages.size(); ++k) {
         const ChatMessage& m = in.messages[k];
-        addTemplate(out, "<start_of_turn>" + (m.role == "assistant" ? std::string("model") : m.role) + "\n");
+        addTemplate(out,
+                    "<start_of_turn>" + (m.role == ChatRole::Assistant ? std::string("model") : roleName(m)) + "\n");
         if (system && k == 1) addContent(out, in.messages[0].content + "\n\n");
         addContent(out, pythonStrip(m.content));
         addTemplate(out, "<end_of_turn>\n");
@@ -157,11 +162,11 @@ void renderLlama2(std::vector<TextSegment>& out, const RenderInput& in) {
         const ChatMessage& m = in.messages[k];
         std::string content = m.content;
         if (system && k == 1) content = "<<SYS>>\n" + in.messages[0].content + "\n<</SYS>>\n\n" + content;
-        if (m.role == "user") {
+        if (m.role == ChatRole::User) {
             addTemplate(out, in.bos + "[INST] ");
             addContent(out, pythonStrip(content));
             addTemplate(out, " [/INST]");
-        } else if (m.role == "assistant") {
+        } else if (m.role == ChatRole::Assistant) {
             addTemplate(out, " ");
             addContent(out, pythonStrip(content));
             addTemplate(out, " " + in.eos);
@@ -184,7 +189,7 @@ void renderLlama3(std::vector<TextSegment>& out, const RenderInput& in) {
         first = hasSystem(in.messages) ? 1 : 0;
     }
     for (size_t k = first; k < in.messages.size(); ++k) {
-        addTemplate(out, "<|start_header_id|>" + in.messages[k].role + "<|end_header_id|>\n\n");
+        addTemplate(out, "<|start_header_id|>" + roleName(in.messages[k]) + "<|end_header_id|>\n\n");
         addContent(out, pythonStrip(in.messages[k].content));
         addTemplate(out, "<|eot_id|>");
     }
@@ -203,13 +208,13 @@ void renderMistral(std::vector<TextSegment>& out, const RenderInput& in) {
     const size_t begin = system ? 1 : 0;
     for (size_t k = begin; k < in.messages.size(); ++k) {
         const ChatMessage& m = in.messages[k];
-        if (m.role == "user") {
+        if (m.role == ChatRole::User) {
             addTemplate(out, "[INST] ");
             const bool withSystem = system && (v.systemInLastUser ? k + 1 == in.messages.size() : k == begin);
             if (withSystem) addContent(out, in.messages[0].content + "\n\n");
             addContent(out, m.content);
             addTemplate(out, v.spaceBeforeInstClose ? " [/INST]" : "[/INST]");
-        } else if (m.role == "assistant") {
+        } else if (m.role == ChatRole::Assistant) {
             if (v.spaceBeforeAnswer) addTemplate(out, " ");
             addContent(out, m.content);
             addTemplate(out, in.eos + (v.spaceAfterEos ? " " : ""));
@@ -224,15 +229,15 @@ void renderPhi3(std::vector<TextSegment>& out, const RenderInput& in) {
     const ChatVariant& v = in.variant;
     if (v.bos) addTemplate(out, in.bos);
     for (const ChatMessage& m : in.messages) {
-        if (m.role == "system" && (!v.systemRole || (v.dropEmptySystem && m.content.empty()))) continue;
-        if (v.userOpensAssistant && m.role == "assistant") {
+        if (m.role == ChatRole::System && (!v.systemRole || (v.dropEmptySystem && m.content.empty()))) continue;
+        if (v.userOpensAssistant && m.role == ChatRole::Assistant) {
             addContent(out, m.content);
             addTemplate(out, "<|end|>\n");
             continue;
         }
-        addTemplate(out, "<|" + m.role + "|>\n");
+        addTemplate(out, "<|" + roleName(m) + "|>\n");
         addContent(out, m.content);
-        addTemplate(out, v.userOpensAssistant && m.role == "user" ? "<|end|>\n<|assistant|>\n" : "<|end|>\n");
+        addTemplate(out, v.userOpensAssistant && m.role == ChatRole::User ? "<|end|>\n<|assistant|>\n" : "<|end|>\n");
     }
     if (v.userOpensAssistant) return;
     if (in.addGenerationPrompt) addTemplate(out, "<|assistant|>\n");
@@ -244,8 +249,7 @@ void renderPhi3(std::vector<TextSegment>& out, const RenderInput& in) {
 void renderZephyr(std::vector<TextSegment>& out, const RenderInput& in) {
     const std::string newline = in.variant.newlineAfterTurn ? "\n" : "";
     for (const ChatMessage& m : in.messages) {
-        if (m.role != "user" && m.role != "system" && m.role != "assistant") continue;
-        addTemplate(out, "<|" + m.role + "|>\n");
+        addTemplate(out, "<|" + roleName(m) + "|>\n");
         addContent(out, m.content);
         addTemplate(out, in.eos + newline);
     }

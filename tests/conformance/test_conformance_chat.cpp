@@ -203,14 +203,14 @@ void TestConformanceChat::familiesEndToEnd() {
     QCOMPARE(QString(e.chatFormat().name()), format);
     QVERIFY2(!e.chatFormat().isFallback(), e.chatFormat().fallbackReason().c_str());
 
-    const std::vector<ChatMessage> messages{{"system", "You are terse."},
-                                            {"user", "Name a colour."},
-                                            {"assistant", "Teal."},
-                                            {"user", "And a number? Answer in 中文."}};
+    const std::vector<ChatMessage> messages{{ChatRole::System, "You are terse."},
+                                            {ChatRole::User, "Name a colour."},
+                                            {ChatRole::Assistant, "Teal."},
+                                            {ChatRole::User, "And a number? Answer in 中文."}};
     QJsonArray jsonMessages;
     for (const ChatMessage& m : messages)
-        jsonMessages.append(
-            QJsonObject{{"role", QString::fromStdString(m.role)}, {"content", QString::fromStdString(m.content)}});
+        jsonMessages.append(QJsonObject{{"role", QString::fromLatin1(chatRoleName(m.role))},
+                                        {"content", QString::fromStdString(m.content)}});
     const Tokenizer& tok = e.tokenizer();
     QJsonArray candidates;  // every control piece of the vocabulary
     for (TokenId id = 0; id < tok.nVocab(); ++id)

@@ -161,7 +161,7 @@ void TestConformanceGeneration::greedyAndLogits() {
     for (const QJsonValue& p : prompts_) {
         const std::string text = p.toString().toStdString();
         prompts.push_back((*engine)->rawPrompt(text));
-        if (chat) prompts.push_back((*engine)->chatPrompt({{"user", text}}));
+        if (chat) prompts.push_back((*engine)->chatPrompt({{ChatRole::User, text}}));
     }
     QJsonArray stopIds;
     for (int32_t id = 0; id < (*engine)->tokenizer().nVocab(); ++id)

@@ -191,7 +191,7 @@ void TestGemma3::tinyModelMatchesReference() {
 void TestGemma3::logitsMatchReference() {
     // Three prompts, two of them one sequence: the 64-token prefix's logits come from the first
     // forward call, the whole text's from a second call that continues the same KV.
-    const std::vector<TokenId> chat = engine_->chatPrompt({{"user", "What is the capital of France?"}});
+    const std::vector<TokenId> chat = engine_->chatPrompt({{ChatRole::User, "What is the capital of France?"}});
     const std::vector<TokenId> text = engine_->rawPrompt(kLongText);
     QVERIFY2(text.size() > 512, qPrintable(QString::number(text.size())));
     const size_t nPrefix = 64;
@@ -237,7 +237,7 @@ void TestGemma3::chatReplyStops() {
     // checks is that a greedy chat reply is produced and ends at an end-of-generation token
     // (<end_of_turn>, <eos>) or at the length.
     GenerateRequest req;
-    req.prompt = engine_->chatPrompt({{"user", "What is the capital of France?"}});
+    req.prompt = engine_->chatPrompt({{ChatRole::User, "What is the capital of France?"}});
     req.sampling.temperature = 0;
     req.maxTokens = 24;
     std::string reply;

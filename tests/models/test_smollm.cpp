@@ -37,7 +37,7 @@ void TestSmolLm::answersCapitalOfFrance() {
     QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
     Engine& e = **engine;
     GenerateRequest req;
-    req.prompt = e.chatPrompt({{"user", "What is the capital of France?"}});
+    req.prompt = e.chatPrompt({{ChatRole::User, "What is the capital of France?"}});
     req.sampling.temperature = 0;
     req.maxTokens = 24;
     const auto collect = [](std::string& into) {

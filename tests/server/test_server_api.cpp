@@ -41,7 +41,7 @@ private slots:
             "stream_options":{"include_usage":true},"unknown_field":{"x":1}})");
         QVERIFY(r);
         QCOMPARE(r->messages.size(), size_t(2));
-        QCOMPARE(r->messages[0].role, std::string("system"));
+        QCOMPARE(r->messages[0].role, ChatRole::System);
         QCOMPARE(r->messages[1].content, std::string("Hi there"));
         const GenerateRequest& g = r->request;
         QCOMPARE(g.maxTokens, 7);

@@ -13,8 +13,10 @@
 #include <memory>
 
 #include "app/chat/app_settings.h"
-#include "app/chat/chat_controller.h"
+#include "app/chat/conversation_controller.h"
 #include "app/chat/model_controller.h"
+#include "app/chat/reply_controller.h"
+#include "app/chat/settings_controller.h"
 #include "app/engine_host/engine_host.h"
 #include "app/store/conversation_store.h"
 #include "tests/support/test_env.h"
@@ -32,25 +34,32 @@ struct GuiApp {
         : settings(dir + "/settings.ini"),
           store(ConversationStore::open((dir + "/chats.sqlite").toStdString()).value()),
           models(std::make_unique<ModelController>(host, settings)),
-          controller(std::make_unique<ChatController>(*store, host, *models, settings)),
-          window(std::make_unique<MainWindow>(*controller, *models, settings)) {
+          conversations(std::make_unique<ConversationController>(*store, host)),
+          chatSettings(std::make_unique<SettingsController>(*conversations, *models, settings)),
+          replies(std::make_unique<ReplyController>(*conversations, *chatSettings, *models, host)),
+          window(std::make_unique<MainWindow>(WindowControllers{
+              .conversations = *conversations, .replies = *replies, .settings = *chatSettings, .models = *models})) {
         window->show();
     }
     ~GuiApp() {
         window.reset();
-        controller.reset();
+        replies.reset();
+        chatSettings.reset();
+        conversations.reset();
         models.reset();
     }
     QPlainTextEdit* input() const { return window->composer()->input(); }
     QAbstractButton* sendButton() const { return window->findChild<QAbstractButton*>("sendButton"); }
-    MessageListModel* messages() const { return controller->messages(); }
+    MessageListModel* messages() const { return conversations->messages(); }
     QString rowText(int row) const { return messages()->row(row) ? messages()->row(row)->text : QString(); }
 
     AppSettings settings;
     std::unique_ptr<ConversationStore> store;
     EngineHost host;  // declared after the store: its thread is joined before the store closes
     std::unique_ptr<ModelController> models;
-    std::unique_ptr<ChatController> controller;
+    std::unique_ptr<ConversationController> conversations;
+    std::unique_ptr<SettingsController> chatSettings;
+    std::unique_ptr<ReplyController> replies;
     std::unique_ptr<MainWindow> window;
 };
 

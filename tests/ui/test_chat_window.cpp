@@ -38,7 +38,7 @@ void TestChatWindow::start(GuiApp& app, int maxTokens) {
     app.window->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(app.window.get()));  // shortcuts need an active window
     app.window->loadModel(smallModel(dir_->path()));
-    QTRY_VERIFY_WITH_TIMEOUT(app.controller->model().has_value(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value(), 20000);
     QTRY_VERIFY(app.sendButton()->isEnabled());
     app.window->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
@@ -50,7 +50,7 @@ void TestChatWindow::sendsAndStreamsAReply() {
     QStringList snapshots;  // the reply's text each time the view was told it changed
     connect(app.messages(), &QAbstractItemModel::dataChanged, this, [&](const QModelIndex& i) {
         const MessageRow* r = app.messages()->row(i.row());
-        if (r->role == "assistant" && r->streaming && (snapshots.isEmpty() || snapshots.last() != r->text))
+        if (r->role == ChatRole::Assistant && r->streaming && (snapshots.isEmpty() || snapshots.last() != r->text))
             snapshots << r->text;
     });
     typeAndSend(app, "Once upon a time");
@@ -65,7 +65,7 @@ void TestChatWindow::sendsAndStreamsAReply() {
     for (const QString& s : snapshots) QVERIFY(reply.startsWith(s.left(s.size() - 1)));
     // The title comes from the first message; the reply is saved, complete, with its statistics.
     QCOMPARE(app.window->windowTitle(), QString("Once upon a time — Hearth"));
-    const auto stored = app.store->activeBranch(app.controller->currentConversation()).value();
+    const auto stored = app.store->activeBranch(app.conversations->current()).value();
     QCOMPARE(stored.size(), size_t{2});
     QCOMPARE(QString::fromStdString(stored[1].text), reply);
     QVERIFY(stored[1].complete);
@@ -80,7 +80,7 @@ void TestChatWindow::stopsMidReply() {
     start(app, 4000);
     if (QFileInfo::exists(smol)) {
         app.window->loadModel(smol);
-        QTRY_VERIFY_WITH_TIMEOUT(app.controller->model()->file.path == smol, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(app.models->model()->file.path == smol, 30000);
     }
     // Esc is pressed from the handler of the update that brings the reply past 10 characters,
     // so it lands while the reply is still streaming even when the machine is slow to poll.
@@ -88,15 +88,15 @@ void TestChatWindow::stopsMidReply() {
     connect(app.messages(), &QAbstractItemModel::dataChanged, this, [&] {
         if (pressed || app.messages()->rowCount() < 2 || app.rowText(1).size() <= 10) return;
         pressed = true;
-        wasGenerating = app.controller->generating();
+        wasGenerating = app.replies->generating();
         app.input()->setFocus();
         QTest::keyClick(app.input(), Qt::Key_Escape);
     });
     typeAndSend(app, "Tell me a very long story about a dragon.");
     QTRY_VERIFY_WITH_TIMEOUT(pressed, 30000);
     QVERIFY(wasGenerating);
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 5000);
-    const auto stored = app.store->activeBranch(app.controller->currentConversation()).value();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 5000);
+    const auto stored = app.store->activeBranch(app.conversations->current()).value();
     QCOMPARE(QString::fromStdString(stored[1].stats.finishReason), QString("cancelled"));
     QVERIFY(stored[1].stats.generatedTokens < 4000);
     QCOMPARE(QString::fromStdString(stored[1].text), app.rowText(1));
@@ -107,11 +107,11 @@ void TestChatWindow::regeneratesAndSwitchesBranches() {
     GuiApp app(dir_->path());
     start(app, 40);
     typeAndSend(app, "The little dog");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     const QString first = app.rowText(1);
     QVERIFY(clickChip(*app.window, 1, Action::Regenerate));
-    QVERIFY(app.controller->generating());
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QVERIFY(app.replies->generating());
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     QCOMPARE(app.messages()->rowCount(), 2);
     QCOMPARE(app.messages()->row(1)->siblingCount, 2);
     QCOMPARE(app.messages()->row(1)->siblingIndex, 1);
@@ -127,12 +127,12 @@ void TestChatWindow::editsAMessageIntoABranch() {
     GuiApp app(dir_->path());
     start(app, 30);
     typeAndSend(app, "A cat sat");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     QVERIFY(clickChip(*app.window, 0, Action::Edit));
     QCOMPARE(app.input()->toPlainText(), QString("A cat sat"));
     QVERIFY(app.window->findChild<QWidget*>("editBanner")->isVisible());
     typeAndSend(app, "A bird flew");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     QCOMPARE(app.rowText(0), QString("A bird flew"));
     QCOMPARE(app.messages()->row(0)->siblingCount, 2);
     QVERIFY(!app.rowText(1).isEmpty());
@@ -145,9 +145,9 @@ void TestChatWindow::searchesAndDeletesConversations() {
     GuiApp app(dir_->path());
     start(app, 8);
     for (const char* text : {"Tell me about lighthouses", "Zebra crossing rules"}) {
-        app.controller->newConversation();
+        app.conversations->newConversation();
         typeAndSend(app, text);
-        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     }
     auto* list = app.window->findChild<QListView*>("conversationList");
     QCOMPARE(list->model()->rowCount(), 2);
@@ -159,7 +159,7 @@ void TestChatWindow::searchesAndDeletesConversations() {
     QTest::keyClicks(search, "lighthouse");
     QTRY_COMPARE(list->model()->rowCount(), 1);
     QCOMPARE(list->model()->index(0, 0).data().toString(), QString("Tell me about lighthouses"));
-    app.controller->renameConversation(app.controller->conversations()->idAt(0), "Beacons");
+    app.conversations->renameConversation(app.conversations->list()->idAt(0), "Beacons");
     search->clear();
     QTRY_COMPARE(list->model()->rowCount(), 2);
     QTest::keyClicks(search, "lighthouses");  // message text, no longer in any title
@@ -190,25 +190,25 @@ void TestChatWindow::restartFindsEverything() {
         GuiApp app(dir_->path());
         start(app, 20);
         typeAndSend(app, "Lily found a ball");
-        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
         firstReply = app.rowText(1);
-        app.controller->regenerate();
-        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+        app.replies->regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
         secondReply = app.rowText(1);
-        app.controller->newConversation();
+        app.conversations->newConversation();
         typeAndSend(app, "Tom ran home");
-        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     }
     GuiApp app(dir_->path());
-    ConversationListModel* list = app.controller->conversations();
+    ConversationListModel* list = app.conversations->list();
     QCOMPARE(list->rowCount(), 2);
     QCOMPARE(list->index(0).data().toString(), QString("Tom ran home"));
     QCOMPARE(list->index(1).data().toString(), QString("Lily found a ball"));
-    app.controller->openConversation(list->idAt(1));
+    app.conversations->openConversation(list->idAt(1));
     QCOMPARE(app.messages()->rowCount(), 2);
     QCOMPARE(app.rowText(1), secondReply);
     QCOMPARE(app.messages()->row(1)->siblingCount, 2);
-    app.controller->switchBranch(app.messages()->row(1)->id, -1);
+    app.replies->switchBranch(app.messages()->row(1)->id, -1);
     QCOMPARE(app.rowText(1), firstReply);
 }
 

@@ -36,7 +36,7 @@ void startGreedy(GuiApp& app) {
     app.settings.setChatDefaults(s);
     QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
     app.window->loadModel(smallModel(QFileInfo(QString::fromStdString(app.store->path())).absolutePath()));
-    QTRY_VERIFY_WITH_TIMEOUT(app.controller->model().has_value(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value(), 30000);
     QTRY_VERIFY(app.sendButton()->isEnabled());
 }
 
@@ -71,8 +71,8 @@ void TestEngineSettings::speculationReachesTheRequest() {
             QVERIFY(!d->findChild<QLineEdit*>("specDraftModel")->isEnabled());  // n-gram needs no file
             QVERIFY(d->findChild<QLabel*>("reloadNote")->text().isEmpty());  // no reload for it
         }));
-        QVERIFY(app.controller->send("Once upon a time"));
-        const SpecOptions& spec = app.controller->lastRequest().spec;
+        QVERIFY(app.replies->send("Once upon a time"));
+        const SpecOptions& spec = app.replies->lastRequest().spec;
         QCOMPARE(spec.drafter, SpecDrafter::NGram);
         QCOMPARE(spec.maxDraft, SpecSettings::kMaxDraft);
     }
@@ -86,9 +86,9 @@ void TestEngineSettings::speculationReachesTheRequest() {
         d->findChild<QLineEdit*>("specDraftModel")->setText("/models/draft.gguf");
         d->findChild<QSpinBox*>("specMaxDraft")->setValue(0);  // below the range: held at 1
     }));
-    restarted.controller->newConversation();
-    QVERIFY(restarted.controller->send("Once upon a time"));
-    const SpecOptions& spec = restarted.controller->lastRequest().spec;
+    restarted.conversations->newConversation();
+    QVERIFY(restarted.replies->send("Once upon a time"));
+    const SpecOptions& spec = restarted.replies->lastRequest().spec;
     QCOMPARE(spec.drafter, SpecDrafter::DraftModel);
     QCOMPARE(spec.draftModelPath, std::string("/models/draft.gguf"));
     QCOMPARE(spec.maxDraft, SpecSettings::kMinDraft);
@@ -101,15 +101,15 @@ void TestEngineSettings::speculativeReplyEqualsThePlainOne() {
     GuiApp app(dir.path());
     startGreedy(app);
     typeAndSend(app, "Once upon a time there was a little dog");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 60000);
     const QString plain = app.rowText(1);
     QVERIFY(!plain.isEmpty());
     QVERIFY(editSettings(app, [](SettingsDialog* d) { useNGram(d, 8); }));
     ReplyStats stats;
-    connect(app.controller.get(), &ChatController::replyFinished, this, [&](const ReplyStats& s) { stats = s; });
-    app.controller->regenerate();
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 60000);
-    QCOMPARE(app.controller->lastRequest().spec.drafter, SpecDrafter::NGram);
+    connect(app.replies.get(), &ReplyController::replyFinished, this, [&](const ReplyStats& s) { stats = s; });
+    app.replies->regenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 60000);
+    QCOMPARE(app.replies->lastRequest().spec.drafter, SpecDrafter::NGram);
     QCOMPARE(app.messages()->rowCount(), 2);  // no error notice
     QCOMPARE(app.rowText(1), plain);
     QVERIFY2(stats.specDrafted > 0, "the Finish event carries the speculation counters");
@@ -124,10 +124,10 @@ void TestEngineSettings::lowerDiskBudgetIsEnforcedAtOnce() {
     GuiApp app(dir.path());
     startGreedy(app);
     typeAndSend(app, "Once upon a time there was a little dog");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 60000);
     QTRY_VERIFY_WITH_TIMEOUT(app.store->kv().blockCount().value_or(0) > 0, 20000);  // saved after the reply
     QCOMPARE(workerBudget(app), qint64{2048} << 20);
-    const QString modelPath = app.controller->model()->file.path;
+    const QString modelPath = app.models->model()->file.path;
     QVERIFY(editSettings(app, [](SettingsDialog* d) {
         d->findChild<QSpinBox*>("diskBudgetSpin")->setValue(0);
         QVERIFY(d->findChild<QLabel*>("reloadNote")->text().isEmpty());
@@ -138,7 +138,7 @@ void TestEngineSettings::lowerDiskBudgetIsEnforcedAtOnce() {
     QTRY_COMPARE_WITH_TIMEOUT(app.store->kv().blockCount().value_or(-1), int64_t{0},
                               20000);  // evicted now, not at the next start
     QCOMPARE(app.rowText(0), QString("Once upon a time there was a little dog"));  // text is never evicted
-    QCOMPARE(app.controller->model()->file.path, modelPath);
+    QCOMPARE(app.models->model()->file.path, modelPath);
 }
 
 // As tests/app/store/test_store_faults deletedWhileRunning: the file and its -wal/-shm removed.
@@ -146,15 +146,15 @@ void TestEngineSettings::deletedDatabaseIsSavedAsACopy() {
     QTemporaryDir dir, elsewhere;
     GuiApp app(dir.path());
     QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
-    app.controller->newConversation();
-    const qint64 conversation = app.controller->currentConversation();
-    QVERIFY(app.controller->send("kept before the delete"));  // no model: the reply fails, the message stays
-    QTRY_VERIFY(!app.controller->generating());
+    app.conversations->newConversation();
+    const qint64 conversation = app.conversations->current();
+    QVERIFY(app.replies->send("kept before the delete"));  // no model: the reply fails, the message stays
+    QTRY_VERIFY(!app.replies->generating());
     const std::string path = app.store->path();
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-    QVERIFY(!app.controller->send("written after the delete"));
+    QVERIFY(!app.replies->send("written after the delete"));
     const int notice = app.messages()->rowCount() - 1;
-    QCOMPARE(app.messages()->row(notice)->role, QString("error"));
+    QVERIFY(app.messages()->row(notice)->isNotice());
     QVERIFY2(app.rowText(notice).contains("moved or deleted"), qPrintable(app.rowText(notice)));
     QString suggested;
     const QString copy = elsewhere.path() + "/rescued.sqlite";
@@ -164,11 +164,11 @@ void TestEngineSettings::deletedDatabaseIsSavedAsACopy() {
     });
     QVERIFY(clickChip(*app.window, notice, MessageDelegate::Action::SaveCopy));
     QCOMPARE(suggested, QString::fromStdString(path));
-    QCOMPARE(app.controller->databasePath(), copy);
-    QCOMPARE(app.controller->currentConversation(), conversation);
+    QCOMPARE(app.conversations->databasePath(), copy);
+    QCOMPARE(app.conversations->current(), conversation);
     QCOMPARE(app.rowText(0), QString("kept before the delete"));
-    QVERIFY(app.controller->send("written to the copy"));
-    QTRY_VERIFY(!app.controller->generating());
+    QVERIFY(app.replies->send("written to the copy"));
+    QTRY_VERIFY(!app.replies->generating());
     auto reopened = ConversationStore::open(copy.toStdString());  // a fresh connection sees it
     QVERIFY(reopened);
     auto branch = (*reopened)->activeBranch(conversation);

@@ -40,18 +40,18 @@ void TestKvRestore::start(GuiApp& app, const QString& model) {
     app.settings.setChatDefaults(s);
     QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
     app.window->loadModel(model);
-    QTRY_VERIFY_WITH_TIMEOUT(app.controller->model().has_value(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value(), 30000);
     QTRY_VERIFY(app.sendButton()->isEnabled());
 }
 
 ReplyStats TestKvRestore::continueNewest(GuiApp& app, const QString& text, QString& reply) {
     ReplyStats stats;
     bool finished = false;
-    connect(app.controller.get(), &ChatController::replyFinished, this, [&](const ReplyStats& s) {
+    connect(app.replies.get(), &ReplyController::replyFinished, this, [&](const ReplyStats& s) {
         stats = s;
         finished = true;
     });
-    app.controller->openConversation(app.controller->conversations()->idAt(0));
+    app.conversations->openConversation(app.conversations->list()->idAt(0));
     const int before = app.messages()->rowCount();
     typeAndSend(app, text);
     [&] { QTRY_VERIFY_WITH_TIMEOUT(finished, 60000); }();
@@ -67,7 +67,7 @@ void TestKvRestore::restoresAfterRestartAndMatchesRecompute() {
         GuiApp app(dir.path());
         start(app, model);
         typeAndSend(app, "Once upon a time there was a little dog");
-        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating() && app.messages()->rowCount() == 2, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating() && app.messages()->rowCount() == 2, 60000);
         QVERIFY(!app.rowText(1).isEmpty());
         // The KV is saved on the engine thread right after the reply; it has finished by the
         // time the host is joined (the app's teardown).

@@ -35,8 +35,8 @@ struct Fixture {
     Fixture(int nRows) {
         std::vector<MessageRow> rows;
         for (int i = 0; i < nRows; ++i)
-            rows.push_back(
-                {i + 1, i % 2 ? "assistant" : "user", QStringLiteral("message %1\n\nwith a second paragraph").arg(i)});
+            rows.push_back({i + 1, i % 2 ? ChatRole::Assistant : ChatRole::User,
+                            QStringLiteral("message %1\n\nwith a second paragraph").arg(i)});
         model.setRows(std::move(rows));
         view.setModel(&model);
         view.resize(700, 500);
@@ -66,7 +66,7 @@ void TestMessageView::streamedDocumentRendersWhatTheWholeTextDoes() {
     for (quint32 seed = 1; seed <= 20; ++seed) {
         Fixture f(4);
         QVERIFY(QTest::qWaitForWindowExposed(&f.view));
-        f.model.append(MessageRow{100, "assistant", {}, true});
+        f.model.append(MessageRow{100, ChatRole::Assistant, {}, true});
         const int row = f.model.rowCount() - 1;
         QRandomGenerator rng(seed);
         for (qsizetype at = 0; at < reply.size();) {
@@ -89,7 +89,7 @@ void TestMessageView::streamedRowStaysPlacedAndFollowed() {
     Fixture f(1000);
     QVERIFY(QTest::qWaitForWindowExposed(&f.view));
     QTRY_VERIFY(f.view.visualRect(f.model.index(999, 0)).isValid());  // the batched first layout is done
-    f.model.append(MessageRow{5000, "assistant", {}, true});
+    f.model.append(MessageRow{5000, ChatRole::Assistant, {}, true});
     const int row = f.model.rowCount() - 1;
     QTRY_VERIFY(f.view.visualRect(f.model.index(row, 0)).isValid());
     for (int batch = 0; batch < 120; ++batch) {
@@ -123,7 +123,7 @@ std::optional<MessageDelegate::Hit> hitOf(MessageView& view, int row, MessageDel
 void TestMessageView::reasoningFoldsAboveTheAnswer() {
     Fixture f(2);
     QVERIFY(QTest::qWaitForWindowExposed(&f.view));
-    f.model.append(MessageRow{100, "assistant", {}, true});
+    f.model.append(MessageRow{100, ChatRole::Assistant, {}, true});
     const int row = f.model.rowCount() - 1;
     const QModelIndex index = f.model.index(row, 0);
     MessageDelegate* d = f.view.messageDelegate();

@@ -32,7 +32,7 @@ void TestThinkingWindow::load(GuiApp& app, const QString& path) {
     app.settings.setChatDefaults(s);
     QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
     app.window->loadModel(path);
-    QTRY_VERIFY_WITH_TIMEOUT(app.controller->model() && app.controller->model()->file.path == path, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(app.models->model() && app.models->model()->file.path == path, 20000);
     QTRY_VERIFY(app.sendButton()->isEnabled());
     app.window->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(app.window.get()));
@@ -58,14 +58,14 @@ void TestThinkingWindow::showsReasoningApartFromTheAnswer() {
         answerShowedReasoning = answerShowedReasoning || answer.contains("Weighing") || answer.contains("think>");
     });
     typeAndSend(app, "2+2?");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
     QVERIFY(!answerShowedReasoning);
     QCOMPARE(app.messages()->rowCount(), 2);
     const QModelIndex reply = app.messages()->index(1, 0);
     QCOMPARE(reply.data(MessageListModel::ReasoningRole).toString(), QString::fromUtf8(kThinkingReasoning));
     QCOMPARE(reply.data(MessageListModel::AnswerRole).toString(), QString::fromUtf8(kThinkingAnswer));
     // The store keeps the whole reply, reasoning included.
-    const auto stored = app.store->activeBranch(app.controller->currentConversation()).value();
+    const auto stored = app.store->activeBranch(app.conversations->current()).value();
     QCOMPARE(QString::fromStdString(stored.at(1).text), QString::fromUtf8(kThinkingReply));
     QCOMPARE(app.rowText(1), QString::fromUtf8(kThinkingReply));
     // Shown: the answer under a folded header; a click unfolds the reasoning.
@@ -90,18 +90,18 @@ void TestThinkingWindow::thinkingSwitchFollowsTheModel() {
         app, [](SettingsDialog* d) { QVERIFY(!d->findChild<QCheckBox*>("thinkingCheck")->isVisibleTo(d)); }));
     load(app, thinkingModelPath(dir_->path()));  // Qwen 3's template: enable_thinking
     typeAndSend(app, "2+2?");
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
-    QVERIFY(app.controller->lastRequest().settings.thinking);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
+    QVERIFY(app.replies->lastRequest().settings.thinking);
     QVERIFY(editSettings(app, [](SettingsDialog* d) {
         auto* check = d->findChild<QCheckBox*>("thinkingCheck");
         QVERIFY(check->isVisibleTo(d) && check->isEnabled() && check->isChecked());
         check->click();
     }));
-    QVERIFY(!app.controller->conversationSettings().thinking);
-    QVERIFY(app.controller->defaultSettings().thinking);  // this conversation's override
-    app.controller->regenerate();
-    QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating(), 30000);
-    QVERIFY(!app.controller->lastRequest().settings.thinking);
+    QVERIFY(!app.chatSettings->conversationSettings().thinking);
+    QVERIFY(app.chatSettings->defaultSettings().thinking);  // this conversation's override
+    app.replies->regenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 30000);
+    QVERIFY(!app.replies->lastRequest().settings.thinking);
 }
 
 QTEST_MAIN(TestThinkingWindow)

@@ -38,7 +38,7 @@ private slots:
         Engine& e = **engine;
         QCOMPARE(e.chatFormat().thinkingMode(), ThinkingMode::Switchable);
         const auto promptText = [&](bool thinking) {
-            TurnInput input{{{"user", "2+2?"}}, {}, 0, false, thinking};
+            TurnInput input{.messages = {{ChatRole::User, "2+2?"}}, .restoreKv = false, .enableThinking = thinking};
             input.request.maxTokens = 4;
             auto turn = startTurn(e, nullptr, std::move(input));
             if (!turn) return std::string("startTurn failed: ") + turn.error().message;
@@ -72,7 +72,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(loaded, 30000);
         for (bool thinking : {true, false}) {
             ReplyRequest r;
-            r.turns = {ChatTurn{"user", "2+2?"}};
+            r.turns = {ChatTurn{ChatRole::User, "2+2?"}};
             r.settings.thinking = thinking;
             r.settings.sampling.temperature = 0;
             r.settings.maxTokens = 32;

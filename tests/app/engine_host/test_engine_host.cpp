@@ -42,7 +42,7 @@ void listen(EngineHost& host, QObject* context, Record& r) {
 // A long reply: end-of-generation tokens banned, so only maxTokens (or a stop) ends it.
 ReplyRequest longReply(int maxTokens) {
     ReplyRequest r;
-    r.turns = {ChatTurn{"user", "the cat"}};
+    r.turns = {ChatTurn{ChatRole::User, "the cat"}};
     r.settings.maxTokens = maxTokens;
     r.settings.seed = 7;
     r.settings.sampling.logitBias = {{2, -std::numeric_limits<float>::infinity()}};  // </s>

@@ -77,19 +77,19 @@ private slots:
         auto store = ConversationStore::open(path);
         QVERIFY(store);
         auto c = (*store)->createConversation("chat");
-        auto u = (*store)->appendMessage(c->id, 0, MessageRole::User, "first question");
-        auto a = (*store)->appendMessage(c->id, u->id, MessageRole::Assistant, "first answer");
-        auto streaming = (*store)->appendMessage(c->id, a->id, MessageRole::User, "second question");
+        auto u = (*store)->appendMessage(c->id, 0, ChatRole::User, "first question");
+        auto a = (*store)->appendMessage(c->id, u->id, ChatRole::Assistant, "first answer");
+        auto streaming = (*store)->appendMessage(c->id, a->id, ChatRole::User, "second question");
         QVERIFY(c && u && a && streaming);
         setWriteBudget(0);
-        auto lost = (*store)->appendMessage(c->id, streaming->id, MessageRole::Assistant, "does not fit");
+        auto lost = (*store)->appendMessage(c->id, streaming->id, ChatRole::Assistant, "does not fit");
         QVERIFY(!lost);
         QVERIFY2(lost.error().message.find("The disk is full") != std::string::npos, lost.error().message.c_str());
         report("disk full during a message commit (store API)", lost.error().message);
         QVERIFY(refusedWrites() > 0);
         setWriteBudget(-1);
         // Space is back: the same store goes on, and nothing committed was lost.
-        QVERIFY((*store)->appendMessage(c->id, streaming->id, MessageRole::Assistant, "second answer"));
+        QVERIFY((*store)->appendMessage(c->id, streaming->id, ChatRole::Assistant, "second answer"));
         QCOMPARE(texts(path, c->id),
                  (QStringList{"first question", "first answer", "second question", "second answer"}));
         QCOMPARE(integrity(path), QString("ok"));
@@ -101,10 +101,10 @@ private slots:
         auto engine = loadTiny(model_);
         QVERIFY(store && engine);
         auto c = (*store)->createConversation("chat");
-        auto u = (*store)->appendMessage(c->id, 0, MessageRole::User, "tell me");
+        auto u = (*store)->appendMessage(c->id, 0, ChatRole::User, "tell me");
         const std::vector<TokenId> prompt = tinyPrompt(3, 40);
         const GenerateResult reply = greedy(*engine, prompt, 24);
-        auto a = (*store)->appendMessage(c->id, u->id, MessageRole::Assistant, "the reply");
+        auto a = (*store)->appendMessage(c->id, u->id, ChatRole::Assistant, "the reply");
         QVERIFY(u && a && reply.tokens.size() == 24);
         const std::vector<TokenId> tokens = concat(prompt, reply.tokens);
         // Room for one 16 KiB page: the disk fills in the middle of the KV transaction.
@@ -176,11 +176,11 @@ void TestStoreFaults::readOnlyWhileRunning() {
     const std::string path = dbPath("readonly.db");
     auto store = ConversationStore::open(path);
     auto c = (*store)->createConversation("chat");
-    auto u = (*store)->appendMessage(c->id, 0, MessageRole::User, "kept 1");
-    QVERIFY(u && (*store)->appendMessage(c->id, u->id, MessageRole::Assistant, "kept 2"));
+    auto u = (*store)->appendMessage(c->id, 0, ChatRole::User, "kept 1");
+    QVERIFY(u && (*store)->appendMessage(c->id, u->id, ChatRole::Assistant, "kept 2"));
     fs::permissions(dir_.path().toStdString(), fs::perms(0755));
     fs::permissions(path, fs::perms(0444));
-    auto running = (*store)->appendMessage(c->id, 0, MessageRole::User, "written by the running store");
+    auto running = (*store)->appendMessage(c->id, 0, ChatRole::User, "written by the running store");
     QVERIFY(running);
     int pipeFds[2];
     QVERIFY(pipe(pipeFds) == 0);
@@ -191,7 +191,7 @@ void TestStoreFaults::readOnlyWhileRunning() {
         auto other = ConversationStore::open(path);
         std::string seen = other ? "" : other.error().message;
         if (other) {
-            auto w = (*other)->appendMessage(c->id, running->id, MessageRole::Assistant, "cannot be written");
+            auto w = (*other)->appendMessage(c->id, running->id, ChatRole::Assistant, "cannot be written");
             seen = w ? "WRITTEN" : w.error().message;
         }
         (void)!write(pipeFds[1], seen.data(), seen.size());
@@ -226,10 +226,10 @@ void TestStoreFaults::deletedWhileRunning() {
     const std::string path = dbPath("deleted.db");
     auto store = ConversationStore::open(path);
     auto c = (*store)->createConversation("chat");
-    auto u = (*store)->appendMessage(c->id, 0, MessageRole::User, "kept 1");
-    QVERIFY(u && (*store)->appendMessage(c->id, u->id, MessageRole::Assistant, "kept 2"));
+    auto u = (*store)->appendMessage(c->id, 0, ChatRole::User, "kept 1");
+    QVERIFY(u && (*store)->appendMessage(c->id, u->id, ChatRole::Assistant, "kept 2"));
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
-    auto lost = (*store)->appendMessage(c->id, u->id + 1, MessageRole::User, "nowhere to go");
+    auto lost = (*store)->appendMessage(c->id, u->id + 1, ChatRole::User, "nowhere to go");
     QVERIFY(!lost);
     QVERIFY2(lost.error().message.find("moved or deleted") != std::string::npos, lost.error().message.c_str());
     report("database file deleted while running", lost.error().message);
@@ -255,7 +255,7 @@ void TestStoreFaults::walCutAfterCrash() {
         int64_t parent = 0;
         for (int i = 0; i < 8; ++i) {
             if (i == 4 && !(*store)->kv().reclaim()) _exit(4);  // checkpoint: 0..3 in the main file
-            auto m = (*store)->appendMessage(c->id, parent, MessageRole::User, "message " + std::to_string(i));
+            auto m = (*store)->appendMessage(c->id, parent, ChatRole::User, "message " + std::to_string(i));
             if (!m) _exit(5);
             parent = m->id;
         }
@@ -278,7 +278,7 @@ void TestStoreFaults::walCutAfterCrash() {
         for (int i = 0; i < got.size(); ++i) QCOMPARE(got[i], QString("message %1").arg(i));
         QCOMPARE(integrity(copy), QString("ok"));
         auto store = ConversationStore::open(copy);
-        QVERIFY(store && (*store)->appendMessage(1, 0, MessageRole::User, "after the crash"));
+        QVERIFY(store && (*store)->appendMessage(1, 0, ChatRole::User, "after the crash"));
         report(qPrintable(QString("WAL of %1 bytes cut to %2 after a crash").arg(walSize).arg(cut)),
                qPrintable(
                    QString("opened without a message; %1 of 8 messages kept (4 were checkpointed)").arg(got.size())));
@@ -299,7 +299,7 @@ void TestStoreFaults::damagedRowsFoundByFuzzing() {
         conversationId = (*store)->createConversation("chat")->id;
         int64_t parent = 0;
         for (const char* text : {"one", "two", "three", "four"})
-            parent = (*store)->appendMessage(conversationId, parent, MessageRole::User, text)->id;
+            parent = (*store)->appendMessage(conversationId, parent, ChatRole::User, text)->id;
         tokens = concat(tinyPrompt(5, 40), greedy(*engine, tinyPrompt(5, 40), 8).tokens);
         QVERIFY(saveKv(*engine, (*store)->kv(), conversationId, tokens));
     }

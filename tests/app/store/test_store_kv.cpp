@@ -222,10 +222,10 @@ private slots:
         auto first = runStoredTurn(*e, **store, c->id, "the cat", req, {});
         QVERIFY(first);
         QCOMPARE(first->omittedTurns, 0);
-        QVERIFY(first->prompt == e->chatPrompt({{"user", "the cat"}}));
+        QVERIFY(first->prompt == e->chatPrompt({{ChatRole::User, "the cat"}}));
         int64_t parent = first->replyMessageId;
         for (int i = 0; i < 40; ++i) {
-            const MessageRole role = i % 2 == 0 ? MessageRole::User : MessageRole::Assistant;
+            const ChatRole role = i % 2 == 0 ? ChatRole::User : ChatRole::Assistant;
             auto m = (*store)->appendMessage(c->id, parent, role, "the cat at the cat at a the cat at the cat");
             QVERIFY(m);
             parent = m->id;
@@ -252,7 +252,7 @@ private slots:
         std::vector<int64_t> convs;
         for (uint32_t i = 0; i < 12; ++i) {
             auto c = (*store)->createConversation(strCat("c", i));
-            QVERIFY((*store)->appendMessage(c->id, 0, MessageRole::User, std::string(2000, 'a' + i)));
+            QVERIFY((*store)->appendMessage(c->id, 0, ChatRole::User, std::string(2000, 'a' + i)));
             const std::vector<TokenId> prompt = tinyPrompt(100 + i, 200);
             const GenerateResult r = greedy(*e, prompt, 40);
             QVERIFY(saveKv(*e, (*store)->kv(), c->id, concat(prompt, std::span(r.tokens).first(39))));

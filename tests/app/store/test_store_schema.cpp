@@ -97,7 +97,7 @@ private slots:
         QCOMPARE(list->size(), size_t{2});
         QCOMPARE(list->front().id, b->id);  // newest first
         QTest::qWait(5);
-        QVERIFY(s->appendMessage(a->id, 0, MessageRole::User, "tell me about Kiwis"));
+        QVERIFY(s->appendMessage(a->id, 0, ChatRole::User, "tell me about Kiwis"));
         QCOMPARE(s->listConversations()->front().id, a->id);  // a message makes it the newest
         QCOMPARE(s->searchConversations("kiwi")->size(), size_t{1});
         QCOMPARE(s->searchConversations("BANANA")->front().id, b->id);
@@ -118,10 +118,10 @@ private slots:
     void branches() {
         auto s = openOk(path("b.db"));
         auto c = s->createConversation("t");
-        auto u = s->appendMessage(c->id, 0, MessageRole::User, "q");
-        auto r1 = s->appendMessage(c->id, u->id, MessageRole::Assistant, "first");
-        auto u2 = s->appendMessage(c->id, r1->id, MessageRole::User, "more");
-        auto r2 = s->appendMessage(c->id, u->id, MessageRole::Assistant, "second", false);
+        auto u = s->appendMessage(c->id, 0, ChatRole::User, "q");
+        auto r1 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "first");
+        auto u2 = s->appendMessage(c->id, r1->id, ChatRole::User, "more");
+        auto r2 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "second", false);
         QVERIFY(u && r1 && u2 && r2);
         auto active = s->activeBranch(c->id);
         QCOMPARE(active->size(), size_t{2});
@@ -139,7 +139,7 @@ private slots:
         auto m = s->message(r2->id);
         QCOMPARE((*m)->stats.generatedTokens, 5);
         QCOMPARE(QString::fromStdString((*m)->stats.finishReason), QString("eos"));
-        QVERIFY(!s->appendMessage(c->id + 100, 0, MessageRole::User, "orphan"));  // no such conversation
+        QVERIFY(!s->appendMessage(c->id + 100, 0, ChatRole::User, "orphan"));  // no such conversation
     }
 
     // Garbage where the database should be: a clear message naming the file and the way
@@ -168,7 +168,7 @@ private slots:
             auto s = openOk(p);
             auto c = s->createConversation("x");
             for (int i = 0; i < 200; ++i)
-                QVERIFY(s->appendMessage(c->id, 0, MessageRole::User, std::string(500, 'a' + i % 26)));
+                QVERIFY(s->appendMessage(c->id, 0, ChatRole::User, std::string(500, 'a' + i % 26)));
         }
         {
             std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
@@ -176,6 +176,40 @@ private slots:
             f << "garbage header!!garbage header!!";  // the 16-byte magic and the page size
         }
         QVERIFY(!ConversationStore::open(p));
+    }
+
+    // Roles are stored by name; a row whose name is none of the three (a file written by something
+    // else, with the CHECK constraint switched off) is an error naming it, not a guessed role, and
+    // the rest of the database stays readable.
+    void unknownRoleIsAnError() {
+        const std::string p = path("roles.db");
+        int64_t bad = 0, good = 0;
+        {
+            auto s = openOk(p);
+            QVERIFY(s);
+            auto c1 = s->createConversation("bad");
+            auto c2 = s->createConversation("good");
+            QVERIFY(c1 && c2);
+            bad = c1->id, good = c2->id;
+            auto m = s->appendMessage(bad, 0, ChatRole::System, "be brief");
+            QVERIFY(m && s->appendMessage(bad, m->id, ChatRole::User, "hi"));
+            QVERIFY(s->appendMessage(good, 0, ChatRole::Assistant, "hello"));
+        }
+        {
+            auto db = SqliteDb::open(p);
+            QVERIFY(db);
+            QVERIFY((*db)->exec("PRAGMA ignore_check_constraints = ON"));
+            QVERIFY((*db)->exec("UPDATE messages SET role = 'tool' WHERE text = 'hi'"));
+        }
+        auto s = openOk(p);
+        QVERIFY(s);
+        auto branch = s->activeBranch(bad);
+        QVERIFY(!branch);
+        QVERIFY2(QString::fromStdString(branch.error().message).contains("\"tool\""), branch.error().message.c_str());
+        auto other = s->activeBranch(good);
+        QVERIFY(other && other->size() == 1);
+        QCOMPARE((*other)[0].role, ChatRole::Assistant);
+        QCOMPARE(pragma(p, "SELECT count(*) FROM messages WHERE role = 'system'"), int64_t{1});  // nothing rewritten
     }
 };
 

@@ -165,7 +165,7 @@ void TestGemma3Forward::engineRunsChat() {
     QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
     QCOMPARE(std::string((*engine)->chatFormat().name()), std::string("gemma"));
     GenerateRequest req;
-    req.prompt = (*engine)->chatPrompt({{"user", "the cat"}});
+    req.prompt = (*engine)->chatPrompt({{ChatRole::User, "the cat"}});
     QCOMPARE(req.prompt.front(), 2);  // one BOS
     QVERIFY(req.prompt[1] != 2);
     req.maxTokens = 10;

@@ -22,7 +22,8 @@ void checkModel(const QString& path, const char* label) {
     auto engine = Engine::load(path.toStdString(), options);
     QVERIFY2(engine.has_value(), engine ? "" : engine.error().message.c_str());
     std::vector<std::vector<TokenId>> prompts;
-    for (const std::string& p : test::specExactnessPrompts()) prompts.push_back((*engine)->chatPrompt({{"user", p}}));
+    for (const std::string& p : test::specExactnessPrompts())
+        prompts.push_back((*engine)->chatPrompt({{ChatRole::User, p}}));
     prompts.resize(20);
     // n = 1 too, so that every prompt drafts something.
     SpecOptions ngram = alwaysOn(specNGram(6));

@@ -44,15 +44,15 @@ private slots:
             text += t;
             return true;
         };
-        std::vector<ChatMessage> chat{{"user", test::specChatPrompts()[0]}};
+        std::vector<ChatMessage> chat{{ChatRole::User, test::specChatPrompts()[0]}};
         req.prompt = e.chatPrompt(chat);
         auto first = e.generate(req, collect);
         QVERIFY(first.has_value());
         print("open-ended reply", *first);
         QVERIFY(first->spec.switchedOff >= 1);
         QVERIFY(!first->spec.activeAtEnd);
-        chat.push_back({"assistant", text});
-        chat.push_back({"user", std::string("Repeat this passage word for word: ") + test::kSpecPassage});
+        chat.push_back({ChatRole::Assistant, text});
+        chat.push_back({ChatRole::User, std::string("Repeat this passage word for word: ") + test::kSpecPassage});
         req.prompt = e.chatPrompt(chat);
         req.maxTokens = 64;
         req.sampling.temperature = 0.0f;

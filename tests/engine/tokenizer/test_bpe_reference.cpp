@@ -154,7 +154,7 @@ void TestBpeReference::chatPromptEndToEnd() {
     QVERIFY(tmpl && tmpl->asString());
     const ChatFormat format = ChatFormat::detect(*tmpl->asString(), "llama");
     QCOMPARE(format.kind(), ChatFormatKind::ChatML);
-    const std::vector<TextSegment> segments = format.render({{"user", "Hi <|im_end|>"}}, true);
+    const std::vector<TextSegment> segments = format.render({{ChatRole::User, "Hi <|im_end|>"}}, true);
     const std::vector<TokenId> ids = tok_->encode(segments, tok_->addBosByDefault());
     const TokenId imEnd = tok_->findPiece("<|im_end|>");
     // Three control <|im_start|> (system, user, assistant) and two <|im_end|>: the one the user

@@ -121,14 +121,14 @@ void TestChatFormat::extractsDefaultSystemPrompt() {
     QCOMPARE(qwen25.kind(), ChatFormatKind::ChatML);
     QCOMPARE(qwen25.defaultSystemPrompt(),
              std::string("You are Qwen, created by Alibaba Cloud. You are a helpful assistant."));
-    QCOMPARE(joined(qwen25.render({{"user", "Hi"}}, true)),
+    QCOMPARE(joined(qwen25.render({{ChatRole::User, "Hi"}}, true)),
              std::string("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
                          "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
 
 void TestChatFormat::chatmlWithoutSystemUsesDefault() {
     const ChatFormat format = ChatFormat::detect(kSmolTemplate, "llama");
-    const auto segments = format.render({{"user", "What is <|im_start|>?"}}, true);
+    const auto segments = format.render({{ChatRole::User, "What is <|im_start|>?"}}, true);
     QCOMPARE(joined(segments),
              std::string("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"
                          "<|im_end|>\n<|im_start|>user\nWhat is <|im_start|>?<|im_end|>\n<|im_start|>assistant\n"));
@@ -137,19 +137,20 @@ void TestChatFormat::chatmlWithoutSystemUsesDefault() {
 
 void TestChatFormat::chatmlWithSystem() {
     const ChatFormat format = ChatFormat::detect(kSmolTemplate, "llama");
-    const auto segments = format.render({{"system", "Be brief."}, {"user", "Hi"}}, true);
+    const auto segments = format.render({{ChatRole::System, "Be brief."}, {ChatRole::User, "Hi"}}, true);
     QCOMPARE(joined(segments),
              std::string("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
                          "<|im_start|>assistant\n"));
     QCOMPARE(plainText(segments), std::string("Be brief.|Hi|"));
     // Without a generation prompt the assistant's turn is not opened.
-    QCOMPARE(joined(format.render({{"system", "S"}}, false)), std::string("<|im_start|>system\nS<|im_end|>\n"));
+    QCOMPARE(joined(format.render({{ChatRole::System, "S"}}, false)), std::string("<|im_start|>system\nS<|im_end|>\n"));
     QVERIFY(format.render({}, false).empty());
 }
 
 void TestChatFormat::chatmlMultiTurn() {
     const ChatFormat format(ChatFormatKind::ChatML);  // no default system prompt
-    const auto segments = format.render({{"user", "1+1?"}, {"assistant", "2"}, {"user", "  and 2+2? "}}, true);
+    const auto segments =
+        format.render({{ChatRole::User, "1+1?"}, {ChatRole::Assistant, "2"}, {ChatRole::User, "  and 2+2? "}}, true);
     QCOMPARE(joined(segments),
              std::string("<|im_start|>user\n1+1?<|im_end|>\n<|im_start|>assistant\n2<|im_end|>\n"
                          "<|im_start|>user\n  and 2+2? <|im_end|>\n<|im_start|>assistant\n"));
@@ -157,7 +158,8 @@ void TestChatFormat::chatmlMultiTurn() {
 
 void TestChatFormat::gemmaRendering() {
     const ChatFormat format = ChatFormat::detect("", "gemma3");
-    const auto segments = format.render({{"user", "Hello"}, {"assistant", "Hi!"}, {"user", " Bye \n"}}, true);
+    const auto segments =
+        format.render({{ChatRole::User, "Hello"}, {ChatRole::Assistant, "Hi!"}, {ChatRole::User, " Bye \n"}}, true);
     QCOMPARE(joined(segments),
              std::string("<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi!"
                          "<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n"
@@ -169,7 +171,7 @@ void TestChatFormat::gemmaRendering() {
 
 void TestChatFormat::gemmaSystemPrefixesFirstTurn() {
     const ChatFormat format(ChatFormatKind::Gemma);
-    const auto segments = format.render({{"system", "You are terse."}, {"user", "Why?"}}, true);
+    const auto segments = format.render({{ChatRole::System, "You are terse."}, {ChatRole::User, "Why?"}}, true);
     QCOMPARE(joined(segments),
              std::string("<bos><start_of_turn>user\nYou are terse.\n\nWhy?<end_of_turn>\n"
                          "<start_of_turn>model\n"));
@@ -178,8 +180,9 @@ void TestChatFormat::gemmaSystemPrefixesFirstTurn() {
 
 void TestChatFormat::llama2Rendering() {
     const ChatFormat format(ChatFormatKind::Llama2);
-    const auto segments =
-        format.render({{"system", "Sys"}, {"user", "Hi "}, {"assistant", "Hello"}, {"user", "More"}}, true);
+    const auto segments = format.render(
+        {{ChatRole::System, "Sys"}, {ChatRole::User, "Hi "}, {ChatRole::Assistant, "Hello"}, {ChatRole::User, "More"}},
+        true);
     QCOMPARE(joined(segments),
              std::string("<s>[INST] <<SYS>>\nSys\n<</SYS>>\n\nHi [/INST] Hello </s>"
                          "<s>[INST] More [/INST]"));
@@ -188,7 +191,7 @@ void TestChatFormat::llama2Rendering() {
 
 void TestChatFormat::plainRendering() {
     const ChatFormat format(ChatFormatKind::Plain);
-    const auto segments = format.render({{"user", "Once upon"}, {"user", "a time"}}, true);
+    const auto segments = format.render({{ChatRole::User, "Once upon"}, {ChatRole::User, "a time"}}, true);
     QCOMPARE(joined(segments), std::string("Once upon\na time"));
     for (const TextSegment& s : segments) QVERIFY(!s.allowSpecial);
     QVERIFY(format.endOfTurnPieces().empty());
@@ -246,7 +249,7 @@ void TestChatFormat::variantsFromTemplateText() {
 
 void TestChatFormat::llama3Rendering() {
     const ChatFormat format(ChatFormatKind::Llama3);
-    const auto segments = format.render({{"system", " Sys "}, {"user", "Hi\n"}}, true);
+    const auto segments = format.render({{ChatRole::System, " Sys "}, {ChatRole::User, "Hi\n"}}, true);
     QCOMPARE(joined(segments),
              std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nSys<|eot_id|>"
                          "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
@@ -255,14 +258,15 @@ void TestChatFormat::llama3Rendering() {
     QVERIFY(format.startsWithBos());
     QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<|eot_id|>"});
     const ChatFormat withDate(ChatFormatKind::Llama3, {}, ChatVariant{.knowledgeDate = true});
-    QCOMPARE(joined(withDate.render({{"user", "Hi"}}, false)),
+    QCOMPARE(joined(withDate.render({{ChatRole::User, "Hi"}}, false)),
              std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
                          "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
                          "\n\nHi<|eot_id|>"));
 }
 
 void TestChatFormat::mistralRendering() {
-    const std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "A "}, {"assistant", "B"}, {"user", "C"}};
+    const std::vector<ChatMessage> chat = {
+        {ChatRole::System, "S"}, {ChatRole::User, "A "}, {ChatRole::Assistant, "B"}, {ChatRole::User, "C"}};
     const ChatFormat v01(ChatFormatKind::Mistral, {}, ChatVariant{.bos = true, .spaceAfterEos = true});
     QCOMPARE(joined(v01.render(chat, true)), std::string("<s>[INST] S\n\nA  [/INST]B</s> [INST] C [/INST]"));
     const ChatFormat v03(
@@ -274,19 +278,19 @@ void TestChatFormat::mistralRendering() {
 
 void TestChatFormat::phi3Rendering() {
     const ChatFormat phi(ChatFormatKind::Phi3, {}, ChatVariant{.eosWithoutGenPrompt = true});
-    QCOMPARE(joined(phi.render({{"system", "S"}, {"user", "Q"}}, true)),
+    QCOMPARE(joined(phi.render({{ChatRole::System, "S"}, {ChatRole::User, "Q"}}, true)),
              std::string("<|system|>\nS<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n"));
-    QCOMPARE(joined(phi.render({{"user", "Q"}, {"assistant", "A"}}, false)),
+    QCOMPARE(joined(phi.render({{ChatRole::User, "Q"}, {ChatRole::Assistant, "A"}}, false)),
              std::string("<|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n<|endoftext|>"));
     const ChatFormat first(ChatFormatKind::Phi3, {},
                            ChatVariant{.bos = true, .systemRole = false, .userOpensAssistant = true});
-    QCOMPARE(joined(first.render({{"system", "S"}, {"user", "Q"}, {"assistant", "A"}}, true)),
+    QCOMPARE(joined(first.render({{ChatRole::System, "S"}, {ChatRole::User, "Q"}, {ChatRole::Assistant, "A"}}, true)),
              std::string("<s><|user|>\nQ<|end|>\n<|assistant|>\nA<|end|>\n"));
 }
 
 void TestChatFormat::zephyrRendering() {
     const ChatFormat zephyr(ChatFormatKind::Zephyr);
-    const auto segments = zephyr.render({{"system", "S"}, {"user", "Q"}}, true);
+    const auto segments = zephyr.render({{ChatRole::System, "S"}, {ChatRole::User, "Q"}}, true);
     QCOMPARE(joined(segments), std::string("<|system|>\nS</s>\n<|user|>\nQ</s>\n<|assistant|>\n"));
     QCOMPARE(plainText(segments), std::string("S|Q|"));
     QVERIFY(!zephyr.startsWithBos());
@@ -297,7 +301,7 @@ void TestChatFormat::vocabularyTextsReplaceFamilyDefaults() {
     const ChatFormat zephyr =
         ChatFormat::detect("{{ '<|user|>\\n' + message['content'] + eos_token }}\n{{ '<|assistant|>' }}", "llama",
                            {"<s>", "<|endoftext|>"});
-    QCOMPARE(joined(zephyr.render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|endoftext|>\n"));
+    QCOMPARE(joined(zephyr.render({{ChatRole::User, "Q"}}, false)), std::string("<|user|>\nQ<|endoftext|>\n"));
     QCOMPARE(zephyr.endOfTurnPieces(), std::vector<std::string>{"<|endoftext|>"});
 }
 
@@ -316,7 +320,7 @@ void TestChatFormat::qwen3Thinking() {
     QCOMPARE(format.reasoningSpan()->open, std::string_view("<think>"));
     QCOMPARE(format.reasoningSpan()->close, std::string_view("</think>"));
     const std::vector<ChatMessage> chat = {
-        {"user", "2+2?"}, {"assistant", "<think>\nAdd.\n</think>\n\n4."}, {"user", "3+3?"}};
+        {ChatRole::User, "2+2?"}, {ChatRole::Assistant, "<think>\nAdd.\n</think>\n\n4."}, {ChatRole::User, "3+3?"}};
     QCOMPARE(joined(format.render(chat, true)),
              std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4.<|im_end|>\n"
                          "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n"));
@@ -324,7 +328,7 @@ void TestChatFormat::qwen3Thinking() {
              std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4.<|im_end|>\n"
                          "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
     // After the last user query the answer keeps its reasoning, as content (never control tokens).
-    const auto kept = format.render({{"user", "2+2?"}, {"assistant", "<think>Add.</think>4."}}, false);
+    const auto kept = format.render({{ChatRole::User, "2+2?"}, {ChatRole::Assistant, "<think>Add.</think>4."}}, false);
     QCOMPARE(joined(kept),
              std::string("<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nAdd.\n</think>\n\n"
                          "4.<|im_end|>\n"));
@@ -333,14 +337,14 @@ void TestChatFormat::qwen3Thinking() {
     const ChatFormat thinkingOnly = ChatFormat::detect(qwen3 + "{{- '<|im_start|>assistant\\n<think>\\n' }}", "qwen3");
     QVERIFY(thinkingOnly.variant().opensThinking && thinkingOnly.reasoningSpan()->promptOpens);
     QCOMPARE(thinkingOnly.thinkingMode(), ThinkingMode::Always);  // enable_thinking changes nothing
-    QVERIFY(joined(thinkingOnly.render({{"user", "Hi"}}, RenderOptions{.enableThinking = false}))
+    QVERIFY(joined(thinkingOnly.render({{ChatRole::User, "Hi"}}, RenderOptions{.enableThinking = false}))
                 .ends_with("<|im_start|>assistant\n<think>\n"));
     // ChatML without a span: no reasoning, enable_thinking ignored.
     QVERIFY(!ChatFormat::detect(kSmolTemplate, "llama").reasoningSpan());
     QCOMPARE(ChatFormat::detect(kSmolTemplate, "llama").thinkingMode(), ThinkingMode::None);
-    QCOMPARE(
-        joined(ChatFormat(ChatFormatKind::ChatML).render({{"user", "Hi"}}, RenderOptions{.enableThinking = false})),
-        std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+    QCOMPARE(joined(ChatFormat(ChatFormatKind::ChatML)
+                        .render({{ChatRole::User, "Hi"}}, RenderOptions{.enableThinking = false})),
+             std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
 
 // DeepSeek-R1 distills: BOS, the system text, user and assistant markers, every answer's reasoning
@@ -356,21 +360,24 @@ void TestChatFormat::deepSeekR1Rendering() {
     QCOMPARE(format.endOfTurnPieces(), std::vector<std::string>{"<｜end▁of▁sentence｜>"});
     QVERIFY(format.reasoningSpan() && format.reasoningSpan()->promptOpens);
     QCOMPARE(format.thinkingMode(), ThinkingMode::Always);
-    const std::vector<ChatMessage> chat = {
-        {"system", "Be brief."}, {"user", "2+2?"}, {"assistant", "<think>Add.</think>\n\n4."}, {"user", "<think>?"}};
+    const std::vector<ChatMessage> chat = {{ChatRole::System, "Be brief."},
+                                           {ChatRole::User, "2+2?"},
+                                           {ChatRole::Assistant, "<think>Add.</think>\n\n4."},
+                                           {ChatRole::User, "<think>?"}};
     const auto segments = format.render(chat, true);
     QCOMPARE(joined(segments),
              std::string("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4.<｜end▁of▁sentence｜>"
                          "<｜User｜><think>?<｜Assistant｜><think>\n"));
     QCOMPARE(plainText(segments), std::string("Be brief.|2+2?|\n\n4.|<think>?|"));
     // A reply whose span the prompt opened holds only the closing marker; it still loses its reasoning.
-    QCOMPARE(joined(format.render({{"user", "Hi"}, {"assistant", "Greeting.\n</think>\n\nHello!"}}, false)),
-             std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>\n\nHello!<｜end▁of▁sentence｜>"));
+    QCOMPARE(
+        joined(format.render({{ChatRole::User, "Hi"}, {ChatRole::Assistant, "Greeting.\n</think>\n\nHello!"}}, false)),
+        std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>\n\nHello!<｜end▁of▁sentence｜>"));
 
     const ChatFormat first = ChatFormat::detect("{{bos_token}}{{'<｜User｜>' + c}}{{'<｜Assistant｜>'}}", "llama",
                                                 {"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"});
     QVERIFY(first.reasoningSpan() && !first.reasoningSpan()->promptOpens);
-    QCOMPARE(joined(first.render({{"user", "Hi"}}, true)),
+    QCOMPARE(joined(first.render({{ChatRole::User, "Hi"}}, true)),
              std::string("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"));
 }
 
@@ -391,7 +398,8 @@ void TestChatFormat::unrecognisedTemplateFallsBackToTheFamily() {
     QVERIFY(is(fallback("qwen3moe"), "chatml"));
     QVERIFY(is(fallback("gemma2"), "gemma"));
     QVERIFY(is(fallback("phi3"), "phi3"));
-    QCOMPARE(joined(fallback("phi3").render({{"user", "Q"}}, false)), std::string("<|user|>\nQ<|end|>\n<|endoftext|>"));
+    QCOMPARE(joined(fallback("phi3").render({{ChatRole::User, "Q"}}, false)),
+             std::string("<|user|>\nQ<|end|>\n<|endoftext|>"));
     QVERIFY(is(fallback("llama", {"<|begin_of_text|>", "<|eot_id|>"}), "llama3"));
     const ChatSpecialTexts deepSeek{"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"};
     QVERIFY(is(fallback("qwen2", deepSeek), "deepseek-r1") && fallback("qwen2", deepSeek).reasoningSpan()->promptOpens);

@@ -38,9 +38,8 @@ qint64 fillConversation(ConversationStore& store) {
     const Conversation c = store.createConversation("A long conversation").value();
     int64_t parent = 0;
     for (int i = 0; i < kMessages; ++i)
-        parent = store.appendMessage(c.id, parent, i % 2 ? MessageRole::Assistant : MessageRole::User, sampleText(i))
-                     .value()
-                     .id;
+        parent =
+            store.appendMessage(c.id, parent, i % 2 ? ChatRole::Assistant : ChatRole::User, sampleText(i)).value().id;
     return c.id;
 }
 
@@ -99,14 +98,14 @@ int main(int argc, char** argv) {
     const qint64 conversation = fillConversation(*gui.store);
     QElapsedTimer open;
     open.start();
-    gui.controller->openConversation(conversation);
+    gui.conversations->openConversation(conversation);
     const double openMs = open.nsecsElapsed() / 1e6;
     gui.window->messageView()->viewport()->repaint();  // the first frame with the conversation
     const double paintedMs = open.nsecsElapsed() / 1e6;
     QTest::qWait(500);
 
     MessageListModel* model = gui.messages();
-    model->append(MessageRow{999999, "assistant", {}, true});
+    model->append(MessageRow{999999, ChatRole::Assistant, {}, true});
     std::vector<double> latencies;
     QThread producer;
     QObject::connect(&producer, &QThread::started, [&] {

@@ -24,7 +24,7 @@ namespace {
 
 void chat(test::GuiApp& gui, const QString& text) {
     test::typeAndSend(gui, text);
-    if (!QTest::qWaitFor([&] { return !gui.controller->generating(); }, 120000))
+    if (!QTest::qWaitFor([&] { return !gui.replies->generating(); }, 120000))
         std::puts("the reply did not finish in 2 minutes; the screenshot shows it unfinished");
 }
 
@@ -46,9 +46,8 @@ void thinkingShots(test::GuiApp& gui, const QString& dir, const QString& out) {
     const QString path = dir + "/thinking.gguf";
     if (!test::thinkingModel().writeFile(path.toStdString())) return;
     gui.window->loadModel(path);
-    if (!QTest::qWaitFor([&] { return gui.controller->model() && gui.controller->model()->file.path == path; }, 60000))
-        return;
-    gui.controller->newConversation();
+    if (!QTest::qWaitFor([&] { return gui.models->model() && gui.models->model()->file.path == path; }, 60000)) return;
+    gui.conversations->newConversation();
     chat(gui, "What is six times seven?");
     QTest::qWait(300);
     gui.window->grab().save(out + "/thinking.png");
@@ -94,10 +93,10 @@ int main(int argc, char** argv) {
     if (!QTest::qWaitForWindowExposed(gui.window.get())) return std::puts("the window was not exposed"), 1;
     const QString smol = defaultModelPath();
     gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));
-    if (!QTest::qWaitFor([&] { return gui.controller->model().has_value(); }, 60000)) return std::puts("no model"), 1;
-    gui.controller->newConversation();
+    if (!QTest::qWaitFor([&] { return gui.models->model().has_value(); }, 60000)) return std::puts("no model"), 1;
+    gui.conversations->newConversation();
     chat(gui, "What are three tips for a good night's sleep?");
-    gui.controller->newConversation();
+    gui.conversations->newConversation();
     chat(gui, "Write a Python function that reverses a string.");
     QTest::qWait(300);
     gui.window->grab().save(out + (chinese ? "/main-window-zh_CN.png" : "/main-window.png"));
