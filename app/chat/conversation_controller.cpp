@@ -10,12 +10,6 @@
 
 namespace hearth {
 
-namespace {
-
-QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-
-}  // namespace
-
 QString titleFromMessage(const QString& text) {
     QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
     if (line.size() > 48) line = line.left(47).trimmed() + QChar(0x2026);
@@ -25,8 +19,8 @@ QString titleFromMessage(const QString& text) {
 ConversationController::ConversationController(ConversationStore& store, EngineHost& host, QObject* parent)
     : QObject(parent), store_(&store), host_(host), list_(store) {
     ok(list_.refresh());
-    host_.useKvStore(
-        KvStoreOptions{.path = fromStd(store_->path()), .diskBudgetBytes = store_->kv().diskBudgetBytes()});
+    host_.useKvStore(KvStoreOptions{.path = QString::fromStdString(store_->path()),
+                                    .diskBudgetBytes = store_->kv().diskBudgetBytes()});
 }
 
 // SQLite goes on reading a database file that was moved or deleted but refuses to write to
@@ -51,7 +45,7 @@ void ConversationController::showError(const QString& message, const QString& ac
     messages_.append(std::move(row));
 }
 
-QString ConversationController::databasePath() const { return fromStd(store_->path()); }
+QString ConversationController::databasePath() const { return QString::fromStdString(store_->path()); }
 
 bool ConversationController::switchToCopy(const QString& path) {
     if (reply_ && reply_->replyConversation() != 0) reply_->abandon();  // the rest had nowhere to go
@@ -98,7 +92,7 @@ void ConversationController::reloadMessages() {
     rows.reserve(branch->size());
     const qint64 streamed = reply_ ? reply_->replyMessage() : 0;
     for (const Message& m : *branch) {
-        MessageRow r{.id = m.id, .role = m.role, .text = fromStd(m.text)};
+        MessageRow r{.id = m.id, .role = m.role, .text = QString::fromStdString(m.text)};
         if (auto sib = store_->siblings(m.id); sib && sib->size() > 1) {
             r.siblingCount = static_cast<int>(sib->size());
             for (size_t i = 0; i < sib->size(); ++i)

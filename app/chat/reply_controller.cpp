@@ -7,12 +7,6 @@
 
 namespace hearth {
 
-namespace {
-
-QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-
-}  // namespace
-
 ReplyController::ReplyController(ConversationController& conversations, const SettingsController& settings,
                                  const ModelController& models, EngineHost& host, QObject* parent)
     : QObject(parent), conversations_(conversations), settings_(settings), models_(models), host_(host) {
@@ -34,7 +28,7 @@ ReplyController::ReplyController(ConversationController& conversations, const Se
 ReplyController::~ReplyController() { conversations_.setReplyInFlight(nullptr); }
 
 QString ReplyController::replyText() const {
-    return streaming_.recorder ? fromStd(streaming_.recorder->text()) : QString();
+    return streaming_.recorder ? QString::fromStdString(streaming_.recorder->text()) : QString();
 }
 
 void ReplyController::abandon() {
@@ -50,7 +44,7 @@ bool ReplyController::send(const QString& text) {
     ConversationStore& store = conversations_.store();
     auto conv = store.conversation(current);
     if (!ok(conv) || !*conv) return false;
-    if ((*conv)->activeLeafId == 0 && fromStd((*conv)->title) == QLatin1String(kNewChatTitle))
+    if ((*conv)->activeLeafId == 0 && QString::fromStdString((*conv)->title) == QLatin1String(kNewChatTitle))
         ok(store.renameConversation(current, titleFromMessage(text).toStdString()));
     conversations_.messages()->removeNotices();
     auto user = store.appendMessage(current, (*conv)->activeLeafId, ChatRole::User, text.toStdString());
@@ -64,7 +58,7 @@ QList<ChatTurn> ReplyController::turnsTo(qint64 messageId) {
     auto branch = conversations_.store().branchTo(messageId);
     if (!ok(branch)) return turns;
     for (const Message& m : *branch)
-        if (!(m.role == ChatRole::Assistant && m.text.empty())) turns.append({m.role, fromStd(m.text)});
+        if (!(m.role == ChatRole::Assistant && m.text.empty())) turns.append({m.role, QString::fromStdString(m.text)});
     return turns;
 }
 

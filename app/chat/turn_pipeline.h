@@ -23,8 +23,8 @@
 namespace hearth {
 
 struct TurnInput {
-    std::vector<ChatMessage> messages;  // oldest first, ending with the user's message; system ones always stay
-    GenerateRequest request;  // sampling, limits, stop strings, speculation; its prompt is replaced
+    std::vector<ChatMessage> messages = {};  // oldest first, ending with the user's message; system ones always stay
+    GenerateRequest request = {};  // sampling, limits, stop strings, speculation; its prompt is replaced
     int64_t conversationId = 0;  // whose saved KV is restored and to which it is saved (0: none)
     bool restoreKv = true;  // false: compute the whole prompt (--no-kv-restore, chat's later turns)
     bool enableThinking = true;  // let a thinking model reason (RenderOptions; formats without the switch ignore it)

@@ -136,7 +136,7 @@ private:
     struct Active {
         quint64 ticket = 0;
         Turn turn;
-        QString pending;  // text not yet sent to the GUI
+        QString pending = {};  // text not yet sent to the GUI
         bool speculating = false;  // request.spec was on
         std::shared_ptr<const SinkReply> sink = nullptr;  // a sink reply: events go there, not to the signals
     };

@@ -25,10 +25,14 @@ struct TemplateCase {
     QString name, family, bos, eos, text;
 };
 
-std::vector<ChatMessage> toMessages(const QJsonArray& conversation) {
+// The corpus's messages; a role that is not one of ChatRole's names is an error, not a guess.
+Result<std::vector<ChatMessage>> toMessages(const QJsonArray& conversation) {
     std::vector<ChatMessage> out;
-    for (const QJsonValue& m : conversation)
-        out.push_back({m["role"].toString().toStdString(), m["content"].toString().toStdString()});
+    for (const QJsonValue& m : conversation) {
+        auto role = parseChatRole(m["role"].toString().toStdString());
+        if (!role) return std::unexpected(role.error());
+        out.push_back({*role, m["content"].toString().toStdString()});
+    }
     return out;
 }
 
@@ -118,7 +122,12 @@ void TestConformanceChat::rendersLikeJinja() {
                     }
                     ++nCompared;
                     const RenderOptions options{.addGenerationPrompt = generation, .enableThinking = thinking};
-                    const std::string ours = joined(format.render(toMessages(conversation.toArray()), options));
+                    const auto messages = toMessages(conversation.toArray());
+                    if (!messages) {
+                        failures << t.name + ": " + QString::fromStdString(messages.error().message);
+                        continue;
+                    }
+                    const std::string ours = joined(format.render(*messages, options));
                     if (ours == r["text"].toString().toStdString()) {
                         ++nSame;
                         continue;
