@@ -19,6 +19,10 @@ struct SpecOptions {
     // The policy may switch speculation off when it does not pay (the exactness tests turn
     // this off, so that every step drafts).
     bool allowSwitchOff = true;
+    // A cost model for the policy instead of the wall clock, when stepCostMs > 0: a step is
+    // taken to cost stepCostMs + rowCostMs per row it verifies (1 + tokens drafted). For tests
+    // of the policy on a real model, whose decisions must not depend on the host's load.
+    double stepCostMs = 0, rowCostMs = 0;
     bool operator==(const SpecOptions&) const = default;
 };
 

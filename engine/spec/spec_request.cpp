@@ -50,6 +50,8 @@ VerifyOutcome SpecRequest::verify(std::span<const float> rows, int32_t nVocab, i
     stats_.rejected += nDrafts - o.nAccepted;
     stats_.rollbacks += nDrafts > 0 && !o.bonus ? 1 : 0;
     stats_.bonus += o.bonus ? 1 : 0;
+    const SpecOptions& options = session_->options;
+    if (options.stepCostMs > 0) stepMs = options.stepCostMs + options.rowCostMs * (1 + nDrafts);
     if (!prefill) policy.recordStep(nDrafts, o.nAccepted, static_cast<int32_t>(o.tokens.size()), stepMs);
     if (!policy.active() || nDrafts == 0) policy.recordGuess(!guess.empty() && guess[0] == o.tokens[0]);
     return o;
