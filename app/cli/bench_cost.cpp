@@ -46,4 +46,17 @@ double attentionFlops(const ModelConfig& config, int64_t from, int64_t to) {
     return total;
 }
 
+double kvBytesReadPerToken(const ModelConfig& config, double bytesPerElement, int64_t from, int64_t to) {
+    if (to <= from) return 0;
+    const double perPosition = 2.0 * config.nKvHeads * config.headDim * bytesPerElement;  // K and V, one layer
+    double positions = 0;
+    for (int il = 0; il < config.nLayers; ++il) {
+        const bool sliding =
+            config.slidingWindow > 0 && il < std::ssize(config.slidingLayers) && config.slidingLayers[il];
+        for (int64_t p = from; p < to; ++p)
+            positions += static_cast<double>(sliding ? std::min<int64_t>(p + 1, config.slidingWindow) : p + 1);
+    }
+    return perPosition * positions / static_cast<double>(to - from);
+}
+
 }  // namespace hearth

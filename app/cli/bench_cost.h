@@ -31,4 +31,9 @@ ModelCost modelCost(const GgufFile& file, const ModelConfig& config);
 // position per layer) of the tokens at positions [from, to), sliding windows applied.
 double attentionFlops(const ModelConfig& config, int64_t from, int64_t to);
 
+// K and V bytes that attention reads per token, averaged over the tokens at positions
+// [from, to): each layer reads every position it sees (sliding windows applied), K and V of
+// every KV head, at bytesPerElement (2 for F16, 34/32 for Q8_0).
+double kvBytesReadPerToken(const ModelConfig& config, double bytesPerElement, int64_t from, int64_t to);
+
 }  // namespace hearth

@@ -12,6 +12,7 @@
 
 #include "app/cli/bench_cost.h"
 #include "app/cli/bench_oracle.h"
+#include "app/cli/cli_bench_shared.h"
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_common.h"
 #include "engine/model/gguf.h"
@@ -21,18 +22,6 @@
 #include "kernels/cpu/thread_pool.h"
 
 namespace hearth::cli {
-namespace {
-
-struct BenchOptions {
-    int nThreads = 0, nPrompt = 512, nGen = 128, nRepeat = 5;
-    uint64_t seed = 0;
-    bool json = false, compareOracle = false;
-    uint64_t probeBytes = uint64_t{1} << 30;
-};
-
-struct Spread {
-    double median = 0, min = 0, max = 0;
-};
 
 Spread spreadOf(std::vector<double> v) {
     if (v.empty()) return {};
@@ -40,6 +29,64 @@ Spread spreadOf(std::vector<double> v) {
     const size_t n = v.size();
     return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
 }
+
+// A random prompt of n ids drawn from the tokens that are neither control nor end-of-generation
+// pieces. No BOS: the engine would reuse a previous run's K/V of it. The first id is the
+// run's own (run-th of those tokens), so no two runs share even their first token.
+std::vector<TokenId> randomPrompt(const Engine& e, int n, uint64_t seed, int run) {
+    const Tokenizer& tok = e.tokenizer();
+    std::vector<TokenId> pool;
+    for (TokenId id = 0; id < tok.nVocab(); ++id)
+        if (!tok.isControl(id) && !tok.isEndOfGeneration(id)) pool.push_back(id);
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
+    std::vector<TokenId> ids{pool[static_cast<size_t>(run) % pool.size()]};
+    while (std::ssize(ids) < n) ids.push_back(pool[pick(rng)]);
+    return ids;
+}
+
+// Greedy, with every end-of-generation token banned, so that each run generates nGen tokens.
+GenerateRequest benchRequest(const Engine& e, std::vector<TokenId> prompt, int nGen) {
+    GenerateRequest req;
+    req.prompt = std::move(prompt);
+    req.maxTokens = nGen;
+    req.sampling.temperature = 0;
+    for (TokenId id = 0; id < e.tokenizer().nVocab(); ++id)
+        if (e.tokenizer().isEndOfGeneration(id))
+            req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
+    return req;
+}
+
+Result<GenerateTimings> runHearth(Engine& e, const GenerateRequest& req, int32_t expectedPrefixHit) {
+    auto id = e.submit(req);
+    if (!id) return std::unexpected(id.error());
+    Outcome o;
+    while (!o.finished)
+        for (const EngineEvent& ev : e.step()) record(o, ev);
+    if (o.error) return std::unexpected(*o.error);
+    if (expectedPrefixHit >= 0 && o.timings.prefixCacheHitTokens != expectedPrefixHit)
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("bench: the prefix cache served ", o.timings.prefixCacheHitTokens, " prompt tokens (",
+                           expectedPrefixHit, " expected); each run must compute what it times"));
+    return o.timings;
+}
+
+std::string spreadText(const std::vector<double>& v, int precision) {
+    const Spread s = spreadOf(v);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%9.*f  [%.*f .. %.*f]", precision, s.median, precision, s.min, precision, s.max);
+    return buf;
+}
+
+// The backend's name, with +VNNI when the AVX2 backend runs the AVX-VNNI builds of its integer
+// gemms and +AVX-512 when it runs the AVX-512 build of its float gemm. (The name itself stays
+// "CPU (AVX2)": it keys saved KV caches, and the bits are the same.)
+std::string backendLabel(const Engine& e) {
+    if (e.backendName() != "CPU (AVX2)") return e.backendName();
+    return std::string("CPU (AVX2") + (avxVnniEnabled() ? "+VNNI" : "") + (avx512Enabled() ? "+AVX-512" : "") + ")";
+}
+
+namespace {
 
 // /proc/self/status VmHWM in kB (0 when unreadable), and its reset (Linux clear_refs "5").
 int64_t vmHwmKb() {
@@ -85,47 +132,6 @@ void probeBandwidth(ThreadPool& pool, const BenchOptions& o, BenchResults& r, Rs
     rss.afterProbe();
     r.readGBps.push_back(s.readGBps);
     r.triadGBps.push_back(s.triadGBps);
-}
-
-// A random prompt of n ids drawn from the tokens that are neither control nor end-of-generation
-// pieces. No BOS: the engine would reuse a previous run's K/V of it. The first id is the
-// run's own (run-th of those tokens), so no two runs share even their first token.
-std::vector<TokenId> randomPrompt(const Engine& e, int n, uint64_t seed, int run) {
-    const Tokenizer& tok = e.tokenizer();
-    std::vector<TokenId> pool;
-    for (TokenId id = 0; id < tok.nVocab(); ++id)
-        if (!tok.isControl(id) && !tok.isEndOfGeneration(id)) pool.push_back(id);
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
-    std::vector<TokenId> ids{pool[static_cast<size_t>(run) % pool.size()]};
-    while (std::ssize(ids) < n) ids.push_back(pool[pick(rng)]);
-    return ids;
-}
-
-// Greedy, with every end-of-generation token banned, so that each run generates nGen tokens.
-GenerateRequest benchRequest(const Engine& e, std::vector<TokenId> prompt, int nGen) {
-    GenerateRequest req;
-    req.prompt = std::move(prompt);
-    req.maxTokens = nGen;
-    req.sampling.temperature = 0;
-    for (TokenId id = 0; id < e.tokenizer().nVocab(); ++id)
-        if (e.tokenizer().isEndOfGeneration(id))
-            req.sampling.logitBias.push_back({id, -std::numeric_limits<float>::infinity()});
-    return req;
-}
-
-Result<GenerateTimings> runHearth(Engine& e, const GenerateRequest& req) {
-    auto id = e.submit(req);
-    if (!id) return std::unexpected(id.error());
-    Outcome o;
-    while (!o.finished)
-        for (const EngineEvent& ev : e.step()) record(o, ev);
-    if (o.error) return std::unexpected(*o.error);
-    if (o.timings.prefixCacheHitTokens != 0)
-        return fail(ErrorCode::InvalidArgument,
-                    strCat("bench: the prefix cache served ", o.timings.prefixCacheHitTokens,
-                           " prompt tokens; each run must compute its whole prompt"));
-    return o.timings;
 }
 
 Result<void> runAll(Engine& e, OracleBench* oracle, ThreadPool& pool, const BenchOptions& o, BenchResults& r) {
@@ -229,21 +235,6 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
     return j;
 }
 
-std::string spreadText(const std::vector<double>& v, int precision = 1) {
-    const Spread s = spreadOf(v);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%9.*f  [%.*f .. %.*f]", precision, s.median, precision, s.min, precision, s.max);
-    return buf;
-}
-
-// The backend's name, with +VNNI when the AVX2 backend runs the AVX-VNNI builds of its integer
-// gemms and +AVX-512 when it runs the AVX-512 build of its float gemm. (The name itself stays
-// "CPU (AVX2)": it keys saved KV caches, and the bits are the same.)
-std::string backendLabel(const Engine& e) {
-    if (e.backendName() != "CPU (AVX2)") return e.backendName();
-    return std::string("CPU (AVX2") + (avxVnniEnabled() ? "+VNNI" : "") + (avx512Enabled() ? "+AVX-512" : "") + ")";
-}
-
 void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, const BenchResults& r) {
     const Derived d = derive(cost, o, r);
     std::string t =
@@ -319,6 +310,7 @@ int cmdBench(const QCommandLineParser& p) {
     BenchOptions o;
     QString error;
     if (!readBenchOptions(p, o, error)) return usageError(error);
+    if (p.isSet("depth")) return runDepthBench(p, o);
     EngineOptions options;
     options.nThreads = o.nThreads;
     options.contextLength = o.nPrompt + o.nGen + 16;
@@ -353,7 +345,10 @@ QList<QCommandLineOption> benchOptions() {
             {"gen-tokens", "Tokens generated after the prompt.", "n", "128"},
             {"repeat", "Runs (each a fresh random prompt).", "n", "5"},
             {"probe-mb", "Bandwidth probe buffer in MiB.", "n", "1024"},
-            {"compare-oracle", "Also time llama.cpp (llama-cpp-python) on the same file, runs interleaved."}};
+            {"compare-oracle",
+             "Also time llama.cpp on the same file, runs interleaved (llama-cpp-python; with --depth, "
+             "llama.cpp's own llama-bench)."},
+            {"depth", "Depth mode: decode and a prefill at each of these context depths (N[,N...]).", "n,n"}};
 }
 
 }  // namespace
@@ -362,7 +357,10 @@ Command benchCommand() {
     return {"bench",
             "  bench    --model PATH [--threads N] [--prompt-tokens 512] [--gen-tokens 128] [--repeat R]\n"
             "           [--json] [--compare-oracle] [--probe-mb 1024] [--seed S]\n"
-            "           prefill and decode tokens/s against the measured bandwidth and fp32 FMA peak\n",
+            "           prefill and decode tokens/s against the measured bandwidth and fp32 FMA peak\n"
+            "  bench    --model PATH --depth N[,N...] [--threads N] [--prompt-tokens 512] [--gen-tokens 128]\n"
+            "           [--repeat R] [--json] [--compare-oracle]\n"
+            "           decode at position N and a prefill at depth N, against the bandwidth bound\n",
             benchOptions, cmdBench};
 }
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# llama.cpp's own benchmark and server, `llama-bench` and `llama-server`, built natively from the
+# llama.cpp sources vendored in the oracle's source archive (setup-oracle.sh downloads and checks
+# it), for the benchmarks that compare Hearth with llama.cpp on the same host:
+# `hearth-cli bench --depth N --compare-oracle` and tests/server/bench_serve.py. Not used by the
+# test command: the build takes long on a small machine.
+#
+# Built once per llama-cpp-python version and host instruction-set list into
+# $HEARTH_CACHE/llama-tools/<version>-<hash of the list>/bin and reused after that (a re-run only
+# prints the folder). Release, static libraries, no CURL/OpenSSL, no web UI download, and the
+# oracle's rule for instruction sets: everything this host can run (host_isa.c: CPUID and XCR0),
+# AMX never — -march=native would build AMX code, which dies on VM hosts that list AMX but do not
+# give a process its state (the "Test hosts" issue).
+#
+#   packaging/scripts/build-llama-tools.sh           build if needed; print the bin folder
+#   packaging/scripts/build-llama-tools.sh --print   print the bin folder if built (exit 1 if not)
+#   packaging/scripts/build-llama-tools.sh --rebuild build again from scratch
+#
+# HEARTH_LLAMA_TOOLS_JOBS sets the build's parallel jobs (default: nproc).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+version=0.3.36  # setup-oracle.sh's version; llama.cpp 0c1e57098
+sdist_sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+sdist="$HEARTH_CACHE/oracle-sdist/llama_cpp_python-$version.tar.gz"
+mode="${1:-build}"
+case "$mode" in
+  build | --print | --rebuild) ;;
+  *) hearth_die "usage: $0 [--print | --rebuild]" ;;
+esac
+
+isa="$(hearth_host_isa)"
+cmake_isa="$(hearth_host_isa --cmake)"
+key="$(printf '%s\n%s\n' "$version" "$cmake_isa" | sha256sum | cut -c1-12)"
+root="$HEARTH_CACHE/llama-tools/$version-$key"
+bin="$root/bin"
+stamp="$root/.complete"
+
+if [ "$mode" = "--print" ]; then
+  [ -f "$stamp" ] || { hearth_log "llama.cpp tools are not built for this host; run $0"; exit 1; }
+  echo "$bin"; exit 0
+fi
+if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x "$bin/llama-server" ]; then
+  hearth_log "llama.cpp tools ready for [$isa]"
+  echo "$bin"; exit 0
+fi
+
+if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
+  hearth_log "the oracle's source archive is missing; fetching it with setup-oracle.sh"
+  "$HEARTH_ROOT/packaging/scripts/setup-oracle.sh" >&2
+  echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
+fi
+
+rm -rf "$root"
+mkdir -p "$root/src" "$bin"
+start="$(hearth_now)"
+hearth_log "building llama-bench and llama-server (llama-cpp-python $version's llama.cpp) for [$isa]"
+tar -xzf "$sdist" -C "$root/src" --strip-components=3 "llama_cpp_python-$version/vendor/llama.cpp"
+# shellcheck disable=SC2086
+cmake -S "$root/src" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release $cmake_isa \
+  -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
+  -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_OPENMP=ON >"$root/configure.log" 2>&1 ||
+  { tail -n 30 "$root/configure.log" >&2; hearth_die "configuring llama.cpp failed (log: $root/configure.log)"; }
+cmake --build "$root/build" -j "${HEARTH_LLAMA_TOOLS_JOBS:-$(nproc)}" --target llama-bench llama-server \
+  >"$root/build.log" 2>&1 ||
+  { tail -n 30 "$root/build.log" >&2; hearth_die "building llama.cpp's tools failed (log: $root/build.log)"; }
+cp "$root/build/bin/llama-bench" "$root/build/bin/llama-server" "$bin/"
+"$bin/llama-bench" --help >/dev/null 2>&1 || hearth_die "the built llama-bench does not run"
+seconds=$(($(hearth_now) - start))
+printf 'llama-cpp-python %s (llama.cpp 0c1e57098)\nisa: %s\ncmake: %s\nbuild seconds: %s\n' \
+  "$version" "$isa" "$cmake_isa" "$seconds" >"$root/build-info.txt"
+# The sources and objects are not needed any more (about 1 GB).
+rm -rf "$root/src" "$root/build"
+touch "$stamp"
+hearth_log "llama.cpp tools built in ${seconds} s: $bin"
+echo "$bin"
