@@ -2,8 +2,10 @@
 // PROMPT-token prompt (default 512) on the best CPU backend with THREADS threads, then decodes
 // STEPS tokens (default 64) through a backend that times each call it forwards, and prints
 // each operator's share of the decode time, the matrix products split by weight shape, and
-// the time spent outside the backend (the model's own code between calls).
-//   decode_profile MODEL [THREADS] [PROMPT] [STEPS]
+// the time spent outside the backend (the model's own code between calls). PROMPT may list
+// several depths (512,4096,8064): each is profiled in turn on a fresh sequence, and a last
+// table gives attention's share of the step at each depth.
+//   decode_profile MODEL [THREADS] [PROMPT[,PROMPT...]] [STEPS]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,34 +52,31 @@ protected:
     }
 };
 
-}  // namespace
+struct DepthProfile {
+    int depth = 0;
+    double msPerToken = 0, attentionMs = 0;
+};
 
-int main(int argc, char** argv) {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: decode_profile MODEL [THREADS] [PROMPT] [STEPS]\n");
-        return 2;
-    }
-    const int threads = argc > 2 ? std::atoi(argv[2]) : 0;
-    const int nPrompt = argc > 3 ? std::atoi(argv[3]) : 512, nSteps = argc > 4 ? std::atoi(argv[4]) : 64;
-    auto file = GgufFile::open(argv[1]);
-    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), 1;
-    auto model = Model::load(**file);
-    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), 1;
-    Model& m = **model;
-    auto cpu = makeBestCpuBackend(threads);
-    TimingBackend backend(*cpu);
-    KvCache cache(m.kvLayout(), nPrompt + nSteps + 16);
+// Prefills depth tokens (in pieces of 512, as the engine's scheduler would), then times nSteps
+// decode steps and prints where their time went.
+bool profileDepth(Model& m, Backend& cpu, int depth, int nSteps, const char* path, DepthProfile& out) {
+    TimingBackend backend(cpu);
+    KvCache cache(m.kvLayout(), depth + nSteps + 16);
     KvSequence seq;
     std::vector<float> logits(static_cast<size_t>(m.config().nVocab));
     std::vector<int32_t> prompt;
-    for (int i = 0; i < nPrompt; ++i) prompt.push_back(3 + (i * 7919) % (m.config().nVocab - 3));
-    if (!m.forward(backend, cache, seq, prompt, logits)) return std::fprintf(stderr, "prefill failed\n"), 1;
+    for (int i = 0; i < depth; ++i) prompt.push_back(3 + (i * 7919) % (m.config().nVocab - 3));
+    for (int from = 0; from < depth; from += 512) {
+        const auto piece =
+            std::span(prompt).subspan(static_cast<size_t>(from), static_cast<size_t>(std::min(512, depth - from)));
+        if (!m.forward(backend, cache, seq, piece, logits)) return std::fprintf(stderr, "prefill failed\n"), false;
+    }
     backend.on = true;
     const auto t0 = Clock::now();
     int32_t token = 5;
     for (int s = 0; s < nSteps; ++s) {
         if (!m.forward(backend, cache, seq, std::span(&token, 1), logits))
-            return std::fprintf(stderr, "decode failed\n"), 1;
+            return std::fprintf(stderr, "decode failed\n"), false;
         token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     }
     const double total = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -88,12 +87,56 @@ int main(int argc, char** argv) {
         inBackend += v.first;
     }
     std::sort(rows.rbegin(), rows.rend());
-    std::printf("%s on %s: %d decode steps after a %d-token prompt, %.2f ms per token (%.1f t/s)\n", argv[1],
-                cpu->name().c_str(), nSteps, nPrompt, 1e3 * total / nSteps, nSteps / total);
+    std::printf("%s on %s: %d decode steps after a %d-token prompt, %.2f ms per token (%.1f t/s)\n", path,
+                cpu.name().c_str(), nSteps, depth, 1e3 * total / nSteps, nSteps / total);
     for (const auto& [sec, k] : rows)
         std::printf("  %-28s %7.3f ms/token  %5.1f%%  (%lld calls/token)\n", k.c_str(), 1e3 * sec / nSteps,
                     100 * sec / total, static_cast<long long>(backend.buckets[k].second / nSteps));
     std::printf("  %-28s %7.3f ms/token  %5.1f%%\n", "outside the backend", 1e3 * (total - inBackend) / nSteps,
                 100 * (total - inBackend) / total);
+    out = {depth, 1e3 * total / nSteps, 1e3 * backend.buckets["attention"].first / nSteps};
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: decode_profile MODEL [THREADS] [PROMPT[,PROMPT...]] [STEPS]\n");
+        return 2;
+    }
+    const int threads = argc > 2 ? std::atoi(argv[2]) : 0;
+    const int nSteps = argc > 4 ? std::atoi(argv[4]) : 64;
+    std::vector<int> depths;
+    for (std::string_view rest = argc > 3 ? argv[3] : "512"; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const int d = std::atoi(std::string(rest.substr(0, comma)).c_str());
+        if (d < 1) return std::fprintf(stderr, "PROMPT: positive token counts separated by commas\n"), 2;
+        depths.push_back(d);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+    if (nSteps < 1) return std::fprintf(stderr, "STEPS must be positive\n"), 2;
+    auto file = GgufFile::open(argv[1]);
+    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), 1;
+    auto model = Model::load(**file);
+    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), 1;
+    Model& m = **model;
+    for (const int d : depths)
+        if (d + nSteps > m.config().contextLength)
+            return std::fprintf(stderr, "depth %d + %d steps passes the trained context (%d)\n", d, nSteps,
+                                m.config().contextLength),
+                   2;
+    auto cpu = makeBestCpuBackend(threads);
+    std::vector<DepthProfile> profiles;
+    for (const int d : depths) {
+        DepthProfile p;
+        if (!profileDepth(m, *cpu, d, nSteps, argv[1], p)) return 1;
+        profiles.push_back(p);
+    }
+    std::printf("attention's share of a decode step by depth:\n  %8s %12s %16s %8s\n", "depth", "ms/token",
+                "attention ms", "share");
+    for (const DepthProfile& p : profiles)
+        std::printf("  %8d %12.3f %16.3f %7.1f%%\n", p.depth, p.msPerToken, p.attentionMs,
+                    p.msPerToken > 0 ? 100 * p.attentionMs / p.msPerToken : 0.0);
     return 0;
 }
