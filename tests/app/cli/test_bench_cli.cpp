@@ -1,6 +1,9 @@
 // hearth-cli synth and bench as a user runs them: a tiny synthetic model written by the CLI,
-// then bench --json on it with tiny token counts. Checks the report's fields are present and
-// consistent (weight bytes counted independently from the shape), not how fast anything ran.
+// then bench --json on it with tiny token counts, and bench --depth's argument handling and
+// report (text and JSON). Checks the report's fields are present and consistent (weight and KV
+// bytes counted independently from the shape), not how fast anything ran. No llama.cpp runs:
+// --compare-oracle is checked only where llama-bench is missing.
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -18,6 +21,10 @@ private slots:
     void initTestCase();
     void usageErrors();
     void jsonReport();
+    void depthUsageErrors();
+    void depthJsonReport();
+    void depthTextReport();
+    void depthLlamaBenchMissing();
 
 private:
     QTemporaryDir dir_;
@@ -78,6 +85,111 @@ void TestBenchCli::jsonReport() {
     QVERIFY(j["fma_plain_loop_gflops"].toDouble() > 0);
     QVERIFY(j["peak_rss_mb"].toDouble() < 1000);  // the probe's buffer is not counted; the model is ~1 MB
     QVERIFY(!j.contains("oracle"));
+}
+
+namespace {
+
+// The common arguments of a quick depth run on the tiny model.
+QStringList depthArgs(const QString& model, const QString& depths) {
+    return {"bench", model.isEmpty() ? QString() : "--model",
+            model,   "--depth",
+            depths,  "--threads",
+            "1",     "--prompt-tokens",
+            "24",    "--gen-tokens",
+            "6",     "--repeat",
+            "2",     "--probe-mb",
+            "16"};
+}
+
+}  // namespace
+
+void TestBenchCli::depthUsageErrors() {
+    for (const char* bad : {"x", "16,", "0", "-16", "16,,32"}) {
+        const CliRun r = runCli(depthArgs(model_, bad));
+        QVERIFY2(r.exitCode == 2, bad);
+        QVERIFY2(r.err.contains("--depth"), r.err.constData());
+    }
+    // The tiny shape is trained for 2048 positions: 6 tokens decoded at 2043 would reach 2048.
+    QCOMPARE(findSynthShape("tiny")->contextLength, 2048);
+    const CliRun deep = runCli(depthArgs(model_, "16,2043"));
+    QCOMPARE(deep.exitCode, 1);
+    QVERIFY2(deep.err.contains("trained context of 2048") && deep.err.contains("2042"), deep.err.constData());
+    QVERIFY(deep.out.isEmpty());  // refused before anything ran
+    const CliRun missing = runCli(depthArgs(dir_.filePath("missing.gguf"), "16"));
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY(!missing.crashed);
+}
+
+void TestBenchCli::depthJsonReport() {
+    // 2042 is the deepest decode allowed; its 24-token prefill would pass the context.
+    const CliRun r = runCli(depthArgs(model_, "16,40,2042") << "--json");
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(r.out.count('\n'), 1);
+    const QJsonObject j = r.json();
+    QCOMPARE(j["threads"].toInt(), 1);
+    QCOMPARE(j["gen_tokens"].toInt(), 6);
+    QCOMPARE(j["prefill_tokens"].toInt(), 24);
+    QCOMPARE(j["trained_context"].toInt(), 2048);
+    QVERIFY(!j["host"].toObject()["cpu"].toString().isEmpty());
+    QVERIFY(j["bandwidth_gb_s"].toDouble() > 0);
+    QVERIFY(!j.contains("llama_cpp") && !j.contains("llama_cpp_missing"));
+    const QJsonArray depths = j["depths"].toArray();
+    QCOMPARE(depths.size(), 3);
+    const SynthShape s = *findSynthShape("tiny");
+    const double headDim = double(s.nEmbd) / s.nHeads;
+    const double bw = j["bandwidth_gb_s"].toDouble() * 1e9;
+    for (int i = 0; i < 3; ++i) {
+        const QJsonObject d = depths[i].toObject();
+        const int n = d["depth"].toInt();
+        const int expected[] = {16, 40, 2042};
+        QCOMPARE(n, expected[i]);
+        // The timed decode steps compute positions n .. n+4; each reads K and V (F16) of every
+        // position up to its own, in every layer.
+        double positions = 0;
+        for (int p = n; p < n + 5; ++p) positions += p + 1;
+        const double kv = s.nLayers * 2.0 * s.nKvHeads * headDim * 2 * positions / 5;
+        QCOMPARE(d["kv_bytes_per_token"].toDouble(), kv);
+        QCOMPARE(d["weight_bytes_per_token"].toDouble(), j["weight_bytes_per_token"].toDouble());
+        const double bound = bw / (d["weight_bytes_per_token"].toDouble() + kv);
+        QVERIFY(qAbs(d["bandwidth_bound_tokens_per_s"].toDouble() - bound) <= 1e-9 * bound);
+        const double decode = d["decode_tokens_per_s"].toDouble();
+        QVERIFY(decode > 0);
+        QVERIFY(qAbs(d["decode_pct_of_bandwidth_bound"].toDouble() - 100 * decode / bound) <= 1e-9 * decode);
+        const QJsonObject spread = d["decode"].toObject();
+        QVERIFY(spread["min"].toDouble() <= decode && decode <= spread["max"].toDouble());
+        QCOMPARE(d["prefill_measured"].toBool(), n + 24 < 2048);
+        QCOMPARE(d.contains("prefill_tokens_per_s"), n + 24 < 2048);
+        if (n + 24 < 2048) QVERIFY(d["prefill_tokens_per_s"].toDouble() > 0);
+        QVERIFY(!d.contains("llama_cpp"));
+    }
+}
+
+void TestBenchCli::depthTextReport() {
+    const CliRun r = runCli(depthArgs(model_, "16,32"));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.split('\n');
+    QVERIFY(lines.value(0).startsWith("model: "));
+    QVERIFY(lines.value(1).startsWith("host: "));
+    QVERIFY(
+        r.out.contains("| depth | decode t/s hearth | weights MB/token | KV MB/token | bound t/s | decode % of bound"));
+    QCOMPARE(r.out.count("\n| 16 | "), 1);
+    QCOMPARE(r.out.count("\n| 32 | "), 1);
+    // Progress on stderr: one line per repeat and depth.
+    QCOMPARE(r.err.count("run 1/2, depth 16:"), 1);
+    QCOMPARE(r.err.count("run 2/2, depth 32:"), 1);
+}
+
+void TestBenchCli::depthLlamaBenchMissing() {
+    qputenv("HEARTH_LLAMA_BENCH", dir_.filePath("no-llama-bench").toUtf8());
+    const CliRun r = runCli(depthArgs(model_, "16") << "--compare-oracle"
+                                                    << "--json");
+    qunsetenv("HEARTH_LLAMA_BENCH");
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject j = r.json();
+    QVERIFY(j["llama_cpp_missing"].toString().contains("build-llama-tools.sh"));
+    QVERIFY(!j.contains("llama_cpp"));
+    QCOMPARE(j["depths"].toArray().size(), 1);
+    QVERIFY(r.err.contains("llama-bench is missing"));
 }
 
 QTEST_GUILESS_MAIN(TestBenchCli)
