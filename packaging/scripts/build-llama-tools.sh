@@ -44,9 +44,22 @@ if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x
   echo "$bin"; exit 0
 fi
 
+# One build at a time (two benchmarks started together share it).
+mkdir -p "$HEARTH_CACHE/llama-tools"
+exec 9>"$HEARTH_CACHE/llama-tools/.lock"
+flock 9
+if [ "$mode" = "build" ] && [ -f "$stamp" ]; then
+  hearth_log "llama.cpp tools ready for [$isa]"
+  echo "$bin"; exit 0
+fi
+
+# The archive setup-oracle.sh keeps, fetched the same way when it is not there yet.
 if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-  hearth_log "the oracle's source archive is missing; fetching it with setup-oracle.sh"
-  "$HEARTH_ROOT/packaging/scripts/setup-oracle.sh" >&2
+  hearth_ensure_venv
+  hearth_log "downloading llama-cpp-python $version's source archive"
+  mkdir -p "$(dirname "$sdist")"
+  "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$(dirname "$sdist")" "llama-cpp-python==$version"
   echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
 fi
 
