@@ -22,68 +22,74 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 version=0.3.36  # setup-oracle.sh's version; llama.cpp 0c1e57098
 sdist_sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 sdist="$HEARTH_CACHE/oracle-sdist/llama_cpp_python-$version.tar.gz"
-mode="${1:-build}"
-case "$mode" in
-  build | --print | --rebuild) ;;
-  *) hearth_die "usage: $0 [--print | --rebuild]" ;;
-esac
+# The whole script is one function, read before it runs: editing this file (a git checkout)
+# during a build does not change the running build.
+main() {
+  mode="${1:-build}"
+  case "$mode" in
+    build | --print | --rebuild) ;;
+    *) hearth_die "usage: $0 [--print | --rebuild]" ;;
+  esac
 
-isa="$(hearth_host_isa)"
-cmake_isa="$(hearth_host_isa --cmake)"
-key="$(printf '%s\n%s\n' "$version" "$cmake_isa" | sha256sum | cut -c1-12)"
-root="$HEARTH_CACHE/llama-tools/$version-$key"
-bin="$root/bin"
-stamp="$root/.complete"
+  isa="$(hearth_host_isa)"
+  cmake_isa="$(hearth_host_isa --cmake)"
+  key="$(printf '%s\n%s\n' "$version" "$cmake_isa" | sha256sum | cut -c1-12)"
+  root="$HEARTH_CACHE/llama-tools/$version-$key"
+  bin="$root/bin"
+  stamp="$root/.complete"
 
-if [ "$mode" = "--print" ]; then
-  [ -f "$stamp" ] || { hearth_log "llama.cpp tools are not built for this host; run $0"; exit 1; }
-  echo "$bin"; exit 0
-fi
-if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x "$bin/llama-server" ]; then
-  hearth_log "llama.cpp tools ready for [$isa]"
-  echo "$bin"; exit 0
-fi
+  if [ "$mode" = "--print" ]; then
+    [ -f "$stamp" ] || { hearth_log "llama.cpp tools are not built for this host; run $0"; exit 1; }
+    echo "$bin"; exit 0
+  fi
+  if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x "$bin/llama-server" ]; then
+    hearth_log "llama.cpp tools ready for [$isa]"
+    echo "$bin"; exit 0
+  fi
 
-# One build at a time (two benchmarks started together share it).
-mkdir -p "$HEARTH_CACHE/llama-tools"
-exec 9>"$HEARTH_CACHE/llama-tools/.lock"
-flock 9
-if [ "$mode" = "build" ] && [ -f "$stamp" ]; then
-  hearth_log "llama.cpp tools ready for [$isa]"
-  echo "$bin"; exit 0
-fi
+  # One build at a time (two benchmarks started together share it).
+  mkdir -p "$HEARTH_CACHE/llama-tools"
+  exec 9>"$HEARTH_CACHE/llama-tools/.lock"
+  flock 9
+  if [ "$mode" = "build" ] && [ -f "$stamp" ]; then
+    hearth_log "llama.cpp tools ready for [$isa]"
+    echo "$bin"; exit 0
+  fi
 
-# The archive setup-oracle.sh keeps, fetched the same way when it is not there yet.
-if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-  hearth_ensure_venv
-  hearth_log "downloading llama-cpp-python $version's source archive"
-  mkdir -p "$(dirname "$sdist")"
-  "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-    -d "$(dirname "$sdist")" "llama-cpp-python==$version"
-  echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
-fi
+  # The archive setup-oracle.sh keeps, fetched the same way when it is not there yet.
+  if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
+    hearth_ensure_venv
+    hearth_log "downloading llama-cpp-python $version's source archive"
+    mkdir -p "$(dirname "$sdist")"
+    "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+      -d "$(dirname "$sdist")" "llama-cpp-python==$version"
+    echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
+  fi
 
-rm -rf "$root"
-mkdir -p "$root/src" "$bin"
-start="$(hearth_now)"
-hearth_log "building llama-bench and llama-server (llama-cpp-python $version's llama.cpp) for [$isa]"
-tar -xzf "$sdist" -C "$root/src" --strip-components=3 "llama_cpp_python-$version/vendor/llama.cpp"
-# shellcheck disable=SC2086
-cmake -S "$root/src" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release $cmake_isa \
-  -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
-  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
-  -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_OPENMP=ON >"$root/configure.log" 2>&1 ||
-  { tail -n 30 "$root/configure.log" >&2; hearth_die "configuring llama.cpp failed (log: $root/configure.log)"; }
-cmake --build "$root/build" -j "${HEARTH_LLAMA_TOOLS_JOBS:-$(nproc)}" --target llama-bench llama-server \
-  >"$root/build.log" 2>&1 ||
-  { tail -n 30 "$root/build.log" >&2; hearth_die "building llama.cpp's tools failed (log: $root/build.log)"; }
-cp "$root/build/bin/llama-bench" "$root/build/bin/llama-server" "$bin/"
-"$bin/llama-bench" --help >/dev/null 2>&1 || hearth_die "the built llama-bench does not run"
-seconds=$(($(hearth_now) - start))
-printf 'llama-cpp-python %s (llama.cpp 0c1e57098)\nisa: %s\ncmake: %s\nbuild seconds: %s\n' \
-  "$version" "$isa" "$cmake_isa" "$seconds" >"$root/build-info.txt"
-# The sources and objects are not needed any more (about 1 GB).
-rm -rf "$root/src" "$root/build"
-touch "$stamp"
-hearth_log "llama.cpp tools built in ${seconds} s: $bin"
-echo "$bin"
+  rm -rf "$root"
+  mkdir -p "$root/src" "$bin"
+  start="$(hearth_now)"
+  hearth_log "building llama-bench and llama-server (llama-cpp-python $version's llama.cpp) for [$isa]"
+  tar -xzf "$sdist" -C "$root/src" --strip-components=3 "llama_cpp_python-$version/vendor/llama.cpp"
+  # shellcheck disable=SC2086
+  cmake -S "$root/src" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release $cmake_isa \
+    -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_OPENMP=ON >"$root/configure.log" 2>&1 ||
+    { tail -n 30 "$root/configure.log" >&2; hearth_die "configuring llama.cpp failed (log: $root/configure.log)"; }
+  cmake --build "$root/build" -j "${HEARTH_LLAMA_TOOLS_JOBS:-$(nproc)}" --target llama-bench llama-server \
+    >"$root/build.log" 2>&1 ||
+    { tail -n 30 "$root/build.log" >&2; hearth_die "building llama.cpp's tools failed (log: $root/build.log)"; }
+  cp "$root/build/bin/llama-bench" "$root/build/bin/llama-server" "$bin/"
+  "$bin/llama-bench" --help >/dev/null 2>&1 || hearth_die "the built llama-bench does not run"
+  seconds=$(($(hearth_now) - start))
+  printf 'llama-cpp-python %s (llama.cpp 0c1e57098)\nisa: %s\ncmake: %s\nbuild seconds: %s\n' \
+    "$version" "$isa" "$cmake_isa" "$seconds" >"$root/build-info.txt"
+  # The sources and objects are not needed any more (about 1 GB).
+  rm -rf "$root/src" "$root/build"
+  touch "$stamp"
+  hearth_log "llama.cpp tools built in ${seconds} s: $bin"
+  echo "$bin"
+}
+main "$@"
+exit
