@@ -46,6 +46,7 @@ struct DepthResults {
     LlamaBenchTool llamaTool;
     QString llamaMissing;  // why llama.cpp did not run (with --compare-oracle)
     QString llamaCpuInfo;
+    std::vector<double> loadAverages;  // /proc/loadavg's 1-minute figure at the start and after each repeat
     double bandwidth() const { return std::max(spreadOf(readGBps).median, spreadOf(triadGBps).median); }
 };
 
@@ -103,7 +104,18 @@ std::string checkDepths(const std::vector<int>& depths, const BenchOptions& o, i
     return {};
 }
 
+// The 1-minute load average (-1 when unreadable): other work on the machine slows both engines,
+// and llama.cpp's OpenMP threads far more than Hearth's when the cores are oversubscribed.
+double loadAverage() {
+    QFile f("/proc/loadavg");
+    if (!f.open(QIODevice::ReadOnly)) return -1;
+    bool ok = false;
+    const double v = QString::fromUtf8(f.readAll()).section(' ', 0, 0).toDouble(&ok);
+    return ok ? v : -1;
+}
+
 void probe(ThreadPool& pool, const BenchOptions& o, DepthResults& r) {
+    r.loadAverages.push_back(loadAverage());
     const BandwidthSample s = measureBandwidth(pool, o.probeBytes);
     r.readGBps.push_back(s.readGBps);
     r.triadGBps.push_back(s.triadGBps);
@@ -247,6 +259,18 @@ QJsonObject rowJson(const ModelCost& cost, const DepthRow& row, const DepthResul
     return j;
 }
 
+std::string cell(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+std::string loadText(const std::vector<double>& v) {
+    std::string s;
+    for (const double x : v) s += strCat(s.empty() ? "" : ", ", cell("%.1f", x));
+    return s;
+}
+
 QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptions& o, const DepthResults& r,
                         const HostInfo& host) {
     QJsonArray flags, rows;
@@ -268,6 +292,9 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
         {"triad_gb_s", spreadJson(r.triadGBps)},
         {"weight_bytes_per_token", static_cast<double>(cost.weightBytesPerToken)},
         {"depths", rows}};
+    QJsonArray loads;
+    for (const double x : r.loadAverages) loads.append(x);
+    j["load_averages"] = loads;
     if (o.compareOracle) {
         if (r.llamaMissing.isEmpty())
             j["llama_cpp"] =
@@ -275,12 +302,6 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
         else j["llama_cpp_missing"] = r.llamaMissing;
     }
     return j;
-}
-
-std::string cell(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
 }
 
 // "33.7 (fa off; on 27.9)": the faster setting first.
@@ -328,6 +349,8 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
     else if (o.compareOracle) t += strCat("llama.cpp: not run: ", r.llamaMissing.toStdString(), "\n");
     t += strCat("read bandwidth GB/s  ", spreadText(r.readGBps, 2), "; triad ", spreadText(r.triadGBps, 2),
                 "; bound uses ", cell("%.2f", r.bandwidth()), " GB/s\n");
+    t += strCat("1-minute load average at the start and after each repeat: ", loadText(r.loadAverages), " (",
+                physicalCoreCount(), " physical cores)\n");
     t += "bandwidth bound: bandwidth / (weight + KV bytes read per decode token)\n\n";
     t += llama
         ? "| depth | decode t/s hearth | llama.cpp | ratio | weights MB/token | KV MB/token | bound t/s | decode % of "
