@@ -201,13 +201,13 @@ def main():
     print("model %s, --parallel %d, %d threads, %d-token replies (greedy), %d clients x %d requests" % (
         args.model.split("/")[-1], args.parallel, args.threads, args.max_tokens, args.clients, args.requests))
     print("host: %s" % host_line())
-    print("| server | 1 client t/s | 1 client TTFT p50 ms | %d clients t/s | vs 1 client | wall s | TTFT p50 ms | "
-          "TTFT p99 ms | failed | RSS before MiB | RSS after MiB |" % args.clients)
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| server | 1 client t/s | 1 client TTFT p50 ms | %d clients t/s | vs 1 client | output tokens | wall s | "
+          "TTFT p50 ms | TTFT p99 ms | failed | RSS before MiB | RSS after MiB |" % args.clients)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows:
-        print("| %s | %.1f | %.0f | %.1f | %.2fx | %.1f | %.0f | %.0f | %d | %.1f | %.1f |" % (
+        print("| %s | %.1f | %.0f | %.1f | %.2fx | %d | %.1f | %.0f | %.0f | %d | %.1f | %.1f |" % (
             name, r["solo_rate"], r["solo_ttft"], r["rate"], r["rate"] / r["solo_rate"] if r["solo_rate"] else 0,
-            r["seconds"], r["p50"], r["p99"], r["failed"], r["rss_before"], r["rss_after"]))
+            r["tokens"], r["seconds"], r["p50"], r["p99"], r["failed"], r["rss_before"], r["rss_after"]))
     if len(rows) == 2 and rows[1][1]["rate"] > 0:
         print("hearth / llama-server, %d clients: %.2fx output tokens/s" % (args.clients, rows[0][1]["rate"] / rows[1][1]["rate"]))
     if llama_note:
