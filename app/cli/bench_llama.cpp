@@ -62,8 +62,11 @@ Result<LlamaBenchTool> findLlamaBench() {
     tool.exe = QDir(bin).filePath("llama-bench");
     if (!QFileInfo(tool.exe).isExecutable()) return std::unexpected(notBuilt("no " + tool.exe.toStdString()));
     QFile info(QDir(bin).filePath("../build-info.txt"));
-    if (info.open(QIODevice::ReadOnly))
-        tool.buildInfo = QString::fromUtf8(info.readAll()).trimmed().replace('\n', "; ");
+    if (info.open(QIODevice::ReadOnly)) {  // version, instruction sets, build time; not the CMake switches
+        QStringList lines = QString::fromUtf8(info.readAll()).trimmed().split('\n');
+        lines.removeIf([](const QString& line) { return line.startsWith("cmake:"); });
+        tool.buildInfo = lines.join("; ");
+    }
     return tool;
 }
 
