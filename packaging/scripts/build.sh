@@ -7,7 +7,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 preset="${1:-release}"
 case "$preset" in release|asan) ;; *) hearth_die "usage: build.sh [release|asan]" ;; esac
-export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 # CI builds the release tree with warnings as errors (HEARTH_WERROR); elsewhere they stay warnings.
 werror=OFF

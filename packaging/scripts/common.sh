@@ -4,6 +4,13 @@ HEARTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/hearth"
 HEARTH_MODELS="$HEARTH_CACHE/models"
 HEARTH_VENV="$HEARTH_CACHE/venv"
 HEARTH_BUILD="$HEARTH_ROOT/build"  # the release preset's binaryDir
+# One compiler cache for every checkout (a CI clone, a second working tree): paths under the
+# checkout are hashed relative to it and the working directory is left out of the hash, so a
+# fresh clone in another folder reuses what any other checkout compiled. (Objects' debug info
+# may then name the other checkout's build folder; nothing reads it.)
+export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HEARTH_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 hearth_log() { printf '[hearth] %s\n' "$*" >&2; }
 hearth_die() { printf '[hearth] error: %s\n' "$*" >&2; exit 1; }

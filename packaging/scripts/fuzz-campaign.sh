@@ -15,7 +15,6 @@ runs="${FUZZ_RUNS:-1000000}"
 seconds="${FUZZ_SECONDS:-1200}"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer chat_template kv_import store)
-export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)"

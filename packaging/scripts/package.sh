@@ -6,7 +6,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$HEARTH_ROOT/packaging/scripts/install-deps.sh" package
-export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 # Packages carry the CUDA plugin for every GPU generation (sm_75 to sm_90, PTX for newer
 # ones); CI builds one architecture plus PTX to save time (issue 11), as the preset does.

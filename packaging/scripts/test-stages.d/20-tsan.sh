@@ -4,7 +4,6 @@
 # tests and runs them with tests/tsan.supp (Qt internals only, each line says why).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
-export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan --parallel "$(nproc)"

@@ -7,7 +7,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 command -v clang++-19 >/dev/null || hearth_die "clang++-19 is missing (bash packaging/scripts/install-deps.sh test)"
-export CCACHE_DIR="${CCACHE_DIR:-$HEARTH_CACHE/ccache}"
 cd "$HEARTH_ROOT"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)"
