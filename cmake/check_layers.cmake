@@ -1,6 +1,7 @@
 # Fails the build when a lower layer includes a higher one (DESIGN.md "Layers"):
 # kernels/ includes only kernels/; engine/ only engine/ and kernels/; neither includes Qt;
-# app/ never includes ui/ except app/gui_main.cpp, the GUI's composition root.
+# app/ never includes ui/ except app/gui_main.cpp, the GUI's composition root; app/cli_core/
+# (the Qt-free hearth-cli core, also built for Windows) includes neither Qt nor the rest of app/.
 # Run as: cmake -DSOURCE_DIR=... -P check_layers.cmake
 set(violations "")
 function(check_dir dir forbidden_regex)
@@ -23,6 +24,7 @@ endfunction()
 check_dir(kernels "[<\"](engine|app|ui)/|<Q[A-Za-z]*>|<Qt")
 check_dir(engine "[<\"](app|ui)/|<Q[A-Za-z]*>|<Qt")
 check_dir(app "[<\"]ui/")
+check_dir(app/cli_core "[<\"](ui|app/(common|store|engine_host|chat|cli|server))/|<Q[A-Za-z]*>|<Qt")
 if(violations)
   message(FATAL_ERROR "Layering violations (a lower layer includes a higher one or Qt):${violations}")
 endif()

@@ -1,6 +1,8 @@
 // hearth-cli's dispatcher: the table of commands, the usage text built from it, --version.
 // Each command parses its own options, loads the model through the engine facade and
-// prints; errors become one line on stderr and exit code 1 (2 for usage).
+// prints; errors become one line on stderr and exit code 1 (2 for usage). generate, tokenize
+// and info are the Qt-free core's (app/cli_core/core_commands.h: the Windows build runs the
+// same code); the others need Qt, the conversation store or the server (the full build).
 #include "app/cli/cli.h"
 
 #include <string>
@@ -8,20 +10,45 @@
 
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_common.h"
+#include "app/cli/cli_store.h"
+#include "app/cli_core/core_commands.h"
 
 namespace hearth {
 namespace {
 
-std::vector<cli::Command> commands() {
-    return {cli::generateCommand(),     cli::batchCommand(),   cli::tokenizeCommand(),  cli::chatCommand(),
-            cli::infoCommand(),         cli::synthCommand(),   cli::benchCommand(),     cli::conversationsCommand(),
-            cli::benchRestoreCommand(), cli::benchKvCommand(), cli::benchSpecCommand(), cli::benchBatchCommand(),
-            cli::serveCommand()};
+// One line of the table: a command of the core or one of the full build.
+struct Entry {
+    const char* name;
+    const char* usage;
+    const cli::core::CoreCommand* core;  // null: full
+    cli::Command full;
+};
+
+std::vector<Entry> commands(const std::vector<cli::core::CoreCommand>& core) {
+    const auto coreNamed = [&](const char* name) -> Entry {
+        for (const cli::core::CoreCommand& c : core)
+            if (std::string(c.name) == name) return {c.name, c.usage, &c, {}};
+        return {name, "", nullptr, {}};  // not reached: every name below is a core command
+    };
+    const auto full = [](cli::Command c) -> Entry { return {c.name, c.usage, nullptr, c}; };
+    return {coreNamed("generate"),
+            full(cli::batchCommand()),
+            coreNamed("tokenize"),
+            full(cli::chatCommand()),
+            coreNamed("info"),
+            full(cli::synthCommand()),
+            full(cli::benchCommand()),
+            full(cli::conversationsCommand()),
+            full(cli::benchRestoreCommand()),
+            full(cli::benchKvCommand()),
+            full(cli::benchSpecCommand()),
+            full(cli::benchBatchCommand()),
+            full(cli::serveCommand())};
 }
 
-std::string usage() {
+std::string usage(const std::vector<Entry>& entries) {
     std::string text = "Usage: hearth-cli COMMAND [OPTIONS]\nCommands:\n";
-    for (const cli::Command& c : commands()) text += c.usage;
+    for (const Entry& e : entries) text += e.usage;
     text +=
         "Sampling (applied in this order): [--logit-bias ID=BIAS]... (BIAS in [-100, 100] or -inf)\n"
         "  [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P] [--frequency-penalty F]\n"
@@ -30,11 +57,28 @@ std::string usage() {
     return text;
 }
 
+// generate's variants of the full build, given the same arguments parsed by Qt (the core parsed
+// them already with the same option table, so this cannot fail).
+cli::core::FullBuildHooks fullBuildHooks(const QStringList& commandArgs) {
+    const auto withQt = [commandArgs](int (*run)(const QCommandLineParser&)) {
+        return [commandArgs, run](const cli::core::OptionView&) {
+            QCommandLineParser parser;
+            QString error;
+            if (!cli::parseOptions(parser, QStringList{"hearth-cli"} + commandArgs, error, cli::storeOptions()))
+                return cli::usageError(error);
+            return run(parser);
+        };
+    };
+    return {withQt(cli::runStoredGenerate), withQt(cli::runBeamGenerate), withQt(cli::runSpecGenerate)};
+}
+
 }  // namespace
 
 int runCli(const QStringList& arguments) {
+    const std::vector<cli::core::CoreCommand> core = cli::core::coreCommands();
+    const std::vector<Entry> entries = commands(core);
     if (arguments.isEmpty() || arguments.contains("--help") || arguments.contains("-h")) {
-        cli::writeOut(usage());
+        cli::writeOut(usage(entries));
         return arguments.isEmpty() ? 2 : 0;
     }
     if (arguments.first() == "--version") {
@@ -42,8 +86,14 @@ int runCli(const QStringList& arguments) {
         return 0;
     }
     const QString name = arguments.first();
-    for (const cli::Command& command : commands()) {
-        if (name != QLatin1String(command.name)) continue;
+    for (const Entry& entry : entries) {
+        if (name != QLatin1String(entry.name)) continue;
+        if (entry.core != nullptr) {
+            std::vector<std::string> args;
+            for (const QString& a : arguments.mid(1)) args.push_back(a.toStdString());
+            return cli::core::runCoreCommand(*entry.core, args, fullBuildHooks(arguments.mid(1)));
+        }
+        const cli::Command& command = entry.full;
         QCommandLineParser parser;
         QString error;
         const QList<QCommandLineOption> extra =

@@ -1,41 +1,13 @@
-// hearth-cli tokenize, chat and info.
-#include <QJsonDocument>
+// hearth-cli chat (tokenize and info are the Qt-free core's: app/cli_core/core_commands.cpp).
 #include <cstdio>
 #include <iostream>
 
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/cli_store.h"
-#include "app/cli/info_text.h"
-#include "app/common/model_info.h"
-#include "engine/model/gguf.h"
-#include "engine/tokenizer/tokenizer.h"
 
 namespace hearth::cli {
 namespace {
-
-int cmdTokenize(const QCommandLineParser& p) {
-    if (!p.isSet("model") || !p.isSet("text")) return usageError("tokenize needs --model and --text");
-    // The tokenizer alone, as the engine builds it, without the weights: a vocabulary-only GGUF
-    // (llama.cpp's ggml-vocab-*.gguf) has no tensors, and a model's need not be loaded for this.
-    auto file = GgufFile::open(p.value("model").toStdString());
-    if (!file) return failWith(file.error());
-    auto tokenizer = Tokenizer::fromGguf(**file);
-    if (!tokenizer) return failWith(tokenizer.error());
-    const Tokenizer& tok = **tokenizer;
-    const std::vector<TokenId> ids =
-        tok.encode(p.value("text").toStdString(), tok.addBosByDefault() && !p.isSet("no-bos"), false);
-    if (p.isSet("json")) {
-        writeOut(QJsonDocument(QJsonObject{{"tokens", toJson(ids)}}).toJson(QJsonDocument::Compact).toStdString() +
-                 "\n");
-        return 0;
-    }
-    for (TokenId id : ids) {
-        const QString piece = QString::fromStdString(tok.pieceText(id));
-        writeOut(QStringLiteral("%1\t%2\n").arg(id).arg(piece).toStdString());
-    }
-    return 0;
-}
 
 int cmdChat(const QCommandLineParser& p) {
     if (p.isSet("db")) return runStoredChat(p);  // cli_store_chat.cpp
@@ -79,29 +51,7 @@ int cmdChat(const QCommandLineParser& p) {
     return 0;
 }
 
-int cmdInfo(const QCommandLineParser& p) {
-    writeOut(cpuText().toStdString());
-    writeOut(backendsText().toStdString());
-    if (!p.isSet("model")) return 0;
-    // The file is opened and its model and vocabulary built once: by the engine when Hearth runs
-    // it; only for a file it cannot run, by inspectModel, for the facts and the reason.
-    auto engine = loadEngine(p);
-    if (!engine) {
-        auto inspected = inspectModel(p.value("model"));
-        if (!inspected) return failWith(inspected.error());
-        writeOut(modelFileText(*inspected).toStdString());
-        return failWith(engine.error());
-    }
-    writeOut(modelFileText(describeModel((**engine).file(), &(**engine).chatFormat())).toStdString());
-    writeOut(modelInfoText(**engine).toStdString());
-    return 0;
-}
-
 }  // namespace
-
-Command tokenizeCommand() {
-    return {"tokenize", "  tokenize --model PATH --text TEXT [--no-bos] [--json]\n", nullptr, cmdTokenize};
-}
 
 Command chatCommand() {
     return {"chat",
@@ -109,7 +59,5 @@ Command chatCommand() {
             "[--conversation ID]]\n",
             storeOptions, cmdChat};
 }
-
-Command infoCommand() { return {"info", "  info     [--model PATH]\n", nullptr, cmdInfo}; }
 
 }  // namespace hearth::cli

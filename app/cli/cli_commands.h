@@ -1,16 +1,14 @@
-// The hearth-cli commands, one function per command, each defined in its own cli_*.cpp.
-// A new command: a new file, a declaration here, a line in cli.cpp's table.
+// The hearth-cli commands of the full build, one function per command, each defined in its own
+// cli_*.cpp. A new command: a new file, a declaration here, a line in cli.cpp's table.
+// generate, tokenize and info are the Qt-free core's (app/cli_core/core_commands.h).
 #pragma once
 
 #include "app/cli/cli_common.h"
 
 namespace hearth::cli {
 
-Command generateCommand();  // cli_generate.cpp
 Command batchCommand();  // cli_generate.cpp
-Command tokenizeCommand();  // cli_basic.cpp
 Command chatCommand();  // cli_basic.cpp
-Command infoCommand();  // cli_basic.cpp
 Command synthCommand();  // cli_synth.cpp
 Command benchCommand();  // cli_bench.cpp
 Command conversationsCommand();  // cli_conversations.cpp

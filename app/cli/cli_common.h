@@ -1,6 +1,8 @@
-// What every hearth-cli command shares: the option set, reading sampling options and
-// prompts into a request, loading the engine, gathering step() events, and printing results
-// (text, stats, --json). Each command lives in its own cli_*.cpp and is listed in cli.cpp.
+// What every hearth-cli command of the full build shares, over QCommandLineParser: the option
+// set, reading sampling options and prompts into a request, loading the engine, gathering step()
+// events, and printing results (text, stats, --json). Each command lives in its own cli_*.cpp
+// and is listed in cli.cpp. The work is done once, by the Qt-free core (app/cli_core/
+// core_common.h), which the commands generate, tokenize and info use directly.
 #pragma once
 
 #include <QCommandLineParser>
@@ -16,11 +18,28 @@
 #include <type_traits>
 #include <vector>
 
+#include "app/cli_core/core_common.h"
 #include "engine/engine.h"
 
 namespace hearth::cli {
 
-using Clock = std::chrono::steady_clock;
+using core::Clock;
+using core::msSince;
+using core::Outcome;
+using core::printStats;
+using core::record;
+
+// The parsed options as the core reads them.
+class QtOptionView final : public core::OptionView {
+public:
+    explicit QtOptionView(const QCommandLineParser& p) : p_(p) {}
+    bool isSet(std::string_view name) const override;
+    std::string value(std::string_view name) const override;
+    std::vector<std::string> values(std::string_view name) const override;
+
+private:
+    const QCommandLineParser& p_;
+};
 
 // One command: its name, its lines of the usage text, and its entry point. Options are parsed
 // with the common set plus the command's extra options before run() is called.
@@ -37,7 +56,6 @@ int usageError(const QString& message);
 int failWith(const Error& error);
 void writeOut(std::string_view text);
 QJsonArray toJson(const std::vector<TokenId>& ids);
-double msSince(Clock::time_point t0);
 
 // The options every command accepts (model, prompt, sampling, limits, output).
 QList<QCommandLineOption> commonOptions();
@@ -48,16 +66,9 @@ bool parseOptions(QCommandLineParser& p, const QStringList& args, QString& error
 // Reads option `name` as a number of type T; on failure sets error and returns false.
 template <class T>
 bool number(const QCommandLineParser& p, const char* name, T& out, QString& error) {
-    bool ok = false;
-    const QString s = p.value(name);
-    if constexpr (std::is_floating_point_v<T>) out = static_cast<T>(s.toDouble(&ok));
-    else if constexpr (std::is_unsigned_v<T>) out = static_cast<T>(s.toULongLong(&ok));
-    else {
-        const qlonglong v = s.toLongLong(&ok);
-        ok = ok && v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
-        out = static_cast<T>(v);
-    }
-    if (!ok) error = QStringLiteral("--%1: '%2' is not a valid number").arg(name, s);
+    std::string message;
+    const bool ok = core::number(QtOptionView(p), name, out, message);
+    if (!ok) error = QString::fromStdString(message);
     return ok;
 }
 
@@ -74,22 +85,7 @@ bool readPromptText(const QCommandLineParser& p, std::string& prompt, QString& e
 // with --system unless --raw).
 bool readRequest(const QCommandLineParser& p, const Engine& e, GenerateRequest& req, QString& error);
 
-// What one request produced, gathered from step() events.
-struct Outcome {
-    std::vector<TokenId> tokens;
-    std::string text;
-    std::vector<std::vector<std::pair<TokenId, float>>> topLogits;
-    FinishReason reason = FinishReason::Length;
-    GenerateTimings timings;
-    std::optional<Error> error;
-    bool finished = false;
-};
-
-// Records an event; returns the text it shows.
-std::string_view record(Outcome& o, const EngineEvent& e);
 // generate --json's object.
 QJsonObject resultJson(const GenerateRequest& req, const Outcome& o, double loadMs);
-// One line of timings on stderr.
-void printStats(const Outcome& o);
 
 }  // namespace hearth::cli

@@ -1,4 +1,5 @@
-// hearth-cli generate and batch: one request, or several in one engine (continuous batching).
+// hearth-cli batch: several requests in one engine (continuous batching). generate is the
+// Qt-free core's (app/cli_core/core_commands.cpp).
 #include <QFile>
 #include <QJsonDocument>
 #include <algorithm>
@@ -7,45 +8,10 @@
 
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_common.h"
-#include "app/cli/cli_store.h"
 #include "engine/str_cat.h"
 
 namespace hearth::cli {
 namespace {
-
-int cmdGenerate(const QCommandLineParser& p) {
-    if (p.isSet("db")) return runStoredGenerate(p);  // cli_store_generate.cpp
-    if (!p.isSet("model")) return usageError("generate needs --model");
-    if (p.isSet("prompt") == p.isSet("prompt-file")) return usageError("generate needs --prompt or --prompt-file");
-    GenerateRequest req;
-    QString error;
-    if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
-    if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
-    if (p.value("beams") != "1") return runBeamGenerate(p);  // cli_generate_beams.cpp
-    if (p.isSet("spec")) return runSpecGenerate(p);  // cli_generate_spec.cpp
-    const auto tLoad = Clock::now();
-    auto engine = loadEngine(p);
-    if (!engine) return failWith(engine.error());
-    const double loadMs = msSince(tLoad);
-    Engine& e = **engine;
-    req = GenerateRequest{};
-    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error.toStdString()});  // the prompt file
-    const bool json = p.isSet("json");
-    auto id = e.submit(req);
-    if (!id) return failWith(id.error());
-    Outcome o;
-    while (!o.finished)
-        for (const EngineEvent& ev : e.step())
-            if (const std::string_view shown = record(o, ev); !json) writeOut(shown);
-    if (o.error) return failWith(*o.error);
-    if (json) {
-        writeOut(QJsonDocument(resultJson(req, o, loadMs)).toJson(QJsonDocument::Compact).toStdString() + "\n");
-    } else {
-        writeOut("\n");
-        printStats(o);
-    }
-    return 0;
-}
 
 // One line of a batch file as generate's options: {"max_tokens": 8} is --max-tokens 8,
 // true is a flag, an array repeats the option.
@@ -137,17 +103,6 @@ int cmdBatch(const QCommandLineParser& p) {
 }
 
 }  // namespace
-
-Command generateCommand() {
-    return {"generate",
-            "  generate --model PATH (--prompt TEXT | --prompt-file F) [--raw] [--system TEXT] [--no-think]\n"
-            "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
-            "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: logit bias, penalties, "
-            "--stop, --timeout-ms apply; no sampling)\n"
-            "           [--spec ngram|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"
-            "           [--db PATH --conversation ID [--no-kv-restore]]  (a stored conversation's next turn)\n",
-            storeOptions, cmdGenerate};
-}
 
 Command batchCommand() {
     return {"batch",

@@ -11,10 +11,11 @@
 namespace hearth::cli {
 
 QList<QCommandLineOption> storeOptions() {
-    return {{"db", "Conversation database (SQLite).", "path"},
-            {"conversation", "Conversation: its id or any name (created when absent).", "id"},
-            {"no-kv-restore", "Recompute the conversation's KV instead of restoring it from the database."},
-            {"disk-budget-mb", "Disk budget of the database in MiB (KV blocks are evicted beyond it).", "mb", "2048"}};
+    QList<QCommandLineOption> options;  // the core's table (generate --db is parsed there first)
+    for (const core::OptionSpec& s : core::storeOptionSpecs())
+        options.append(QCommandLineOption(QString::fromStdString(s.name), QString::fromStdString(s.description),
+                                          QString::fromStdString(s.valueName), QString::fromStdString(s.defaultValue)));
+    return options;
 }
 
 std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p) {

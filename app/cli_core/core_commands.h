@@ -1,0 +1,43 @@
+// The hearth-cli commands that need no Qt and no conversation store — generate, tokenize,
+// info — and the dispatcher of the Qt-free build (hearth-cli.exe for Windows). The Linux
+// hearth-cli runs these same commands from its own table (app/cli/cli.cpp) and adds those of the
+// full build. generate's variants that live in the full build (--db, --beams, --spec) are hooks:
+// the full build fills them in; without them generate says that they need the full build.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/cli_core/options.h"
+
+namespace hearth::cli::core {
+
+// The full build's parts of the core commands; each gets the parsed options and returns the
+// exit code. Empty: not in this build.
+struct FullBuildHooks {
+    std::function<int(const OptionView&)> storedGenerate = {};  // generate --db
+    std::function<int(const OptionView&)> beamGenerate = {};  // generate --beams K (K > 1)
+    std::function<int(const OptionView&)> specGenerate = {};  // generate --spec
+};
+
+struct CoreCommand {
+    const char* name;
+    const char* usage;  // its lines of the usage text
+    std::vector<OptionSpec> (*extraOptions)();  // may be null
+    int (*run)(const OptionView& p, const FullBuildHooks& hooks);
+};
+
+[[nodiscard]] std::vector<CoreCommand> coreCommands();
+// The commands that only the full build has (Qt, the conversation store, the server).
+[[nodiscard]] const std::vector<std::string>& fullBuildCommandNames();
+
+// Parses args (without the command name; options only) for command and runs it. Usage errors
+// print and return 2.
+int runCoreCommand(const CoreCommand& command, const std::vector<std::string>& args, const FullBuildHooks& hooks);
+
+// The whole command line of the Qt-free build (arguments without the program name): --help,
+// --version, the core commands, and for a command of the full build a clear message (exit 2).
+int runCoreCli(const std::vector<std::string>& arguments);
+
+}  // namespace hearth::cli::core
