@@ -20,6 +20,9 @@ if [ "$mode" = test ]; then
   # The packaging test (test-stages.d/50-package.sh) and the Windows cross build (40-mingw.sh).
   packages+=(mmdebstrap x11-utils desktop-file-utils appstream qemu-user g++-mingw-w64-x86-64 nsis)
   packages+=(xvfb xauth clang-19 libclang-rt-19-dev)
+  # The Windows build of hearth-cli and its installer run under Wine (test-stages.d/45-wine.sh):
+  # the 64-bit loader alone (Hearth is 64-bit; wine32 would need the i386 architecture).
+  packages+=(wine64)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# stage: Wine (hearth-cli.exe)
+# needs: build (release)|mingw-w64 (engine, hearth-cli.exe, NSIS)
+# Runs the Windows build of hearth-cli (40-mingw.sh) under Wine (Debian's wine64) against the
+# Linux build: greedy tokens on stories260K and SmolLM2 identical at the AVX2 level and at the
+# best level the CPU runs, `info` identical, a corrupt GGUF refused with the same message. The
+# Wine prefix is cached in $HEARTH_CACHE/wine-prefix.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+wine=/usr/lib/wine/wine64
+[ -x "$wine" ] || hearth_die "$wine is missing (install-deps.sh test installs wine64)"
+build="${HEARTH_MINGW_BUILD:-$HEARTH_ROOT/build-mingw}"
+exe="$build/app/cli_core/hearth-cli.exe"
+linux="$HEARTH_BUILD/app/hearth-cli"
+[ -f "$exe" ] || hearth_die "$exe is missing (40-mingw.sh builds it)"
+[ -x "$linux" ] || hearth_die "$linux is missing (the release build)"
+stories="$HEARTH_ROOT/../shared/testdata/stories260K.gguf"
+smol="$HEARTH_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf"
+for f in "$stories" "$smol"; do [ -f "$f" ] || hearth_die "$f is missing"; done
+
+# Wine without its Mono and Gecko prompts (mscoree, mshtml off), quiet, in a prefix of its own;
+# arguments in UTF-8 whatever the caller's locale.
+export WINEPREFIX="$HEARTH_CACHE/wine-prefix" WINEDLLOVERRIDES="mscoree,mshtml=" WINEDEBUG=-all
+export WINESERVER=/usr/lib/wine/wineserver64 LC_ALL=C.UTF-8
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+  hearth_log "creating the Wine prefix $WINEPREFIX"
+  "$wine" wineboot --init >/dev/null 2>&1 || hearth_die "wineboot --init failed"
+  "$WINESERVER" -w
+fi
+work=$(mktemp -d)
+trap '"$WINESERVER" -k >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# A Unix path as Windows programs see it under Wine (drive Z: is /).
+winpath() { printf 'Z:%s' "$(realpath -m "$1" | tr / '\\')"; }
+# The JSON fields that must agree between the two builds (timings differ).
+fields() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(json.dumps({k: d[k] for k in ("prompt_tokens", "tokens", "text", "finish_reason")}, ensure_ascii=False))'; }
+
+# 1. Greedy tokens, Linux vs Windows, at the AVX2 level and the best level this CPU runs.
+best=$("$linux" info | sed -n 's/^  kernels used: \([^ ]*\).*/\1/p')
+levels=(avx2)
+[ "$best" = avx2 ] || levels+=("$best")
+for level in "${levels[@]}"; do
+  for model in "$stories" "$smol"; do
+    args=(generate --prompt "Once upon a time, in a small town" --raw --temp 0 --max-tokens 48 --json)
+    want=$(HEARTH_CPU=$level "$linux" "${args[@]}" --model "$model" | fields)
+    got=$(HEARTH_CPU=$level "$wine" "$exe" "${args[@]}" --model "$(winpath "$model")" | fields) ||
+      hearth_die "hearth-cli.exe generate failed on $(basename "$model") at $level"
+    [ "$got" = "$want" ] || hearth_die "tokens differ on $(basename "$model") at $level: Linux $want, Windows $got"
+    n=$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["tokens"]))' "$got")
+    hearth_log "$(basename "$model"), HEARTH_CPU=$level: $n greedy tokens identical to Linux: $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["tokens"][:12])' "$got")..."
+  done
+  used=$(HEARTH_CPU=$level "$wine" "$exe" info | sed -n 's/^  kernels used: //p')
+  case "$used" in "$level "*) ;; *) hearth_die "under Wine with HEARTH_CPU=$level the kernels used are: $used" ;; esac
+  hearth_log "under Wine, HEARTH_CPU=$level: kernels used: $used"
+done
+# The chat format too (SmolLM2's ChatML), and tokenize with non-ASCII text.
+want=$("$linux" generate --model "$smol" --prompt "Name three colours." --temp 0 --max-tokens 24 --json | fields)
+got=$("$wine" "$exe" generate --model "$(winpath "$smol")" --prompt "Name three colours." --temp 0 --max-tokens 24 --json | fields)
+[ "$got" = "$want" ] || hearth_die "chat-formatted tokens differ: Linux $want, Windows $got"
+want=$("$linux" tokenize --model "$smol" --text "Zoë Li, 模型 ✓" --json)
+got=$("$wine" "$exe" tokenize --model "$(winpath "$smol")" --text "Zoë Li, 模型 ✓" --json)
+[ "$got" = "$want" ] || hearth_die "tokenize differs: Linux $want, Windows $got"
+hearth_log "SmolLM2 chat-formatted greedy reply and tokenize of \"Zoë Li, 模型 ✓\" identical to Linux"
+
+# 2. info: identical but for the file's path and the CUDA line (Windows has no plugin).
+for model in "$stories" "$smol"; do
+  "$linux" info --model "$model" | grep -v -e '^  file: ' -e '^  CUDA: ' >"$work/info.linux"
+  "$wine" "$exe" info --model "$(winpath "$model")" | grep -v -e '^  file: ' -e '^  CUDA: ' >"$work/info.windows"
+  diff -u "$work/info.linux" "$work/info.windows" >&2 || hearth_die "info --model $(basename "$model") differs"
+done
+hearth_log "info --model (stories260K, SmolLM2) identical to Linux: $(grep -m1 '^  parameters' "$work/info.windows")"
+
+# 3. A corrupt GGUF: the same message and exit code.
+head -c 4096 "$stories" >"$work/corrupt.gguf"
+printf '\xff\xff\xff\xff' | dd of="$work/corrupt.gguf" bs=1 seek=8 conv=notrunc status=none  # tensor count
+for cmd in generate info tokenize; do
+  set +e
+  "$linux" "$cmd" --model "$work/corrupt.gguf" --prompt x --text x >/dev/null 2>"$work/err.linux"
+  rl=$?
+  "$wine" "$exe" "$cmd" --model "$(winpath "$work/corrupt.gguf")" --prompt x --text x >/dev/null 2>"$work/err.windows"
+  rw=$?
+  set -e
+  [ "$rl" = "$rw" ] && [ "$rl" = 1 ] || hearth_die "corrupt GGUF, $cmd: exit $rl on Linux, $rw on Windows"
+  cmp -s "$work/err.linux" "$work/err.windows" || hearth_die "corrupt GGUF, $cmd: Linux says '$(cat "$work/err.linux")', Windows '$(cat "$work/err.windows")'"
+done
+hearth_log "corrupt GGUF refused alike (exit 1): $(cat "$work/err.windows")"
