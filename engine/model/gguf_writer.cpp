@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/util/file_path.h"
+
 namespace hearth {
 namespace {
 
@@ -177,7 +179,7 @@ GgufImage GgufWriter::toBytes() const {
 
 Result<void> GgufWriter::writeFile(const std::string& path) const {
     const GgufImage image = toBytes();
-    std::FILE* out = std::fopen(path.c_str(), "wb");
+    std::FILE* out = openFile(path, "wb");
     if (out == nullptr) {
         return fail(ErrorCode::Io, "GGUF: cannot create '" + path + "': " + std::strerror(errno));
     }

@@ -13,6 +13,7 @@
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/str_cat.h"
+#include "engine/util/file_path.h"
 
 namespace hearth {
 namespace {
@@ -342,7 +343,7 @@ Result<void> writeSynthModel(const SynthShape& requested, const SynthOptions& op
     const std::vector<uint8_t> header =
         headerBytes(shape, options.type, vocab.get(), options.chatTemplate, tensors, offsets);
     const uint64_t align = offsets.back();
-    std::FILE* f = std::fopen(path.c_str(), "wb");
+    std::FILE* f = openFile(path, "wb");
     if (f == nullptr) return fail(ErrorCode::Io, strCat("synth: cannot create '", path, "': ", std::strerror(errno)));
     FileOut out(f);
     bool ok = out.write(header.data(), header.size());

@@ -9,6 +9,7 @@
 
 #include "engine/str_cat.h"
 #include "engine/util/mapped_file.h"
+#include "engine/util/file_path.h"
 
 namespace hearth {
 
@@ -55,10 +56,12 @@ std::optional<ModelFingerprint> fingerprintFromHex(std::string_view hex) {
 }
 
 Result<FileStamp> fileStamp(const std::string& path) {
-    // std::filesystem rather than stat(): Windows has no st_mtim and a 32-bit st_size.
+    // std::filesystem rather than stat(): Windows has no st_mtim and a 32-bit st_size. fsPath:
+    // the UTF-8 path as UTF-16 on Windows (a std::string would be read in the ANSI code page).
     std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    const auto mtime = ec ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(path, ec);
+    const std::filesystem::path p = fsPath(path);
+    const auto size = std::filesystem::file_size(p, ec);
+    const auto mtime = ec ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(p, ec);
     if (ec) return fail(ErrorCode::Io, strCat("cannot stat ", path));
     return FileStamp{static_cast<uint64_t>(size),
                      std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count()};

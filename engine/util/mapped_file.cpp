@@ -3,6 +3,8 @@
 // the file's pages.
 #include "engine/util/mapped_file.h"
 
+#include "engine/util/file_path.h"
+
 #include <new>
 
 #if defined(_WIN32)
@@ -37,25 +39,20 @@ namespace {
 
 std::string lastErrorText() {
     const DWORD code = GetLastError();
-    char text[256] = {};
-    const DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0, text,
-                                   sizeof text, nullptr);
-    std::string out(text, n);
+    // The wide call: a localized Windows' message in UTF-8, not in the ANSI code page.
+    wchar_t text[512] = {};
+    const DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0, text,
+                                   sizeof text / sizeof text[0], nullptr);
+    std::string out = narrow(std::wstring(text, n));
     while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == '.')) out.pop_back();
     return out.empty() ? "error " + std::to_string(code) : out;
-}
-
-std::wstring widen(const std::string& utf8) {
-    const int n = MultiByteToWideChar(CP_UTF8, 0, utf8.data(), static_cast<int>(utf8.size()), nullptr, 0);
-    std::wstring out(static_cast<size_t>(n), L'\0');
-    MultiByteToWideChar(CP_UTF8, 0, utf8.data(), static_cast<int>(utf8.size()), out.data(), n);
-    return out;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
-    HANDLE file = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
+    // Wide and, beyond MAX_PATH, \\?\-prefixed (file_path.h): any name the user's folders have.
+    HANDLE file = CreateFileW(widePath(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
                               FILE_ATTRIBUTE_NORMAL, nullptr);
     if (file == INVALID_HANDLE_VALUE) return mapError("open", path, lastErrorText());
     LARGE_INTEGER size{};

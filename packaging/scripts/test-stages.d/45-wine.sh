@@ -3,8 +3,9 @@
 # needs: build (release)|mingw-w64 (engine, hearth-cli.exe, NSIS)
 # Runs the Windows build of hearth-cli (40-mingw.sh) under Wine (Debian's wine64) against the
 # Linux build: greedy tokens on stories260K and SmolLM2 identical at the AVX2 level and at the
-# best level the CPU runs, `info` identical, a corrupt GGUF refused with the same message. The
-# Wine prefix is cached in $HEARTH_CACHE/wine-prefix.
+# best level the CPU runs, `info` identical, a corrupt GGUF refused with the same message, a
+# model and a prompt file under a non-ASCII path with spaces, and a model under a path longer
+# than MAX_PATH. The Wine prefix is cached in $HEARTH_CACHE/wine-prefix.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 wine=/usr/lib/wine/wine64
@@ -83,3 +84,18 @@ for cmd in generate info tokenize; do
   cmp -s "$work/err.linux" "$work/err.windows" || hearth_die "corrupt GGUF, $cmd: Linux says '$(cat "$work/err.linux")', Windows '$(cat "$work/err.windows")'"
 done
 hearth_log "corrupt GGUF refused alike (exit 1): $(cat "$work/err.windows")"
+
+# 4. Paths as Windows users have them: spaces and non-ASCII names, and beyond MAX_PATH.
+odd="$work/Zoë Li/模型"
+mkdir -p "$odd" && cp "$stories" "$odd/model.gguf" && printf 'Once upon a time' >"$odd/prompt ✓.txt"
+want=$("$linux" generate --model "$stories" --prompt "Once upon a time" --raw --temp 0 --max-tokens 24 --json | fields)
+got=$("$wine" "$exe" generate --model "$(winpath "$odd/model.gguf")" --prompt-file "$(winpath "$odd/prompt ✓.txt")" --raw --temp 0 --max-tokens 24 --json | fields)
+[ "$got" = "$want" ] || hearth_die "under '$(winpath "$odd/model.gguf")': $got, not $want"
+hearth_log "model and prompt file under $(winpath "$odd")\\: tokens identical to Linux"
+long="$work"
+while [ ${#long} -lt 300 ]; do long="$long/a folder with a long name, $((${#long} % 97))"; done
+mkdir -p "$long" && cp "$stories" "$long/模型 model.gguf"
+path=$(winpath "$long/模型 model.gguf")
+got=$("$wine" "$exe" generate --model "$path" --prompt "Once upon a time" --raw --temp 0 --max-tokens 24 --json | fields)
+[ "$got" = "$want" ] || hearth_die "under a path of ${#path} characters: $got, not $want"
+hearth_log "model under a path of ${#path} characters (MAX_PATH is 260): tokens identical to Linux"
