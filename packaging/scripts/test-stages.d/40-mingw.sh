@@ -2,8 +2,9 @@
 # stage: mingw-w64 (engine, hearth-cli.exe, NSIS)
 # Cross-compiles the Qt-free layers (hearth_kernels, hearth_engine) and the Qt-free hearth-cli
 # (app/cli_core: generate, tokenize, info) for 64-bit Windows with mingw-w64, so that no
-# POSIX-only call creeps into code the Windows build compiles (45-wine.sh runs hearth-cli.exe
-# under Wine); and checks the NSIS installer's configuration on stub executables.
+# POSIX-only call creeps into code the Windows build compiles; packages hearth-cli.exe in an
+# x86-64 NSIS installer (45-wine.sh runs both under Wine); and checks the full installer's
+# configuration (the window's, which needs Qt for Windows) on stub executables.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 command -v x86_64-w64-mingw32-g++-posix >/dev/null ||
@@ -51,6 +52,14 @@ for dll in $dlls; do
 done
 hearth_log "hearth-cli.exe: $(du -h "$exe" | cut -f1), pei-x86-64, loads only: $dlls"
 
+# hearth-cli.exe's installer (packaging/windows/cpack_nsis.cmake, the CLI-only branch), for x86-64.
+(cd "$build" && rm -rf packages _CPack_Packages && cpack -G NSIS >"$build/cpack.log" 2>&1) ||
+  { cat "$build/cpack.log" >&2; hearth_die "cpack -G NSIS (hearth-cli.exe) failed"; }
+installer=$(ls "$build"/packages/*.exe)
+arch=$(x86_64-w64-mingw32-objdump -f "$installer" | sed -n 's/.*file format //p')
+[ "$arch" = pei-x86-64 ] || hearth_die "the installer is $arch, not an x86-64 (amd64-unicode) installer"
+hearth_log "NSIS installer of hearth-cli.exe: $(basename "$installer"), $(du -k "$installer" | cut -f1) KiB, $arch"
+
 # The full NSIS installer configuration (the window and hearth-cli with Qt's DLLs) around two
 # stub executables: the installer script must generate and compile, with a folder choice, a
 # Start-menu shortcut and an uninstaller. (Hearth's window needs Qt for Windows: not here.)
@@ -62,7 +71,7 @@ cmake -S "$HEARTH_ROOT/packaging/windows/nsis-check" -B "$nsis" -G Ninja \
 cmake --build "$nsis" >/dev/null
 (cd "$nsis" && cpack -G NSIS >"$nsis/cpack.log" 2>&1) || { cat "$nsis/cpack.log" >&2; hearth_die "cpack -G NSIS failed"; }
 script="$nsis/_CPack_Packages/win64/NSIS/project.nsi"
-for want in 'MUI_PAGE_DIRECTORY' 'CreateShortCut "$SMPROGRAMS\$STARTMENU_FOLDER\Hearth.lnk"' 'WriteUninstaller'; do
+for want in 'MUI_PAGE_DIRECTORY' 'CreateShortCut "$SMPROGRAMS\$STARTMENU_FOLDER\Hearth.lnk"' 'WriteUninstaller' 'Target amd64-unicode'; do
   grep -q -F "$want" "$script" || hearth_die "the NSIS script lacks $want"
 done
 installer=$(ls "$nsis"/packages/*.exe)

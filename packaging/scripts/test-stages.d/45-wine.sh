@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# stage: Wine (hearth-cli.exe)
+# stage: Wine (hearth-cli.exe, installer)
 # needs: build (release)|mingw-w64 (engine, hearth-cli.exe, NSIS)
 # Runs the Windows build of hearth-cli (40-mingw.sh) under Wine (Debian's wine64) against the
 # Linux build: greedy tokens on stories260K and SmolLM2 identical at the AVX2 level and at the
 # best level the CPU runs, `info` identical, a corrupt GGUF refused with the same message, a
-# model and a prompt file under a non-ASCII path with spaces, and a model under a path longer
-# than MAX_PATH. The Wine prefix is cached in $HEARTH_CACHE/wine-prefix.
+# model under a non-ASCII path with spaces and under a path longer than MAX_PATH; then installs
+# hearth-cli.exe with its NSIS installer (/S), runs the installed program, uninstalls it (/S) and
+# checks that the folder is gone. The Wine prefix is cached in $HEARTH_CACHE/wine-prefix.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 wine=/usr/lib/wine/wine64
@@ -99,3 +100,35 @@ path=$(winpath "$long/模型 model.gguf")
 got=$("$wine" "$exe" generate --model "$path" --prompt "Once upon a time" --raw --temp 0 --max-tokens 24 --json | fields)
 [ "$got" = "$want" ] || hearth_die "under a path of ${#path} characters: $got, not $want"
 hearth_log "model under a path of ${#path} characters (MAX_PATH is 260): tokens identical to Linux"
+
+# 5. The installer: silent install, the installed program runs, silent uninstall, folder gone.
+installer=$(ls "$build"/packages/hearth-cli-*-win64.exe)
+# Its default folder (the 64-bit Program Files; a name with a space). /D= is not used: Wine
+# quotes an argument with spaces, and NSIS reads /D= only unquoted.
+target='C:\Program Files\Hearth CLI'
+unix_target="$WINEPREFIX/drive_c/Program Files/Hearth CLI"
+if [ -e "$unix_target" ]; then  # left by an interrupted run
+  (cd "$unix_target" && "$wine" "$target\\Uninstall.exe" /S) || true
+  "$WINESERVER" -w
+  rm -rf "$unix_target"
+fi
+set +e
+"$wine" "$installer" /S
+rc=$?
+set -e
+"$WINESERVER" -w
+[ "$rc" = 0 ] || hearth_die "the installer exited with $rc"
+[ -f "$unix_target/bin/hearth-cli.exe" ] || hearth_die "the installer did not put bin\\hearth-cli.exe in $target"
+hearth_log "installer $(basename "$installer") /S: exit $rc, installed into $target"
+got=$("$wine" "$target\\bin\\hearth-cli.exe" generate --model "$(winpath "$stories")" --prompt "Once upon a time" --raw --temp 0 --max-tokens 24 --json | fields)
+[ "$got" = "$want" ] || hearth_die "the installed hearth-cli.exe gave $got, not $want"
+hearth_log "installed $target\\bin\\hearth-cli.exe: $("$wine" "$target\\bin\\hearth-cli.exe" --version | tr -d '\r'), tokens identical to Linux"
+uninstaller=$(cd "$unix_target" && ls Uninstall*.exe)
+set +e
+"$wine" "$target\\$uninstaller" /S
+rc=$?
+set -e
+"$WINESERVER" -w  # the uninstaller runs from a copy of itself in %TEMP%
+[ "$rc" = 0 ] || hearth_die "the uninstaller exited with $rc"
+[ ! -e "$unix_target" ] || hearth_die "after uninstalling, $target still holds: $(cd "$unix_target" && find . | head)"
+hearth_log "uninstaller $uninstaller /S: exit $rc, $target is gone"
