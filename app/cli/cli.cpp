@@ -57,8 +57,8 @@ std::string usage(const std::vector<Entry>& entries) {
     return text;
 }
 
-// generate's variants of the full build, given the same arguments parsed by Qt (the core parsed
-// them already with the same option table, so this cannot fail).
+// generate --db, given the same arguments parsed by Qt (the core parsed them already with the
+// same option table, so this cannot fail).
 cli::core::FullBuildHooks fullBuildHooks(const QStringList& commandArgs) {
     const auto withQt = [commandArgs](int (*run)(const QCommandLineParser&)) {
         return [commandArgs, run](const cli::core::OptionView&) {
@@ -69,7 +69,7 @@ cli::core::FullBuildHooks fullBuildHooks(const QStringList& commandArgs) {
             return run(parser);
         };
     };
-    return {withQt(cli::runStoredGenerate), withQt(cli::runBeamGenerate), withQt(cli::runSpecGenerate)};
+    return {withQt(cli::runStoredGenerate)};
 }
 
 }  // namespace

@@ -18,9 +18,4 @@ Command benchSpecCommand();  // cli_bench_spec.cpp
 Command benchBatchCommand();  // cli_bench_batch.cpp
 Command serveCommand();  // cli_serve.cpp
 
-// generate --beams K (K > 1): beam search instead of sampling (cli_generate_beams.cpp).
-int runBeamGenerate(const QCommandLineParser& p);
-// generate --spec ngram|draft:PATH: speculative decoding (cli_generate_spec.cpp).
-int runSpecGenerate(const QCommandLineParser& p);
-
 }  // namespace hearth::cli

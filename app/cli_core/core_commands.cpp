@@ -29,8 +29,8 @@ int cmdGenerate(const OptionView& p, const FullBuildHooks& hooks) {
     std::string error;
     if (!readSampling(p, req, error)) return usageError(error);  // before the model loads
     if (req.maxTokens < 0) return usageError("--max-tokens must be >= 0");
-    if (p.value("beams") != "1") return hooks.beamGenerate ? hooks.beamGenerate(p) : fullBuildOnly("generate --beams");
-    if (p.isSet("spec")) return hooks.specGenerate ? hooks.specGenerate(p) : fullBuildOnly("generate --spec");
+    if (p.value("beams") != "1") return runBeamGenerate(p);  // generate_beams.cpp
+    if (p.isSet("spec")) return runSpecGenerate(p);  // generate_spec.cpp
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
@@ -100,7 +100,7 @@ std::string coreUsage() {
     const auto& names = fullBuildCommandNames();
     for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
     text +=
-        "\n  and generate's --db, --beams and --spec\n"
+        "\n  and generate --db\n"
         "Sampling (applied in this order): [--logit-bias ID=BIAS]... (BIAS in [-100, 100] or -inf)\n"
         "  [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P] [--frequency-penalty F]\n"
         "  [--top-k K] [--typical-p P] [--top-p P] [--min-p P] [--temp T] [--seed S]\n"

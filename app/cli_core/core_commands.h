@@ -17,8 +17,6 @@ namespace hearth::cli::core {
 // exit code. Empty: not in this build.
 struct FullBuildHooks {
     std::function<int(const OptionView&)> storedGenerate = {};  // generate --db
-    std::function<int(const OptionView&)> beamGenerate = {};  // generate --beams K (K > 1)
-    std::function<int(const OptionView&)> specGenerate = {};  // generate --spec
 };
 
 struct CoreCommand {
@@ -39,5 +37,10 @@ int runCoreCommand(const CoreCommand& command, const std::vector<std::string>& a
 // The whole command line of the Qt-free build (arguments without the program name): --help,
 // --version, the core commands, and for a command of the full build a clear message (exit 2).
 int runCoreCli(const std::vector<std::string>& arguments);
+
+// generate --beams K (K > 1): beam search instead of sampling (generate_beams.cpp).
+int runBeamGenerate(const OptionView& p);
+// generate --spec ngram|draft:PATH: speculative decoding (generate_spec.cpp).
+int runSpecGenerate(const OptionView& p);
 
 }  // namespace hearth::cli::core

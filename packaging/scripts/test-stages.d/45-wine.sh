@@ -58,6 +58,18 @@ done
 want=$("$linux" generate --model "$smol" --prompt "Name three colours." --temp 0 --max-tokens 24 --json | fields)
 got=$("$wine" "$exe" generate --model "$(winpath "$smol")" --prompt "Name three colours." --temp 0 --max-tokens 24 --json | fields)
 [ "$got" = "$want" ] || hearth_die "chat-formatted tokens differ: Linux $want, Windows $got"
+# Beam search and speculative decoding (n-gram drafter; the draft-model drafter with
+# stories260K drafting for itself): the same tokens.
+for variant in "--beams 3" "--temp 0 --spec ngram" "--temp 0 --spec draft:MODEL"; do
+  read -r -a extra <<<"$variant"
+  lx=("${extra[@]/MODEL/$stories}")
+  wx=("${extra[@]/MODEL/$(winpath "$stories")}")
+  want=$("$linux" generate --model "$stories" --prompt "Once upon a time" --raw --max-tokens 32 --json "${lx[@]}" | fields)
+  got=$("$wine" "$exe" generate --model "$(winpath "$stories")" --prompt "Once upon a time" --raw --max-tokens 32 --json "${wx[@]}" | fields) ||
+    hearth_die "hearth-cli.exe generate $variant failed"
+  [ "$got" = "$want" ] || hearth_die "generate $variant differs: Linux $want, Windows $got"
+done
+hearth_log "generate --beams 3, --spec ngram, --spec draft: tokens identical to Linux"
 want=$("$linux" tokenize --model "$smol" --text "Zoë Li, 模型 ✓" --json)
 got=$("$wine" "$exe" tokenize --model "$(winpath "$smol")" --text "Zoë Li, 模型 ✓" --json)
 [ "$got" = "$want" ] || hearth_die "tokenize differs: Linux $want, Windows $got"

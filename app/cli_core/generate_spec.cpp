@@ -1,21 +1,21 @@
 // hearth-cli generate --spec ngram|draft:PATH [--spec-max N]: speculative decoding
 // (Engine::generate with GenerateRequest::spec); --json adds the drafted, accepted and bonus
 // counts; without --json they follow the timings on stderr.
-#include <QJsonDocument>
 #include <cstdio>
 
-#include "app/cli/cli_commands.h"
+#include "app/cli_core/core_commands.h"
+#include "app/cli_core/core_common.h"
 
-namespace hearth::cli {
+namespace hearth::cli::core {
 namespace {
 
-bool readSpecOptions(const QCommandLineParser& p, SpecOptions& spec, QString& error) {
-    const QString value = p.value("spec");
+bool readSpecOptions(const OptionView& p, SpecOptions& spec, std::string& error) {
+    const std::string value = p.value("spec");
     if (value == "ngram") {
         spec.drafter = SpecDrafter::NGram;
-    } else if (value.startsWith("draft:") && value.size() > 6) {
+    } else if (value.starts_with("draft:") && value.size() > 6) {
         spec.drafter = SpecDrafter::DraftModel;
-        spec.draftModelPath = value.mid(6).toStdString();
+        spec.draftModelPath = value.substr(6);
     } else {
         error = "--spec must be ngram or draft:PATH, not '" + value + "'";
         return false;
@@ -28,26 +28,26 @@ bool readSpecOptions(const QCommandLineParser& p, SpecOptions& spec, QString& er
     return true;
 }
 
-QJsonObject specJson(const SpecStats& s, size_t nTokens) {
-    return {{"drafted", s.drafted},
-            {"accepted", s.accepted},
-            {"rejected", s.rejected},
-            {"bonus", s.bonus},
-            {"rollbacks", s.rollbacks},
-            {"target_forwards", s.targetForwards},
-            {"draft_forwards", s.draftForwards},
-            {"acceptance", s.drafted > 0 ? double(s.accepted) / s.drafted : 0.0},
-            {"forwards_per_token", nTokens > 0 ? double(s.targetForwards) / double(nTokens) : 0.0},
-            {"switched_off", s.switchedOff},
-            {"switched_on", s.switchedOn},
-            {"active_at_end", s.activeAtEnd}};
+Json specJson(const SpecStats& s, size_t nTokens) {
+    return Json::Object{{"drafted", s.drafted},
+                        {"accepted", s.accepted},
+                        {"rejected", s.rejected},
+                        {"bonus", s.bonus},
+                        {"rollbacks", s.rollbacks},
+                        {"target_forwards", s.targetForwards},
+                        {"draft_forwards", s.draftForwards},
+                        {"acceptance", s.drafted > 0 ? double(s.accepted) / s.drafted : 0.0},
+                        {"forwards_per_token", nTokens > 0 ? double(s.targetForwards) / double(nTokens) : 0.0},
+                        {"switched_off", s.switchedOff},
+                        {"switched_on", s.switchedOn},
+                        {"active_at_end", s.activeAtEnd}};
 }
 
 }  // namespace
 
-int runSpecGenerate(const QCommandLineParser& p) {
+int runSpecGenerate(const OptionView& p) {
     GenerateRequest req;
-    QString error;
+    std::string error;
     if (!readSampling(p, req, error) || !readSpecOptions(p, req.spec, error)) return usageError(error);
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
@@ -55,7 +55,7 @@ int runSpecGenerate(const QCommandLineParser& p) {
     const double loadMs = msSince(tLoad);
     Engine& e = **engine;
     const SpecOptions spec = req.spec;
-    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error.toStdString()});
+    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error});
     req.spec = spec;
     const bool json = p.isSet("json");
     Outcome o;
@@ -69,9 +69,9 @@ int runSpecGenerate(const QCommandLineParser& p) {
     o.reason = r->finishReason;
     o.timings = r->timings;
     if (json) {
-        QJsonObject obj = resultJson(req, o, loadMs);
+        Json obj = generateJson(req, o, loadMs);
         obj.insert("spec", specJson(r->spec, r->tokens.size()));
-        writeOut(QJsonDocument(obj).toJson(QJsonDocument::Compact).toStdString() + "\n");
+        writeOut(obj.compact() + "\n");
         return 0;
     }
     writeOut("\n");
@@ -83,4 +83,4 @@ int runSpecGenerate(const QCommandLineParser& p) {
     return 0;
 }
 
-}  // namespace hearth::cli
+}  // namespace hearth::cli::core

@@ -1,41 +1,40 @@
 // hearth-cli generate --beams K: beam search (Engine::beamSearch) instead of sampling; prints
 // the best hypothesis, or with --json all finished hypotheses, best first. Logit bias, the
 // penalties, stop strings and --timeout-ms apply; sampling-only options are refused.
-#include <QJsonDocument>
 #include <cstdio>
 
-#include "app/cli/cli_commands.h"
+#include "app/cli_core/core_commands.h"
+#include "app/cli_core/core_common.h"
 
-namespace hearth::cli {
+namespace hearth::cli::core {
 namespace {
 
-QJsonObject beamJson(const GenerateRequest& req, const BeamSearchParams& params, const BeamSearchResult& r,
-                     double loadMs) {
+Json beamJson(const GenerateRequest& req, const BeamSearchParams& params, const BeamSearchResult& r, double loadMs) {
     const BeamHypothesis& best = r.hypotheses.front();
-    QJsonArray hypotheses;
+    Json::Array hypotheses;
     for (const BeamHypothesis& h : r.hypotheses)
-        hypotheses.append(QJsonObject{{"tokens", toJson(h.tokens)},
-                                      {"text", QString::fromStdString(h.text)},
-                                      {"log_prob", h.logProb},
-                                      {"score", h.score},
-                                      {"finish_reason", beamEndName(h.end)}});
-    return QJsonObject{{"prompt_tokens", toJson(req.prompt)},
-                       {"tokens", toJson(best.tokens)},
-                       {"text", QString::fromStdString(best.text)},
-                       {"finish_reason", beamEndName(best.end)},
-                       {"beams", params.nBeams},
-                       {"beam_length_norm", params.lengthNormAlpha},
-                       {"log_prob", best.logProb},
-                       {"score", best.score},
-                       {"hypotheses", hypotheses},
-                       {"computed_tokens", r.nForwardTokens},
-                       {"forward_passes", r.nForwardPasses},
-                       {"peak_kv_blocks", r.peakBlocksUsed},
-                       {"load_ms", loadMs}};
+        hypotheses.push_back(Json::Object{{"tokens", toJson(h.tokens)},
+                                          {"text", h.text},
+                                          {"log_prob", h.logProb},
+                                          {"score", h.score},
+                                          {"finish_reason", beamEndName(h.end)}});
+    return Json::Object{{"prompt_tokens", toJson(req.prompt)},
+                        {"tokens", toJson(best.tokens)},
+                        {"text", best.text},
+                        {"finish_reason", beamEndName(best.end)},
+                        {"beams", params.nBeams},
+                        {"beam_length_norm", params.lengthNormAlpha},
+                        {"log_prob", best.logProb},
+                        {"score", best.score},
+                        {"hypotheses", hypotheses},
+                        {"computed_tokens", r.nForwardTokens},
+                        {"forward_passes", r.nForwardPasses},
+                        {"peak_kv_blocks", r.peakBlocksUsed},
+                        {"load_ms", loadMs}};
 }
 
 // Sampling options that mean nothing to a search: set to anything but their default, refused.
-bool refuseSamplingOptions(const QCommandLineParser& p, const GenerateRequest& req, QString& error) {
+bool refuseSamplingOptions(const OptionView& p, const GenerateRequest& req, std::string& error) {
     const SamplingParams def;
     const SamplingParams& s = req.sampling;
     const std::pair<const char*, bool> changed[] = {
@@ -49,13 +48,13 @@ bool refuseSamplingOptions(const QCommandLineParser& p, const GenerateRequest& r
     };
     for (const auto& [name, differs] : changed)
         if (p.isSet(name) && differs) {
-            error = QStringLiteral("--%1 has no meaning for beam search (--beams); leave it out").arg(name);
+            error = "--" + std::string(name) + " has no meaning for beam search (--beams); leave it out";
             return false;
         }
     return true;
 }
 
-bool readBeamParams(const QCommandLineParser& p, const GenerateRequest& req, BeamSearchParams& params, QString& error) {
+bool readBeamParams(const OptionView& p, const GenerateRequest& req, BeamSearchParams& params, std::string& error) {
     if (!number(p, "beams", params.nBeams, error) || !number(p, "beam-length-norm", params.lengthNormAlpha, error))
         return false;
     if (params.nBeams < 1 || params.lengthNormAlpha < 0 || req.maxTokens < 1) {
@@ -77,22 +76,22 @@ bool readBeamParams(const QCommandLineParser& p, const GenerateRequest& req, Bea
 
 }  // namespace
 
-int runBeamGenerate(const QCommandLineParser& p) {
+int runBeamGenerate(const OptionView& p) {
     GenerateRequest req;
     BeamSearchParams params;
-    QString error;
+    std::string error;
     if (!readSampling(p, req, error) || !readBeamParams(p, req, params, error)) return usageError(error);
     const auto tLoad = Clock::now();
     auto engine = loadEngine(p);
     if (!engine) return failWith(engine.error());
     const double loadMs = msSince(tLoad);
     Engine& e = **engine;
-    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error.toStdString()});
+    if (!readRequest(p, e, req, error)) return failWith({ErrorCode::Io, error});
     auto r = e.beamSearch(req.prompt, params);
     if (!r) return failWith(r.error());
     const BeamHypothesis& best = r->hypotheses.front();
     if (p.isSet("json")) {
-        writeOut(QJsonDocument(beamJson(req, params, *r, loadMs)).toJson(QJsonDocument::Compact).toStdString() + "\n");
+        writeOut(beamJson(req, params, *r, loadMs).compact() + "\n");
         return 0;
     }
     writeOut(best.text + "\n");
@@ -104,4 +103,4 @@ int runBeamGenerate(const QCommandLineParser& p) {
     return 0;
 }
 
-}  // namespace hearth::cli
+}  // namespace hearth::cli::core
