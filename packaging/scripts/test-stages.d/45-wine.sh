@@ -38,7 +38,13 @@ fields() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(js
 
 # 1. Greedy tokens, Linux vs Windows, at the AVX2 level and the best level this CPU runs.
 best=$("$linux" info | sed -n 's/^  kernels used: \([^ ]*\).*/\1/p')
-levels=(avx2)
+runs=$("$linux" info | sed -n 's/^  levels this CPU runs: //p')
+levels=()
+if [[ " $runs " == *" avx2 "* ]]; then
+  levels+=(avx2)
+else
+  hearth_log "this CPU cannot run the AVX2 kernels: only the $best level is compared"
+fi
 [ "$best" = avx2 ] || levels+=("$best")
 for level in "${levels[@]}"; do
   for model in "$stories" "$smol"; do
