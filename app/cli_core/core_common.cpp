@@ -257,8 +257,8 @@ bool readRequest(const OptionView& p, const Engine& e, GenerateRequest& req, std
         return true;
     }
     std::vector<ChatMessage> messages;
-    if (p.isSet("system")) messages.push_back({"system", p.value("system")});
-    messages.push_back({"user", prompt});
+    if (p.isSet("system")) messages.push_back({ChatRole::System, p.value("system")});
+    messages.push_back({ChatRole::User, prompt});
     req.prompt = e.chatPrompt(messages, {.enableThinking = thinks(p)});
     return true;
 }
