@@ -1,7 +1,8 @@
-// Paged KV memory over a BlockPool: planning and committing reservations (reuse of cached
-// prefix blocks, copy-on-write of a shared partly filled block), publishing full blocks,
-// rollback, and the per-layer block pointers the kernels read.
-// Block memory: [nLayers][K, V][blockSize] rows of the element type, allocated on first use.
+// Paged KV memory over one BlockPool per attention group: planning and committing reservations
+// (reuse of cached prefix blocks, copy-on-write of a shared partly filled block, release of
+// window blocks the window slid past), publishing full blocks, rollback, and the per-layer block
+// pointers the kernels read. A group's block memory: [its layers][K, V][blockSize] rows of the
+// element type, allocated on first use.
 #include "engine/kv/kv_cache.h"
 
 #include <algorithm>
@@ -15,7 +16,8 @@ namespace hearth {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t maxTokens, const KvChainRoot& root) {
     if (layout.nLayers <= 0 || layout.rowStride <= 0 || layout.blockSize <= 0 || layout.blockSize > 1024 ||
-        maxTokens <= 0)
+        maxTokens <= 0 || layout.window < 0 ||
+        (!layout.windowLayers.empty() && std::ssize(layout.windowLayers) != layout.nLayers))
         return fail(ErrorCode::InvalidArgument,
                     strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
     if (layout.elementType == KvElementType::Q8_0 && layout.rowStride % kQK != 0)
@@ -30,29 +32,124 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t
 }
 
 KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
-    : layout_(layout),
-      root_(root),
-      pool_((std::max(maxTokens, 1) + layout.blockSize - 1) / layout.blockSize, layout.blockSize) {
+    : layout_(std::move(layout)), root_(root) {
     rowBytes_ = kvRowBytes(layout_);
-    bytesPerBlock_ = static_cast<size_t>(layout_.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) * rowBytes_;
-    blocks_.resize(static_cast<size_t>(pool_.nBlocks()));
+    const bool grouped = hasWindowGroup(layout_);
+    // Both pools can hand out a block for every position of the cache: short sequences need as
+    // many window blocks as full ones. Memory is taken on first use, and a released window block
+    // is reused first (the free list is a stack), so the window pool's memory follows its peak use.
+    const int32_t nBlocks = (std::max(maxTokens, 1) + layout_.blockSize - 1) / layout_.blockSize;
+    for (int g = 0; g < (grouped ? 2 : 1); ++g) {
+        Group& grp = groups_.emplace_back(Group{BlockPool(nBlocks, layout_.blockSize)});
+        grp.nLayers = nGroupLayers(layout_, g);
+        grp.bytesPerBlock = static_cast<size_t>(grp.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) * rowBytes_;
+        grp.blocks.resize(static_cast<size_t>(nBlocks));
+    }
+    int nSeen[2] = {0, 0};
+    for (int l = 0; l < layout_.nLayers; ++l) {
+        const int g = grouped && layout_.windowLayers[static_cast<size_t>(l)] ? 1 : 0;
+        layerGroup_.push_back(g);
+        layerSlot_.push_back(nSeen[g]++);
+    }
 }
 
 KvCache::~KvCache() = default;
 
-size_t KvCache::bytesPerBlock() const { return bytesPerBlock_; }
+size_t KvCache::bytesPerBlock() const {
+    size_t n = 0;
+    for (const Group& g : groups_) n += g.bytesPerBlock;
+    return n;
+}
 
-KvReservation::Unshare KvCache::planUnshare(const KvSequence& seq, int32_t nTokens, int32_t nSpare) const {
+int32_t KvCache::nHeldBlocks(const KvSequence& seq, int g) const {
+    const std::vector<BlockId>& t = table(seq, g);
+    return static_cast<int32_t>(std::count_if(t.begin(), t.end(), [](BlockId b) { return b != kNoBlock; }));
+}
+
+size_t KvCache::heldBytes(const KvSequence& seq) const {
+    size_t n = 0;
+    for (int g = 0; g < nGroups(); ++g) n += static_cast<size_t>(nHeldBlocks(seq, g)) * bytesPerBlock(g);
+    return n;
+}
+
+int32_t KvCache::windowStart(int32_t position) const {
+    // llama.cpp's standard sliding window (AttentionShape::slidingWindow): a query at p reads (p - window, p].
+    return nGroups() > 1 ? std::max(0, position + 1 - layout_.window) : 0;
+}
+
+bool KvCache::resumable(const KvSequence& seq) const {
+    if (nGroups() == 1) return true;
+    const auto first = static_cast<size_t>(windowStart(seq.nTokens) / layout_.blockSize);
+    for (size_t i = first; i < seq.windowTable.size(); ++i)
+        if (seq.windowTable[i] == kNoBlock) return false;
+    return true;
+}
+
+KvPrefixHit KvCache::cachedPrefix(const KvSequence& seq, std::span<const int32_t> tokens) const {
+    KvPrefixHit hit;
+    const BlockKey& parent = seq.blockKeys.empty() ? root_.key : seq.blockKeys.back();
+    hit.full = pool(0).longestCachedPrefix(parent, tokens);
+    if (nGroups() == 1 || hit.full.blocks.empty()) return hit;
+    // The longest run whose end a query can go on from: every window block that query reads is
+    // cached (those of seq's own positions it holds: seq is resumable).
+    const size_t have = seq.blockTable.size(), bs = static_cast<size_t>(layout_.blockSize);
+    std::vector<BlockId> window(hit.full.blocks.size());
+    size_t lastMissing = 0;  // 1 + the run index of the last window block not cached (0: none yet)
+    size_t best = 0;
+    for (size_t m = 1; m <= hit.full.blocks.size(); ++m) {
+        window[m - 1] = pool(1).find(hit.full.keys[m - 1]);
+        if (window[m - 1] < 0) lastMissing = m;
+        const auto first = static_cast<size_t>(windowStart(static_cast<int32_t>((have + m) * bs))) / bs;
+        if (lastMissing == 0 || have + lastMissing - 1 < first) best = m;
+    }
+    hit.full.blocks.resize(best);
+    hit.full.keys.resize(best);
+    const size_t first = best == 0
+        ? have
+        : std::max(have, static_cast<size_t>(windowStart(static_cast<int32_t>((have + best) * bs))) / bs);
+    hit.windowFirst = first;
+    hit.window.assign(window.begin() + static_cast<std::ptrdiff_t>(first - have),
+                      window.begin() + static_cast<std::ptrdiff_t>(best));
+    return hit;
+}
+
+KvReservation::Unshare KvCache::planUnshare(int g, const KvSequence& seq, int32_t nTokens, int32_t nSpare) const {
     // Only the block holding the first position to write can hold others' data: blocks past
     // it were allocated fresh for this sequence.
+    const std::vector<BlockId>& t = table(seq, g);
     const auto index = static_cast<size_t>(seq.nTokens / layout_.blockSize);
-    if (nTokens <= seq.nTokens || seq.nTokens % layout_.blockSize == 0 || index >= seq.blockTable.size())
+    if (nTokens <= seq.nTokens || seq.nTokens % layout_.blockSize == 0 || index >= t.size() || t[index] == kNoBlock)
         return KvReservation::Unshare::None;
-    const BlockId block = seq.blockTable[index];
-    if (pool_.refCount(block) > 1) return KvReservation::Unshare::Copy;
-    if (!pool_.keyOf(block)) return KvReservation::Unshare::None;
+    const BlockId block = t[index];
+    if (pool(g).refCount(block) > 1) return KvReservation::Unshare::Copy;
+    if (!pool(g).keyOf(block)) return KvReservation::Unshare::None;
     // Ours alone, but its full content is indexed: keep that cached copy when a block is spare.
     return nSpare > 0 ? KvReservation::Unshare::Copy : KvReservation::Unshare::InPlace;
+}
+
+Result<void> KvCache::checkAvailable(int g, const KvReservation& r, int32_t nTokens, int32_t nAvailable) const {
+    const KvReservation::Unshare how = g == 0 ? r.unshare : r.windowUnshare;
+    const int32_t nNeeded = r.nNewBlocks + (how == KvReservation::Unshare::Copy ? 1 : 0);
+    if (nNeeded <= nAvailable) return {};
+    return fail(ErrorCode::OutOfMemory,
+                strCat("KV cache full: ", nTokens, " tokens need ", nNeeded, " more blocks",
+                       g == 0 ? "" : " of the window group", ", ", nAvailable, " available"));
+}
+
+// The window group's part of a reservation whose full-group part (reuse, new blocks) is planned.
+void KvCache::planWindow(const KvSequence& seq, int32_t nTokens, KvReservation& r) const {
+    const BlockPool& wp = pool(1);
+    r.windowPoolGeneration = wp.generation();
+    const size_t have = seq.windowTable.size();
+    // The first query computed is at seq.nTokens + r.nCachedTokens: what lies before its window goes.
+    r.windowDropEnd =
+        std::min(have, static_cast<size_t>(windowStart(seq.nTokens + r.nCachedTokens) / layout_.blockSize));
+    for (size_t i = 0; i < r.windowDropEnd; ++i)
+        if (seq.windowTable[i] != kNoBlock && wp.refCount(seq.windowTable[i]) == 1) ++r.nWindowFreed;
+    int32_t nAvailable = wp.nAvailable() + r.nWindowFreed;
+    for (BlockId b : r.windowReuse)
+        if (wp.refCount(b) == 0) --nAvailable;
+    if (r.reuse.empty()) r.windowUnshare = planUnshare(1, seq, nTokens, nAvailable - r.nNewBlocks);
 }
 
 Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens,
@@ -61,9 +158,13 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens,
     if (nTokens > capacityTokens())
         return fail(ErrorCode::OutOfMemory,
                     strCat("KV cache full: ", nTokens, " tokens need ", blocksFor(nTokens), " blocks; the cache has ",
-                           pool_.nBlocks()));
+                           pool().nBlocks()));
+    if (!resumable(seq))
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("the sliding window's KV blocks before position ", seq.nTokens,
+                           " were released: the sequence cannot go on from there"));
     KvReservation r;
-    r.poolGeneration = pool_.generation();
+    r.poolGeneration = pool(0).generation();
     r.fromTableSize = seq.blockTable.size();
     r.fromNTokens = seq.nTokens;
     const int32_t bs = layout_.blockSize;
@@ -71,65 +172,103 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens,
     const bool atChainHead = seq.nTokens == nHave * bs && std::ssize(seq.blockKeys) == nHave;
     const auto nCacheable = std::min<int64_t>(std::ssize(cacheableTokens), nTokens);
     if (atChainHead && nCacheable > seq.nTokens) {
-        const BlockKey& parent = seq.blockKeys.empty() ? root_.key : seq.blockKeys.back();
-        CachedPrefix hit = pool_.longestCachedPrefix(
-            parent,
+        KvPrefixHit hit = cachedPrefix(
+            seq,
             cacheableTokens.subspan(static_cast<size_t>(seq.nTokens), static_cast<size_t>(nCacheable - seq.nTokens)));
-        r.reuse = std::move(hit.blocks);
-        r.reuseKeys = std::move(hit.keys);
+        r.reuse = std::move(hit.full.blocks);
+        r.reuseKeys = std::move(hit.full.keys);
         r.nCachedTokens = static_cast<int32_t>(r.reuse.size()) * bs;
+        r.windowReuse = std::move(hit.window);
+        r.windowReuseFirst = hit.windowFirst;
     }
     r.nNewBlocks = std::max(0, blocksFor(nTokens) - nHave - static_cast<int32_t>(r.reuse.size()));
-    int32_t nAvailable = pool_.nAvailable();
+    int32_t nAvailable = pool(0).nAvailable();
     for (BlockId b : r.reuse)
-        if (pool_.refCount(b) == 0) --nAvailable;  // leaves the LRU: no longer evictable
-    if (r.reuse.empty()) r.unshare = planUnshare(seq, nTokens, nAvailable - r.nNewBlocks);
-    const int32_t nNeeded = r.nNewBlocks + (r.unshare == KvReservation::Unshare::Copy ? 1 : 0);
-    if (nNeeded > nAvailable)
-        return fail(
-            ErrorCode::OutOfMemory,
-            strCat("KV cache full: ", nTokens, " tokens need ", nNeeded, " more blocks, ", nAvailable, " available"));
+        if (pool(0).refCount(b) == 0) --nAvailable;  // leaves the LRU: no longer evictable
+    if (r.reuse.empty()) r.unshare = planUnshare(0, seq, nTokens, nAvailable - r.nNewBlocks);
+    if (auto a = checkAvailable(0, r, nTokens, nAvailable); !a) return std::unexpected(a.error());
+    if (nGroups() == 1) return r;
+    planWindow(seq, nTokens, r);
+    int32_t nWindowAvailable = pool(1).nAvailable() + r.nWindowFreed;
+    for (BlockId b : r.windowReuse)
+        if (pool(1).refCount(b) == 0) --nWindowAvailable;
+    if (auto a = checkAvailable(1, r, nTokens, nWindowAvailable); !a) return std::unexpected(a.error());
     return r;
 }
 
-Result<void> KvCache::ensureMemory(const KvSequence& seq, const KvReservation& r) {
-    const int32_t nTaken = r.nNewBlocks + (r.unshare == KvReservation::Unshare::Copy ? 1 : 0);
-    for (BlockId b : pool_.peekAllocations(nTaken, r.reuse)) {
-        auto& slot = blocks_[static_cast<size_t>(b)];
+// nFromFreed of the nTaken blocks come from blocks the commit frees first (they have memory).
+Result<void> KvCache::ensureMemory(int g, int32_t nTaken, std::span<const BlockId> toShare, int32_t nFromFreed) {
+    Group& grp = group(g);
+    for (BlockId b : grp.pool.peekAllocations(std::max(0, nTaken - nFromFreed), toShare)) {
+        auto& slot = grp.blocks[static_cast<size_t>(b)];
         // Not value-initialised: every position is written before attention reads it.
-        if (!slot) slot.reset(new (std::nothrow) uint8_t[bytesPerBlock_]);
+        if (!slot) slot.reset(new (std::nothrow) uint8_t[grp.bytesPerBlock]);
         if (!slot)
-            return fail(ErrorCode::OutOfMemory,
-                        strCat("cannot allocate a KV block (", bytesPerBlock(), " bytes) for ",
-                               seq.nTokens + r.nCachedTokens, "+ tokens"));
+            return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
     }
     return {};
 }
 
+void KvCache::unshare(int g, KvSequence& seq, KvReservation::Unshare how) {
+    if (how == KvReservation::Unshare::None) return;
+    BlockPool& p = group(g).pool;
+    BlockId& slot = table(seq, g)[static_cast<size_t>(seq.nTokens / layout_.blockSize)];
+    if (how == KvReservation::Unshare::Copy) {
+        const BlockId copy = p.allocate();
+        copyRows(g, slot, copy, seq.nTokens % layout_.blockSize);
+        p.release(slot);
+        slot = copy;
+    } else {
+        p.unpublish(slot);
+    }
+}
+
+// After the full group's part (seq.nTokens counts the reused positions already).
+void KvCache::commitWindow(KvSequence& seq, const KvReservation& r) {
+    BlockPool& p = group(1).pool;
+    for (size_t i = 0; i < r.windowDropEnd; ++i) {
+        BlockId& b = seq.windowTable[i];
+        if (b == kNoBlock) continue;
+        // Freed, not cached, when no one else holds it: its memory goes to the next block the
+        // window needs (see the header on prefix sharing).
+        if (p.refCount(b) == 1) p.unpublish(b);
+        p.release(b);
+        b = kNoBlock;
+    }
+    for (size_t i = r.fromTableSize, j = 0; i < r.fromTableSize + r.reuse.size(); ++i) {
+        if (i < r.windowReuseFirst) {
+            seq.windowTable.push_back(kNoBlock);
+            continue;
+        }
+        p.share(r.windowReuse[j]);
+        seq.windowTable.push_back(r.windowReuse[j++]);
+    }
+    unshare(1, seq, r.windowUnshare);
+    for (int32_t i = 0; i < r.nNewBlocks; ++i) seq.windowTable.push_back(p.allocate());
+}
+
 Result<void> KvCache::commit(KvSequence& seq, const KvReservation& r) {
-    if (r.poolGeneration != pool_.generation() || r.fromTableSize != seq.blockTable.size() ||
-        r.fromNTokens != seq.nTokens)
+    if (r.poolGeneration != pool(0).generation() || r.fromTableSize != seq.blockTable.size() ||
+        r.fromNTokens != seq.nTokens ||
+        (nGroups() > 1 &&
+         (r.windowPoolGeneration != pool(1).generation() || seq.windowTable.size() != seq.blockTable.size())))
         return fail(ErrorCode::InvalidArgument,
                     "stale KV reservation: the cache or the sequence changed since it was planned");
-    if (auto m = ensureMemory(seq, r); !m) return m;  // before any change
+    const auto copies = [](KvReservation::Unshare u) { return u == KvReservation::Unshare::Copy ? 1 : 0; };
+    if (auto m = ensureMemory(0, r.nNewBlocks + copies(r.unshare), r.reuse, 0); !m) return m;  // before any change
+    if (nGroups() > 1)
+        if (auto m = ensureMemory(1, r.nNewBlocks + copies(r.windowUnshare), r.windowReuse, r.nWindowFreed); !m)
+            return m;
+    BlockPool& p = group(0).pool;
     for (size_t i = 0; i < r.reuse.size(); ++i) {
-        pool_.share(r.reuse[i]);
+        p.share(r.reuse[i]);
         seq.blockTable.push_back(r.reuse[i]);
         seq.blockKeys.push_back(r.reuseKeys[i]);
     }
     seq.nTokens += r.nCachedTokens;
-    if (r.unshare != KvReservation::Unshare::None) {
-        BlockId& slot = seq.blockTable[static_cast<size_t>(seq.nTokens / layout_.blockSize)];
-        if (r.unshare == KvReservation::Unshare::Copy) {
-            const BlockId copy = pool_.allocate();
-            copyRows(slot, copy, seq.nTokens % layout_.blockSize);
-            pool_.release(slot);
-            slot = copy;
-        } else {
-            pool_.unpublish(slot);
-        }
-    }
-    for (int32_t i = 0; i < r.nNewBlocks; ++i) seq.blockTable.push_back(pool_.allocate());
+    unshare(0, seq, r.unshare);
+    for (int32_t i = 0; i < r.nNewBlocks; ++i) seq.blockTable.push_back(p.allocate());
+    if (nGroups() > 1) commitWindow(seq, r);
     return {};
 }
 
@@ -140,8 +279,16 @@ Result<void> KvCache::reserve(KvSequence& seq, int32_t nTokens) {
 }
 
 bool KvCache::reserved(const KvSequence& seq, int32_t nTokens) const {
-    return std::ssize(seq.blockTable) >= blocksFor(nTokens) &&
-        planUnshare(seq, nTokens, 0) == KvReservation::Unshare::None;
+    const int32_t nBlocks = blocksFor(nTokens);
+    if (std::ssize(seq.blockTable) < nBlocks || planUnshare(0, seq, nTokens, 0) != KvReservation::Unshare::None)
+        return false;
+    if (nGroups() == 1) return true;
+    if (seq.windowTable.size() != seq.blockTable.size() ||
+        planUnshare(1, seq, nTokens, 0) != KvReservation::Unshare::None)
+        return false;
+    for (auto i = windowStart(seq.nTokens) / layout_.blockSize; i < nBlocks; ++i)
+        if (seq.windowTable[static_cast<size_t>(i)] == kNoBlock) return false;
+    return true;
 }
 
 void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
@@ -152,7 +299,10 @@ void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
         const BlockKey& parent = i == 0 ? root_.key : seq.blockKeys.back();
         const BlockKey key = chainKey(parent, tokens.subspan(i * bs, bs));
         // An unkeyed block whose key already names another block stays private (publish says no).
-        if (!pool_.keyOf(seq.blockTable[i])) pool_.publish(seq.blockTable[i], key);
+        for (int g = 0; g < nGroups(); ++g) {
+            const BlockId b = table(seq, g)[i];
+            if (b != kNoBlock && !pool(g).keyOf(b)) group(g).pool.publish(b, key);
+        }
         seq.blockKeys.push_back(key);
     }
 }
@@ -160,9 +310,12 @@ void KvCache::publish(KvSequence& seq, std::span<const int32_t> tokens) {
 void KvCache::rollback(KvSequence& seq, int32_t nTokens) {
     nTokens = std::clamp(nTokens, 0, seq.nTokens);
     const auto keep = static_cast<size_t>(blocksFor(nTokens));
-    while (seq.blockTable.size() > keep) {
-        pool_.release(seq.blockTable.back());
-        seq.blockTable.pop_back();
+    for (int g = 0; g < nGroups(); ++g) {
+        std::vector<BlockId>& t = table(seq, g);
+        while (t.size() > keep) {
+            if (t.back() != kNoBlock) group(g).pool.release(t.back());
+            t.pop_back();
+        }
     }
     const auto nFull = static_cast<size_t>(nTokens / layout_.blockSize);
     if (seq.blockKeys.size() > nFull) seq.blockKeys.resize(nFull);
@@ -170,74 +323,113 @@ void KvCache::rollback(KvSequence& seq, int32_t nTokens) {
 }
 
 KvSequence KvCache::fork(const KvSequence& seq) {
-    for (BlockId b : seq.blockTable) pool_.share(b);
+    for (int g = 0; g < nGroups(); ++g)
+        for (BlockId b : table(seq, g))
+            if (b != kNoBlock) group(g).pool.share(b);
     return seq;
 }
 
-std::span<const uint8_t> KvCache::blockBytes(BlockId block) const {
-    const auto& slot = blocks_[static_cast<size_t>(block)];
-    return slot ? std::span<const uint8_t>(slot.get(), bytesPerBlock_) : std::span<const uint8_t>();
+std::span<const uint8_t> KvCache::blockBytes(BlockId block, int g) const {
+    const Group& grp = group(g);
+    const auto& slot = grp.blocks[static_cast<size_t>(block)];
+    return slot ? std::span<const uint8_t>(slot.get(), grp.bytesPerBlock) : std::span<const uint8_t>();
 }
 
-Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> bytes) {
-    if (bytes.size() != bytesPerBlock_)
-        return fail(ErrorCode::InvalidArgument,
-                    strCat("a saved KV block has ", bytes.size(), " bytes; this cache's have ", bytesPerBlock_));
-    if (pool_.find(key) >= 0) return false;
-    if (pool_.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
-    auto& slot = blocks_[static_cast<size_t>(pool_.peekAllocations(1, {}).front())];
-    if (!slot) slot.reset(new (std::nothrow) uint8_t[bytesPerBlock_]);
-    if (!slot) return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", bytesPerBlock_, " bytes)"));
-    const BlockId b = pool_.allocate();
-    std::memcpy(blockData(b), bytes.data(), bytes.size());
-    pool_.publish(b, key);
-    pool_.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
+Result<bool> KvCache::importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes) {
+    Group& grp = group(g);
+    if (grp.pool.find(key) >= 0) return false;
+    if (grp.pool.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
+    auto& slot = grp.blocks[static_cast<size_t>(grp.pool.peekAllocations(1, {}).front())];
+    if (!slot) slot.reset(new (std::nothrow) uint8_t[grp.bytesPerBlock]);
+    if (!slot)
+        return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
+    const BlockId b = grp.pool.allocate();
+    std::memcpy(grp.blocks[static_cast<size_t>(b)].get(), bytes.data(), bytes.size());
+    grp.pool.publish(b, key);
+    grp.pool.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
     return true;
 }
 
-std::vector<uint8_t> KvCache::packedRows(BlockId block, int32_t nRows) const {
-    const auto& slot = blocks_[static_cast<size_t>(block)];
-    if (!slot || nRows <= 0 || nRows > layout_.blockSize) return {};
+Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> bytes) {
+    const size_t fullBytes = bytesPerBlock(0);
+    if (bytes.size() != fullBytes && bytes.size() != bytesPerBlock())
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("a saved KV block has ", bytes.size(), " bytes; this cache's have ", bytesPerBlock(),
+                           nGroups() > 1 ? strCat(" (or ", fullBytes, " without the window group's)") : std::string()));
+    auto full = importInto(0, key, bytes.first(fullBytes));
+    if (!full || nGroups() == 1 || bytes.size() == fullBytes) return full;
+    // The window part is an extra: without a block for it the prefix is shorter, not wrong.
+    auto window = importInto(1, key, bytes.subspan(fullBytes));
+    return *full || (window && *window);
+}
+
+std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, int32_t nRows) const {
+    if (nRows <= 0 || nRows > layout_.blockSize) return {};
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
     std::vector<uint8_t> out(tailBytes(nRows));
-    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)  // K and V of each layer
-        std::memcpy(out.data() + part * bytes, slot.get() + part * half, bytes);
+    uint8_t* to = out.data();
+    for (int g = 0; g < nGroups(); ++g) {
+        const std::vector<BlockId>& t = table(seq, g);
+        if (index >= t.size() || t[index] == kNoBlock) return {};
+        const auto& slot = group(g).blocks[static_cast<size_t>(t[index])];
+        if (!slot) return {};
+        for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers);
+             ++part, to += bytes)  // K and V of each layer
+            std::memcpy(to, slot.get() + part * half, bytes);
+    }
     return out;
 }
 
-Result<void> KvCache::writeRows(BlockId block, std::span<const uint8_t> packed, int32_t nSavedRows, int32_t nRows) {
+Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<const uint8_t> packed,
+                                int32_t nSavedRows, int32_t nRows) {
     if (nRows <= 0 || nRows > nSavedRows || nSavedRows > layout_.blockSize || packed.size() != tailBytes(nSavedRows))
         return fail(ErrorCode::InvalidArgument,
                     strCat("a saved partial KV block has ", packed.size(), " bytes for ", nSavedRows,
                            " rows; this cache's rows need ", tailBytes(nSavedRows)));
+    for (int g = 0; g < nGroups(); ++g) {
+        const std::vector<BlockId>& t = table(seq, g);
+        if (index >= t.size() || t[index] == kNoBlock)
+            return fail(ErrorCode::InvalidArgument, "the sequence holds no block to write the saved rows into");
+    }
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t saved = static_cast<size_t>(nSavedRows) * rowBytes_;
-    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)
-        std::memcpy(blockData(block) + part * half, packed.data() + part * saved,
-                    static_cast<size_t>(nRows) * rowBytes_);
+    const uint8_t* from = packed.data();
+    for (int g = 0; g < nGroups(); ++g) {
+        uint8_t* base = group(g).blocks[static_cast<size_t>(table(seq, g)[index])].get();
+        for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part, from += saved)
+            std::memcpy(base + part * half, from, static_cast<size_t>(nRows) * rowBytes_);
+    }
     return {};
 }
 
-void KvCache::copyRows(BlockId from, BlockId to, int32_t nRows) {
+void KvCache::copyRows(int g, BlockId from, BlockId to, int32_t nRows) {
+    Group& grp = group(g);
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
-    for (size_t part = 0; part < 2 * static_cast<size_t>(layout_.nLayers); ++part)  // K and V of each layer
-        std::memcpy(blockData(to) + part * half, blockData(from) + part * half, bytes);
+    uint8_t* src = grp.blocks[static_cast<size_t>(from)].get();
+    uint8_t* dst = grp.blocks[static_cast<size_t>(to)].get();
+    for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)  // K and V of each layer
+        std::memcpy(dst + part * half, src + part * half, bytes);
 }
 
 PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
-    const size_t n = seq.blockTable.size();
+    const int g = layerGroup_[static_cast<size_t>(layer)];
+    const std::vector<BlockId>& t = table(seq, g);
+    const size_t n = t.size();
     kPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
     vPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     // Pointers of layer l live at [l * n, (l + 1) * n) so that views of all layers stay valid together.
     f16_t** kOut = kPointers_.data() + static_cast<size_t>(layer) * n;
     f16_t** vOut = vPointers_.data() + static_cast<size_t>(layer) * n;
+    const size_t offset = static_cast<size_t>(layerSlot_[static_cast<size_t>(layer)]) * 2 * half;
     for (size_t b = 0; b < n; ++b) {
-        uint8_t* base = blockData(seq.blockTable[b]) + static_cast<size_t>(layer) * 2 * half;
+        // A released window block (outside every window still to be read) is a null pointer:
+        // no kernel reads positions before its query's window (AttentionShape::slidingWindow).
+        uint8_t* base = t[b] == kNoBlock ? nullptr : group(g).blocks[static_cast<size_t>(t[b])].get() + offset;
         kOut[b] = reinterpret_cast<f16_t*>(base);  // rows of 2-byte elements or 34-byte Q8_0 blocks
-        vOut[b] = reinterpret_cast<f16_t*>(base + half);
+        vOut[b] = base ? reinterpret_cast<f16_t*>(base + half) : nullptr;
     }
     const DType type = layout_.elementType == KvElementType::Q8_0 ? DType::Q8_0 : DType::F16;
     return PagedKvLayer{kOut, vOut, layout_.blockSize, layout_.rowStride, type};

@@ -1,6 +1,9 @@
 // Names and the stable description of a KV layout.
 #include "engine/kv/kv_layout.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "engine/str_cat.h"
 #include "kernels/dtype.h"
 
@@ -26,9 +29,28 @@ size_t kvRowBytes(const KvLayout& layout) {
     return n * sizeof(f16_t);
 }
 
+bool hasWindowGroup(const KvLayout& layout) {
+    if (layout.window <= 0 || std::ssize(layout.windowLayers) != layout.nLayers) return false;
+    const auto nWindow = std::count(layout.windowLayers.begin(), layout.windowLayers.end(), true);
+    return nWindow > 0 && nWindow < layout.nLayers;
+}
+
+int nGroupLayers(const KvLayout& layout, int group) {
+    if (!hasWindowGroup(layout)) return group == 0 ? layout.nLayers : 0;
+    const auto nWindow = static_cast<int>(std::count(layout.windowLayers.begin(), layout.windowLayers.end(), true));
+    return group == 0 ? layout.nLayers - nWindow : nWindow;
+}
+
 std::string describe(const KvLayout& layout) {
-    return strCat("kv-layout/v1 layers=", layout.nLayers, " row=", layout.rowStride, " block=", layout.blockSize,
-                  " type=", kvElementTypeName(layout.elementType));
+    const bool grouped = hasWindowGroup(layout);
+    std::string out = strCat("kv-layout/", grouped ? "v2" : "v1", " layers=", layout.nLayers, " row=", layout.rowStride,
+                             " block=", layout.blockSize, " type=", kvElementTypeName(layout.elementType));
+    if (!grouped) return out;
+    out += strCat(" window=", layout.window, " window_layers=");
+    const char* sep = "";
+    for (int l = 0; l < layout.nLayers; ++l)
+        if (layout.windowLayers[static_cast<size_t>(l)]) out += strCat(std::exchange(sep, ","), l);
+    return out;
 }
 
 }  // namespace hearth

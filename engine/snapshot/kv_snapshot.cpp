@@ -80,7 +80,7 @@ std::optional<KvBlockRecord> tailRecord(const KvCache& cache, std::span<const in
         return std::nullopt;
     KvBlockRecord r;
     r.tokens.assign(tokens.begin() + static_cast<std::ptrdiff_t>(start), tokens.end());
-    r.data = cache.packedRows(holder->blockTable[nFull], static_cast<int32_t>(r.tokens.size()));
+    r.data = cache.packedRows(*holder, nFull, static_cast<int32_t>(r.tokens.size()));
     if (r.data.empty()) return std::nullopt;
     r.parent = parent;
     r.key = kvTailKey(parent, r.tokens);
@@ -209,7 +209,8 @@ Result<KvSequence> restoreKvTail(KvCache& cache, std::span<const int32_t> tokens
     if (auto c = cache.commit(seq, *plan); !c) return std::unexpected(c.error());
     Result<void> written = cache.reserve(seq, nFull + nRows);
     if (written)
-        written = cache.writeRows(seq.blockTable.back(), tail.data, static_cast<int32_t>(tail.tokens.size()), nRows);
+        written = cache.writeRows(seq, seq.blockTable.size() - 1, tail.data, static_cast<int32_t>(tail.tokens.size()),
+                                  nRows);
     if (!written) {
         cache.release(seq);
         return std::unexpected(written.error());
