@@ -118,7 +118,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
     e->backend_ = chooseBackend(options, &e->backendNote_);
-    KvLayout layout = e->model_->kvLayout(options.kvBlockSize);
+    KvLayout layout = e->model_->kvLayout(options.kvBlockSize, options.kvWindowPools);
     layout.elementType = options.kvType;
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
         return fail(ErrorCode::Unsupported,
@@ -228,13 +228,21 @@ Result<BeamSearchResult> Engine::beamSearch(const std::vector<TokenId>& prompt, 
 
 EngineMetrics Engine::metrics() const {
     const BlockPool& pool = cache_->pool();
-    return {pool.nUsed(),
-            pool.nFree(),
-            pool.nCached(),
-            pool.nBlocks(),
-            requests_->scheduler().nRunning(),
-            requests_->scheduler().nWaiting(),
-            requests_->scheduler().nPreemptionsTotal()};
+    EngineMetrics m{pool.nUsed(),
+                    pool.nFree(),
+                    pool.nCached(),
+                    pool.nBlocks(),
+                    requests_->scheduler().nRunning(),
+                    requests_->scheduler().nWaiting(),
+                    requests_->scheduler().nPreemptionsTotal()};
+    if (cache_->nGroups() > 1) {
+        const BlockPool& window = cache_->pool(1);
+        m.windowBlocksUsed = window.nUsed();
+        m.windowBlocksFree = window.nFree();
+        m.windowBlocksCached = window.nCached();
+        m.windowBlocksTotal = window.nBlocks();
+    }
+    return m;
 }
 
 // A loop over submit()/step() (speculative or not): callers that want one reply with a

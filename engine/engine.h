@@ -36,6 +36,10 @@ struct EngineOptions {
     int32_t kvBlockSize = 16;
     // Q8_0 holds K/V in 34/64 of F16's memory; it needs a head size that is a multiple of 32.
     KvElementType kvType = KvElementType::F16;
+    // Models with sliding-window layers (Gemma 2, Gemma 3): those layers keep only their window's
+    // K/V, in a pool of their own (engine/kv/kv_cache.h); false keeps every position for every
+    // layer (the all-positions layout, for comparisons: tests, hearth-cli bench-kv).
+    bool kvWindowPools = true;
     SchedulerConfig scheduler{};  // token budget per step, most sequences at once
     // The model file's fingerprint when the caller has it cached (by path, size and mtime);
     // when absent, load() hashes every byte of the file.
@@ -126,6 +130,9 @@ struct EngineMetrics {
     int32_t blocksUsed = 0, blocksFree = 0, blocksCached = 0, blocksTotal = 0;
     int32_t nRunning = 0, nWaiting = 0;
     int64_t nPreemptions = 0;  // sequences whose KV was released to make room, since load
+    // The window group's pool (sliding-window models with kvWindowPools; else 0): the blocks
+    // above are the full-attention group's.
+    int32_t windowBlocksUsed = 0, windowBlocksFree = 0, windowBlocksCached = 0, windowBlocksTotal = 0;
 };
 
 class EngineRequests;

@@ -141,9 +141,12 @@ void KvCache::planWindow(const KvSequence& seq, int32_t nTokens, KvReservation& 
     const BlockPool& wp = pool(1);
     r.windowPoolGeneration = wp.generation();
     const size_t have = seq.windowTable.size();
-    // The first query computed is at seq.nTokens + r.nCachedTokens: what lies before its window goes.
-    r.windowDropEnd =
-        std::min(have, static_cast<size_t>(windowStart(seq.nTokens + r.nCachedTokens) / layout_.blockSize));
+    // The first query computed is at seq.nTokens + r.nCachedTokens: what lies before its window
+    // goes, kept from the window of its block's first position on (a block more only when the
+    // window is not a whole number of blocks), so that the sequence's last full block boundary
+    // stays a point it can be restored or rolled back to (engine/snapshot: full blocks + tail).
+    const int32_t bs = layout_.blockSize, first = seq.nTokens + r.nCachedTokens;
+    r.windowDropEnd = std::min(have, static_cast<size_t>(windowStart(first / bs * bs) / bs));
     for (size_t i = 0; i < r.windowDropEnd; ++i)
         if (seq.windowTable[i] != kNoBlock && wp.refCount(seq.windowTable[i]) == 1) ++r.nWindowFreed;
     int32_t nAvailable = wp.nAvailable() + r.nWindowFreed;

@@ -79,8 +79,16 @@ public:
     virtual ~Model() = default;
 
     const ModelConfig& config() const { return config_; }
-    KvLayout kvLayout(int blockSize = 16) const {
-        return {config_.nLayers, config_.nKvHeads * config_.headDim, blockSize};
+    // The KV layout of this model. windowPools: the sliding-window layers (slidingLayers) keep
+    // their K/V in a pool of their own that holds only the window (engine/kv/kv_cache.h); false
+    // forces one pool of every position for every layer (the all-positions layout: tests, bench-kv).
+    KvLayout kvLayout(int blockSize = 16, bool windowPools = true) const {
+        KvLayout layout{config_.nLayers, config_.nKvHeads * config_.headDim, blockSize};
+        if (windowPools && config_.slidingWindow > 0 && std::ssize(config_.slidingLayers) == config_.nLayers) {
+            layout.window = config_.slidingWindow;
+            layout.windowLayers = config_.slidingLayers;
+        }
+        return layout;
     }
 
     // The one place outside the scheduler where a sequence's step state changes, for callers

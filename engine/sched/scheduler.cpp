@@ -130,10 +130,8 @@ int32_t Scheduler::cachedHit(const Seq& s) const {
     // The last token is always computed: its logits choose the next token.
     const std::span<const int32_t> cacheable(s.tokens.data(), s.tokens.size() - 1);
     if (std::ssize(cacheable) <= kv.nTokens) return kv.nTokens;
-    const BlockKey& parent = kv.blockKeys.empty() ? cache_.root().key : kv.blockKeys.back();
-    const CachedPrefix hit =
-        cache_.pool().longestCachedPrefix(parent, cacheable.subspan(static_cast<size_t>(kv.nTokens)));
-    return kv.nTokens + static_cast<int32_t>(hit.blocks.size()) * bs;
+    const KvPrefixHit hit = cache_.cachedPrefix(kv, cacheable.subspan(static_cast<size_t>(kv.nTokens)));
+    return kv.nTokens + static_cast<int32_t>(hit.full.blocks.size()) * bs;
 }
 
 void Scheduler::adoptOrReleaseParked(Seq& s) {
@@ -143,8 +141,11 @@ void Scheduler::adoptOrReleaseParked(Seq& s) {
     const auto common = static_cast<int32_t>(mismatch.first - s.tokens.begin());
     if (common > cachedHit(s)) {
         s.kv = std::move(parked_->kv);
-        cache_.rollback(s.kv, common);
         parked_.reset();
+        cache_.rollback(s.kv, common);
+        // Back further than its window: the window blocks there were released, so it cannot go
+        // on from common; its blocks are released (cached) and the plan below reuses what it can.
+        if (!cache_.resumable(s.kv)) cache_.release(s.kv);
     } else {
         releaseParked();  // its full blocks stay cached for the plan below
     }

@@ -102,12 +102,18 @@ std::vector<KvBlockRecord> exportKvBlocks(const KvCache& cache, std::span<const 
         const std::span<const uint8_t> bytes = cache.blockBytes(prefix.blocks[i]);
         if (bytes.empty()) return out;
         KvBlockRecord r;
+        r.data.assign(bytes.begin(), bytes.end());
+        // The window group's block too where it is still cached (the last window of a held or
+        // parked sequence): a restore needs it to go on from the end, never those before it.
+        if (const BlockId w = cache.nGroups() > 1 ? cache.pool(1).find(prefix.keys[i]) : -1; w >= 0) {
+            const std::span<const uint8_t> windowBytes = cache.blockBytes(w, 1);
+            r.data.insert(r.data.end(), windowBytes.begin(), windowBytes.end());
+        }
         r.key = prefix.keys[i];
         r.parent = i == 0 ? cache.root().key : prefix.keys[i - 1];
         r.position = static_cast<int32_t>(i) * bs;
         const auto start = tokens.begin() + static_cast<std::ptrdiff_t>(i) * bs;
         r.tokens.assign(start, start + bs);
-        r.data.assign(bytes.begin(), bytes.end());
         r.checksum = kvChecksum(r.data);
         out.push_back(std::move(r));
     }
@@ -130,7 +136,7 @@ std::string checkRecord(const KvCache& cache, const KvBlockRecord& r, size_t i, 
         !std::equal(r.tokens.begin(), r.tokens.end(), tokens.begin() + static_cast<std::ptrdiff_t>(i * bs)))
         return strCat(where, ": its token ids differ from the conversation's");
     if (chainKey(parent, r.tokens) != r.key) return strCat(where, ": its key is not SHA-256(parent, tokens)");
-    if (r.data.size() != cache.bytesPerBlock())
+    if (r.data.size() != cache.bytesPerBlock() && r.data.size() != cache.bytesPerBlock(0))
         return strCat(where, ": it has ", r.data.size(), " bytes, this cache's blocks ", cache.bytesPerBlock());
     if (kvChecksum(r.data) != r.checksum) return strCat(where, ": checksum mismatch (the saved bytes are damaged)");
     return {};
@@ -192,6 +198,19 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
         result.nTokens += cache.layout().blockSize;
         parent = records[i].key;
     }
+    // With a window group the blocks are usable only up to the last point whose window was saved.
+    const CachedPrefix usable =
+        cache.cachedPrefix(KvSequence{}, tokens.first(static_cast<size_t>(result.nTokens))).full;
+    if (std::ssize(usable.blocks) < result.nBlocks) {
+        if (result.refusal.empty())
+            result.refusal = strCat("saved KV covers the sliding window's positions only up to token ",
+                                    std::ssize(usable.blocks) * cache.layout().blockSize, " of ", result.nTokens,
+                                    "; the rest is recomputed");
+        result.nBlocks = static_cast<int32_t>(usable.blocks.size());
+        result.nTokens = result.nBlocks * cache.layout().blockSize;
+        result.tailRecord = -1;
+        result.tailRows = 0;
+    }
     return result;
 }
 
@@ -209,8 +228,8 @@ Result<KvSequence> restoreKvTail(KvCache& cache, std::span<const int32_t> tokens
     if (auto c = cache.commit(seq, *plan); !c) return std::unexpected(c.error());
     Result<void> written = cache.reserve(seq, nFull + nRows);
     if (written)
-        written = cache.writeRows(seq, seq.blockTable.size() - 1, tail.data, static_cast<int32_t>(tail.tokens.size()),
-                                  nRows);
+        written =
+            cache.writeRows(seq, seq.blockTable.size() - 1, tail.data, static_cast<int32_t>(tail.tokens.size()), nRows);
     if (!written) {
         cache.release(seq);
         return std::unexpected(written.error());

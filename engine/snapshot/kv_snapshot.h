@@ -1,6 +1,10 @@
 // KV persistence, engine side: export a sequence's full blocks (keys, tokens, every layer's
 // bytes, checksum) and its trailing partial block, and import saved ones only if root, chain,
 // tokens, size and checksum all match; otherwise refuse with a reason (the engine recomputes).
+// With a window group (engine/kv/kv_cache.h) a full block's data is the full-attention group's
+// bytes, followed by the window group's where that block was still in the window when saved
+// (the last window of the conversation): all a restore needs to go on from the end, exactly.
+// Such layouts describe themselves as kv-layout/v2, so blocks saved under v1 are refused.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,7 @@ struct KvBlockRecord {
     BlockKey parent{};  // the previous block's key, or the root's
     int32_t position = 0;  // index of its first token in the sequence
     std::vector<int32_t> tokens;  // blockSize ids
-    std::vector<uint8_t> data;  // KvCache::bytesPerBlock() bytes
+    std::vector<uint8_t> data;  // KvCache::bytesPerBlock() bytes, or bytesPerBlock(0): no window group's
     uint64_t checksum = 0;  // kvChecksum(data)
 };
 uint64_t kvChecksum(std::span<const uint8_t> data);  // XXH3-64
@@ -68,7 +72,9 @@ struct KvImportResult {
 
 // Imports the records saved under `saved` that continue the chain over tokens from its
 // start, in order, stopping at the first record that does not fit (refusal says why). At most
-// cache.nFreeBlocks() - reserveBlocks blocks are taken, so the request has room to run.
+// cache.nFreeBlocks() - reserveBlocks blocks are taken, so the request has room to run. With a
+// window group, nBlocks and nTokens stop at the last block whose window blocks are cached
+// (KvCache::cachedPrefix), and the tail is then left out (refusal says so).
 KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const KvRootInfo& saved,
                               std::span<const KvBlockRecord> records, std::span<const int32_t> tokens,
                               int32_t reserveBlocks = 0);

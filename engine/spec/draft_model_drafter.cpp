@@ -63,10 +63,11 @@ Result<void> DraftModelDrafter::catchUp(std::span<const int32_t> context) {
     const auto mismatch = std::mismatch(seqTokens_.begin(), seqTokens_.end(), context.begin(), context.end());
     const auto common = std::min<int64_t>(mismatch.first - seqTokens_.begin(), std::ssize(context) - 1);
     cache_->rollback(seq_, static_cast<int32_t>(common));
-    seqTokens_.resize(static_cast<size_t>(common));
+    if (!cache_->resumable(seq_)) cache_->release(seq_);  // a sliding window's released blocks: start over
+    seqTokens_.resize(static_cast<size_t>(seq_.nTokens));
     if (std::ssize(context) >= cache_->capacityTokens())
         return fail(ErrorCode::OutOfMemory, "the draft model's context is full");
-    return forward(context.subspan(static_cast<size_t>(common)));
+    return forward(context.subspan(static_cast<size_t>(seq_.nTokens)));
 }
 
 Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32_t maxTokens,

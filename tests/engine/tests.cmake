@@ -4,3 +4,7 @@ hearth_add_test(NAME test_engine_prefix_cache LABELS unit LIBS hearth_engine SOU
 hearth_add_test(NAME test_engine_step LABELS unit LIBS hearth_engine SOURCES test_engine_step.cpp)
 hearth_add_test(NAME test_resource_limits LABELS unit LIBS hearth_engine SOURCES test_resource_limits.cpp)
 hearth_add_test(NAME test_avx2_batch_invariance LABELS unit tiny CPU_LEVELS LIBS hearth_engine SOURCES test_avx2_batch_invariance.cpp)
+# KV pools per attention group on a tiny Gemma 3 (window 32) decoding past several windows:
+# logits bitwise equal to the all-positions layout, blocks freed as the window slides, save and
+# restore exact, batch invariance.
+hearth_add_test(NAME test_engine_kv_groups LABELS unit tiny LIBS hearth_engine SOURCES test_engine_kv_groups.cpp)

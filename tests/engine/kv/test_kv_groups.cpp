@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/kv/kv_cache.h"
+#include "engine/snapshot/kv_snapshot.h"
 
 using namespace hearth;
 
@@ -66,8 +67,9 @@ private slots:
         KvSequence seq;
         for (int32_t p = 0; p < 60; ++p) {
             QVERIFY(advance(cache, seq, tokens, p + 1));
-            // Planned at nTokens = p: the query at p reads positions (p - 6, p].
-            const int32_t held = blocksFor(p + 1) - std::max(0, p + 1 - 6) / 4;
+            // Planned at nTokens = p: the query at p reads positions (p - 6, p]; what the first
+            // position of its block reads is kept (the window is not a whole number of blocks).
+            const int32_t held = blocksFor(p + 1) - std::max(0, p / 4 * 4 + 1 - 6) / 4;
             QCOMPARE(cache.nHeldBlocks(seq, 0), blocksFor(p + 1));
             QCOMPARE(cache.nHeldBlocks(seq, 1), held);
             QCOMPARE(cache.nFreeBlocks(1), 16 - held);
@@ -149,7 +151,7 @@ private slots:
         QCOMPARE(b.nTokens, 32);
         QCOMPARE(b.windowTable[0], kNoBlock);
         QVERIFY(cache.reserved(b, 34));
-        QCOMPARE(cache.nHeldBlocks(b, 1), 9 - (32 + 1 - 6) / 4);
+        QCOMPARE(cache.nHeldBlocks(b, 1), 9 - (32 + 1 - 6) / 4);  // reused from the window of the query at 32
         cache.release(b);
         // Diverging at token 10: the full group has blocks 0 and 1, but the window blocks a query
         // at 8 reads were freed: nothing reusable.
@@ -199,6 +201,68 @@ private slots:
         }
         cache.release(other);
         cache.release(seq);
+    }
+
+    // A sequence of 23 positions (5 full blocks and a tail of 3) saved and restored into another
+    // cache: the full group's blocks all travel, the window group's only where the window of the
+    // tail's block start reads them, and the restored sequence holds the same rows and can go on.
+    void snapshotRestoresTheLastWindow() {
+        const KvChainRoot root{chainKey({}, std::vector<int32_t>{1})};
+        const std::vector<int32_t> tokens = iota(40);
+        auto backend = makeCpuReferenceBackend();
+        KvCache cache(windowLayout(), 64, root);
+        KvSequence seq;
+        while (seq.nTokens < 23) {
+            QVERIFY(cache.reserve(seq, seq.nTokens + 1));
+            for (int layer = 0; layer < 3; ++layer) {
+                const float x = float(seq.nTokens * 10 + layer);
+                const float k[4] = {x, x + 1, x + 2, x + 3}, v[4] = {-x, -x - 1, -x - 2, -x - 3};
+                backend->kvWrite(cache.layerView(seq, layer), k, v, &seq.nTokens, 1);
+            }
+            ++seq.nTokens;
+            cache.publish(seq, tokens);
+        }
+        const std::span<const int32_t> held(tokens.data(), 23);
+        const std::vector<KvBlockRecord> records = exportKvBlocks(cache, held, {}, &seq, held);
+        QCOMPARE(records.size(), size_t(6));
+        // The query at 20 (the tail block's start) reads from 15: window blocks 3 and 4, and the tail.
+        for (size_t i = 0; i < 5; ++i)
+            QCOMPARE(records[i].data.size(), i < 3 ? cache.bytesPerBlock(0) : cache.bytesPerBlock());
+        QVERIFY(isKvTail(records[5], 4));
+
+        KvCache other(windowLayout(), 64, root);
+        KvRootInfo info;
+        info.key = root.key;
+        const KvImportResult imported = importKvBlocks(other, info, info, records, held);
+        QVERIFY2(imported.refusal.empty(), imported.refusal.c_str());
+        QCOMPARE(imported.nTokens, 20);
+        QCOMPARE(imported.tailRows, 3);
+        auto restored =
+            restoreKvTail(other, held, imported.nBlocks, records[size_t(imported.tailRecord)], imported.tailRows);
+        QVERIFY2(restored, restored ? "" : restored.error().message.c_str());
+        QCOMPARE(restored->nTokens, 23);
+        QVERIFY(other.resumable(*restored));
+        for (int layer = 0; layer < 3; ++layer) {
+            const PagedKvLayer a = cache.layerView(seq, layer), b = other.layerView(*restored, layer);
+            for (int32_t p = layer == 0 ? 0 : 23 - 6; p < 23; ++p)  // what the next query reads
+                for (int i = 0; i < 4; ++i) {
+                    QCOMPARE(f16ToF32(b.kBlocks[p / 4][p % 4 * 4 + i]), f16ToF32(a.kBlocks[p / 4][p % 4 * 4 + i]));
+                    QCOMPARE(f16ToF32(b.vBlocks[p / 4][p % 4 * 4 + i]), f16ToF32(a.vBlocks[p / 4][p % 4 * 4 + i]));
+                }
+        }
+        QVERIFY(other.reserve(*restored, 24));
+        other.release(*restored);
+        cache.release(seq);
+        // Saved without the window blocks (the window group's bytes cut off): nothing usable.
+        std::vector<KvBlockRecord> fullOnly(records.begin(), records.begin() + 5);
+        for (KvBlockRecord& r : fullOnly) {
+            r.data.resize(cache.bytesPerBlock(0));
+            r.checksum = kvChecksum(r.data);
+        }
+        KvCache third(windowLayout(), 64, root);
+        const KvImportResult cut = importKvBlocks(third, info, info, fullOnly, held);
+        QCOMPARE(cut.nTokens, 0);
+        QVERIFY2(QString::fromStdString(cut.refusal).contains("sliding window"), cut.refusal.c_str());
     }
 };
 
