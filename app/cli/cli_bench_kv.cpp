@@ -1,6 +1,7 @@
-// hearth-cli bench-kv: KV memory per token for each element type, and the waste of the paged
+// hearth-cli bench-kv: KV memory per token for each element type, the waste of the paged
 // layout (block slots allocated vs positions held) for 8 sequences of random lengths run
-// together through the real engine (a benchmark, not a test).
+// together through the real engine, and the KV bytes one sequence of the context's length holds
+// under the all-positions layout and under per-group pools (a benchmark, not a test).
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -85,20 +86,59 @@ Result<Waste> runMix(Engine& e, const Mix& mix) {
     return w;
 }
 
-// Sliding-window layers keep every position today (TODO(#4): per-attention-group pools, so
-// that blocks outside the window are freed): the share of one sequence's KV memory its local
-// layers hold for nothing, computed from the layout.
-void printSlidingWaste(const ModelConfig& c) {
-    const auto nLocal = std::count(c.slidingLayers.begin(), c.slidingLayers.end(), true);
-    if (c.slidingWindow <= 0 || nLocal == 0) return;
-    const auto share = [&](double tokens) {
-        return tokens <= c.slidingWindow ? 0.0
-                                         : 100.0 * double(nLocal) / c.nLayers * (tokens - c.slidingWindow) / tokens;
-    };
+struct Held {
+    size_t bytes = 0;
+    int32_t fullBlocks = 0, windowBlocks = 0;
+};
+
+// One sequence of nTokens positions as the engine's scheduler reserves and advances it (prefill
+// chunks of the token budget, then one decode step at the last position) in a cache of `layout`
+// holding just that sequence: the blocks and bytes its tables hold then. No forward pass runs:
+// which blocks are held depends on the positions only, not on the values written into them.
+Result<Held> holdOneSequence(const KvLayout& layout, int32_t nTokens, const SchedulerConfig& config) {
+    auto cache = KvCache::create(layout, nTokens);
+    if (!cache) return std::unexpected(cache.error());
+    Scheduler sched(**cache, config);
+    std::vector<int32_t> prompt(static_cast<size_t>(nTokens - 1));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(i);  // no prefix repeats
+    const SeqId id = sched.add(std::move(prompt));
+    while (sched.contains(id) && sched.kvSequence(id).nTokens < nTokens) {
+        const StepPlan plan = sched.schedule();
+        if (!plan.failed.empty() || plan.chunks.empty())
+            return fail(ErrorCode::OutOfMemory, strCat("one sequence of ", nTokens, " tokens does not fit"));
+        StepResult result;
+        for (const PlannedChunk& c : plan.chunks)
+            if (c.sample) result.sampled.push_back({c.seq, 0});
+        sched.complete(plan, result);
+    }
+    const KvSequence& kv = sched.kvSequence(id);
+    return Held{(*cache)->heldBytes(kv), (*cache)->nHeldBlocks(kv, 0),
+                (*cache)->nGroups() > 1 ? (*cache)->nHeldBlocks(kv, 1) : 0};
+}
+
+// bench-kv --ctx N: one sequence of N tokens under both layouts.
+Result<void> printOneSequence(const Engine& e, const SchedulerConfig& config) {
+    const int32_t n = e.contextLength();
+    KvLayout all = e.kvLayout();
+    all.window = 0;
+    all.windowLayers.clear();
+    auto allHeld = holdOneSequence(all, n, config);
+    if (!allHeld) return std::unexpected(allHeld.error());
+    const auto mib = [](size_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
+    std::printf("      one sequence of %d tokens: all positions %.1f MiB (%d blocks of every layer)", n,
+                mib(allHeld->bytes), allHeld->fullBlocks);
+    if (!hasWindowGroup(e.kvLayout())) {
+        std::printf("; no sliding-window layers here, so per-group pools are the same layout\n");
+        return {};
+    }
+    auto grouped = holdOneSequence(e.kvLayout(), n, config);
+    if (!grouped) return std::unexpected(grouped.error());
     std::printf(
-        "      sliding window: %lld of %d layers see the last %d positions but keep all of them; KV memory "
-        "held for nothing by one sequence of 4096 tokens: %.1f%%, of 32768: %.1f%%\n",
-        static_cast<long long>(nLocal), c.nLayers, c.slidingWindow, share(4096), share(32768));
+        "; per-group pools %.1f MiB (%d blocks of the %d full-attention layers, %d of the %d window layers): "
+        "%.1f%% of all positions\n",
+        mib(grouped->bytes), grouped->fullBlocks, nGroupLayers(e.kvLayout(), 0), grouped->windowBlocks,
+        nGroupLayers(e.kvLayout(), 1), 100.0 * double(grouped->bytes) / double(allHeld->bytes));
+    return {};
 }
 
 int benchType(const QCommandLineParser& p, KvElementType type, uint64_t seed) {
@@ -128,7 +168,7 @@ int benchType(const QCommandLineParser& p, KvElementType type, uint64_t seed) {
         double(w->peakSlots) * perToken / (1024.0 * 1024.0), static_cast<long long>(w->peakSlots - w->peakHeld),
         100.0 * double(w->peakSlots - w->peakHeld) / double(w->peakSlots), static_cast<long long>(w->nSteps),
         100.0 * w->sumWasteFraction / double(w->nSteps));
-    printSlidingWaste(e.config());
+    if (auto r = printOneSequence(e, options->scheduler); !r) return failWith(r.error());
     return 0;
 }
 
@@ -155,8 +195,10 @@ int cmdBenchKv(const QCommandLineParser& p) {
 Command benchKvCommand() {
     return {"bench-kv",
             "  bench-kv --model PATH [--kv-type f16|q8_0] [--seed S] [--ctx N]\n"
-            "           KV bytes per token (both types unless --kv-type) and the paged layout's waste\n"
-            "           for 8 sequences of random lengths (the seed is printed)\n",
+            "           KV bytes per token (both types unless --kv-type), the paged layout's waste\n"
+            "           for 8 sequences of random lengths (the seed is printed), and the KV bytes one\n"
+            "           sequence of the context's length (--ctx) holds with every position kept in\n"
+            "           every layer and with per-group pools (sliding-window layers keep their window)\n",
             nullptr, cmdBenchKv};
 }
 

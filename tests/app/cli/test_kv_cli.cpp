@@ -1,11 +1,12 @@
 // hearth-cli's KV and search options on tiny random Llamas: --kv-type (accepted with head size
 // 32, refused with a clear error otherwise), generate --beams K --json (sampling-only options
-// refused), and bench-kv.
+// refused), and bench-kv (with a tiny Gemma 3 for the per-group pools).
 #include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/tiny_gemma3.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -85,6 +86,28 @@ private slots:
         QVERIFY2(r.out.contains("type=f16: 512 bytes per token"), r.out.constData());
         QVERIFY2(r.out.contains("type=q8_0: 272 bytes per token"), r.out.constData());
         QCOMPARE(r.out.count("paged layout, 8 sequences"), 2);
+        QCOMPARE(r.out.count("no sliding-window layers here"), 2);
+    }
+
+    // One sequence of 8192 tokens on a Gemma 3 of 7 layers (layer 5 global, a window of 32
+    // elsewhere), rows of 64 F16 elements: every position of every layer is 512 blocks of
+    // 7 * 2 * 16 * 128 bytes; per-group pools hold the 512 blocks of the global layer and the
+    // window layers' 3 blocks from the window of position 8176 (8145 on, block 509) on.
+    void benchKvPerGroupPools() {
+        test::TinyGemma3Shape shape;
+        shape.slidingWindow = 32;
+        shape.context = 8192;
+        const QString path = dir_.filePath("gemma3-window32.gguf");
+        QVERIFY(test::tinyGemma3(shape).writeFile(path.toStdString()));
+        const CliRun r =
+            test::runCli({"bench-kv", "--model", path, "--seed", "5", "--kv-type", "f16", "--ctx", "8192"});
+        QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.out.contains("kv-layout/v2 layers=7 row=64 block=16 type=f16 window=32 window_layers=0,1,2,3,4,6"),
+                 r.out.constData());
+        QVERIFY2(r.out.contains("one sequence of 8192 tokens: all positions 14.0 MiB (512 blocks of every layer); "
+                                "per-group pools 2.1 MiB (512 blocks of the 1 full-attention layers, 3 of the 6 "
+                                "window layers): 14.8% of all positions"),
+                 r.out.constData());
     }
 
 private:
