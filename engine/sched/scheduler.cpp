@@ -255,9 +255,18 @@ void Scheduler::remove(SeqId id) {
 Result<bool> Scheduler::parkRestored(std::span<const int32_t> tokens,
                                      const std::function<Result<KvSequence>()>& restore) {
     const std::span<const int32_t> parked = parkedTokens();
-    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >=
-        std::ssize(tokens))
-        return false;
+    const auto n = static_cast<int32_t>(std::ssize(tokens));
+    if (std::mismatch(parked.begin(), parked.end(), tokens.begin(), tokens.end()).first - parked.begin() >= n) {
+        // It holds them; with a sliding window it also has to hold the window it would go on
+        // with from there (what rolling back to n keeps), else the restored copy serves better.
+        const int32_t bs = cache_.layout().blockSize;
+        KvSequence at;
+        at.nTokens = n;
+        const std::vector<BlockId>& window = parked_->kv.windowTable;
+        at.windowTable.assign(window.begin(),
+                              window.begin() + std::min<std::ptrdiff_t>(std::ssize(window), (n + bs - 1) / bs));
+        if (cache_.resumable(at)) return false;
+    }
     Result<KvSequence> kv = restore();
     if (!kv) return std::unexpected(std::move(kv.error()));
     releaseParked();

@@ -149,6 +149,57 @@ private slots:
         QCOMPARE(cache.pool().nUsed(), 2);  // the restored sequence's blocks; the old parked one's released
     }
 
+    // With a sliding window (per-group pools): a parked sequence that holds the tokens but not the
+    // window it would go on with from their end is replaced by the restored copy, and one rolled
+    // back further than its window is released rather than adopted (nothing there to reuse).
+    void windowedSequencesParkAndAdoptOnlyWhereTheyCanGoOn() {
+        KvLayout layout{2, 4, 4};
+        layout.window = 6;
+        layout.windowLayers = {false, true};
+        KvCache cache(layout, 64);
+        Scheduler s(cache, {.tokenBudget = 64, .maxRunning = 4});
+        const SeqId a = s.add(range(1, 30));
+        for (int step = 0; step < 4; ++step) runAll(s, s.schedule(), 40 + step);  // prefill, 3 decodes
+        QCOMPARE(s.kvSequence(a).nTokens, 33);
+        QCOMPARE(cache.nHeldBlocks(s.kvSequence(a), 0), 9);
+        QCOMPARE(cache.nHeldBlocks(s.kvSequence(a), 1), 3);  // blocks 6..8: the window of position 28 on
+        const Tokens aTokens = s.tokens(a);
+        s.finish(a, true);
+        int nRestores = 0;
+        const auto restore = [&]() -> Result<KvSequence> {
+            ++nRestores;
+            KvSequence kv;
+            if (auto r = cache.reserve(kv, 10); !r) return std::unexpected(r.error());
+            kv.nTokens = 10;
+            return kv;
+        };
+        const Tokens first10(aTokens.begin(), aTokens.begin() + 10);
+        const Result<bool> parked = s.parkRestored(first10, restore);
+        QVERIFY(parked && *parked);  // the old parked sequence lacks the window of position 10
+        QCOMPARE(nRestores, 1);
+        QCOMPARE(s.parkedKv()->nTokens, 10);
+        QCOMPARE(s.parkRestored(Tokens(aTokens.begin(), aTokens.begin() + 9), restore).value(), false);
+        QCOMPARE(nRestores, 1);
+
+        // Park a long one again, then a prompt sharing only its first 13 tokens: adopting it would
+        // need the window blocks of positions 8..12, released long ago, so it is released and
+        // the prompt computed (no cached block continues with its window either).
+        const SeqId b = s.add(range(1, 30));
+        for (int step = 0; step < 4; ++step) runAll(s, s.schedule(), 40 + step);
+        s.finish(b, true);
+        Tokens cPrompt(aTokens.begin(), aTokens.begin() + 13);
+        cPrompt.push_back(99);
+        const SeqId c = s.add(cPrompt);
+        const StepPlan p = s.schedule();
+        QCOMPARE(p.chunks, (std::vector<PlannedChunk>{chunk(c, 0, cPrompt, true)}));
+        QCOMPARE(s.prefixHitTokens(c), 0);
+        QCOMPARE(s.parkedKv(), nullptr);
+        runAll(s, p, 50);
+        s.finish(c, false);
+        QCOMPARE(cache.pool(0).nUsed(), 0);
+        QCOMPARE(cache.pool(1).nUsed(), 0);
+    }
+
     void draftsRideOnSamplingChunksAndRollBack() {
         KvCache cache({1, 4, 4}, 64);
         Scheduler s(cache, {.tokenBudget = 12, .maxRunning = 4});
