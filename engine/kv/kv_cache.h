@@ -132,9 +132,11 @@ public:
     // plan() without reuse, then commit(): what the owner of a sequence's step state calls
     // before a forward pass writes K/V (Scheduler::schedule, Model::forward).
     Result<void> reserve(KvSequence& seq, int32_t nTokens);
-    // Whether positions [seq.nTokens, nTokens) can be written as they are: seq's table has their
-    // blocks and the partly filled one written first is seq's alone and unkeyed, so reserve()
-    // would change nothing. What a forward pass checks instead of reserving.
+    // Whether positions [seq.nTokens, nTokens) can be written and attended as they are: seq's
+    // tables have their blocks (and, with a window group, every window block the query at
+    // seq.nTokens reads), and the partly filled one written first is seq's alone and unkeyed, so
+    // reserve() would add or copy no block (it may still release window blocks the window slid
+    // past). What a forward pass checks instead of reserving.
     bool reserved(const KvSequence& seq, int32_t nTokens) const;
 
     // Indexes seq's blocks that are full and not yet keyed; tokens: ids of positions

@@ -108,7 +108,8 @@ public:
     }
     // KV restored from disk (engine/snapshot) for positions [0, tokens.size()), offered as the
     // parked sequence. When the parked sequence already holds all of tokens (the chat never left
-    // the engine) it stays, restore is not called, and the result is false. Otherwise restore()
+    // the engine) and, with a sliding window, the window it would go on with from their end, it
+    // stays, restore is not called, and the result is false. Otherwise restore()
     // builds the sequence (in this scheduler's cache), which replaces and releases the parked
     // one: true; restore's error leaves the parked sequence as it was.
     Result<bool> parkRestored(std::span<const int32_t> tokens, const std::function<Result<KvSequence>()>& restore);
