@@ -1,6 +1,8 @@
 // KV persistence on tiny models: exactness across a close and reopen (ids and logits bit for
-// bit), refusals (another model file, another block size, a flipped byte) with the reply
-// still right, and the disk budget (oldest conversations' KV evicted, text kept).
+// bit; also for a Gemma 3 with a sliding window, whose saved blocks carry the window layers'
+// K/V only for the last window), refusals (another model file, another block size, a flipped
+// byte, the all-positions layout's saves) with the reply still right, and the disk budget
+// (oldest conversations' KV evicted, text kept).
 #include <QDateTime>
 #include <QTemporaryDir>
 
@@ -8,6 +10,7 @@
 #include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
 #include "tests/app/store/store_test_util.h"
+#include "tests/support/tiny_gemma3.h"
 
 using namespace hearth;
 using namespace hearth::test;
@@ -63,6 +66,70 @@ private slots:
         // Every computed token, the trailing partial block (136 = 8 x 16 + 8) included.
         QCOMPARE(restored->restoredTokens, int32_t(prompt2.size() - 1));
         QVERIFY(restored->restoredTokens % 16 != 0);
+        const GenerateResult second = greedy(*e, prompt2, 100);
+        QCOMPARE(second.timings.prefixCacheHitTokens, restored->restoredTokens);
+        QCOMPARE(concat(first, second.tokens), all.tokens);
+        for (size_t i = 0; i < 100; ++i)
+            QVERIFY2(bitwiseEqual(second.topLogits[i], all.topLogits[100 + i]), qPrintable(QString::number(i)));
+    }
+
+    // exactAcrossReopen on a tiny Gemma 3 with a window of 32 (per-group KV pools): 200 tokens in
+    // one run == 100, save, reopen, restore, 100 more, bit for bit; the rows of the blocks before
+    // the last window hold the full-attention layer's bytes only. An engine keeping every
+    // position in every layer (kv-layout/v1) refuses those rows, says why, and computes the same.
+    void windowModelExactAcrossReopen() {
+        TinyGemma3Shape shape;
+        shape.slidingWindow = 32;
+        shape.context = 512;
+        const std::string path = (dir_.path() + "/gemma3-window32.gguf").toStdString();
+        QVERIFY(tinyGemma3(shape).writeFile(path));
+        const auto load = [&](bool windowPools) {
+            EngineOptions o;
+            o.kvWindowPools = windowPools;
+            auto e = Engine::load(path, o);
+            return e ? std::move(*e) : nullptr;
+        };
+        std::vector<TokenId> prompt{2};
+        for (TokenId t : tinyPrompt(9, 61)) prompt.push_back(12 + t % 200);
+        auto whole = load(true);
+        QVERIFY(whole);
+        const GenerateResult all = greedy(*whole, prompt, 200);
+        QCOMPARE(all.tokens.size(), size_t{200});
+        std::vector<TokenId> first;
+        int64_t conv = 0;
+        size_t rowBytes = 0;
+        {
+            auto store = ConversationStore::open(db("window.db"));
+            auto e = load(true);
+            conv = (*store)->createConversation("window")->id;
+            first = greedy(*e, prompt, 100).tokens;
+            QVERIFY(saveKv(*e, (*store)->kv(), conv, concat(prompt, std::span(first).first(99))));
+            rowBytes = e->kvBytesPerBlock();
+        }
+        {
+            auto sdb = SqliteDb::open(db("window.db"));
+            QVERIFY(sdb);
+            const auto nWithWindow =
+                (*sdb)->queryInt(strCat("SELECT count(*) FROM kv_blocks WHERE length(data) = ", rowBytes));
+            const auto nFullOnly =
+                (*sdb)->queryInt(strCat("SELECT count(*) FROM kv_blocks WHERE length(data) < ", rowBytes / 2));
+            QVERIFY(nWithWindow && *nWithWindow >= 1 && *nWithWindow <= 3);
+            QVERIFY(nFullOnly && *nFullOnly >= 5);
+        }
+        auto store = ConversationStore::open(db("window.db"));
+        const std::vector<TokenId> prompt2 = concat(prompt, first);
+        auto old = load(false);
+        auto refused = restoreKv(*old, (*store)->kv(), conv, prompt2);
+        QVERIFY(refused);
+        QCOMPARE(refused->acceptedTokens, 0);
+        QVERIFY2(QString::fromStdString(refused->refusal).contains("KV layout differs"), refused->refusal.c_str());
+        QCOMPARE(greedy(*old, prompt2, 3).tokens,
+                 std::vector<TokenId>(all.tokens.begin() + 100, all.tokens.begin() + 103));
+        auto e = load(true);
+        auto restored = restoreKv(*e, (*store)->kv(), conv, prompt2);
+        QVERIFY(restored);
+        QVERIFY2(restored->refusal.empty(), restored->refusal.c_str());
+        QCOMPARE(restored->restoredTokens, int32_t(prompt2.size() - 1));
         const GenerateResult second = greedy(*e, prompt2, 100);
         QCOMPARE(second.timings.prefixCacheHitTokens, restored->restoredTokens);
         QCOMPARE(concat(first, second.tokens), all.tokens);
