@@ -1,5 +1,6 @@
-// KV pools per attention group on a tiny random Gemma 3 with a window of 32 positions, decoding
-// past several windows: (a) logits bitwise equal to the all-positions layout, (b) the window
+// KV pools per attention group on a tiny random Gemma 3 with a window of 32 positions (and a
+// synthetic Gemma 2 for (a)), decoding past several windows: (a) logits bitwise equal to the
+// all-positions layout, (b) the window
 // group's blocks freed as the window slides and back to idle after the requests, (c) save ->
 // restore -> the same next tokens as recomputing (and the all-positions layout's saves refused
 // with a reason), (d) batch invariance.
@@ -13,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/model/gguf.h"
+#include "engine/model/synth.h"
 #include "tests/support/tiny_gemma3.h"
 
 using namespace hearth;
@@ -46,12 +48,25 @@ private slots:
         shape.context = 512;
         path_ = dir_.filePath("gemma3-window32.gguf").toStdString();
         QVERIFY(test::tinyGemma3(shape).writeFile(path_));
+        auto gemma2 = findSynthShape("tiny-gemma2");  // local layers 0 and 2 of 4
+        QVERIFY(gemma2);
+        gemma2->slidingWindow = kWindow;
+        gemma2->contextLength = 512;
+        gemma2Path_ = dir_.filePath("gemma2-window32.gguf").toStdString();
+        QVERIFY(writeSynthModel(*gemma2, {.type = DType::Q8_0, .seed = 3}, gemma2Path_));
+    }
+
+    void logitsBitwiseEqualToAllPositions_data() {
+        QTest::addColumn<bool>("gemma2");
+        QTest::newRow("gemma3") << false;
+        QTest::newRow("gemma2") << true;
     }
 
     // (a) and (b) through Model::forward: the same tokens into a per-group cache and an
     // all-positions cache, 40 prompt tokens then 200 decoded ones (7 windows).
     void logitsBitwiseEqualToAllPositions() {
-        auto file = GgufFile::open(path_);
+        QFETCH(bool, gemma2);
+        auto file = GgufFile::open(gemma2 ? gemma2Path_ : path_);
         QVERIFY(file);
         auto model = Model::load(**file);
         QVERIFY(model);
@@ -81,7 +96,11 @@ private slots:
             next = {static_cast<TokenId>(greedyToken(gl))};
         }
         QVERIFY(grouped.nHeldBlocks(gs, 1) <= kWindow / kBlock + 1);
-        QVERIFY(grouped.heldBytes(gs) < all.heldBytes(as) / 2);
+        QCOMPARE(all.heldBytes(as), size_t(blocksFor(as.nTokens)) * all.bytesPerBlock());
+        QCOMPARE(grouped.heldBytes(gs),
+                 size_t(blocksFor(gs.nTokens)) * grouped.bytesPerBlock(0) +
+                     size_t(grouped.nHeldBlocks(gs, 1)) * grouped.bytesPerBlock(1));
+        QVERIFY(grouped.heldBytes(gs) < all.heldBytes(as) / (gemma2 ? 1 : 2));
         grouped.release(gs);
         all.release(as);
         QCOMPARE(grouped.nFreeBlocks(0), grouped.pool(0).nBlocks());
@@ -201,7 +220,7 @@ private:
     }
 
     QTemporaryDir dir_;
-    std::string path_;
+    std::string path_, gemma2Path_;
 };
 
 QTEST_APPLESS_MAIN(TestEngineKvGroups)
