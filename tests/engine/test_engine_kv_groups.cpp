@@ -191,6 +191,30 @@ private slots:
         QCOMPARE(m.blocksUsed, blocksFor(static_cast<int32_t>(prompts.back().size() + 49)));
     }
 
+    // Beam search forks sequences per group: 3 beams over 80 tokens past a 40-token prompt (the
+    // window slides under forked, shared blocks) give the all-positions layout's hypotheses.
+    void beamSearchMatchesAllPositions() {
+        BeamSearchParams params;
+        params.nBeams = 3;
+        params.maxTokens = 80;
+        const Tokens prompt = randomTokens(7, 40);
+        auto grouped = load(true), all = load(false);
+        for (TokenId t = 0; t < grouped->tokenizer().nVocab(); ++t)  // every beam runs its length
+            if (grouped->tokenizer().isEndOfGeneration(t))
+                params.logitBias.push_back({t, -std::numeric_limits<float>::infinity()});
+        auto a = grouped->beamSearch(prompt, params), b = all->beamSearch(prompt, params);
+        QVERIFY(a && b);
+        QCOMPARE(a->hypotheses.size(), b->hypotheses.size());
+        for (size_t i = 0; i < a->hypotheses.size(); ++i) {
+            QCOMPARE(a->hypotheses[i].tokens, b->hypotheses[i].tokens);
+            QCOMPARE(a->hypotheses[i].logProb, b->hypotheses[i].logProb);
+        }
+        QCOMPARE(a->hypotheses.front().tokens.size(), size_t(80));
+        const EngineMetrics m = grouped->metrics();
+        QCOMPARE(m.blocksUsed, 0);  // every block the search took was released
+        QCOMPARE(m.windowBlocksUsed, 0);
+    }
+
 private:
     std::unique_ptr<Engine> load(bool windowPools) {
         EngineOptions o;
