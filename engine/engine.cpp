@@ -128,7 +128,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     if (options.modelFingerprint) {
         fingerprint = *options.modelFingerprint;
     } else {
-        auto fp = fingerprintFile(path);
+        auto fp = fingerprintFiles(e->file_->partPaths());
         if (!fp) return std::unexpected(fp.error());
         fingerprint = *fp;
     }

@@ -220,7 +220,9 @@ Result<ModelFingerprint> KvBlockStore::modelFingerprint(const std::string& path)
     std::error_code ec;
     const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
     const std::string key = ec ? path : canonical;
-    auto stamp = fileStamp(key);
+    // By the path as given: a split model's parts are found by their names beside it, which
+    // canonicalising a symbolic link (the Hugging Face cache's) would lose.
+    auto stamp = modelStamp(path);
     if (!stamp) return std::unexpected(stamp.error());
     auto st = db_.prepare("SELECT fingerprint FROM model_fingerprints WHERE path = ? AND size = ? AND mtime_ns = ?");
     if (!st) return std::unexpected(st.error());
@@ -229,7 +231,7 @@ Result<ModelFingerprint> KvBlockStore::modelFingerprint(const std::string& path)
     if (!row) return std::unexpected(row.error());
     if (*row)
         if (auto fp = fingerprintFromHex(st->text(0))) return *fp;
-    auto fp = fingerprintFile(key);
+    auto fp = fingerprintModel(path);
     if (!fp) return std::unexpected(fp.error());
     auto put =
         db_.prepare("INSERT OR REPLACE INTO model_fingerprints(path, size, mtime_ns, fingerprint) VALUES(?, ?, ?, ?)");

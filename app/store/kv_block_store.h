@@ -53,8 +53,9 @@ public:
     // Evicts KV of least recently used conversations until the usage is under the budget.
     Result<KvBudgetReport> enforceBudget();
     Result<int64_t> blockCount() const;
-    // The model file's fingerprint, from the cache when its (path, size, mtime) are unchanged,
-    // else computed (every byte hashed) and cached. Errors: Io.
+    // The model's fingerprint (of every part of a split model), from the cache when its path,
+    // size and mtime (modelStamp) are unchanged, else computed (every byte hashed) and cached.
+    // Errors: Io.
     Result<ModelFingerprint> modelFingerprint(const std::string& path);
     // Deletes blocks no conversation uses, and roots no block uses.
     Result<void> dropUnreferencedBlocks();

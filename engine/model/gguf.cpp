@@ -95,11 +95,19 @@ Result<std::unique_ptr<GgufFile>> validated(std::unique_ptr<GgufFile> file) {
 }  // namespace
 
 Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path) {
+    auto file = openOne(path);
+    if (!file) return file;
+    if (auto parts = (*file)->openOtherParts(); !parts) return std::unexpected(parts.error());
+    return file;
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::openOne(const std::string& path) {
     auto mapped = MappedFile::open(path);
     if (!mapped) return fail(mapped.error().code, "GGUF: " + mapped.error().message);
     std::unique_ptr<GgufFile> file(new (std::nothrow) GgufFile());
     if (!file) return fail(ErrorCode::OutOfMemory, "GGUF: out of memory");
     file->path_ = path;
+    file->partPaths_ = {path};
     file->bytes_ = (*mapped)->bytes();  // an empty file fails in the parser
     file->mapping_ = std::move(*mapped);
     return validated(std::move(file));
@@ -126,9 +134,17 @@ const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {
 
 std::span<const uint8_t> GgufFile::tensorData(const GgufTensorInfo& t) const {
     // Validated at open for this file's tensors; a foreign info gets an empty span.
-    const uint64_t dataBytes = bytes_.size() - dataOffset_;
+    if (t.part > otherParts_.size()) return {};
+    const GgufFile& holder = t.part == 0 ? *this : *otherParts_[t.part - 1];
+    const uint64_t dataBytes = holder.bytes_.size() - holder.dataOffset_;
     if (t.offset > dataBytes || t.nBytes > dataBytes - t.offset) return {};
-    return bytes_.subspan(dataOffset_ + t.offset, t.nBytes);
+    return holder.bytes_.subspan(holder.dataOffset_ + t.offset, t.nBytes);
+}
+
+uint64_t GgufFile::modelBytes() const {
+    uint64_t n = bytes_.size();
+    for (const auto& part : otherParts_) n += part->bytes_.size();
+    return n;
 }
 
 int64_t GgufTensorInfo::nElements() const {

@@ -97,6 +97,7 @@ struct GgufTensorInfo {
     DType type = DType::F32;
     uint64_t offset = 0;  // relative to the data section (GgufFile::dataOffset())
     uint64_t nBytes = 0;  // n_elements / block elements * block bytes
+    uint32_t part = 0;  // which file of a split model holds the bytes: GgufFile::partPaths()[part]
     int64_t nElements() const;  // product of dims (validated not to overflow)
 };
 
@@ -107,6 +108,10 @@ public:
     // Maps and validates the file. Errors: Io (cannot open/map), InvalidFormat, Unsupported.
     // Messages are single-line: "GGUF: <field> at offset <n> <problem>"; strings from the file
     // are quoted with control bytes escaped and long ones shortened.
+    // A split model (llama.cpp's gguf-split: split.count > 1 in the first file, the parts named
+    // <prefix>-00001-of-0000N.gguf ...) opens as one: every part is mapped and validated, the
+    // metadata is the first part's, tensors() holds the tensors of all parts (gguf_split.cpp).
+    // Errors then also name the part: a missing or damaged part, a part that is not the first.
     static Result<std::unique_ptr<GgufFile>> open(const std::string& path);
     // Validates an in-memory image (not copied: bytes must outlive the GgufFile). Fuzzers use it.
     static Result<std::unique_ptr<GgufFile>> fromBytes(std::span<const uint8_t> bytes);
@@ -117,19 +122,27 @@ public:
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
     uint64_t dataOffset() const { return dataOffset_; }  // file offset of the data section
-    const std::string& path() const { return path_; }
-    uint64_t fileSize() const { return bytes_.size(); }
+    const std::string& path() const { return path_; }  // the first part's, for a split model
+    uint64_t fileSize() const { return bytes_.size(); }  // this (first) file's bytes
+    // The model's files in order: {path()}, or every part of a split model.
+    const std::vector<std::string>& partPaths() const { return partPaths_; }
+    uint64_t modelBytes() const;  // the bytes of all the model's files together
 
     const std::map<std::string, GgufValue, std::less<>>& metadata() const { return metadata_; }
     const GgufValue* find(std::string_view key) const;  // nullptr when absent
 
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     const GgufTensorInfo* findTensor(std::string_view name) const;  // nullptr when absent
-    // The tensor's bytes inside the mapping (already validated to lie within the file).
+    // The tensor's bytes inside the mapping of the part that holds them (already validated to
+    // lie within that file).
     std::span<const uint8_t> tensorData(const GgufTensorInfo& t) const;
 
 private:
     GgufFile() = default;
+    static Result<std::unique_ptr<GgufFile>> openOne(const std::string& path);
+    // A first part's split.count > 1: opens the other parts and takes in their tensors.
+    Result<void> openOtherParts();
+
     std::string path_;
     std::unique_ptr<MappedFile> mapping_;  // null for fromBytes()
     std::span<const uint8_t> bytes_;
@@ -139,6 +152,8 @@ private:
     std::map<std::string, GgufValue, std::less<>> metadata_;
     std::vector<GgufTensorInfo> tensors_;
     std::map<std::string, size_t, std::less<>> tensorIndex_;
+    std::vector<std::string> partPaths_;
+    std::vector<std::unique_ptr<GgufFile>> otherParts_;  // parts 2..N of a split model
 
     friend class GgufParser;
 };

@@ -14,3 +14,6 @@ hearth_add_test(NAME test_llama_forward LABELS unit CPU_LEVELS LIBS hearth_engin
 hearth_add_test(NAME test_gemma3_forward LABELS unit CPU_LEVELS LIBS hearth_engine SOURCES test_gemma3_forward.cpp)
 hearth_add_test(NAME test_forward_batch LABELS tiny LIBS hearth_engine SOURCES test_forward_batch.cpp)
 hearth_add_test(NAME test_synth LABELS unit tiny LIBS hearth_engine Qt6::Core SOURCES test_synth.cpp)
+# Split GGUF models (gguf-split's layout, written by the test): one model, the same greedy
+# tokens as the whole file, a fingerprint over every part, clear errors for bad parts.
+hearth_add_test(NAME test_gguf_split LABELS unit LIBS hearth_engine Qt6::Core SOURCES test_gguf_split.cpp)
