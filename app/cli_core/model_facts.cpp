@@ -97,7 +97,7 @@ ModelFacts describeModelFacts(const GgufFile& f, const ChatFormat* format) {
     for (const GgufTensorInfo& t : f.tensors()) info.nParams += static_cast<int64_t>(t.nElements());
     info.name = stringKey(f, "general.name");
     if (info.name.empty()) info.name = completeBaseName(info.path);
-    info.fileBytes = static_cast<int64_t>(f.fileSize());
+    info.fileBytes = static_cast<int64_t>(f.modelBytes());  // every part of a split model
     if (const GgufValue* v = f.find("general.file_type"))
         if (auto t = v->asUInt()) info.quantization = fileTypeName(*t);
     if (info.quantization.empty()) info.quantization = dominantType(f);

@@ -31,17 +31,25 @@ ModelFileInfo fromFacts(const cli::core::ModelFacts& f) {
 
 ModelFileInfo describeModel(const GgufFile& f, const ChatFormat* format) {
     ModelFileInfo info = fromFacts(cli::core::describeModelFacts(f, format));
+    for (const GgufTensorInfo& t : f.tensors()) info.weightBytes += static_cast<qint64>(t.nBytes);
+    for (const std::string& part : f.partPaths()) info.files.append(QString::fromStdString(part));
     info.defaults = modelDefaults(f);
     return info;
 }
 
-Result<ModelFileInfo> inspectModel(const QString& path) {
+Result<ModelFileInfo> inspectModel(const QString& path, const MemoryOptions& memory) {
     auto file = GgufFile::open(path.toStdString());
     if (!file) return std::unexpected(file.error());
     const auto parts = loadModelParts(**file);
     ModelFileInfo info = describeModel(**file, parts ? &parts->chatFormat : nullptr);
     if (!parts) info.unsupported = QString::fromStdString(cli::core::describeError(parts.error()));
+    else info.kvLayout = parts->model->kvLayout();
+    info.memory = estimateMemory(info, memory);
     return info;
+}
+
+MemoryEstimate estimateMemory(const ModelFileInfo& info, const MemoryOptions& options) {
+    return estimateMemory(info.weightBytes, info.kvLayout, info.contextLength, options);
 }
 
 QString formatBytes(qint64 bytes) { return QString::fromStdString(cli::core::formatBytes(bytes)); }

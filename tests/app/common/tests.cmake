@@ -1,2 +1,4 @@
 # app/common: what the model picker and hearth-cli info say about a file before loading it.
 hearth_add_test(NAME test_model_info LABELS unit LIBS hearth_app SOURCES test_model_info.cpp TIMEOUT 60)
+# The memory verdict: MemAvailable, the engine's KV size at the chosen context, the thresholds.
+hearth_add_test(NAME test_memory_fit LABELS unit LIBS hearth_app SOURCES test_memory_fit.cpp TIMEOUT 60)

@@ -1,0 +1,43 @@
+// Whether a model fits in the memory available now: its weights (mapped whole), the KV cache the
+// engine would allocate for the chosen context (KvCache's own sizing: whole blocks of every
+// layer's K and V rows), and 10% over both, against MemAvailable - "fits" below 70% of it,
+// "tight" up to 100%, "too big" above.
+#pragma once
+
+#include <QString>
+
+#include "engine/kv/kv_layout.h"
+
+namespace hearth {
+
+enum class MemoryVerdict { Unknown, Fits, Tight, TooBig };
+
+struct MemoryEstimate {
+    MemoryVerdict verdict = MemoryVerdict::Unknown;
+    int contextLength = 0;  // the context the KV cache was sized for
+    qint64 weightBytes = 0;
+    qint64 kvBytes = 0;
+    qint64 neededBytes = 0;  // (weights + KV) * 1.1
+    qint64 availableBytes = -1;  // < 0: unknown (then the verdict is Unknown)
+};
+
+struct MemoryOptions {
+    int contextLength = 0;  // the context chosen in the settings; 0: the model's trained context
+    KvElementType kvType = KvElementType::F16;
+    qint64 availableBytes = -1;  // the memory available now (availableMemoryBytes()); < 0: unknown
+};
+
+// MemAvailable from a /proc/meminfo-formatted file, in bytes; -1 when it cannot be read (not
+// Linux, or no such line).
+qint64 availableMemoryBytes(const QString& meminfoPath = QStringLiteral("/proc/meminfo"));
+// Bytes of the KV cache the engine allocates for a context of nTokens (KvCache::create's pool:
+// ceil(nTokens / blockSize) blocks of bytesPerBlock()); -1 when the layout is not one the cache
+// accepts (a Q8_0 row not a multiple of 32) or the size is out of range.
+qint64 kvCacheBytes(const KvLayout& layout, int nTokens);
+// layout: the model's (Model::kvLayout()); the element type is taken from options. The context is
+// the engine's: the chosen one capped by the trained one, or the trained one.
+MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options);
+// "fits", "tight", "too big", "unknown" (translated)
+QString memoryVerdictText(MemoryVerdict verdict);
+
+}  // namespace hearth

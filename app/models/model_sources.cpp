@@ -1,0 +1,275 @@
+// discoverModels (model_sources.h): each source's folders and the layout its app writes.
+// Directories are listed with std::filesystem, whose errors say why a folder cannot be read
+// (QDir lists an unreadable folder as an empty one).
+#include "app/models/model_sources.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QSettings>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <system_error>
+
+#include "app/common/paths.h"
+#include "engine/model/gguf_split.h"
+
+namespace hearth {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxDepth = 6;  // folders below a source's root (LM Studio: publisher/repo/file)
+constexpr qint64 kMaxManifestBytes = 1 << 20;
+
+fs::path fsPath(const QString& path) { return fs::path(path.toStdString()); }
+QString qPath(const fs::path& path) { return QString::fromStdString(path.string()); }
+
+class Scanner {
+public:
+    Scanner(ModelScan& scan, ModelSource source) : scan_(scan), source_(source) {}
+
+    void note(const QString& folder, const QString& problem) {
+        scan_.notes.append({source_, QDir::toNativeSeparators(folder), problem});
+    }
+
+    // The entries of dir; nullopt when it does not exist (nothing to say) or cannot be read
+    // (noted).
+    std::optional<std::vector<fs::directory_entry>> list(const QString& dir) {
+        std::error_code ec;
+        const fs::file_status status = fs::status(fsPath(dir), ec);
+        if (status.type() == fs::file_type::not_found) {
+            if (fs::is_symlink(fs::symlink_status(fsPath(dir), ec))) note(dir, QObject::tr("is a broken link"));
+            return std::nullopt;
+        }
+        if (ec) return note(dir, QString::fromStdString(ec.message())), std::nullopt;
+        if (!fs::is_directory(status)) return note(dir, QObject::tr("is not a folder")), std::nullopt;
+        std::vector<fs::directory_entry> entries;
+        fs::directory_iterator it(fsPath(dir), ec);
+        for (; !ec && it != fs::directory_iterator(); it.increment(ec)) entries.push_back(*it);
+        if (ec)
+            return note(dir, QObject::tr("cannot be read: %1").arg(QString::fromStdString(ec.message()))), std::nullopt;
+        std::sort(entries.begin(), entries.end());
+        return entries;
+    }
+
+    // Paths of the .gguf files in dir and, when recursive, in its folders (not through links to
+    // folders: no loops); a link to a file counts as the file (the Hugging Face cache).
+    void collect(const QString& dir, bool recursive, QStringList& files, int depth = 0) {
+        const auto entries = list(dir);
+        if (!entries) return;
+        for (const fs::directory_entry& e : *entries) {
+            std::error_code ec;
+            const QString path = qPath(e.path());
+            if (e.is_directory(ec)) {
+                if (recursive && depth < kMaxDepth && !e.is_symlink(ec)) collect(path, true, files, depth + 1);
+            } else if (e.is_regular_file(ec) && path.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive)) {
+                files.append(path);
+            }
+        }
+    }
+
+    // One entry per model: a split model's first part stands for all of them; a later part
+    // whose first part is absent is noted, not listed.
+    void addModels(const QStringList& files, const std::function<QString(const QString&)>& displayName) {
+        for (const QString& file : files) {
+            const auto split = parseGgufSplitName(file.toStdString());
+            if (split && split->index != 1) {
+                const QString first = QString::fromStdString(ggufSplitPath(split->prefix, 1, split->count));
+                if (split->index == 2 && !files.contains(first))
+                    note(QFileInfo(file).absolutePath(),
+                         QObject::tr("%1 is part of a split model whose first part, %2, is missing")
+                             .arg(QFileInfo(file).fileName(), QFileInfo(first).fileName()));
+                continue;
+            }
+            FoundModel m;
+            m.source = source_;
+            m.path = file;
+            m.displayName = displayName(file);
+            for (const std::string& part : ggufModelFiles(file.toStdString()))
+                m.parts.append(QString::fromStdString(part));
+            fillStamp(m);
+            scan_.models.append(m);
+        }
+    }
+
+    static void fillStamp(FoundModel& m) {
+        for (const QString& part : m.parts) {
+            const QFileInfo info(part);  // follows links: the blob's size and time
+            if (!info.exists()) continue;
+            m.bytes += info.size();
+            m.modifiedMs = std::max(m.modifiedMs, info.lastModified().toMSecsSinceEpoch());
+        }
+    }
+
+    ModelScan& scan_;
+    ModelSource source_;
+};
+
+// Plain folders of .gguf files (Hearth's, the user's, LM Studio's, GPT4All's, Jan's, llama.cpp's):
+// each model is named by its path under the folder.
+void scanFolder(ModelScan& scan, ModelSource source, const QString& root, bool recursive) {
+    Scanner s(scan, source);
+    QStringList files;
+    s.collect(root, recursive, files);
+    const QDir base(root);
+    s.addModels(files, [&](const QString& f) { return base.relativeFilePath(f); });
+}
+
+// The Hugging Face hub cache: <hub>/models--<org>--<repo>/snapshots/<revision>/<file>, each file a
+// link into the repository's blobs/. Opened by the link's path, so that a split model's parts are
+// found by their names beside it.
+void scanHuggingFace(ModelScan& scan, const QString& hub) {
+    Scanner s(scan, ModelSource::HuggingFace);
+    const auto repos = s.list(hub);
+    if (!repos) return;
+    for (const fs::directory_entry& repo : *repos) {
+        const QString dirName = QString::fromStdString(repo.path().filename().string());
+        if (!dirName.startsWith(QLatin1String("models--"))) continue;
+        const QString repoName = dirName.mid(8).replace(QLatin1String("--"), QLatin1String("/"));
+        const QString snapshots = qPath(repo.path() / "snapshots");
+        const auto revisions = s.list(snapshots);
+        if (!revisions) continue;
+        for (const fs::directory_entry& revision : *revisions) {
+            QStringList files;
+            const QString revDir = qPath(revision.path());
+            s.collect(revDir, true, files);
+            const QString rev = revisions->size() > 1 ? "@" + QFileInfo(revDir).fileName().left(7) : QString();
+            s.addModels(files, [&](const QString& f) {
+                return QStringLiteral("%1%2 · %3").arg(repoName, rev, QDir(revDir).relativeFilePath(f));
+            });
+        }
+    }
+}
+
+// "registry.ollama.ai/library/llama3.2/3b" -> "llama3.2:3b"; another namespace or host stays in
+// the name, as `ollama list` shows it ("hf.co/org/repo:Q4_K_M").
+QString ollamaName(const QString& manifestPath) {
+    QString name = manifestPath;
+    for (const char* prefix : {"registry.ollama.ai/library/", "registry.ollama.ai/"})
+        if (name.startsWith(QLatin1String(prefix))) {
+            name = name.mid(static_cast<qsizetype>(std::strlen(prefix)));
+            break;
+        }
+    const qsizetype slash = name.lastIndexOf('/');
+    return slash < 0 ? name : name.left(slash) + ':' + name.mid(slash + 1);
+}
+
+// The model layer's blob of one manifest (Ollama's manifest format: a JSON object whose "layers"
+// each have a "mediaType" and a "digest"; the weights are the layer of media type
+// application/vnd.ollama.image.model, stored as blobs/sha256-<hex> for digest sha256:<hex>).
+// Empty, with a note, when the manifest names none or its blob is missing or not a GGUF file.
+QString ollamaBlob(Scanner& s, const QString& manifest, const QString& blobs) {
+    QFile f(manifest);
+    if (!f.open(QIODevice::ReadOnly)) return s.note(manifest, QObject::tr("cannot be read")), QString();
+    const QJsonDocument doc = QJsonDocument::fromJson(f.read(kMaxManifestBytes));
+    if (!doc.isObject()) return s.note(manifest, QObject::tr("is not an Ollama manifest (JSON)")), QString();
+    static const QRegularExpression digestForm(QStringLiteral("^sha256:([0-9a-f]{64})$"));
+    for (const QJsonValue& layer : doc.object().value(QLatin1String("layers")).toArray()) {
+        if (layer.toObject().value(QLatin1String("mediaType")).toString() != "application/vnd.ollama.image.model")
+            continue;
+        const auto digest = digestForm.match(layer.toObject().value(QLatin1String("digest")).toString());
+        if (!digest.hasMatch()) return s.note(manifest, QObject::tr("names a malformed digest")), QString();
+        const QString blob = blobs + "/sha256-" + digest.captured(1);
+        QFile b(blob);
+        if (!b.open(QIODevice::ReadOnly))
+            return s.note(manifest, QObject::tr("names a blob that is missing: %1").arg(blob)), QString();
+        if (b.read(4) != "GGUF") return s.note(blob, QObject::tr("is not a GGUF file")), QString();
+        return blob;
+    }
+    return QString();  // no weights layer (an embedding-less manifest, a safetensors import): nothing to list
+}
+
+// <root>/manifests/<host>/<namespace>/<model>/<tag> naming blobs in <root>/blobs.
+void scanOllama(ModelScan& scan, const QString& root) {
+    Scanner s(scan, ModelSource::Ollama);
+    const QString manifests = root + "/manifests";
+    QStringList files;
+    std::function<void(const QString&, int)> walk = [&](const QString& dir, int depth) {
+        const auto entries = s.list(dir);
+        if (!entries) return;
+        for (const fs::directory_entry& e : *entries) {
+            std::error_code ec;
+            if (e.is_directory(ec) && !e.is_symlink(ec) && depth < kMaxDepth) walk(qPath(e.path()), depth + 1);
+            else if (e.is_regular_file(ec)) files.append(qPath(e.path()));
+        }
+    };
+    walk(manifests, 0);
+    const QDir base(manifests);
+    for (const QString& manifest : files) {
+        const QString blob = ollamaBlob(s, manifest, root + "/blobs");
+        if (blob.isEmpty()) continue;
+        FoundModel m;
+        m.source = ModelSource::Ollama;
+        m.path = blob;
+        m.displayName = ollamaName(base.relativeFilePath(manifest));
+        m.parts = {blob};
+        Scanner::fillStamp(m);
+        scan.models.append(m);
+    }
+}
+
+}  // namespace
+
+QString modelSourceName(ModelSource source) {
+    switch (source) {
+    case ModelSource::Hearth: return QStringLiteral("Hearth");
+    case ModelSource::UserFolder: return QObject::tr("Your folders");
+    case ModelSource::LmStudio: return QStringLiteral("LM Studio");
+    case ModelSource::Ollama: return QStringLiteral("Ollama");
+    case ModelSource::Gpt4All: return QStringLiteral("GPT4All");
+    case ModelSource::Jan: return QStringLiteral("Jan");
+    case ModelSource::HuggingFace: return QStringLiteral("Hugging Face");
+    case ModelSource::LlamaCpp: return QStringLiteral("llama.cpp");
+    }
+    return {};
+}
+
+QStringList userModelFolders() { return QSettings("Hearth", "Hearth").value("models/folders").toStringList(); }
+
+void setUserModelFolders(const QStringList& folders) {
+    QSettings("Hearth", "Hearth").setValue("models/folders", folders);
+}
+
+ModelSourceRoots defaultModelSourceRoots() {
+    ModelSourceRoots roots;
+    roots.home = QDir::homePath();
+    roots.hearthModelsDir = modelsDir();
+    roots.userFolders = userModelFolders();
+    return roots;
+}
+
+ModelScan discoverModels(const ModelSourceRoots& roots) {
+    ModelScan scan;
+    const QString home = roots.home;
+    if (!roots.hearthModelsDir.isEmpty()) scanFolder(scan, ModelSource::Hearth, roots.hearthModelsDir, false);
+    for (const QString& folder : roots.userFolders) scanFolder(scan, ModelSource::UserFolder, folder, true);
+    if (!home.isEmpty()) {
+        for (const char* dir : {"/.lmstudio/models", "/.cache/lm-studio/models"})
+            scanFolder(scan, ModelSource::LmStudio, home + dir, true);
+        scanOllama(scan, home + "/.ollama/models");
+    }
+    for (const QString& root : roots.ollamaSystemRoots) scanOllama(scan, root);
+    if (!home.isEmpty()) {
+        scanFolder(scan, ModelSource::Gpt4All, home + "/.local/share/nomic.ai/GPT4All", false);
+        for (const char* dir : {"/.local/share/Jan/data/models", "/jan/models"})
+            scanFolder(scan, ModelSource::Jan, home + dir, true);
+        scanHuggingFace(scan, home + "/.cache/huggingface/hub");
+        scanFolder(scan, ModelSource::LlamaCpp, home + "/.cache/llama.cpp", false);
+    }
+    std::stable_sort(scan.models.begin(), scan.models.end(), [](const FoundModel& a, const FoundModel& b) {
+        if (a.source != b.source) return a.source < b.source;
+        return a.displayName.compare(b.displayName, Qt::CaseInsensitive) < 0;
+    });
+    return scan;
+}
+
+}  // namespace hearth

@@ -1,0 +1,93 @@
+// The memory verdict (app/common/memory_fit.h): MemAvailable read from a meminfo file, the KV
+// size equal to what a loaded engine's cache holds at that context, weights + KV + 10%, and the
+// thresholds: "fits" below 70% of the available memory, "tight" up to 100%, "too big" above.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "app/common/memory_fit.h"
+#include "app/common/model_info.h"
+#include "engine/engine.h"
+#include "tests/support/tiny_llama.h"
+
+using namespace hearth;
+
+class TestMemoryFit : public QObject {
+    Q_OBJECT
+private slots:
+    void readsMemAvailable() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("meminfo");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            "MemTotal:       16318508 kB\nMemFree:         1010032 kB\nMemAvailable:    9876543 kB\n"
+            "Buffers:          12345 kB\n");
+        f.close();
+        QCOMPARE(availableMemoryBytes(path), qint64{9876543} * 1024);
+        QCOMPARE(availableMemoryBytes(dir.filePath("absent")), qint64{-1});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("MemTotal: 100 kB\n");  // a kernel older than 3.14 has no MemAvailable
+        f.close();
+        QCOMPARE(availableMemoryBytes(path), qint64{-1});
+#ifdef Q_OS_LINUX
+        QVERIFY(availableMemoryBytes() > 0);  // this machine's
+#endif
+    }
+
+    // The KV part is the engine's own cache size at that context, F16 and Q8_0.
+    void kvIsWhatTheEngineAllocates() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("tiny.gguf").toStdString();
+        test::TinyLlamaShape shape;
+        shape.nEmbd = 128;  // KV rows of 64: Q8_0 needs multiples of 32
+        shape.context = 512;
+        QVERIFY(test::tinyLlama(shape).writeFile(path));
+        const auto info = inspectModel(QString::fromStdString(path), {.contextLength = 100});
+        QVERIFY(info);
+        for (const KvElementType type : {KvElementType::F16, KvElementType::Q8_0}) {
+            EngineOptions options;
+            options.contextLength = 100;
+            options.kvType = type;
+            auto engine = Engine::load(path, options);
+            QVERIFY2(engine, engine ? "" : engine.error().message.c_str());
+            const qint64 blocks =
+                ((*engine)->contextLength() + (*engine)->kvBlockSize() - 1) / (*engine)->kvBlockSize();
+            const MemoryEstimate e = estimateMemory(*info, {.contextLength = 100, .kvType = type});
+            QCOMPARE(e.kvBytes, blocks * static_cast<qint64>((*engine)->kvBytesPerBlock()));
+            QCOMPARE(e.contextLength, 100);
+        }
+        QCOMPARE(info->memory.contextLength, 100);
+        // F16: 7 blocks of 16 tokens x 2 layers x K and V x 64 elements x 2 bytes
+        QCOMPARE(info->memory.kvBytes, qint64{7 * 16 * 2 * 2 * 64 * 2});
+        // A context beyond the trained one is capped as loading caps it; 0 is the trained one.
+        QCOMPARE(estimateMemory(*info, {.contextLength = 4096}).contextLength, 512);
+        QCOMPARE(estimateMemory(*info, {}).contextLength, 512);
+        QCOMPARE(info->memory.verdict, MemoryVerdict::Unknown);  // no available memory given
+    }
+
+    void thresholds() {
+        const KvLayout layout{.nLayers = 2, .rowStride = 64, .blockSize = 16};
+        const qint64 kv = kvCacheBytes(layout, 1024);
+        QCOMPARE(kv, qint64{1024 * 2 * 2 * 64 * 2});
+        const qint64 weights = 1'000'000;
+        const qint64 needed = static_cast<qint64>(static_cast<double>(weights + kv) * 1.1);
+        const auto verdict = [&](qint64 available) {
+            const MemoryEstimate e = estimateMemory(weights, layout, 1024, {.availableBytes = available});
+            [&] { QCOMPARE(e.neededBytes, needed); }();
+            return e.verdict;
+        };
+        QCOMPARE(verdict(needed * 2), MemoryVerdict::Fits);
+        QCOMPARE(verdict(static_cast<qint64>(needed / 0.69)), MemoryVerdict::Fits);
+        QCOMPARE(verdict(static_cast<qint64>(needed / 0.71)), MemoryVerdict::Tight);
+        QCOMPARE(verdict(needed), MemoryVerdict::Tight);
+        QCOMPARE(verdict(needed - 1), MemoryVerdict::TooBig);
+        QCOMPARE(verdict(-1), MemoryVerdict::Unknown);
+        // A layout the cache refuses (a Q8_0 row not a multiple of 32) has no estimate.
+        const KvLayout odd{.nLayers = 2, .rowStride = 48, .blockSize = 16};
+        QCOMPARE(estimateMemory(weights, odd, 1024, {.kvType = KvElementType::Q8_0, .availableBytes = 1 << 30}).verdict,
+                 MemoryVerdict::Unknown);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMemoryFit)
+#include "test_memory_fit.moc"
