@@ -9,6 +9,7 @@
 #include "app/chat/model_controller.h"
 #include "app/chat/settings_controller.h"
 #include "app/common/paths.h"
+#include "app/models/model_catalog.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
 #include "ui/composer.h"
@@ -80,7 +81,12 @@ void MainWindow::onLoadEnded(const QString& error) {
 }
 
 void MainWindow::openModelPicker() {
-    ModelPicker picker(modelsDir(), models_.model() ? models_.model()->file.path : models_.loadingPath(), this);
+    auto* catalog = findChild<ModelCatalog*>(QString(), Qt::FindDirectChildrenOnly);  // kept: rescans are incremental
+    if (!catalog) catalog = new ModelCatalog(ModelCatalog::userOptions(), this);
+    const EngineSettings engine = settings_.engine();
+    catalog->setMemoryOptions({.contextLength = engine.contextLength,
+                               .kvType = parseKvElementType(engine.kvType.toStdString()).value_or(KvElementType::F16)});
+    ModelPicker picker(*catalog, models_.model() ? models_.model()->file.path : models_.loadingPath(), this);
     emit settingsDialogOpened(&picker);
     if (picker.exec() == QDialog::Accepted && !picker.selectedPath().isEmpty()) loadModel(picker.selectedPath());
 }

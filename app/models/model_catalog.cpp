@@ -11,6 +11,13 @@ namespace hearth {
 
 ModelCatalog::ModelCatalog(Options options, QObject* parent) : QObject(parent), options_(std::move(options)) {}
 
+ModelCatalog::Options ModelCatalog::userOptions() {
+    Options options;
+    options.roots = defaultModelSourceRoots();
+    options.saveUserFolders = true;
+    return options;
+}
+
 const CatalogEntry* ModelCatalog::entry(const QString& path) const {
     for (const CatalogEntry& e : entries_)
         if (e.found.path == path) return &e;

@@ -31,6 +31,8 @@ public:
         std::function<qint64()> availableMemory = [] { return availableMemoryBytes(); };
         bool saveUserFolders = false;  // addUserFolder also stores the list (setUserModelFolders)
     };
+    // The user's: defaultModelSourceRoots(), available memory from the system, added folders saved.
+    static Options userOptions();
     explicit ModelCatalog(Options options, QObject* parent = nullptr);
 
     // Starts a scan (a scan in progress is superseded: its results are dropped).

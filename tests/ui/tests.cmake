@@ -29,3 +29,7 @@ if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_thinking_window LABELS gui LIBS hearth_ui SOURCES test_thinking_window.cpp gui_app.h
                   ../app/chat/thinking_model.h TIMEOUT 120)
 endif()
+# The model picker over the catalog: fake trees of every source, grouped, with memory verdicts.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_model_picker LABELS gui LIBS hearth_ui SOURCES test_model_picker.cpp TIMEOUT 120)
+endif()

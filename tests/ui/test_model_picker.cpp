@@ -1,0 +1,136 @@
+// The model picker over the catalog, offscreen, on fake trees written by the test
+// (tests/support/fake_model_trees.h): the models of every source under that source's heading,
+// each line with family, parameters, quantization, size and memory verdict (available memory
+// injected: one model fits, one is tight, one is too big at its trained context); a split model
+// listed once; the facts of the chosen one with where it was found and the memory estimate; the
+// unreadable folder under "Skipped"; the current model, found nowhere, under "Opened files".
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "app/models/model_catalog.h"
+#include "tests/support/fake_model_trees.h"
+#include "tests/support/unreadable_dir.h"
+#include "ui/model_picker.h"
+
+using namespace hearth;
+
+namespace {
+
+// A tiny Llama whose trained context makes its KV cache large: 2 layers x K and V x 32 F16
+// elements = 256 bytes a token.
+bool writeLongContext(const QString& path, int context) {
+    test::TinyLlamaShape shape;
+    shape.context = context;
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    return test::tinyLlama(shape).writeFile(path.toStdString()).has_value();
+}
+
+QStringList lines(const QListWidget* list) {
+    QStringList out;
+    for (int i = 0; i < list->count(); ++i)
+        out << (list->item(i)->flags() & Qt::ItemIsSelectable ? "  " : "# ") + list->item(i)->text();
+    return out;
+}
+
+}  // namespace
+
+class TestModelPicker : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void groupsBySource();
+    void cleanupTestCase() { test::makeReadable((home() + "/.lmstudio/models/locked").toStdString()); }
+
+private:
+    QString home() const { return dir_.path() + "/home"; }
+    QTemporaryDir dir_;
+};
+
+void TestModelPicker::initTestCase() {
+    // Before any thread-pool thread exists, so that the scanning threads cannot read it either.
+    QVERIFY2(test::makeUnreadable((home() + "/.lmstudio/models/locked").toStdString()),
+             "cannot make a folder unreadable here");
+    QVERIFY(test::writeTiny(dir_.path() + "/hearth-models/tiny.gguf"));
+    QVERIFY(test::writeTinySplit(dir_.path() + "/hearth-models/big", 3));
+    QVERIFY(writeLongContext(home() + "/.lmstudio/models/someone/Long-GGUF/long-512k.gguf", 512 * 1024));
+    QVERIFY(test::writeOllamaModel(home() + "/.ollama/models", "registry.ollama.ai/library/tinyllama/latest",
+                                   test::tinyBytes(4)));
+    QVERIFY(test::writeHfFile(home() + "/.cache/huggingface/hub", "org/Tiny-GGUF", "0123456789abcdef", "tiny-q8.gguf",
+                              test::tinyBytes(8)));
+    QVERIFY(writeLongContext(home() + "/jan/models/huge/huge-1m.gguf", 1024 * 1024));
+    QVERIFY(test::writeTiny(dir_.path() + "/elsewhere/current.gguf", 11));
+}
+
+void TestModelPicker::groupsBySource() {
+    ModelCatalog::Options options;
+    options.roots.home = home();
+    options.roots.hearthModelsDir = dir_.path() + "/hearth-models";
+    options.roots.ollamaSystemRoots = {};
+    // 200 MB available: the 512k-token model needs (weights + 128 MiB of KV) x 1.1, 70% of it;
+    // the 1M-token one twice that.
+    options.availableMemory = [] { return qint64{200'000'000}; };
+    ModelCatalog catalog(options);
+    QSignalSpy finished(&catalog, &ModelCatalog::scanFinished);
+    ModelPicker picker(catalog, dir_.path() + "/elsewhere/current.gguf");
+    QTRY_VERIFY_WITH_TIMEOUT(picker.inspected(), 20000);
+    QCOMPARE(finished.size(), 1);
+    auto* list = picker.findChild<QListWidget*>("modelList");
+    QCOMPARE(lines(list).join('\n'), QStringLiteral(R"(# Hearth
+  big-00001-of-00003.gguf — Llama · 79 K · F32 · 0.3 MB · fits
+  tiny.gguf — Llama · 79 K · F32 · 0.3 MB · fits
+# LM Studio
+  someone/Long-GGUF/long-512k.gguf — Llama · 79 K · F32 · 0.3 MB · tight
+# Ollama
+  tinyllama:latest — Llama · 79 K · F32 · 0.3 MB · fits
+# Jan
+  huge/huge-1m.gguf — Llama · 79 K · F32 · 0.3 MB · too big
+# Hugging Face
+  org/Tiny-GGUF · tiny-q8.gguf — Llama · 79 K · F32 · 0.3 MB · fits
+# Opened files
+  current.gguf — Llama · 79 K · F32 · 0.3 MB · fits)"));
+    // The current model is chosen; its facts have no source.
+    auto* facts = picker.findChild<QLabel*>("modelFacts");
+    QCOMPARE(list->currentItem()->text(), QString("current.gguf — Llama · 79 K · F32 · 0.3 MB · fits"));
+    QVERIFY2(!facts->text().contains("Found in"), qPrintable(facts->text()));
+    QVERIFY(picker.findChild<QPushButton*>("loadButton")->isEnabled());
+    auto* notes = picker.findChild<QLabel*>("scanNotes");
+    QVERIFY(!notes->isHidden());
+    QVERIFY2(notes->text().contains("LM Studio: " + QDir::toNativeSeparators(home() + "/.lmstudio/models/locked") +
+                                    " cannot be read: Permission denied"),
+             qPrintable(notes->text()));
+    list->setCurrentRow(6);
+    QVERIFY(list->currentItem()->text().startsWith("tinyllama:latest"));
+    for (const QString& fact :
+         {QString("Found in: Ollama (%1/.ollama/models/blobs/sha256-").arg(home()), QString("Family: Llama (llama)"),
+          QString("Trained context: 256 tokens"), QString("Memory: "), QString(" at 256 tokens of context"),
+          QString("<b>fits</b>: 200.0 MB available now"), QString("Hearth runs this model.")})
+        QVERIFY2(facts->text().contains(fact), qPrintable(facts->text()));
+    list->setCurrentRow(1);
+    QVERIFY2(facts->text().contains("Size: 0.3 MB in 3 files"), qPrintable(facts->text()));
+    list->setCurrentRow(8);  // huge-1m
+    QVERIFY2(facts->text().contains("at 1,048,576 tokens of context") && facts->text().contains("<b>too big</b>"),
+             qPrintable(facts->text()));
+    picker.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&picker));
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualItemRect(list->item(0)).center());
+    QCOMPARE(list->currentRow(), 8);  // a heading cannot be chosen
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualItemRect(list->item(2)).center());
+    QCOMPARE(list->currentRow(), 2);
+    // A second picker over the same catalog: the list at once, and nothing inspected again.
+    const int nInspections = catalog.nInspections();
+    ModelPicker again(catalog, {});
+    QCOMPARE(list->count() - 2, again.findChild<QListWidget*>("modelList")->count());  // no "Opened files"
+    QTRY_VERIFY_WITH_TIMEOUT(again.inspected(), 20000);
+    QCOMPARE(catalog.nInspections(), nInspections);
+    if (const QString out = qEnvironmentVariable("HEARTH_PICKER_SHOT"); !out.isEmpty()) {
+        list->setCurrentRow(6);
+        QVERIFY(picker.grab().save(out));
+    }
+}
+
+QTEST_MAIN(TestModelPicker)
+#include "test_model_picker.moc"
