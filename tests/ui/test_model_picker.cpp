@@ -4,6 +4,8 @@
 // injected: one model fits, one is tight, one is too big at its trained context); a split model
 // listed once; the facts of the chosen one with where it was found and the memory estimate; the
 // unreadable folder under "Skipped"; the current model, found nowhere, under "Opened files".
+// HEARTH_PICKER_SHOT=docs/screenshots/model-picker-sources.png QT_QPA_PLATFORM=xcb xvfb-run -a
+// build/tests/test_model_picker also saves a screenshot of the picker.
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>

@@ -10,6 +10,7 @@
 #include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
 #include "tests/app/store/store_test_util.h"
+#include "tests/support/split_gguf.h"
 #include "tests/support/tiny_gemma3.h"
 
 using namespace hearth;
@@ -246,6 +247,31 @@ private slots:
         QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(-3600), QFileDevice::FileModificationTime));
         f.close();
         QCOMPARE(fingerprintHex(*(*store)->kv().modelFingerprint(model1_)), fingerprintHex(*fp));
+    }
+
+    // A split model's cached fingerprint is of all its parts: planted wrong, it is recomputed
+    // when only the last part's modification time changes.
+    void splitModelFingerprintCache() {
+        auto whole = GgufFile::open(model1_);
+        QVERIFY(whole);
+        const auto parts = test::writeSplit(**whole, dir_.filePath("split").toStdString(), 3);
+        QCOMPARE(parts.size(), size_t{3});
+        auto store = ConversationStore::open(db("fp-split.db"));
+        auto fp = (*store)->kv().modelFingerprint(parts[0]);
+        QVERIFY2(fp, fp ? "" : fp.error().message.c_str());
+        QCOMPARE(fingerprintHex(*fp), fingerprintHex(*fingerprintModel(parts[0])));
+        QVERIFY(*fp != *fingerprintFile(parts[0]));
+        {
+            auto sdb = SqliteDb::open(db("fp-split.db"));
+            QVERIFY((*sdb)->exec("UPDATE model_fingerprints SET fingerprint = '00000000000000000000000000000001'"));
+        }
+        QCOMPARE(fingerprintHex(*(*store)->kv().modelFingerprint(parts[0])),
+                 std::string("00000000000000000000000000000001"));
+        QFile last(QString::fromStdString(parts[2]));
+        QVERIFY(last.open(QIODevice::ReadWrite));
+        QVERIFY(last.setFileTime(QDateTime::currentDateTime().addSecs(-3600), QFileDevice::FileModificationTime));
+        last.close();
+        QCOMPARE(fingerprintHex(*(*store)->kv().modelFingerprint(parts[0])), fingerprintHex(*fp));
     }
 
     // A reply that streams for seconds is in the database, incomplete, before it finishes,
