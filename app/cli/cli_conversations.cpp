@@ -1,11 +1,14 @@
 // hearth-cli conversations --db PATH: list (or --search TEXT), --show ID, --delete ID,
-// --export ID --format md|json, --move-aside (a damaged database is renamed, kept).
+// --export ID --format md|json, --export-all, --import FILE (Hearth's conversation JSON:
+// conversation_export.h), --move-aside (a damaged database is renamed, kept).
 #include <QDateTime>
+#include <QFile>
 #include <QJsonDocument>
 #include <cstdio>
 
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_store.h"
+#include "app/store/conversation_export.h"
 #include "app/store/kv_block_store.h"
 #include "app/chat/stored_turn.h"
 #include "engine/str_cat.h"
@@ -17,7 +20,9 @@ QList<QCommandLineOption> conversationsOptions() {
     QList<QCommandLineOption> o = storeOptions();
     o << QCommandLineOption("show", "Print a conversation's active branch.", "id")
       << QCommandLineOption("delete", "Delete a conversation (its messages and KV).", "id")
-      << QCommandLineOption("export", "Export a conversation's active branch.", "id")
+      << QCommandLineOption("export", "Export a conversation (json: every branch; md: the active one).", "id")
+      << QCommandLineOption("export-all", "Export every conversation as Hearth JSON.")
+      << QCommandLineOption("import", "Import the conversations of a Hearth JSON file.", "file")
       << QCommandLineOption("format", "--export format: md or json.", "format", "md")
       << QCommandLineOption("search", "List conversations whose title or messages contain TEXT.", "text")
       << QCommandLineOption("move-aside", "Rename a damaged database to PATH.damaged-TIME and stop.");
@@ -25,42 +30,6 @@ QList<QCommandLineOption> conversationsOptions() {
 }
 
 QString isoTime(int64_t ms) { return QDateTime::fromMSecsSinceEpoch(ms).toUTC().toString(Qt::ISODate); }
-
-QJsonObject conversationJson(const Conversation& c, const std::vector<Message>& branch) {
-    QJsonArray messages;
-    for (const Message& m : branch) {
-        QJsonObject o{{"id", static_cast<qint64>(m.id)},
-                      {"parent_id", static_cast<qint64>(m.parentId)},
-                      {"role", QString::fromLatin1(chatRoleName(m.role))},
-                      {"text", QString::fromStdString(m.text)},
-                      {"complete", m.complete},
-                      {"created", isoTime(m.createdMs)}};
-        if (m.role == ChatRole::Assistant) {
-            o.insert("generated_tokens", m.stats.generatedTokens);
-            o.insert("finish_reason", QString::fromStdString(m.stats.finishReason));
-        }
-        messages.append(o);
-    }
-    return {{"id", static_cast<qint64>(c.id)},
-            {"title", QString::fromStdString(c.title)},
-            {"handle", QString::fromStdString(c.handle)},
-            {"model", QString::fromStdString(c.model)},
-            {"system_prompt", QString::fromStdString(c.systemPrompt)},
-            {"settings", QJsonDocument::fromJson(QByteArray::fromStdString(c.settingsJson)).object()},
-            {"created", isoTime(c.createdMs)},
-            {"updated", isoTime(c.updatedMs)},
-            {"messages", messages}};
-}
-
-std::string markdown(const Conversation& c, const std::vector<Message>& branch) {
-    std::string md = strCat("# ", c.title, "\n\n");
-    if (!c.systemPrompt.empty()) md += strCat("**System:** ", c.systemPrompt, "\n\n");
-    for (const Message& m : branch) {
-        const char* who = m.role == ChatRole::User ? "User" : m.role == ChatRole::Assistant ? "Assistant" : "System";
-        md += strCat("## ", who, m.complete ? "" : " (incomplete)", "\n\n", m.text, "\n\n");
-    }
-    return md;
-}
 
 int listConversations(ConversationStore& store, const QCommandLineParser& p) {
     auto list =
@@ -84,17 +53,25 @@ int listConversations(ConversationStore& store, const QCommandLineParser& p) {
     return 0;
 }
 
+// --format json: Hearth's conversation JSON, every branch (conversation_export.h); md: the active branch.
 int showOrExport(ConversationStore& store, const QString& name, const QString& format) {
     auto c = findConversation(store, name.toStdString(), false);
     if (!c) return failWith(c.error());
-    auto branch = store.activeBranch(c->id);
-    if (!branch) return failWith(branch.error());
-    if (format == "json") {
-        writeOut(QJsonDocument(conversationJson(*c, *branch)).toJson(QJsonDocument::Indented).toStdString());
-        return 0;
-    }
-    if (format != "md") return usageError("--format must be md or json");
-    writeOut(markdown(*c, *branch));
+    if (format != "md" && format != "json") return usageError("--format must be md or json");
+    auto text = format == "json" ? exportConversationJson(store, c->id) : exportConversationMarkdown(store, c->id);
+    if (!text) return failWith(text.error());
+    writeOut(*text);
+    return 0;
+}
+
+int importConversations(ConversationStore& store, const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return failWith(
+            Error{ErrorCode::Io, strCat("cannot read ", path.toStdString(), ": ", f.errorString().toStdString())});
+    auto ids = importConversationsJson(store, f.readAll().toStdString());
+    if (!ids) return failWith(ids.error());
+    for (const int64_t id : *ids) writeOut(strCat("imported conversation ", id, "\n"));
     return 0;
 }
 
@@ -110,6 +87,13 @@ int cmdConversations(const QCommandLineParser& p) {
     if (!store) return 1;
     if (p.isSet("show")) return showOrExport(*store, p.value("show"), "md");
     if (p.isSet("export")) return showOrExport(*store, p.value("export"), p.value("format"));
+    if (p.isSet("export-all")) {
+        auto all = exportAllConversationsJson(*store);
+        if (!all) return failWith(all.error());
+        writeOut(*all);
+        return 0;
+    }
+    if (p.isSet("import")) return importConversations(*store, p.value("import"));
     if (p.isSet("delete")) {
         auto c = findConversation(*store, p.value("delete").toStdString(), false);
         if (!c) return failWith(c.error());
@@ -126,7 +110,8 @@ int cmdConversations(const QCommandLineParser& p) {
 Command conversationsCommand() {
     return {"conversations",
             "  conversations --db PATH [--search TEXT] [--json] | --show ID | --delete ID\n"
-            "           | --export ID [--format md|json] | --move-aside (rename a damaged database)\n",
+            "           | --export ID [--format md|json] | --export-all | --import FILE\n"
+            "           | --move-aside (rename a damaged database)\n",
             conversationsOptions, cmdConversations};
 }
 

@@ -96,14 +96,17 @@ public:
     Result<void> deleteConversation(int64_t id);
 
     // Messages. appendMessage makes the new message the active leaf; parentId 0 starts a root
-    // (another root is a sibling branch of the first message).
+    // (another root is a sibling branch of the first message). createdMs 0: now (an import
+    // gives the original time).
     Result<Message> appendMessage(int64_t conversationId, int64_t parentId, ChatRole role, const std::string& text,
-                                  bool complete = true);
+                                  bool complete = true, int64_t createdMs = 0);
     // A streamed reply's text so far (complete=false) or final text with its statistics.
     Result<void> updateMessage(int64_t messageId, const std::string& text, bool complete,
                                const GenerationStats* stats = nullptr);
     Result<std::optional<Message>> message(int64_t messageId) const;
     Result<std::vector<Message>> activeBranch(int64_t conversationId) const;  // first message .. active leaf
+    // Every message of every branch, oldest first (a parent before its children).
+    Result<std::vector<Message>> messages(int64_t conversationId) const;
     Result<std::vector<Message>> branchTo(int64_t messageId) const;  // first message .. messageId
     // Messages with the same parent (itself included), oldest first: the branches to switch between.
     Result<std::vector<Message>> siblings(int64_t messageId) const;

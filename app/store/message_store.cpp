@@ -9,7 +9,7 @@
 namespace hearth {
 
 Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t parentId, ChatRole role,
-                                                 const std::string& text, bool complete) {
+                                                 const std::string& text, bool complete, int64_t createdMs) {
     Transaction t(*db_);
     if (auto r = t.begin(); !r) return std::unexpected(r.error());
     if (parentId != 0) {
@@ -26,7 +26,7 @@ Result<Message> ConversationStore::appendMessage(int64_t conversationId, int64_t
     if (parentId == 0) st->bindNull(2);
     else st->bind(2, parentId);
     st->bind(3, chatRoleName(role)).bind(4, std::string_view(text));
-    st->bind(5, int64_t{complete ? 1 : 0}).bind(6, storeNowMs());
+    st->bind(5, int64_t{complete ? 1 : 0}).bind(6, createdMs > 0 ? createdMs : storeNowMs());
     if (auto r = st->run(); !r) return std::unexpected(r.error());  // a missing conversation fails the foreign key
     const int64_t id = db_->lastInsertId();
     auto leaf = db_->prepare("UPDATE conversations SET active_leaf_id = ?, updated_ms = ? WHERE id = ?");
@@ -90,6 +90,10 @@ Result<std::vector<Message>> ConversationStore::activeBranch(int64_t conversatio
     if (!*c) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
     if ((*c)->activeLeafId == 0) return std::vector<Message>();
     return branchTo((*c)->activeLeafId);
+}
+
+Result<std::vector<Message>> ConversationStore::messages(int64_t conversationId) const {
+    return readMessages(*db_, strCat(kMessageSelect, " WHERE conversation_id = ?1 ORDER BY id"), conversationId);
 }
 
 Result<std::vector<Message>> ConversationStore::siblings(int64_t messageId) const {

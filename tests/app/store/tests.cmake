@@ -10,3 +10,6 @@ hearth_add_test(NAME test_store_model LABELS model LIBS hearth_app SOURCES test_
 # allowed), the database made read-only or deleted while running, the WAL cut after a crash.
 hearth_add_test(NAME test_store_faults LABELS tiny LIBS hearth_app
                 SOURCES test_store_faults.cpp test_store_faults_vfs.cpp TIMEOUT 300)
+# Conversations out and in: Hearth JSON with every branch, export -> delete -> import equal
+# message for message, Markdown, malformed files, and the same through hearth-cli.
+hearth_add_test(NAME test_conversation_export LABELS unit LIBS hearth_app SOURCES test_conversation_export.cpp TIMEOUT 120)
