@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <map>
 
+#include "app/store/foreign_conversations.h"
 #include "app/store/store_rows.h"
 #include "engine/str_cat.h"
 
@@ -51,28 +52,15 @@ Result<QJsonObject> conversationObject(const ConversationStore& store, int64_t i
 
 std::string text(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Indented).toStdString(); }
 
-// One conversation of a file, checked whole before anything is written.
-struct ImportedMessage {
-    int64_t id = 0, parent = 0, createdMs = 0;
-    ChatRole role = ChatRole::User;
-    std::string text;
-    bool complete = true;
-    GenerationStats stats;
-};
-struct Imported {
-    Conversation conversation;
-    std::vector<ImportedMessage> messages;
-};
-
 std::unexpected<Error> bad(const std::string& where, const std::string& problem) {
     return fail(ErrorCode::InvalidFormat, strCat("conversation file: ", where, " ", problem));
 }
 
-Result<Imported> readConversation(const QJsonObject& o, const std::string& where) {
+Result<ImportedConversation> readConversation(const QJsonObject& o, const std::string& where) {
     if (o.value("format").toString() != kOne) return bad(where, strCat("is not a \"", kOne, "\" object"));
     if (o.value("version").toInt() != kVersion)
         return bad(where, strCat("has version ", o.value("version").toInt(), "; this Hearth reads version ", kVersion));
-    Imported in;
+    ImportedConversation in;
     in.conversation.title = o.value("title").toString().toStdString();
     in.conversation.handle = o.value("handle").toString().toStdString();
     in.conversation.model = o.value("model").toString().toStdString();
@@ -108,7 +96,7 @@ Result<Imported> readConversation(const QJsonObject& o, const std::string& where
     return in;
 }
 
-Result<int64_t> write(ConversationStore& store, const Imported& in) {
+Result<int64_t> write(ConversationStore& store, const ImportedConversation& in) {
     std::string handle = in.conversation.handle;
     if (!handle.empty()) {
         auto taken = store.conversationByHandle(handle);
@@ -180,17 +168,29 @@ Result<std::string> exportConversationMarkdown(const ConversationStore& store, i
 Result<std::vector<int64_t>> importConversationsJson(ConversationStore& store, const std::string& json) {
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json), &error);
-    if (!doc.isObject())
-        return bad("text",
-                   strCat("is not a JSON object (", error.errorString().toStdString(), " at byte ", error.offset, ")"));
+    if (!doc.isObject() && !doc.isArray())
+        return bad("text", strCat("is not JSON (", error.errorString().toStdString(), " at byte ", error.offset, ")"));
+    std::vector<ImportedConversation> all;
+    const auto take = [&](Result<std::vector<ImportedConversation>> read) -> Result<void> {
+        if (!read) return std::unexpected(read.error());
+        for (ImportedConversation& c : *read) all.push_back(std::move(c));
+        return {};
+    };
+    // Other apps' exports: an array of conversations (or one), told apart by their keys.
+    const QJsonArray array = doc.isArray() ? doc.array() : QJsonArray{doc.object()};
+    const QJsonObject first = array.isEmpty() ? QJsonObject() : array.first().toObject();
     const QJsonObject root = doc.object();
-    std::vector<Imported> all;
-    if (root.value("format").toString() == kMany) {
+    Result<void> read;
+    if (first.contains("mapping") && first.contains("current_node")) read = take(readChatGptExport(array));
+    else if (first.contains("chat_messages")) read = take(readClaudeExport(array));
+    else if (doc.isArray())
+        return bad("file", "is not a Hearth, ChatGPT or Claude export (an array of unknown objects)");
+    else if (root.value("format").toString() == kMany) {
         if (root.value("version").toInt() != kVersion)
             return bad("file",
                        strCat("has version ", root.value("version").toInt(), "; this Hearth reads version ", kVersion));
         const QJsonArray list = root.value("conversations").toArray();
-        for (qsizetype i = 0; i < list.size(); ++i) {
+        for (qsizetype i = 0; i < list.size() && read; ++i) {
             auto one = readConversation(list[i].toObject(), strCat("conversation ", i + 1));
             if (!one) return std::unexpected(one.error());
             all.push_back(std::move(*one));
@@ -200,8 +200,9 @@ Result<std::vector<int64_t>> importConversationsJson(ConversationStore& store, c
         if (!one) return std::unexpected(one.error());
         all.push_back(std::move(*one));
     }
+    if (!read) return std::unexpected(read.error());
     std::vector<int64_t> ids;
-    for (const Imported& in : all) {
+    for (const ImportedConversation& in : all) {
         auto id = write(store, in);
         if (!id) return std::unexpected(id.error());
         ids.push_back(*id);

@@ -26,8 +26,9 @@ Result<std::string> exportConversationJson(const ConversationStore& store, int64
 Result<std::string> exportAllConversationsJson(const ConversationStore& store);  // newest first
 Result<std::string> exportConversationMarkdown(const ConversationStore& store, int64_t conversationId);
 
-// Imports one conversation ("hearth.conversation") or several ("hearth.conversations") as new
-// conversations and returns their ids. The whole text is checked before anything is written (a
+// Imports one conversation ("hearth.conversation") or several ("hearth.conversations"), or
+// another app's export - ChatGPT's conversations.json (its branches kept), Claude's
+// (foreign_conversations.h) - as new conversations and returns their ids. The whole text is checked before anything is written (a
 // malformed file adds nothing: InvalidFormat naming what is wrong); a handle already in use is
 // dropped (the conversation is still imported). Errors: InvalidFormat, the store's.
 Result<std::vector<int64_t>> importConversationsJson(ConversationStore& store, const std::string& json);

@@ -3,7 +3,11 @@
 // statistics, exported as Hearth JSON, deleted, and imported: equal message for message (role,
 // text, completeness, time, statistics, the tree, the active branch), and searchable. The same
 // through hearth-cli (--export ID --format json, --delete, --import; --export-all). A malformed
-// file is a clear error that adds nothing.
+// file is a clear error that adds nothing. Two other apps' exports: ChatGPT's conversations.json
+// (a tree with branches) and Claude's; the samples are the test's own text in the shapes that
+// TomzxCode/llm-conversations-viewer documents in docs/formats.md (found with the search tool),
+// with the node kinds a real ChatGPT export also has (a root node without a message, an empty
+// hidden system message).
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -121,7 +125,7 @@ private slots:
         QTest::addColumn<QByteArray>("json");
         QTest::addColumn<QString>("message");
         const QByteArray head = R"({"format":"hearth.conversation","version":1,"title":"t","messages":)";
-        QTest::newRow("not JSON") << QByteArray("{\"format\": ") << "conversation file: text is not a JSON object";
+        QTest::newRow("not JSON") << QByteArray("{\"format\": ") << "conversation file: text is not JSON";
         QTest::newRow("another format") << QByteArray(R"({"format":"chatgpt"})")
                                         << "conversation file: conversation is not a \"hearth.conversation\" object";
         QTest::newRow("newer version") << QByteArray(R"({"format":"hearth.conversation","version":2})")
@@ -144,6 +148,81 @@ private slots:
         QCOMPARE(ids.error().code, ErrorCode::InvalidFormat);
         QVERIFY2(QString::fromStdString(ids.error().message).contains(message), ids.error().message.c_str());
         QCOMPARE(store_->listConversations()->size(), size_t{1});
+    }
+
+    // ChatGPT: the regenerated answer is a branch; current_node picks the active one; the root
+    // node without a message and the empty system message are left out.
+    void importsChatGptExport() {
+        const QByteArray json = R"([{"title": "Packing list", "create_time": 1717000000.5, "update_time": 1717000300.0,
+          "mapping": {
+            "root": {"id": "root", "message": null, "parent": null, "children": ["sys"]},
+            "sys": {"id": "sys", "parent": "root", "children": ["u1"], "message": {"id": "sys",
+                    "author": {"role": "system"}, "create_time": null, "content": {"content_type": "text", "parts": [""]}}},
+            "u1": {"id": "u1", "parent": "sys", "children": ["a1", "a2"], "message": {"id": "u1",
+                   "author": {"role": "user"}, "create_time": 1717000001.0,
+                   "content": {"content_type": "text", "parts": ["What should I pack for Kyoto in autumn?"]}}},
+            "a1": {"id": "a1", "parent": "u1", "children": [], "message": {"id": "a1", "author": {"role": "assistant"},
+                   "create_time": 1717000002.0, "content": {"content_type": "text", "parts": ["A light jacket."]}}},
+            "a2": {"id": "a2", "parent": "u1", "children": ["u2"], "message": {"id": "a2",
+                   "author": {"role": "assistant"}, "create_time": 1717000003.0, "metadata": {"model_slug": "gpt-4"},
+                   "content": {"content_type": "text", "parts": ["Layers and comfortable shoes."]}}},
+            "u2": {"id": "u2", "parent": "a2", "children": ["a3"], "message": {"id": "u2", "author": {"role": "user"},
+                   "create_time": 1717000004.0, "content": {"content_type": "text", "parts": ["And for rain?"]}}},
+            "a3": {"id": "a3", "parent": "u2", "children": [], "message": {"id": "a3",
+                   "author": {"role": "assistant"}, "create_time": 1717000005.0,
+                   "content": {"content_type": "text", "parts": ["A compact umbrella."]}}}},
+          "current_node": "a3"}])";
+        const auto ids = importConversationsJson(*store_, json.toStdString());
+        QVERIFY2(ids, ids ? "" : ids.error().message.c_str());
+        QCOMPARE(ids->size(), size_t{1});
+        QCOMPARE(shape(*store_, ids->front()),
+                 QStringLiteral(R"(user: What should I pack for Kyoto in autumn? [1 1717000001000 0 ]
+  assistant: A light jacket. [1 1717000002000 0 ]
+  assistant: Layers and comfortable shoes. [1 1717000003000 0 ]
+    user: And for rain? [1 1717000004000 0 ]
+      assistant: A compact umbrella. [1 1717000005000 0 ]
+active: What should I pack for Kyoto in autumn? / Layers and comfortable shoes. / And for rain? / A compact umbrella.
+title: Packing list
+system: 
+model: 
+settings: {})"));
+        const QByteArray broken = R"([{"title": "x", "current_node": "a", "mapping": {"a": {"id": "a", "parent": null,
+            "children": ["gone"], "message": null}}}])";
+        const auto refused = importConversationsJson(*store_, broken.toStdString());
+        QVERIFY(!refused);
+        QCOMPARE(QString::fromStdString(refused.error().message),
+                 QString("conversation file: ChatGPT conversation 1 node a has a child that is not in the mapping"));
+        QCOMPARE(store_->listConversations()->size(), size_t{2});
+    }
+
+    void importsClaudeExport() {
+        const QByteArray json = R"([{"uuid": "c-1", "name": "Tea haiku", "created_at": "2024-05-01T09:00:00.000Z",
+          "updated_at": "2024-05-01T09:01:00.000Z", "chat_messages": [
+            {"uuid": "m1", "text": "Write a haiku about green tea.", "sender": "human",
+             "created_at": "2024-05-01T09:00:00.000Z"},
+            {"uuid": "m2", "text": "Steam over the cup", "sender": "assistant", "created_at": "2024-05-01T09:00:05.250Z"},
+            {"uuid": "m3", "text": "Another, about rain?", "sender": "human", "created_at": "2024-05-01T09:00:30.000Z"}]}])";
+        const auto ids = importConversationsJson(*store_, json.toStdString());
+        QVERIFY2(ids, ids ? "" : ids.error().message.c_str());
+        QCOMPARE(shape(*store_, ids->front()),
+                 QStringLiteral(R"(user: Write a haiku about green tea. [1 1714554000000 0 ]
+  assistant: Steam over the cup [1 1714554005250 0 ]
+    user: Another, about rain? [1 1714554030000 0 ]
+active: Write a haiku about green tea. / Steam over the cup / Another, about rain?
+title: Tea haiku
+system: 
+model: 
+settings: {})"));
+        QCOMPARE(store_->searchConversations("green tea")->size(), size_t{1});
+        const auto refused = importConversationsJson(
+            *store_, R"([{"name": "x", "chat_messages": [{"text": "hi", "sender": "robot"}]}])");
+        QVERIFY(!refused);
+        QCOMPARE(
+            QString::fromStdString(refused.error().message),
+            QString("conversation file: Claude conversation 1 message 1 has sender \"robot\" (human or assistant)"));
+        const auto unknown = importConversationsJson(*store_, R"([{"messages": []}])");
+        QVERIFY(!unknown);
+        QVERIFY(unknown.error().message.find("is not a Hearth, ChatGPT or Claude export") != std::string::npos);
     }
 
     // hearth-cli: --export ID --format json, --delete ID, --import FILE; the same conversation.
