@@ -1,7 +1,9 @@
 // Split GGUF models (engine/model/gguf_split.h): a tiny Llama written by the test and split at
 // tensor boundaries as llama.cpp's gguf-split does loads as one model and gives the same greedy
 // tokens as the unsplit file; its fingerprint covers every part; a missing, truncated, renamed or
-// misplaced part is a clear error naming the part.
+// misplaced part is a clear error naming the part. Built a second time with
+// HEARTH_SPLIT_REAL_MODELS (test_gguf_split_models): the fetched SmolLM2 and Gemma 3 files split
+// in four give the whole files' greedy tokens.
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -12,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/model/gguf_split.h"
 #include "tests/support/split_gguf.h"
+#include "tests/support/test_env.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -206,6 +209,27 @@ private slots:
             reopened.error().message.find("split.tensors.count says 5 tensors, its parts hold 20") != std::string::npos,
             reopened.error().message.c_str());
     }
+
+#ifdef HEARTH_SPLIT_REAL_MODELS
+    void realModels_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("SmolLM2") << "SmolLM2-135M-Instruct.Q4_1.gguf";
+        QTest::newRow("Gemma 3") << "gemma-3-270m-q4_k_m.gguf";
+    }
+    void realModels() {
+        QFETCH(QString, name);
+        const QString path = test::modelFile(name);
+        HEARTH_REQUIRE_FILE(path);
+        QTemporaryDir dir;
+        auto whole = GgufFile::open(path.toStdString());
+        QVERIFY(whole);
+        const auto parts = test::writeSplit(**whole, dir.filePath("m").toStdString(), 4);
+        QCOMPARE(parts.size(), size_t{4});
+        const auto expected = greedyTokens(path.toStdString());
+        QCOMPARE(expected.size(), size_t{24});
+        QCOMPARE(greedyTokens(parts[0]), expected);
+    }
+#endif
 
 private:
     QTemporaryDir dir_;

@@ -17,3 +17,5 @@ hearth_add_test(NAME test_synth LABELS unit tiny LIBS hearth_engine Qt6::Core SO
 # Split GGUF models (gguf-split's layout, written by the test): one model, the same greedy
 # tokens as the whole file, a fingerprint over every part, clear errors for bad parts.
 hearth_add_test(NAME test_gguf_split LABELS unit LIBS hearth_engine Qt6::Core SOURCES test_gguf_split.cpp)
+hearth_add_test(NAME test_gguf_split_models LABELS model LIBS hearth_engine Qt6::Core SOURCES test_gguf_split.cpp)
+target_compile_definitions(test_gguf_split_models PRIVATE HEARTH_SPLIT_REAL_MODELS=1)
