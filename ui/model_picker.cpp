@@ -104,7 +104,7 @@ void ModelPicker::build(const QString& heading, const QString& browseDir) {
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     load_->setEnabled(false);
     facts_->setText(tr("Choose a model file."));
-    resize(catalog_ ? 760 : 560, catalog_ ? 620 : 460);
+    resize(catalog_ ? 940 : 560, catalog_ ? 620 : 460);
 }
 
 bool ModelPicker::inspected() const {

@@ -4,8 +4,10 @@
 // injected: one model fits, one is tight, one is too big at its trained context); a split model
 // listed once; the facts of the chosen one with where it was found and the memory estimate; the
 // unreadable folder under "Skipped"; the current model, found nowhere, under "Opened files".
-// HEARTH_PICKER_SHOT=docs/screenshots/model-picker-sources.png QT_QPA_PLATFORM=xcb xvfb-run -a
-// build/tests/test_model_picker also saves a screenshot of the picker.
+// screenshot(), only with HEARTH_PICKER_SHOT set, saves a picture of the picker over the fetched
+// models placed in fake trees of several sources (the memory available is this machine's):
+//   HEARTH_PICKER_SHOT=docs/screenshots/model-picker-sources.png QT_QPA_PLATFORM=xcb
+//   HEARTH_MODELS_DIR=~/.cache/hearth/models xvfb-run -a build/tests/test_model_picker screenshot
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -15,6 +17,7 @@
 
 #include "app/models/model_catalog.h"
 #include "tests/support/fake_model_trees.h"
+#include "tests/support/test_env.h"
 #include "tests/support/unreadable_dir.h"
 #include "ui/model_picker.h"
 
@@ -45,6 +48,7 @@ class TestModelPicker : public QObject {
 private slots:
     void initTestCase();
     void groupsBySource();
+    void screenshot();
     void cleanupTestCase() { test::makeReadable((home() + "/.lmstudio/models/locked").toStdString()); }
 
 private:
@@ -128,10 +132,58 @@ void TestModelPicker::groupsBySource() {
     QCOMPARE(list->count() - 2, again.findChild<QListWidget*>("modelList")->count());  // no "Opened files"
     QTRY_VERIFY_WITH_TIMEOUT(again.inspected(), 20000);
     QCOMPARE(catalog.nInspections(), nInspections);
-    if (const QString out = qEnvironmentVariable("HEARTH_PICKER_SHOT"); !out.isEmpty()) {
-        list->setCurrentRow(6);
-        QVERIFY(picker.grab().save(out));
+}
+
+void TestModelPicker::screenshot() {
+    const QString out = qEnvironmentVariable("HEARTH_PICKER_SHOT");
+    if (out.isEmpty()) QSKIP("HEARTH_PICKER_SHOT is not set");
+    const QString smol = test::modelFile("SmolLM2-135M-Instruct.Q4_1.gguf");
+    const QString gemma = test::modelFile("gemma-3-270m-q4_k_m.gguf");
+    HEARTH_REQUIRE_FILE(smol);
+    HEARTH_REQUIRE_FILE(gemma);
+    QTemporaryDir dir;
+    const QString h = dir.path() + "/home";
+    const auto link = [](const QString& target, const QString& at) {
+        QDir().mkpath(QFileInfo(at).absolutePath());
+        return QFile::link(target, at);
+    };
+    QVERIFY(link(smol, dir.path() + "/hearth-models/SmolLM2-135M-Instruct.Q4_1.gguf"));
+    QVERIFY(link(gemma, h + "/.lmstudio/models/lmstudio-community/gemma-3-270m-it-GGUF/gemma-3-270m-it-Q4_K_M.gguf"));
+    QVERIFY(
+        test::writeOllamaModel(h + "/.ollama/models", "registry.ollama.ai/library/smollm2/135m", test::readAll(smol)));
+    {
+        auto whole = GgufFile::open(gemma.toStdString());
+        QVERIFY(whole);
+        QVERIFY(QDir().mkpath(dir.path() + "/split"));
+        const auto parts = test::writeSplit(**whole, (dir.path() + "/split/gemma-3-270m-Q4_K_M").toStdString(), 3);
+        QCOMPARE(parts.size(), size_t{3});
+        for (const std::string& part : parts)
+            QVERIFY(test::writeHfFile(h + "/.cache/huggingface/hub", "unsloth/gemma-3-270m-it-GGUF", "8fd0b4b",
+                                      QFileInfo(QString::fromStdString(part)).fileName(),
+                                      test::readAll(QString::fromStdString(part))));
     }
+    GgufWriter mamba = test::tinyLlama();
+    mamba.set("general.architecture", std::string("mamba"));
+    mamba.set("general.name", std::string("Mamba test"));
+    QVERIFY(QDir().mkpath(h + "/jan/models/mamba"));
+    QVERIFY(mamba.writeFile((h + "/jan/models/mamba/mamba-130m.gguf").toStdString()));
+    QVERIFY(test::writeTiny(h + "/.cache/llama.cpp/org_tiny-llama_tiny.gguf"));
+    ModelCatalog::Options options;
+    options.roots.home = h;
+    options.roots.hearthModelsDir = dir.path() + "/hearth-models";
+    options.roots.ollamaSystemRoots = {};
+    options.memory.contextLength = 8192;
+    ModelCatalog catalog(options);
+    ModelPicker picker(catalog, {});
+    QTRY_VERIFY_WITH_TIMEOUT(picker.inspected(), 30000);
+    auto* list = picker.findChild<QListWidget*>("modelList");
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->text().startsWith("unsloth")) list->setCurrentRow(i);
+    picker.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&picker));
+    QTest::qWait(200);
+    QVERIFY(picker.grab().save(out));
+    qInfo("%s", qPrintable(lines(list).join('\n')));
 }
 
 QTEST_MAIN(TestModelPicker)
