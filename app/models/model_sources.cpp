@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include "app/common/paths.h"
@@ -61,16 +62,18 @@ public:
         return entries;
     }
 
-    // Paths of the .gguf files in dir and, when recursive, in its folders (not through links to
-    // folders: no loops); a link to a file counts as the file (the Hugging Face cache).
+    // Paths of the .gguf files in dir and, when recursive, in its folders - also folders reached
+    // through links (LM Studio's models are often a link to another disk), each real folder
+    // once, so that a link loop ends; a link to a file counts as the file (the Hugging Face cache).
     void collect(const QString& dir, bool recursive, QStringList& files, int depth = 0) {
+        std::error_code ec;
+        if (!visited_.insert(fs::canonical(fsPath(dir), ec).string()).second && !ec) return;
         const auto entries = list(dir);
         if (!entries) return;
         for (const fs::directory_entry& e : *entries) {
-            std::error_code ec;
             const QString path = qPath(e.path());
             if (e.is_directory(ec)) {
-                if (recursive && depth < kMaxDepth && !e.is_symlink(ec)) collect(path, true, files, depth + 1);
+                if (recursive && depth < kMaxDepth) collect(path, true, files, depth + 1);
             } else if (e.is_regular_file(ec) && path.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive)) {
                 files.append(path);
             }
@@ -112,6 +115,7 @@ public:
 
     ModelScan& scan_;
     ModelSource source_;
+    std::set<std::string> visited_;  // canonical folders already listed
 };
 
 // Plain folders of .gguf files (Hearth's, the user's, LM Studio's, GPT4All's, Jan's, llama.cpp's):

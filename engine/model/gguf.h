@@ -124,7 +124,7 @@ public:
     uint64_t dataOffset() const { return dataOffset_; }  // file offset of the data section
     const std::string& path() const { return path_; }  // the first part's, for a split model
     uint64_t fileSize() const { return bytes_.size(); }  // this (first) file's bytes
-    // The model's files in order: {path()}, or every part of a split model.
+    // The model's files in order: {path()}, or every part of a split model (none for fromBytes).
     const std::vector<std::string>& partPaths() const { return partPaths_; }
     uint64_t modelBytes() const;  // the bytes of all the model's files together
 

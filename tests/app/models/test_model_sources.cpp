@@ -1,6 +1,7 @@
 // Model discovery (app/models/model_sources.h) over fake trees of every layout, written by the
 // test under a temporary home (tests/support/fake_model_trees.h says where each layout comes
-// from): what is listed, under which source and name, read in place (the paths are the files
+// from): what is listed, under which source and name (also through a linked folder, past a link
+// loop), read in place (the paths are the files
 // the test wrote; nothing is copied), split models once, and the notes for what was skipped.
 // Then the catalog: every model inspected off the GUI thread, a rescan inspects only what
 // changed, and the memory verdict against an injected amount of available memory.
@@ -64,6 +65,10 @@ void TestModelSources::initTestCase() {
     QVERIFY(notModel.open(QIODevice::WriteOnly));
     QVERIFY(test::writeTiny(home + "/.lmstudio/models/lmstudio-community/Tiny-GGUF/tiny-Q8_0.gguf", 2));
     QVERIFY(test::writeTiny(home + "/.cache/lm-studio/models/other/x/model.gguf", 3));
+    // A folder of LM Studio's that is a link to another disk, and a link loop.
+    QVERIFY(test::writeTiny(root_ + "/other-disk/pub/repo/linked.gguf"));
+    QVERIFY(QFile::link(root_ + "/other-disk", home + "/.lmstudio/models/linked"));
+    QVERIFY(QFile::link("..", home + "/.lmstudio/models/lmstudio-community/loop"));
     // Ollama: two tags of one blob, another host's model, a manifest whose blob is missing, a
     // blob that is not GGUF; and the system service's folder.
     const QString ollama = home + "/.ollama/models";
@@ -99,6 +104,7 @@ void TestModelSources::listsEveryLayout() {
              QStringLiteral(R"(Hearth | big-00001-of-00003.gguf | hearth-models/big-00001-of-00003.gguf | 3 parts
 Hearth | tiny.gguf | hearth-models/tiny.gguf
 Your folders | deep/a/b/mine.gguf | mine/deep/a/b/mine.gguf
+LM Studio | linked/pub/repo/linked.gguf | home/.lmstudio/models/linked/pub/repo/linked.gguf
 LM Studio | lmstudio-community/Tiny-GGUF/tiny-Q8_0.gguf | home/.lmstudio/models/lmstudio-community/Tiny-GGUF/tiny-Q8_0.gguf
 LM Studio | other/x/model.gguf | home/.cache/lm-studio/models/other/x/model.gguf
 Ollama | hf.co/org/Tiny-GGUF:Q8_0 | home/.ollama/models/blobs/sha256-%1
@@ -173,8 +179,8 @@ void TestModelSources::catalogInspectsOffTheGuiThread() {
     QVERIFY(catalog.scanning());  // the GUI thread is not held up: the list arrives later
     QVERIFY(catalog.entries().isEmpty());
     QVERIFY(finished.wait(20000));
-    QCOMPARE(catalog.entries().size(), 15);
-    QCOMPARE(catalog.nInspections(), 15);
+    QCOMPARE(catalog.entries().size(), 16);
+    QCOMPARE(catalog.nInspections(), 16);
     for (const CatalogEntry& e : catalog.entries()) {
         QVERIFY(e.info && *e.info);
         const ModelFileInfo& info = **e.info;
@@ -201,11 +207,11 @@ void TestModelSources::rescanInspectsOnlyWhatChanged() {
     QSignalSpy finished(&catalog, &ModelCatalog::scanFinished);
     catalog.rescan();
     QVERIFY(finished.wait(20000));
-    QCOMPARE(catalog.nInspections(), 15);
+    QCOMPARE(catalog.nInspections(), 16);
     catalog.rescan();
     QVERIFY(finished.wait(20000));
-    QCOMPARE(catalog.nInspections(), 15);  // nothing changed: nothing inspected again
-    QCOMPARE(catalog.entries().size(), 15);
+    QCOMPARE(catalog.nInspections(), 16);  // nothing changed: nothing inspected again
+    QCOMPARE(catalog.entries().size(), 16);
     QVERIFY(catalog.entries().last().info && *catalog.entries().last().info);
     // One file rewritten (same size, another modification time) and one added: two inspections.
     const QString changed = root_ + "/home/jan/models/llama3/model.gguf";
@@ -216,8 +222,8 @@ void TestModelSources::rescanInspectsOnlyWhatChanged() {
     QVERIFY(test::writeTiny(root_ + "/hearth-models/new.gguf", 9));
     catalog.rescan();
     QVERIFY(finished.wait(20000));
-    QCOMPARE(catalog.nInspections(), 17);
-    QCOMPARE(catalog.entries().size(), 16);
+    QCOMPARE(catalog.nInspections(), 18);
+    QCOMPARE(catalog.entries().size(), 17);
     QVERIFY(QFile::remove(root_ + "/hearth-models/new.gguf"));
 }
 
