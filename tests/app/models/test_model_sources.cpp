@@ -1,10 +1,10 @@
 // Model discovery (app/models/model_sources.h) over fake trees of every layout, written by the
 // test under a temporary home (tests/support/fake_model_trees.h says where each layout comes
 // from): what is listed, under which source and name (also through a linked folder, past a link
-// loop), read in place (the paths are the files
-// the test wrote; nothing is copied), split models once, and the notes for what was skipped.
-// Then the catalog: every model inspected off the GUI thread, a rescan inspects only what
-// changed, and the memory verdict against an injected amount of available memory.
+// loop), read in place (the paths are the files the test wrote; nothing is copied), split models
+// once, and the notes for what was skipped. Then the catalog: every model inspected off the GUI
+// thread, a rescan inspects only what changed, and the memory verdict against an injected amount
+// of available memory.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
