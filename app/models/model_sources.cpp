@@ -11,6 +11,7 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QtGlobal>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -248,6 +249,12 @@ ModelSourceRoots defaultModelSourceRoots() {
     roots.home = QDir::homePath();
     roots.hearthModelsDir = modelsDir();
     roots.userFolders = userModelFolders();
+    if (const QString ollama = qEnvironmentVariable("OLLAMA_MODELS"); !ollama.isEmpty())
+        roots.ollamaSystemRoots << ollama;
+    roots.huggingFaceHub = qEnvironmentVariable("HF_HUB_CACHE");
+    if (const QString hfHome = qEnvironmentVariable("HF_HOME"); roots.huggingFaceHub.isEmpty() && !hfHome.isEmpty())
+        roots.huggingFaceHub = hfHome + "/hub";
+    roots.llamaCppCache = qEnvironmentVariable("LLAMA_CACHE");
     return roots;
 }
 
@@ -266,9 +273,15 @@ ModelScan discoverModels(const ModelSourceRoots& roots) {
         scanFolder(scan, ModelSource::Gpt4All, home + "/.local/share/nomic.ai/GPT4All", false);
         for (const char* dir : {"/.local/share/Jan/data/models", "/jan/models"})
             scanFolder(scan, ModelSource::Jan, home + dir, true);
-        scanHuggingFace(scan, home + "/.cache/huggingface/hub");
-        scanFolder(scan, ModelSource::LlamaCpp, home + "/.cache/llama.cpp", false);
     }
+    const QString hub = !roots.huggingFaceHub.isEmpty() ? roots.huggingFaceHub
+        : home.isEmpty()                                ? QString()
+                                                        : home + "/.cache/huggingface/hub";
+    if (!hub.isEmpty()) scanHuggingFace(scan, hub);
+    const QString llamaCpp = !roots.llamaCppCache.isEmpty() ? roots.llamaCppCache
+        : home.isEmpty()                                    ? QString()
+                                                            : home + "/.cache/llama.cpp";
+    if (!llamaCpp.isEmpty()) scanFolder(scan, ModelSource::LlamaCpp, llamaCpp, false);
     std::stable_sort(scan.models.begin(), scan.models.end(), [](const FoundModel& a, const FoundModel& b) {
         if (a.source != b.source) return a.source < b.source;
         return a.displayName.compare(b.displayName, Qt::CaseInsensitive) < 0;

@@ -21,10 +21,14 @@ struct ModelSourceRoots {
     QString home;  // the other apps' folders are looked for under it (~/.lmstudio/models, ...)
     QString hearthModelsDir;  // Hearth's own folder (paths.h modelsDir()); empty: none
     QStringList userFolders;  // searched recursively
-    // Ollama's system service keeps its models outside any home.
+    // Ollama's system service keeps its models outside any home (and OLLAMA_MODELS moves them).
     QStringList ollamaSystemRoots = {QStringLiteral("/usr/share/ollama/.ollama/models")};
+    QString huggingFaceHub;  // empty: <home>/.cache/huggingface/hub
+    QString llamaCppCache;  // empty: <home>/.cache/llama.cpp
 };
-// The user's home, Hearth's models folder and the folders kept in settings (userModelFolders()).
+// The user's home, Hearth's models folder and the folders kept in settings (userModelFolders());
+// the other apps' own variables where set: OLLAMA_MODELS, HF_HUB_CACHE (else HF_HOME/hub),
+// LLAMA_CACHE.
 ModelSourceRoots defaultModelSourceRoots();
 // QSettings("Hearth", "Hearth") "models/folders".
 QStringList userModelFolders();

@@ -162,6 +162,13 @@ void TestModelSources::notesWhatWasSkipped() {
                           "whose first part, orphan-00001-of-00002.gguf, is missing"),
              qPrintable(all));
     QCOMPARE(notes.size(), 4);
+    // The caches where their apps' variables put them (HF_HUB_CACHE, LLAMA_CACHE).
+    ModelSourceRoots moved;
+    moved.ollamaSystemRoots = {};
+    moved.huggingFaceHub = root_ + "/home/.cache/huggingface/hub";
+    moved.llamaCppCache = root_ + "/home/.cache/llama.cpp";
+    QCOMPARE(discoverModels(moved).models.size(), 3);
+    QCOMPARE(discoverModels(moved).models.last().source, ModelSource::LlamaCpp);
     // Folders that do not exist (no Ollama service here, say) are no problem and no note.
     ModelSourceRoots empty;
     empty.home = root_ + "/nobody";
