@@ -38,6 +38,16 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::ChatStatus</name>
     <message>
+        <source>%1 tok/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n token(s) so far</source>
+        <translation>
+            <numerusform>目前已生成 %n 个词元</numerusform>
+        </translation>
+    </message>
+    <message>
         <location filename="../ui/chat_status.cpp" line="39"/>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
@@ -233,6 +243,26 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::MainWindow</name>
     <message>
+        <source>&amp;Hearth</source>
+        <translation>&amp;Hearth</translation>
+    </message>
+    <message>
+        <source>&amp;New chat</source>
+        <translation>新建对话(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Choose &amp;model…</source>
+        <translation>选择模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
         <location filename="../ui/main_window.cpp" line="43"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
@@ -333,6 +363,14 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::MessageDelegate</name>
     <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
         <location filename="../ui/message_delegate.cpp" line="36"/>
         <source>Thinking…</source>
         <translation>思考中…</translation>
@@ -366,6 +404,17 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../ui/message_delegate.cpp" line="263"/>
         <source>Save a copy…</source>
         <translation>保存副本…</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::MessageView</name>
+    <message>
+        <source>↓ Jump to latest</source>
+        <translation>↓ 跳到最新</translation>
+    </message>
+    <message>
+        <source>Scroll to the newest message and follow the reply</source>
+        <translation>滚动到最新消息并跟随回复</translation>
     </message>
 </context>
 <context>
@@ -466,6 +515,34 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 </context>
 <context>
     <name>hearth::SettingsDialog</name>
+    <message>
+        <source>%1 must be between %2 and %3; %4 is outside that range.</source>
+        <translation>%1 必须在 %2 到 %3 之间；%4 超出了这个范围。</translation>
+    </message>
+    <message>
+        <source>A context of %1 tokens is too short for a conversation: use at least %2, or 0 for the model&apos;s own.</source>
+        <translation>%1 个词元的上下文太短，无法进行对话：请至少使用 %2，或填 0 使用模型自身的长度。</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Delete the chosen saved preset (built-in presets stay)</source>
+        <translation>删除所选的已保存预设（内置预设会保留）</translation>
+    </message>
+    <message>
+        <source>%1 · default %2</source>
+        <translation>%1 · 默认 %2</translation>
+    </message>
+    <message>
+        <source>Range: %1</source>
+        <translation>范围：%1</translation>
+    </message>
+    <message>
+        <source>%1 tokens, or 0 for the model&apos;s own</source>
+        <translation>%1 个词元，或 0 表示使用模型自身的长度</translation>
+    </message>
     <message>
         <location filename="../ui/settings_dialog.cpp" line="69"/>
         <source>Settings — Hearth</source>

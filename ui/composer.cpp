@@ -81,13 +81,18 @@ void Composer::setGenerating(bool generating) {
     generating_ = generating;
     send_->setText(generating ? tr("Stop") : tr("Send"));
     send_->setToolTip(generating ? tr("Stop the reply (Esc)") : tr("Send (Enter)"));
-    regenerate_->setEnabled(!generating && ready_);
+    regenerate_->setEnabled(!generating && ready_ && hasReply_);
 }
 
 void Composer::setReady(bool ready) {
     ready_ = ready;
     send_->setEnabled(ready);
-    regenerate_->setEnabled(ready && !generating_);
+    regenerate_->setEnabled(ready && !generating_ && hasReply_);
+}
+
+void Composer::setHasReply(bool hasReply) {
+    hasReply_ = hasReply;
+    regenerate_->setEnabled(ready_ && !generating_ && hasReply_);
 }
 
 void Composer::beginEdit(qint64 messageId, const QString& text) {

@@ -18,6 +18,7 @@ public:
 
     void setGenerating(bool generating);
     void setReady(bool ready);  // a model is loaded
+    void setHasReply(bool hasReply);  // the open conversation has a reply to regenerate
     void beginEdit(qint64 messageId, const QString& text);
     void cancelEdit();
     void focusInput();
@@ -43,6 +44,7 @@ private:
     qint64 editing_ = 0;
     bool generating_ = false;
     bool ready_ = false;
+    bool hasReply_ = false;
 };
 
 }  // namespace hearth

@@ -5,6 +5,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenuBar>
 #include <QProgressDialog>
 #include <QShortcut>
 #include <QSplitter>
@@ -13,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "app/chat/conversation_controller.h"
+#include "app/chat/model_controller.h"
 #include "app/chat/reply_controller.h"
 #include "app/common/paths.h"
 #include "ui/appearance.h"
@@ -39,6 +41,7 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       contextNotice_(new QLabel) {
     setObjectName("mainWindow");
     buildLayout();
+    buildMenu();
     buildShortcuts();
     connectConversations();
     connectReplies();
@@ -84,24 +87,50 @@ void MainWindow::buildShortcuts() {
         s->setContext(Qt::WindowShortcut);
         connect(s, &QShortcut::activated, this, slot);
     };
-    add(QKeySequence::New, [this] {
-        conversations_.newConversation();
-        composer_->focusInput();
-    });
     add(QKeySequence::Find, [this] { sidebar_->focusSearch(); });
-    add(QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
-    add(QKeySequence::Open, [this] { openModelPicker(); });
     add(QKeySequence(Qt::CTRL | Qt::Key_L), [this] { composer_->focusInput(); });
     add(QKeySequence(Qt::Key_Escape), [this] { replies_.stop(); });
 }
 
-void MainWindow::connectConversations() {
-    connect(&conversations_, &ConversationController::conversationOpened, this, [this] {
-        contextNotice_->hide();
-        composer_->cancelEdit();
-        sidebar_->selectCurrent();
-        updateTitle();
+// The actions a menu lists carry their shortcuts (a QShortcut with the same keys would make
+// both ambiguous, and neither would fire).
+void MainWindow::buildMenu() {
+    QMenu* menu = menuBar()->addMenu(tr("&Hearth"));
+    menu->setObjectName("hearthMenu");
+    auto add = [this, menu](const QString& text, const QKeySequence& keys, auto slot) {
+        QAction* a = menu->addAction(text);
+        a->setShortcut(keys);
+        a->setShortcutContext(Qt::WindowShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        return a;
+    };
+    add(tr("&New chat"), QKeySequence::New, [this] {
+        conversations_.newConversation();
+        composer_->focusInput();
     });
+    add(tr("Choose &model…"), QKeySequence::Open, [this] { openModelPicker(); });
+    add(tr("&Settings…"), QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
+    menu->addSeparator();
+    add(tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); })->setMenuRole(QAction::QuitRole);
+}
+
+// What the status line and the composer show belongs to the conversation: the last reply's
+// figures go, its context is what its last reply recorded, Regenerate needs a reply.
+void MainWindow::showOpenedConversation() {
+    contextNotice_->hide();
+    composer_->cancelEdit();
+    sidebar_->selectCurrent();
+    status_->showConversation(conversations_.contextUsed(), models_.model() ? models_.model()->contextLength : 0);
+    updateTitle();
+}
+
+void MainWindow::connectConversations() {
+    connect(&conversations_, &ConversationController::conversationOpened, this, &MainWindow::showOpenedConversation);
+    MessageListModel* messages = conversations_.messages();
+    const auto updateRegenerate = [this, messages] { composer_->setHasReply(messages->hasReply()); };
+    connect(messages, &QAbstractItemModel::modelReset, this, updateRegenerate);
+    connect(messages, &QAbstractItemModel::rowsInserted, this, updateRegenerate);
+    connect(messages, &QAbstractItemModel::rowsRemoved, this, updateRegenerate);
     connect(conversations_.list(), &QAbstractItemModel::modelReset, this, &MainWindow::updateTitle);
     connect(view_->messageDelegate(), &MessageDelegate::actionTriggered, this,
             [this](MessageDelegate::Action a, const QModelIndex& i) { onDelegateAction(static_cast<int>(a), i); });
@@ -115,6 +144,7 @@ void MainWindow::connectReplies() {
     connect(&replies_, &ReplyController::generatingChanged, composer_, &Composer::setGenerating);
     connect(&replies_, &ReplyController::replyStarted, this, &MainWindow::onReplyStarted);
     connect(&replies_, &ReplyController::replyFinished, status_, &ChatStatus::replyFinished);
+    connect(&replies_, &ReplyController::replyProgress, status_, &ChatStatus::replyProgress);
 }
 
 void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
@@ -128,6 +158,7 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::NextBranch: replies_.switchBranch(id, +1); break;
     case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
     case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
+    case MessageDelegate::Action::Marker: break;  // not clickable
     }
 }
 

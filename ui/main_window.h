@@ -1,7 +1,8 @@
 // The main window: the conversation sidebar and the message view, wired to the conversation
 // controller; the composer and the status line, wired to the reply controller; the model picker
 // and its load progress (cancellable), wired to the model controller; the settings panel, wired
-// to the settings controller; keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Esc).
+// to the settings controller; a menu (new chat, model, settings, quit) and keyboard shortcuts
+// (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Ctrl+Q, Esc).
 #pragma once
 
 #include <QMainWindow>
@@ -59,6 +60,8 @@ signals:
 private:
     void buildLayout();
     void buildShortcuts();
+    void buildMenu();
+    void showOpenedConversation();
     void connectConversations();
     void connectReplies();
     void connectModels();

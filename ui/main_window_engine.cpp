@@ -61,6 +61,11 @@ void MainWindow::onModelLoaded(const LoadedModel& model) {
             .arg(model.contextLength)
             .arg(model.file.chatFormat));
     status_->setModel(model);
+    status_->setContext(conversations_.contextUsed(), model.contextLength);
+    // What no longer holds with this model: a load error, old turns left out of a smaller context
+    // (the next reply says again if some still are).
+    conversations_.clearNotices(QStringLiteral("load"));
+    contextNotice_->hide();
     composer_->setReady(true);
     composer_->focusInput();
 }
@@ -77,7 +82,8 @@ void MainWindow::onLoadEnded(const QString& error) {
     status_->setMessage(tr("Cannot load the model"));
     conversations_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O); "
                                 "the default model is fetched by `packaging/scripts/fetch-models.sh`.")
-                                 .arg(QFileInfo(models_.loadingPath()).fileName(), error));
+                                 .arg(QFileInfo(models_.loadingPath()).fileName(), error),
+                             {}, QStringLiteral("load"));
 }
 
 void MainWindow::openModelPicker() {

@@ -276,6 +276,9 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         if (index.data(MessageListModel::NoticeActionRole).toString() == QLatin1String("save-copy"))
             chips.push_back({Action::SaveCopy, tr("Save a copy…")});
     } else {
+        const QString ending = index.data(MessageListModel::EndingRole).toString();
+        if (ending == QLatin1String("stopped")) chips.push_back({Action::Marker, tr("stopped")});
+        if (ending == QLatin1String("interrupted")) chips.push_back({Action::Marker, tr("interrupted")});
         chips.push_back({Action::CopyMessage, tr("Copy")});
     }
     if (isUser(index)) chips.push_back({Action::Edit, tr("Edit")});
@@ -342,6 +345,16 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
     p->translate(-l.textTopLeft);
     for (const Hit& h : visibleHits(option, index, ctx.clip.top() - option.fontMetrics.height(), ctx.clip.bottom())) {
         const bool hover = (option.state & QStyle::State_MouseOver) != 0;
+        if (h.action == Action::Marker) {  // a word, not a button: italic, no box
+            QFont italic = p->font();
+            italic.setItalic(true);
+            p->save();
+            p->setFont(italic);
+            p->setPen(pal.color(QPalette::PlaceholderText));
+            p->drawText(h.rect, Qt::AlignCenter, h.label);
+            p->restore();
+            continue;
+        }
         p->setPen(pal.color(hover ? QPalette::Text : QPalette::PlaceholderText));
         p->setBrush(QColor(127, 127, 127, h.action == Action::CopyCode ? 60 : 25));
         p->drawRoundedRect(h.rect, 4, 4);
@@ -355,7 +368,7 @@ bool MessageDelegate::editorEvent(QEvent* event, QAbstractItemModel* model, cons
     if (event->type() == QEvent::MouseButtonRelease) {
         const QPoint pos = static_cast<QMouseEvent*>(event)->position().toPoint();
         for (const Hit& h : hits(option, index)) {
-            if (!h.rect.contains(pos)) continue;
+            if (!h.rect.contains(pos) || h.action == Action::Marker) continue;
             if (h.action == Action::CopyCode) QApplication::clipboard()->setText(h.payload);
             if (h.action == Action::CopyMessage)
                 QApplication::clipboard()->setText(answerOf(index));  // not the reasoning

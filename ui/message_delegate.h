@@ -26,7 +26,8 @@ public:
         PreviousBranch,
         NextBranch,
         SaveCopy,
-        ToggleReasoning
+        ToggleReasoning,
+        Marker  // not a button: how a reply ended ("stopped", "interrupted"), drawn among the chips
     };
     struct Hit {
         Action action;

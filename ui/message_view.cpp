@@ -3,12 +3,20 @@
 #include "ui/message_view.h"
 
 #include <QScrollBar>
+#include <QToolButton>
 
 #include "app/chat/message_list_model.h"
 
 namespace hearth {
 
-MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new MessageDelegate(this)) {
+MessageView::MessageView(QWidget* parent)
+    : QListView(parent), delegate_(new MessageDelegate(this)), jump_(new QToolButton(viewport())) {
+    jump_->setObjectName("jumpToLatest");
+    jump_->setText(tr("↓ Jump to latest"));
+    jump_->setToolTip(tr("Scroll to the newest message and follow the reply"));
+    jump_->setCursor(Qt::PointingHandCursor);
+    jump_->hide();
+    connect(jump_, &QToolButton::clicked, this, &MessageView::jumpToLatest);
     setObjectName("messageView");
     setItemDelegate(delegate_);
     setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
@@ -21,10 +29,13 @@ MessageView::MessageView(QWidget* parent) : QListView(parent), delegate_(new Mes
     setUniformItemSizes(false);
     setBatchSize(100);
     verticalScrollBar()->setSingleStep(24);
-    connect(verticalScrollBar(), &QScrollBar::valueChanged, this,
-            [this](int v) { followEnd_ = v >= verticalScrollBar()->maximum() - 4; });
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
+        followEnd_ = v >= verticalScrollBar()->maximum() - 4;
+        updateJumpButton();
+    });
     connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
         if (followEnd_) verticalScrollBar()->setValue(max);
+        updateJumpButton();
     });
 }
 
@@ -83,6 +94,24 @@ void MessageView::doItemsLayout() {
     QListView::doItemsLayout();
 }
 
+void MessageView::jumpToLatest() {
+    followEnd_ = true;
+    scrollToBottom();
+    updateJumpButton();
+}
+
+// Centred over the bottom of the messages while the view does not follow the end.
+void MessageView::updateJumpButton() {
+    const bool show = !followEnd_ && verticalScrollBar()->maximum() > 0;
+    if (show) {
+        jump_->adjustSize();
+        const QRect area = viewport()->rect();
+        jump_->move(area.center().x() - jump_->width() / 2, area.bottom() - jump_->height() - 12);
+        jump_->raise();
+    }
+    jump_->setVisible(show);
+}
+
 void MessageView::rowsChanged() {
     if (followEnd_) scrollToBottom();
 }
@@ -90,6 +119,7 @@ void MessageView::rowsChanged() {
 void MessageView::resizeEvent(QResizeEvent* event) {
     QListView::resizeEvent(event);
     doItemsLayout();  // heights depend on the width
+    updateJumpButton();
 }
 
 std::vector<MessageDelegate::Hit> MessageView::hitsAt(int row) const {

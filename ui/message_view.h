@@ -1,11 +1,13 @@
 // The conversation's messages: a QListView with MessageDelegate (rows are painted, not widgets,
 // so 1,000 messages open quickly). Follows the end while a reply streams unless the user has
-// scrolled up; double-click opens a message for selecting part of its text. A streamed reply
+// scrolled up (a "Jump to latest" button then floats over the bottom); double-click opens a message for selecting part of its text. A streamed reply
 // is measured at most once per event-loop pass, and rows are laid out again only when its
 // height changed (from cached sizes, in one pass).
 #pragma once
 
 #include <QListView>
+
+class QToolButton;
 
 #include "ui/message_delegate.h"
 
@@ -19,6 +21,7 @@ public:
     // The chips of a row in viewport coordinates (tests click them).
     std::vector<MessageDelegate::Hit> hitsAt(int row) const;
     bool followsEnd() const { return followEnd_; }
+    void jumpToLatest();
     void setModel(QAbstractItemModel* model) override;
     void doItemsLayout() override;
 
@@ -29,8 +32,10 @@ private:
     void rowsChanged();
     void measureChangedRows();
     bool heightChanged(int row) const;
+    void updateJumpButton();
 
     MessageDelegate* delegate_;
+    QToolButton* jump_;
     bool followEnd_ = true;
     int firstChanged_ = -1, lastChanged_ = -1;  // rows whose text changed since the last measure
 };

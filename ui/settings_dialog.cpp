@@ -1,5 +1,6 @@
 // Three tabs in the design's order: sampling, system prompt, engine. Every numeric field is a
-// spin box bounded by chat_settings.h's ranges, so no out-of-range value can be entered.
+// spin box bounded by chat_settings.h's ranges that shows its range; a value typed outside it
+// stays in the field with a message saying why, and OK is refused until it is corrected.
 #include "ui/settings_dialog.h"
 
 #include <QCheckBox>
@@ -12,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QInputDialog>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -25,6 +27,78 @@
 namespace hearth {
 
 namespace {
+
+// A context shorter than this cannot hold a system prompt, a question and an answer.
+constexpr int kMinContextTokens = 256;
+
+// A spin box that keeps what the user typed when it is outside the range (or below a sane
+// minimum) instead of dropping the keystrokes; message() says why (empty: in range), and the
+// value stays the last one in range until the text is corrected. Qt's own spin box refuses such
+// keystrokes silently and reverts the text when the field loses focus.
+template <class Spin>
+class CheckedSpin : public Spin {
+public:
+    CheckedSpin(QString label, std::function<void()> changed)
+        : label_(std::move(label)), changed_(std::move(changed)) {}
+    // Values from 1 up to (not including) min are refused with reason (%1: the value, %2: min);
+    // 0 stays allowed when it is the special value ("automatic", "the model's own").
+    void setSaneMinimum(double min, QString reason) {
+        saneMin_ = min;
+        saneMinReason_ = std::move(reason);
+    }
+    QString message() const { return message_; }
+
+protected:
+    QValidator::State validate(QString& text, int& pos) const override {
+        const QValidator::State base = Spin::validate(text, pos);
+        QString t = text;
+        if (!this->prefix().isEmpty() && t.startsWith(this->prefix())) t.remove(0, this->prefix().size());
+        if (!this->suffix().isEmpty() && t.endsWith(this->suffix())) t.chop(this->suffix().size());
+        bool number = false;
+        const double v = this->locale().toDouble(t.trimmed(), &number);
+        QString message;
+        if (number && (v < double(this->minimum()) || v > double(this->maximum())))
+            message = SettingsDialog::tr("%1 must be between %2 and %3; %4 is outside that range.")
+                          .arg(label_, this->textFromValue(this->minimum()), this->textFromValue(this->maximum()),
+                               t.trimmed());
+        else if (number && v > 0 && v < saneMin_)
+            message = saneMinReason_.arg(t.trimmed(), this->textFromValue(static_cast<int>(saneMin_)));
+        if (message != message_) {
+            message_ = message;
+            changed_();
+        }
+        return message.isEmpty() ? base : QValidator::Intermediate;
+    }
+    // While the text is refused, leaving the field or pressing Enter keeps it (Qt would put the
+    // previous value back without a word); the message says what to fix.
+    void focusOutEvent(QFocusEvent* event) override {
+        if (message_.isEmpty()) Spin::focusOutEvent(event);
+        else QWidget::focusOutEvent(event);
+    }
+    void keyPressEvent(QKeyEvent* event) override {
+        const bool enter = event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter;
+        if (enter && !message_.isEmpty()) return event->accept();
+        Spin::keyPressEvent(event);
+    }
+
+private:
+    QString label_;
+    std::function<void()> changed_;
+    double saneMin_ = 0;
+    QString saneMinReason_;
+    mutable QString message_;
+};
+
+// A field's bound as the field writes it.
+QString numberText(const QSpinBox* spin, int v) { return spin->locale().toString(v); }
+QString numberText(const QDoubleSpinBox* spin, double v) { return spin->locale().toString(v, 'f', spin->decimals()); }
+
+// "min – max"; minText: the special value's text, shown instead of the minimum.
+template <class Spin>
+QString rangeText(const Spin* spin, const QString& minText = {}) {
+    return QStringLiteral("%1 – %2").arg(minText.isEmpty() ? numberText(spin, spin->minimum()) : minText,
+                                         numberText(spin, spin->maximum()));
+}
 
 QString paramLabel(const QString& key) {
     static const std::map<QString, const char*> labels = {
@@ -88,11 +162,34 @@ SettingsDialog::SettingsDialog(SettingsController& app, const SettingsValues& cu
         app_.setChatDefaults(values().chat);
         defaults_ = values().chat;
     });
+    rangeMessage_ = new QLabel;
+    rangeMessage_->setObjectName("rangeMessage");
+    rangeMessage_->setWordWrap(true);
+    rangeMessage_->setStyleSheet(QStringLiteral("color: #d0342c;"));
+    rangeMessage_->hide();
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(tabs_);
+    layout->addWidget(rangeMessage_);
     layout->addWidget(buttons);
     setValues(current);
+    for (const auto& [key, spin] : params_)  // connected last: values() reads every field
+        connect(spin, &QDoubleSpinBox::valueChanged, this, &SettingsDialog::showActivePreset);
+    showActivePreset();
     resize(560, 620);
+}
+
+void SettingsDialog::updateRangeMessage() {
+    QStringList messages;
+    for (const auto& check : rangeChecks_)
+        if (QString m = check(); !m.isEmpty()) messages << m;
+    rangeMessage_->setText(messages.join(QLatin1Char('\n')));
+    rangeMessage_->setVisible(!messages.isEmpty());
+}
+
+void SettingsDialog::accept() {
+    updateRangeMessage();
+    if (!rangeMessage_->isHidden()) return;
+    QDialog::accept();
 }
 
 QWidget* SettingsDialog::samplingPage() {
@@ -101,28 +198,36 @@ QWidget* SettingsDialog::samplingPage() {
     presets_ = new QComboBox;
     presets_->setObjectName("presetCombo");
     auto* savePreset = new QPushButton(tr("Save as preset…"));
+    deletePreset_ = new QPushButton(tr("Delete"));
+    deletePreset_->setObjectName("deletePresetButton");
+    deletePreset_->setToolTip(tr("Delete the chosen saved preset (built-in presets stay)"));
     auto* presetRow = new QHBoxLayout;
     presetRow->addWidget(presets_, 1);
     presetRow->addWidget(savePreset);
+    presetRow->addWidget(deletePreset_);
     form->addRow(tr("Preset"), presetRow);
     refreshPresets();
     connect(presets_, &QComboBox::activated, this, [this](int i) {
         if (i > 0) applyPreset(presets_->itemData(i).toString());
     });
     connect(savePreset, &QPushButton::clicked, this, &SettingsDialog::savePreset);
+    connect(deletePreset_, &QPushButton::clicked, this, &SettingsDialog::deletePreset);
+    connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        deletePreset_->setEnabled(i > 0 && !builtinPresetNames().contains(presets_->itemData(i).toString()));
+    });
     for (const ParamRange& r : paramRanges()) {
-        auto* spin = new QDoubleSpinBox;
         const QString key = QString::fromLatin1(r.key);
+        auto* spin = new CheckedSpin<QDoubleSpinBox>(paramLabel(key), [this] { updateRangeMessage(); });
+        rangeChecks_.push_back([spin] { return spin->message(); });
         spin->setObjectName("param_" + key);
         spin->setRange(r.min, r.max);
         spin->setDecimals(r.decimals);
         spin->setSingleStep(r.step);
         spin->setSpecialValueText(specialText(key));
         const double def = paramValue(defaults_, r.key);
-        auto* hint =
-            new QLabel(tr("default %1")
-                           .arg(specialText(key).isEmpty() || def != r.min ? QString::number(def, 'f', r.decimals)
-                                                                           : specialText(key)));
+        const QString defText = specialText(key).isEmpty() || def != r.min ? numberText(spin, def) : specialText(key);
+        auto* hint = new QLabel(tr("%1 · default %2").arg(rangeText(spin, specialText(key)), defText));
+        hint->setObjectName("hint_" + key);
         hint->setEnabled(false);
         auto* row = new QHBoxLayout;
         row->addWidget(spin, 1);
@@ -164,7 +269,18 @@ QWidget* SettingsDialog::promptPage() {
 QWidget* SettingsDialog::enginePage() {
     auto* page = new QWidget;
     auto* form = new QFormLayout(page);
-    threads_ = new QSpinBox, context_ = new QSpinBox, diskBudget_ = new QSpinBox;
+    const auto checked = [this](const QString& label) {
+        auto* spin = new CheckedSpin<QSpinBox>(label, [this] { updateRangeMessage(); });
+        rangeChecks_.push_back([spin] { return spin->message(); });
+        return spin;
+    };
+    auto* context = checked(tr("Context length"));
+    context->setSaneMinimum(kMinContextTokens,
+                            tr("A context of %1 tokens is too short for a conversation: use at "
+                               "least %2, or 0 for the model's own."));
+    threads_ = checked(tr("Threads")), context_ = context, diskBudget_ = checked(tr("KV disk budget"));
+    context_->setObjectName("contextSpin");
+    threads_->setObjectName("threadsSpin");
     kvType_ = new QComboBox, backend_ = new QComboBox, language_ = new QComboBox, appearance_ = new QComboBox;
     threads_->setRange(0, 256);
     threads_->setSpecialValueText(tr("automatic"));
@@ -196,8 +312,14 @@ QWidget* SettingsDialog::enginePage() {
         appearance_->addItem(tr("Dark"), "dark");
     language_->setObjectName("languageCombo");
     appearance_->setObjectName("appearanceCombo");
+    for (QSpinBox* spin : {threads_, context_, diskBudget_}) spin->setToolTip(tr("Range: %1").arg(rangeText(spin)));
     form->addRow(tr("Threads"), threads_);
     form->addRow(tr("Context length"), context_);
+    auto* contextHint = new QLabel(tr("%1 tokens, or 0 for the model's own")
+                                       .arg(QStringLiteral("%1 – %2").arg(numberText(context_, kMinContextTokens),
+                                                                          numberText(context_, context_->maximum()))));
+    contextHint->setEnabled(false);
+    form->addRow(QString(), contextHint);
     form->addRow(tr("KV cache type"), kvType_);
     form->addRow(tr("Backend"), backend_);
     form->addRow(QString(), why);
@@ -222,7 +344,9 @@ QWidget* SettingsDialog::specGroup() {
     spec_ = new QGroupBox(tr("Speculative decoding"));
     spec_->setObjectName("specGroup");
     spec_->setCheckable(true);
-    drafter_ = new QComboBox, draftModel_ = new QLineEdit, maxDraft_ = new QSpinBox;
+    auto* maxDraft = new CheckedSpin<QSpinBox>(tr("Longest draft"), [this] { updateRangeMessage(); });
+    rangeChecks_.push_back([maxDraft] { return maxDraft->message(); });
+    drafter_ = new QComboBox, draftModel_ = new QLineEdit, maxDraft_ = maxDraft;
     drafter_->setObjectName("specDrafter");
     draftModel_->setObjectName("specDraftModel");
     maxDraft_->setObjectName("specMaxDraft");
@@ -231,6 +355,7 @@ QWidget* SettingsDialog::specGroup() {
     draftModel_->setPlaceholderText(tr("A small GGUF model with the same vocabulary"));
     maxDraft_->setRange(SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
     maxDraft_->setSuffix(tr(" tokens"));
+    maxDraft_->setToolTip(tr("Range: %1").arg(rangeText(maxDraft_)));
     auto* choose = new QPushButton(tr("Choose…"));
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(draftModel_, 1);
@@ -292,6 +417,30 @@ void SettingsDialog::applyPreset(const QString& name) {
     if (builtinPresetNames().contains(name)) v.chat = applyBuiltinPreset(name, v.chat);
     else if (auto p = app_.userPreset(name, v.chat)) v.chat = *p;
     setValues(v);
+    showActivePreset();
+}
+
+// A preset is active when applying it would change nothing; built-in ones are tried first.
+void SettingsDialog::showActivePreset() {
+    const ChatSettings now = values().chat;
+    int active = 0;
+    for (int i = 1; i < presets_->count() && active == 0; ++i) {
+        const QString name = presets_->itemData(i).toString();
+        if (builtinPresetNames().contains(name)) {
+            if (applyBuiltinPreset(name, now) == now) active = i;
+        } else if (auto p = app_.userPreset(name, now); p && *p == now) {
+            active = i;
+        }
+    }
+    presets_->setCurrentIndex(active);
+}
+
+void SettingsDialog::deletePreset() {
+    const QString name = presets_->currentData().toString();
+    if (name.isEmpty() || builtinPresetNames().contains(name)) return;
+    app_.removeUserPreset(name);
+    refreshPresets();
+    showActivePreset();
 }
 
 void SettingsDialog::savePreset() {
@@ -301,6 +450,7 @@ void SettingsDialog::savePreset() {
     if (!accepted || name.isEmpty() || builtinPresetNames().contains(name)) return;
     app_.saveUserPreset(name, values().chat);
     refreshPresets();
+    showActivePreset();
 }
 
 SettingsValues SettingsDialog::values() const {

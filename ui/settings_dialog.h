@@ -8,7 +8,9 @@
 #pragma once
 
 #include <QDialog>
+#include <functional>
 #include <map>
+#include <vector>
 
 #include "app/chat/settings_controller.h"
 #include "engine/tokenizer/chat_format.h"
@@ -21,6 +23,7 @@ class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QSpinBox;
 class QTabWidget;
 
@@ -48,6 +51,8 @@ public:
     // The loaded model's: None hides the Thinking row (the default), Switchable offers it,
     // Always shows it on and disabled (the model's template has no switch).
     void setThinkingMode(ThinkingMode mode);
+    // Refused (the dialog stays, with the message) while a field holds a value outside its range.
+    void accept() override;
 
 private:
     QWidget* samplingPage();
@@ -57,6 +62,9 @@ private:
     void chooseDraftModel();
     void refreshPresets();
     void savePreset();
+    void deletePreset();
+    void showActivePreset();  // selects the preset the values equal, else "Choose a preset…"
+    void updateRangeMessage();
     void updateReloadNote();
 
     SettingsController& app_;
@@ -65,6 +73,9 @@ private:
     bool reset_ = false;
     std::map<QString, QDoubleSpinBox*> params_;
     QComboBox* presets_;
+    QPushButton* deletePreset_ = nullptr;
+    QLabel* rangeMessage_ = nullptr;
+    std::vector<std::function<QString()>> rangeChecks_;  // each field's message; empty: in range
     QPlainTextEdit* stop_;
     QCheckBox* thinking_;
     ThinkingMode thinkingMode_ = ThinkingMode::None;

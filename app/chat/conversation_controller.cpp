@@ -39,9 +39,10 @@ void ConversationController::storeFailed(const Error& error) {
                   .arg(describe(error)));
 }
 
-void ConversationController::showError(const QString& message, const QString& action) {
+void ConversationController::showError(const QString& message, const QString& action, const QString& topic) {
     MessageRow row{.id = 0, .role = std::nullopt, .text = message};
     row.action = action;
+    row.topic = topic;
     messages_.append(std::move(row));
 }
 
@@ -91,6 +92,7 @@ void ConversationController::reloadMessages() {
     if (!ok(branch)) return;
     rows.reserve(branch->size());
     const qint64 streamed = reply_ ? reply_->replyMessage() : 0;
+    contextUsed_ = 0;
     for (const Message& m : *branch) {
         MessageRow r{.id = m.id, .role = m.role, .text = QString::fromStdString(m.text)};
         if (auto sib = store_->siblings(m.id); sib && sib->size() > 1) {
@@ -99,6 +101,12 @@ void ConversationController::reloadMessages() {
                 if ((*sib)[i].id == m.id) r.siblingIndex = static_cast<int>(i);
         }
         if (streamed != 0 && m.id == streamed) r.text = reply_->replyText(), r.streaming = true;
+        if (m.role == ChatRole::Assistant && !r.streaming) {
+            if (m.stats.finishReason == "cancelled") r.ending = QStringLiteral("stopped");
+            else if (!m.complete) r.ending = QStringLiteral("interrupted");
+            if (m.stats.promptTokens + m.stats.generatedTokens > 0)
+                contextUsed_ = m.stats.promptTokens + m.stats.generatedTokens;
+        }
         rows.push_back(std::move(r));
     }
     messages_.setRows(std::move(rows));
@@ -115,6 +123,7 @@ void ConversationController::deleteConversation(qint64 id) {
     ok(list_.refresh());
     if (current_ == id) {
         current_ = 0;
+        contextUsed_ = 0;
         messages_.setRows({});
         emit conversationOpened(0);
     }

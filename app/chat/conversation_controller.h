@@ -48,8 +48,13 @@ public:
     void search(const QString& text);
     void reloadMessages();  // the open conversation's active branch, from the store
 
-    // A notice row in the message view (until the next message is sent).
-    void showError(const QString& message, const QString& action = {});
+    // A notice row in the message view (until the next message is sent, or topic's notices are
+    // cleared because they no longer hold).
+    void showError(const QString& message, const QString& action = {}, const QString& topic = {});
+    void clearNotices(const QString& topic) { messages_.removeNotices(topic); }
+    // Tokens the open conversation's last reply left in the context (its prompt and its reply),
+    // as recorded with it; 0 for a new conversation or one without a finished reply.
+    int contextUsed() const { return contextUsed_; }
     // True when r holds a value; otherwise shows what went wrong with the store and what to do.
     template <class T>
     bool ok(const Result<T>& r) {
@@ -77,6 +82,7 @@ private:
     ConversationListModel list_;
     MessageListModel messages_;
     qint64 current_ = 0;
+    int contextUsed_ = 0;
     ReplyInFlight* reply_ = nullptr;
 };
 

@@ -57,6 +57,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ReasoningRole: return r->reasoning;
     case ReasoningOpenRole: return r->reasoningOpen;
     case ReasoningExpandedRole: return expanded_.contains(r->id);
+    case EndingRole: return r->ending;
     case IsLastAssistantRole: {
         for (int i = rowCount() - 1; i >= 0; --i)
             if (rows_[static_cast<size_t>(i)].role == ChatRole::Assistant) return i == index.row();
@@ -131,6 +132,29 @@ void MessageListModel::removeNotices() {
         rows_.erase(rows_.begin() + i);
         endRemoveRows();
     }
+}
+
+void MessageListModel::removeNotices(const QString& topic) {
+    for (int i = rowCount() - 1; i >= 0; --i) {
+        const MessageRow& r = rows_[static_cast<size_t>(i)];
+        if (!r.isNotice() || r.topic != topic) continue;
+        beginRemoveRows({}, i, i);
+        rows_.erase(rows_.begin() + i);
+        endRemoveRows();
+    }
+}
+
+void MessageListModel::setEnding(qint64 id, const QString& ending) {
+    const int i = rowOfId(id);
+    if (i < 0) return;
+    MessageRow& r = rows_[static_cast<size_t>(i)];
+    r.ending = ending;
+    r.version++;  // the footer changes
+    emit dataChanged(index(i), index(i));
+}
+
+bool MessageListModel::hasReply() const {
+    return std::any_of(rows_.begin(), rows_.end(), [](const MessageRow& r) { return r.role == ChatRole::Assistant; });
 }
 
 const MessageRow* MessageListModel::row(int i) const {

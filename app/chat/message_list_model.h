@@ -24,6 +24,10 @@ struct MessageRow {
     int siblingCount = 1;
     int version = 0;  // bumped on each text change (the delegate's cache key)
     QString action = {};  // a notice's way forward, offered as a button: "save-copy" or empty
+    QString topic = {};  // a notice's subject ("load": a model failed to load), so it can go when no longer true
+    // How a finished reply ended when it did not end by itself: "stopped" (Stop), "interrupted"
+    // (cut short, e.g. by a crash); empty otherwise and while streaming.
+    QString ending = {};
     // Set by the model, unique among all rows it has held: changes when the answer is replaced,
     // not when it is extended (appendText), so a view may parse only what was appended.
     quint64 textEpoch = 0;
@@ -52,6 +56,7 @@ public:
         ReasoningRole,  // the reasoning, without its markers ("" when none)
         ReasoningOpenRole,  // bool: the reasoning has not ended
         ReasoningExpandedRole,  // bool, settable: the reasoning is shown, not only its header
+        EndingRole,  // MessageRow::ending
     };
     using QAbstractListModel::QAbstractListModel;
 
@@ -69,6 +74,9 @@ public:
     void appendText(qint64 id, const QString& text);  // to the row with that id
     void setStreaming(qint64 id, bool streaming);
     void removeNotices();
+    void removeNotices(const QString& topic);  // only those about topic
+    void setEnding(qint64 id, const QString& ending);
+    bool hasReply() const;  // an assistant row is shown (something to regenerate)
     const MessageRow* row(int i) const;
     int rowOfId(qint64 id) const;
 

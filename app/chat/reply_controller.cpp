@@ -14,6 +14,10 @@ ReplyController::ReplyController(ConversationController& conversations, const Se
     connect(w, &EngineWorker::textReady, this, &ReplyController::onText);
     connect(w, &EngineWorker::replyFinished, this, &ReplyController::onFinished);
     connect(w, &EngineWorker::replyFailed, this, &ReplyController::onFailed);
+    connect(w, &EngineWorker::replyProgress, this, [this](quint64 ticket, int nTokens, double tokensPerSecond) {
+        if (ticket == streaming_.ticket && ticket != 0 && streaming_.conversationId == conversations_.current())
+            emit replyProgress(nTokens, tokensPerSecond);
+    });
     connect(w, &EngineWorker::replyStarted, this, [this](const ReplyStarted& info) {
         if (info.ticket == streaming_.ticket) emit replyStarted(info);
     });
@@ -136,6 +140,8 @@ void ReplyController::onText(quint64 ticket, const QString& text) {
 void ReplyController::onFinished(const ReplyStats& s) {
     if (s.ticket != streaming_.ticket || s.ticket == 0) return;
     ok(streaming_.recorder->finish(s.stored));
+    if (s.finishReason == QLatin1String("cancelled"))
+        conversations_.messages()->setEnding(streaming_.messageId, QStringLiteral("stopped"));
     if (s.finishReason == QLatin1String("context"))
         conversations_.showError(
             tr("The reply stopped because the context window is full. Start a new conversation, "

@@ -38,6 +38,7 @@ signals:
     void generatingChanged(bool generating);
     void replyStarted(const hearth::ReplyStarted& info);
     void replyFinished(const hearth::ReplyStats& stats);
+    void replyProgress(int generatedTokens, double tokensPerSecond);  // the open conversation's reply
 
 private:
     struct Streaming {

@@ -60,6 +60,8 @@ void SettingsController::saveUserPreset(const QString& name, const ChatSettings&
     settings_.saveUserPreset(name, s);
 }
 
+void SettingsController::removeUserPreset(const QString& name) { settings_.removeUserPreset(name); }
+
 EngineSettings SettingsController::engine() const { return settings_.engine(); }
 
 void SettingsController::setEngine(const EngineSettings& e) {

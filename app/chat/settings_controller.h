@@ -33,6 +33,7 @@ public:
     QStringList userPresetNames() const;
     std::optional<ChatSettings> userPreset(const QString& name, const ChatSettings& base) const;
     void saveUserPreset(const QString& name, const ChatSettings& s);
+    void removeUserPreset(const QString& name);
 
     EngineSettings engine() const;
     // Saves e. A new KV disk budget applies at once; the model is loaded again when e needs it

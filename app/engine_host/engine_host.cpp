@@ -183,7 +183,9 @@ void EngineWorker::runStep() {
             continue;
         }
         a.pending += QString::fromUtf8(ev.text.data(), static_cast<qsizetype>(ev.text.size()));
-        if (!a.turn.take(ev)) continue;
+        const bool finished = a.turn.take(ev);
+        if (!a.sinceFirstToken.isValid() && !a.turn.tokens.empty()) a.sinceFirstToken.start();
+        if (!finished) continue;
         if (!a.pending.isEmpty()) emit textReady(a.ticket, a.pending);
         if (a.turn.reason == FinishReason::Error) {
             emit replyFailed(a.ticket, a.turn.error ? describe(*a.turn.error) : tr("The engine failed."));
@@ -202,6 +204,9 @@ void EngineWorker::flush() {
         if (a.pending.isEmpty()) continue;
         emit textReady(a.ticket, a.pending);
         a.pending.clear();
+        const auto nTokens = static_cast<int>(a.turn.tokens.size());
+        const qint64 ms = a.sinceFirstToken.isValid() ? a.sinceFirstToken.elapsed() : 0;
+        emit replyProgress(a.ticket, nTokens, ms > 0 && nTokens > 1 ? (nTokens - 1) * 1000.0 / double(ms) : 0.0);
     }
     sinceFlush_.restart();
 }

@@ -129,6 +129,8 @@ signals:
     void loadCancelled();
     void replyStarted(const hearth::ReplyStarted& info);
     void textReady(quint64 ticket, const QString& text);  // a batch of reply text
+    // With each batch: tokens generated so far and their rate since the first one (0: not yet known).
+    void replyProgress(quint64 ticket, int generatedTokens, double tokensPerSecond);
     void replyFinished(const hearth::ReplyStats& stats);
     void replyFailed(quint64 ticket, const QString& message);
 
@@ -137,6 +139,7 @@ private:
         quint64 ticket = 0;
         Turn turn;
         QString pending = {};  // text not yet sent to the GUI
+        QElapsedTimer sinceFirstToken = {};  // started at the first generated token (live tokens/s)
         bool speculating = false;  // request.spec was on
         std::shared_ptr<const SinkReply> sink = nullptr;  // a sink reply: events go there, not to the signals
     };

@@ -1,11 +1,13 @@
 // Screenshots of the real window for the README (run under Xvfb):
-//   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN]
+//   xvfb-run -a build-gui/tests/gui_screenshots OUT_DIR [zh_CN | polish]
 // Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
 // the settings panel (sampling and engine pages), a thinking model's reply folded and unfolded
 // (the test model of tests/app/chat/thinking_model.h), the model picker (the models folder's
 // files and a test file of an architecture Hearth does not run) and the dark palette; with
-// zh_CN, the main window in Simplified Chinese.
+// zh_CN, the main window in Simplified Chinese; with polish, only the settings panel with a
+// range message and the window while a reply streams (live tokens/s in the status line).
 #include <QApplication>
+#include <QDoubleSpinBox>
 #include <QListWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -73,6 +75,35 @@ void pickerShot(const QString& dir, const QString& out) {
     picker.grab().save(out + "/model-picker.png");
 }
 
+// Temperature 9.5 typed into the panel: the field keeps it and the panel says why it is refused.
+void rangeMessageShot(test::GuiApp& gui, const QString& file) {
+    auto c = QObject::connect(gui.window.get(), &MainWindow::settingsDialogOpened, [file](QWidget* w) {
+        auto* temperature = w->findChild<QDoubleSpinBox*>("param_temperature");
+        temperature->setFocus();
+        temperature->selectAll();
+        QTest::keyClicks(temperature, "9.5");
+        QTimer::singleShot(300, w, [w, file] {
+            w->grab().save(file);
+            static_cast<QDialog*>(w)->reject();
+        });
+    });
+    gui.window->openSettings();
+    QObject::disconnect(c);
+}
+
+// The window a second into a long reply, then the reply stopped.
+void streamingShot(test::GuiApp& gui, const QString& file) {
+    ChatSettings s = gui.settings.chatDefaults({});
+    s.maxTokens = 2000;
+    gui.settings.setChatDefaults(s);
+    gui.conversations->newConversation();
+    test::typeAndSend(gui, "Tell me a long story about a lighthouse keeper.");
+    QTest::qWait(1500);
+    gui.window->grab().save(file);
+    gui.replies->stop();
+    QTest::qWaitFor([&] { return !gui.replies->generating(); }, 30000);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,6 +112,7 @@ int main(int argc, char** argv) {
     if (args.size() < 2) return std::puts("usage: gui_screenshots OUT_DIR [zh_CN]"), 2;
     const QString out = args[1];
     const bool chinese = args.size() > 2 && args[2] == "zh_CN";
+    const bool polish = args.size() > 2 && args[2] == "polish";
     QTranslator translator;
     if (chinese && translator.load(":/i18n/hearth_zh_CN.qm")) app.installTranslator(&translator);
     QTemporaryDir dir;
@@ -94,6 +126,11 @@ int main(int argc, char** argv) {
     const QString smol = defaultModelPath();
     gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));
     if (!QTest::qWaitFor([&] { return gui.models->model().has_value(); }, 60000)) return std::puts("no model"), 1;
+    if (polish) {
+        rangeMessageShot(gui, out + "/settings-range.png");
+        streamingShot(gui, out + "/streaming.png");
+        return 0;
+    }
     gui.conversations->newConversation();
     chat(gui, "What are three tips for a good night's sleep?");
     gui.conversations->newConversation();
