@@ -90,11 +90,13 @@ void ChatStatus::setModel(const LoadedModel& m) {
 void ChatStatus::setMessage(const QString& text) { model_->setFullText(text); }
 
 void ChatStatus::replyStarted(const ReplyStarted& info) {
+    streaming_ = info;
     speed_->clear();
     setContext(info.promptTokens, info.contextLength);
 }
 
 void ChatStatus::replyProgress(int generatedTokens, double tokensPerSecond) {
+    setContext(streaming_.promptTokens + generatedTokens, streaming_.contextLength);
     if (tokensPerSecond <= 0) return;
     speed_->setText(tr("%1 tok/s").arg(QLocale().toString(tokensPerSecond, 'f', 1)));
     speed_->setToolTip(tr("%n token(s) so far", nullptr, generatedTokens));

@@ -57,6 +57,7 @@ private:
     QProgressBar* meter_;
     ElidingLabel* kv_;
     ElidingLabel* spec_;
+    ReplyStarted streaming_;  // the reply in flight: its prompt and context, for the live meter
 };
 
 }  // namespace hearth

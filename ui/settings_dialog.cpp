@@ -200,6 +200,7 @@ QWidget* SettingsDialog::samplingPage() {
     auto* savePreset = new QPushButton(tr("Save as preset…"));
     deletePreset_ = new QPushButton(tr("Delete"));
     deletePreset_->setObjectName("deletePresetButton");
+    deletePreset_->setEnabled(false);  // until a saved preset is chosen
     deletePreset_->setToolTip(tr("Delete the chosen saved preset (built-in presets stay)"));
     auto* presetRow = new QHBoxLayout;
     presetRow->addWidget(presets_, 1);

@@ -101,7 +101,8 @@ void streamingShot(test::GuiApp& gui, const QString& file) {
     QTest::qWait(1500);
     gui.window->grab().save(file);
     gui.replies->stop();
-    QTest::qWaitFor([&] { return !gui.replies->generating(); }, 30000);
+    if (!QTest::qWaitFor([&] { return !gui.replies->generating(); }, 30000))
+        std::puts("the reply did not stop in 30 s");
 }
 
 }  // namespace
