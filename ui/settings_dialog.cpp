@@ -93,11 +93,12 @@ private:
 QString numberText(const QSpinBox* spin, int v) { return spin->locale().toString(v); }
 QString numberText(const QDoubleSpinBox* spin, double v) { return spin->locale().toString(v, 'f', spin->decimals()); }
 
-// "min – max"; minText: the special value's text, shown instead of the minimum.
+// "min – max" and the field's unit; minText: the special value's text, shown instead of the minimum.
 template <class Spin>
 QString rangeText(const Spin* spin, const QString& minText = {}) {
-    return QStringLiteral("%1 – %2").arg(minText.isEmpty() ? numberText(spin, spin->minimum()) : minText,
-                                         numberText(spin, spin->maximum()));
+    return QStringLiteral("%1 – %2%3")
+        .arg(minText.isEmpty() ? numberText(spin, spin->minimum()) : minText, numberText(spin, spin->maximum()),
+             spin->suffix());
 }
 
 QString paramLabel(const QString& key) {
@@ -133,6 +134,17 @@ QString presetLabel(const QString& name) {
     for (const char* n : names)
         if (name == QLatin1String(n)) return QCoreApplication::translate("hearth::SettingsDialog", n);
     return name;
+}
+
+// A field with its range (or another hint) in muted text beside it.
+QHBoxLayout* withHint(QWidget* field, const QString& hint) {
+    auto* label = new QLabel(hint);
+    label->setObjectName("hint_" + field->objectName());
+    label->setEnabled(false);
+    auto* row = new QHBoxLayout;
+    row->addWidget(field, 1);
+    row->addWidget(label);
+    return row;
 }
 
 }  // namespace
@@ -228,7 +240,7 @@ QWidget* SettingsDialog::samplingPage() {
         const double def = paramValue(defaults_, r.key);
         const QString defText = specialText(key).isEmpty() || def != r.min ? numberText(spin, def) : specialText(key);
         auto* hint = new QLabel(tr("%1 · default %2").arg(rangeText(spin, specialText(key)), defText));
-        hint->setObjectName("hint_" + key);
+        hint->setObjectName("hint_param_" + key);
         hint->setEnabled(false);
         auto* row = new QHBoxLayout;
         row->addWidget(spin, 1);
@@ -314,17 +326,18 @@ QWidget* SettingsDialog::enginePage() {
     language_->setObjectName("languageCombo");
     appearance_->setObjectName("appearanceCombo");
     for (QSpinBox* spin : {threads_, context_, diskBudget_}) spin->setToolTip(tr("Range: %1").arg(rangeText(spin)));
-    form->addRow(tr("Threads"), threads_);
+    form->addRow(tr("Threads"), withHint(threads_, rangeText(threads_, tr("automatic"))));
     form->addRow(tr("Context length"), context_);
     auto* contextHint = new QLabel(tr("%1 tokens, or 0 for the model's own")
                                        .arg(QStringLiteral("%1 – %2").arg(numberText(context_, kMinContextTokens),
                                                                           numberText(context_, context_->maximum()))));
+    contextHint->setObjectName("hint_contextSpin");
     contextHint->setEnabled(false);
     form->addRow(QString(), contextHint);
     form->addRow(tr("KV cache type"), kvType_);
     form->addRow(tr("Backend"), backend_);
     form->addRow(QString(), why);
-    form->addRow(tr("KV disk budget"), diskBudget_);
+    form->addRow(tr("KV disk budget"), withHint(diskBudget_, rangeText(diskBudget_)));
     form->addRow(specGroup());
     form->addRow(tr("Language"), language_);
     form->addRow(tr("Appearance"), appearance_);
@@ -364,7 +377,7 @@ QWidget* SettingsDialog::specGroup() {
     auto* form = new QFormLayout(spec_);
     form->addRow(tr("Drafter"), drafter_);
     form->addRow(tr("Draft model"), modelRow);
-    form->addRow(tr("Longest draft"), maxDraft_);
+    form->addRow(tr("Longest draft"), withHint(maxDraft_, rangeText(maxDraft_)));
     auto* note = new QLabel(tr("The same replies as without it when sampling is greedy; applies to the next reply."));
     note->setWordWrap(true);
     note->setEnabled(false);
