@@ -1,10 +1,12 @@
-// The settings panel: sampling parameters (each with its range and the model's default),
-// presets (built-in and saved), stop strings, thinking (for a model that reasons before it
-// answers); the system prompt; engine settings (threads,
-// context length, KV type, backend with the reason one is unavailable, KV disk budget,
-// speculative decoding) and the language and appearance. OK applies: sampling to the open
-// conversation's next reply, speculation to the next reply, the disk budget at once, the
-// other engine changes by reloading the model (the panel says which changes need it).
+// The settings panel: sampling parameters (each with its range and the model's default; a
+// value typed outside the range is kept with a message and OK is refused until it is fixed),
+// presets (built-in and saved; the box shows the one the values equal, saved ones can be
+// deleted), stop strings, thinking (for a model that reasons before it answers); the system
+// prompt; engine settings (threads, context length, KV type, backend with the reason one is
+// unavailable, KV disk budget, speculative decoding) and the language and appearance. OK
+// applies: sampling to the open conversation's next reply, speculation to the next reply, the
+// disk budget at once, the other engine changes by reloading the model (the panel says which
+// changes need it).
 #pragma once
 
 #include <QDialog>
