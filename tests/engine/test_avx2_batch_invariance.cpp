@@ -1,9 +1,10 @@
 // Batch invariance of the AVX2 path through a whole model (DESIGN.md, kernels): a token's
 // logits are bitwise the same whether the token ends a 512-token prefill (the panel matmuls),
 // is decoded alone after token-by-token decode (the matrix-vector tiles), is prefilled in
-// ragged chunks, or is computed by the engine while other sequences share its steps. Tiny
-// random Llamas (tests/support/tiny_llama.h): Q8_0 for everything, F32 and F16 for the first
-// (the float gemm's tiles and k-chunks); skipped on a CPU without AVX2/FMA/F16C.
+// chunks of 2 or 3 (the small-batch tiles) or 7 tokens, or is computed by the engine while
+// other sequences share its steps. Tiny random Llamas (tests/support/tiny_llama.h): Q8_0 for
+// everything, F32 and F16 for the first (the float gemm's tiles and k-chunks); skipped on a
+// CPU without AVX2/FMA/F16C.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -123,6 +124,9 @@ void TestAvx2BatchInvariance::prefillDecodeAndChunksAgree() {
     QVERIFY(spread > 0.0f);  // the model computes something that depends on the tokens
     QVERIFY2(sameBits(prefill, lastLogits(*avx2, 1)), "token-by-token decode differs from the 512-token prefill");
     QVERIFY2(sameBits(prefill, lastLogits(*avx2, 7)), "7-token chunks differ from the 512-token prefill");
+    // 2 and 3 tokens at a time: the small-batch tiles (dot_q32_tiles.h pairTile for Q8_0).
+    QVERIFY2(sameBits(prefill, lastLogits(*avx2, 2)), "2-token chunks differ from the 512-token prefill");
+    QVERIFY2(sameBits(prefill, lastLogits(*avx2, 3)), "3-token chunks differ from the 512-token prefill");
     auto oneThread = makeCpuAvx2Backend(1);
     QVERIFY2(sameBits(prefill, lastLogits(*oneThread, 100)), "one thread, 100-token chunks differ");
     // The AVX2 path is bitwise the reference: same logits from the scalar backend. Q8_0 only:

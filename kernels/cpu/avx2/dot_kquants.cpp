@@ -149,6 +149,55 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
         for (int t = 0; t < NT; ++t) m.y[(token0 + t) * m.yStride + row0 + r] = lanes[r * NT + t];
 }
 
+// Small batches (2 or 3 tokens): 8 rows × NT tokens. Each row's super-block is unpacked once
+// (scales, then chunk by chunk) and each chunk meets the NT tokens' activations; token t's 8
+// row sums are reduced together into acc[t], lane r = value (row0 + r, token t), its own
+// accumulator, terms added in super-block order: bitwise dotRow.
+template <class T, int NT>
+void batchTile(const MatmulArgs& m, int64_t row0, int64_t nBlocks) {
+    using W = typename T::W;
+    const auto* wBase = static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(row0) * m.weightRowBytes;
+    const W* wRow[8];
+    const BlockQ8_K* aRow[NT];
+    for (int r = 0; r < 8; ++r) wRow[r] = reinterpret_cast<const W*>(wBase + r * m.weightRowBytes);
+    for (int t = 0; t < NT; ++t)
+        aRow[t] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(m.acts) +
+                                                     static_cast<size_t>(t) * m.actRowBytes);
+    const size_t span = 8 * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nBlocks; ++b) {
+        prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
+        __m256i part[NT][8];
+        __m128i mins[NT][8];
+        const W* wb[8];
+        for (int r = 0; r < 8; ++r) {
+            const W& w = wRow[r][b];
+            KScales k;
+            T::prepare(w, k);
+            __m256i sum[NT];
+            for (int t = 0; t < NT; ++t) sum[t] = T::correction(k, aRow[t][b]);
+            for (int j = 0; j < kQKK / 32; ++j) {
+                const __m256i chunk = T::chunk(w, j), scale = T::chunkScale(k, j);
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i prod = _mm256_maddubs_epi16(chunk, load256(aRow[t][b].qs + 32 * j));
+                    sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(prod, scale));
+                }
+            }
+            for (int t = 0; t < NT; ++t) {
+                part[t][r] = sum[t];
+                mins[t][r] = T::kHasMins ? minPart(k, aRow[t][b]) : _mm_setzero_si128();
+            }
+            wb[r] = &w;
+        }
+        for (int t = 0; t < NT; ++t) {
+            const __m256i msum = T::kHasMins ? hsumInt32x4x8(mins[t]) : _mm256_setzero_si256();
+            acc[t] = _mm256_add_ps(acc[t], T::terms(wb, _mm256_set1_ps(aRow[t][b].d), hsumInt32x8(part[t]), msum));
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(m.y + t * m.yStride + row0, acc[t]);
+}
+
 template <class T>
 void singleValues(const MatmulArgs& m, int64_t row, int64_t nBlocks) {
     const auto* w = reinterpret_cast<const typename T::W*>(static_cast<const uint8_t*>(m.weights) +
@@ -160,7 +209,8 @@ void singleValues(const MatmulArgs& m, int64_t row, int64_t nBlocks) {
     }
 }
 
-// The same tiling as the 32-element types (dot_q32.cpp): 8 rows for one token, else 4 × 2.
+// The same tiling as the 32-element types (dot_q32_tiles.h): 8 rows for one token, 8 × all for
+// 2 or 3 tokens, else (and the rows left over) 4 × 2.
 template <class T>
 void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     const int64_t nBlocks = m.nCols / kQKK;
@@ -168,6 +218,10 @@ void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     if (m.nTokens == 1) {
         for (; r + 8 <= rowEnd; r += 8) tile<T, 8, 1>(m, r, 0, nBlocks);
     } else {
+        if (m.nTokens == 2)
+            for (; r + 8 <= rowEnd; r += 8) batchTile<T, 2>(m, r, nBlocks);
+        else if (m.nTokens == 3)
+            for (; r + 8 <= rowEnd; r += 8) batchTile<T, 3>(m, r, nBlocks);
         for (; r + 4 <= rowEnd; r += 4) {
             int64_t t = 0;
             for (; t + 2 <= m.nTokens; t += 2) tile<T, 4, 2>(m, r, t, nBlocks);

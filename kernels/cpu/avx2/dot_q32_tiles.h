@@ -3,6 +3,8 @@
 // dot_q32_vnni.cpp (AVX-VNNI: vpdpbusd) include it with their Dot policy, which provides
 //   static __m256i u8(__m256i w, __m256i a);  // Σ of u8·s8 products, 4 per int32 lane
 //   static __m256i s8(__m256i w, __m256i a);  // Σ of s8·s8 products, 4 per int32 lane
+//   static __m256i u8Pair(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi);  // u8(lo, aLo) + u8(hi, aHi)
+//   static __m256i s8Pair(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi);  // s8(lo, aLo) + s8(hi, aHi)
 // (exact for |a| <= 127, w in [0, 31] for u8). Include ONLY from those two files.
 //
 // The integer block sums are exact; the float accumulation is the reference's, expression for
@@ -31,6 +33,7 @@ struct ScaleOnly {
     using Ops = Dot;
     static constexpr int kOffset = 0;
     static __m256i dot(__m256i w, const BlockQ8_0& a) { return Dot::s8(w, load256(a.qs)); }
+    static __m256i pairDot(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) { return Dot::s8Pair(lo, hi, aLo, aHi); }
     static float actSum(const BlockQ8_0&) { return 0.0f; }
     static float term(const WBlock& w, const BlockQ8_0& a, int isum) {
         return (halfToFloat(w.d) * halfToFloat(a.d)) * static_cast<float>(isum);
@@ -48,6 +51,7 @@ struct ScaleMin {
     using Ops = Dot;
     static constexpr int kOffset = 0;
     static __m256i dot(__m256i w, const BlockQ8_1& a) { return Dot::u8(w, load256(a.qs)); }
+    static __m256i pairDot(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) { return Dot::u8Pair(lo, hi, aLo, aHi); }
     static float actSum(const BlockQ8_1& a) { return halfToFloat(a.s); }
     static float term(const WBlock& w, const BlockQ8_1& a, int isum) {
         return (halfToFloat(w.d) * halfToFloat(a.d)) * static_cast<float>(isum) + halfToFloat(w.m) * halfToFloat(a.s);
@@ -58,17 +62,60 @@ struct ScaleMin {
     }
 };
 
+// Two rows' blocks side by side for the small-batch tiles (pairTile): lo = [values 0-15 of
+// row a | values 0-15 of row b], hi = the same for values 16-31 (32 bytes per 128-bit lane
+// half: one 128-bit activation broadcast meets both rows).
+inline __m256i twoHalves(const uint8_t* a, const uint8_t* b) {
+    return _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)),
+                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+}
+inline void pairNibbles(const uint8_t* qsA, const uint8_t* qsB, __m256i& lo, __m256i& hi) {
+    const __m256i both = twoHalves(qsA, qsB);
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    lo = _mm256_and_si256(both, mask);
+    hi = _mm256_and_si256(_mm256_srli_epi16(both, 4), mask);
+}
+// Q5_x fifth bits of two rows (0x10 where bit j of qh is set) in pairNibbles' layout: byte j
+// of lo's lane takes bit j % 8 of qh byte j / 8 (values 0-15), hi's bytes 2 and 3 (16-31).
+inline void pairFifthBits(const uint8_t* qhA, const uint8_t* qhB, __m256i& lo, __m256i& hi) {
+    uint32_t a, b;
+    std::memcpy(&a, qhA, 4);
+    std::memcpy(&b, qhB, 4);
+    const __m256i words =
+        _mm256_blend_epi32(_mm256_set1_epi32(static_cast<int>(a)), _mm256_set1_epi32(static_cast<int>(b)), 0xf0);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+    const __m256i spreadLo =
+        _mm256_shuffle_epi8(words, _mm256_set_epi64x(0x0101010101010101, 0, 0x0101010101010101, 0));
+    const __m256i spreadHi = _mm256_shuffle_epi8(
+        words, _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0303030303030303, 0x0202020202020202));
+    const __m256i fifth = _mm256_set1_epi8(0x10);
+    lo = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spreadLo, bit), bit), fifth);
+    hi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spreadHi, bit), bit), fifth);
+}
+
 template <class Dot>
 struct TQ4_0 : ScaleOnly<BlockQ4_0, Dot> {
     static constexpr int kOffset = 8;
     static __m256i weights(const BlockQ4_0& b) { return unpackNibbles32(b.qs); }
     static __m256i dot(__m256i w, const BlockQ8_0& a) { return Dot::u8(w, load256(a.qs)); }
+    static void pairWeights(const BlockQ4_0& a, const BlockQ4_0& b, __m256i& lo, __m256i& hi) {
+        pairNibbles(a.qs, b.qs, lo, hi);
+    }
+    static __m256i pairDot(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) { return Dot::u8Pair(lo, hi, aLo, aHi); }
 };
 template <class Dot>
 struct TQ5_0 : ScaleOnly<BlockQ5_0, Dot> {
     static constexpr int kOffset = 16;
     static __m256i weights(const BlockQ5_0& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
     static __m256i dot(__m256i w, const BlockQ8_0& a) { return Dot::u8(w, load256(a.qs)); }
+    static void pairWeights(const BlockQ5_0& a, const BlockQ5_0& b, __m256i& lo, __m256i& hi) {
+        __m256i fLo, fHi;
+        pairNibbles(a.qs, b.qs, lo, hi);
+        pairFifthBits(a.qh, b.qh, fLo, fHi);
+        lo = _mm256_or_si256(lo, fLo);
+        hi = _mm256_or_si256(hi, fHi);
+    }
+    static __m256i pairDot(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) { return Dot::u8Pair(lo, hi, aLo, aHi); }
 };
 
 // kOffset·Σa of an activation block, the term that takes the offset off Σu·a.
@@ -79,14 +126,30 @@ int offsetSum(const typename T::A& a) {
 template <class Dot>
 struct TQ8_0 : ScaleOnly<BlockQ8_0, Dot> {
     static __m256i weights(const BlockQ8_0& b) { return load256(b.qs); }
+    static void pairWeights(const BlockQ8_0& a, const BlockQ8_0& b, __m256i& lo, __m256i& hi) {
+        const auto* qa = reinterpret_cast<const uint8_t*>(a.qs);
+        const auto* qb = reinterpret_cast<const uint8_t*>(b.qs);
+        lo = twoHalves(qa, qb);
+        hi = twoHalves(qa + 16, qb + 16);
+    }
 };
 template <class Dot>
 struct TQ4_1 : ScaleMin<BlockQ4_1, Dot> {
     static __m256i weights(const BlockQ4_1& b) { return unpackNibbles32(b.qs); }
+    static void pairWeights(const BlockQ4_1& a, const BlockQ4_1& b, __m256i& lo, __m256i& hi) {
+        pairNibbles(a.qs, b.qs, lo, hi);
+    }
 };
 template <class Dot>
 struct TQ5_1 : ScaleMin<BlockQ5_1, Dot> {
     static __m256i weights(const BlockQ5_1& b) { return _mm256_or_si256(unpackNibbles32(b.qs), fifthBits32(b.qh)); }
+    static void pairWeights(const BlockQ5_1& a, const BlockQ5_1& b, __m256i& lo, __m256i& hi) {
+        __m256i fLo, fHi;
+        pairNibbles(a.qs, b.qs, lo, hi);
+        pairFifthBits(a.qh, b.qh, fLo, fHi);
+        lo = _mm256_or_si256(lo, fLo);
+        hi = _mm256_or_si256(hi, fHi);
+    }
 };
 
 // One (row, token) value: the reference's loop, block by block.
@@ -201,6 +264,53 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
         for (int t = 0; t < NT; ++t) m.y[(token0 + t) * m.yStride + row0 + r] = lanes[r * NT + t];
 }
 
+// Small batches (2 or 3 tokens: batched decode, short verifications): 8 rows × NT tokens.
+// Each weight block is unpacked once, as four pairs of rows (rows k and k + 4 in the two
+// halves of a vector: pairWeights), and serves the NT tokens; a token's 128-bit activation
+// halves are broadcast to both rows of a pair, so that each pair's integer sums come out in
+// four int32 lanes per row and two rounds of hadd give row r's block sum in lane r, for 8 rows
+// at once (no 8-way horizontal sum per value). acc[t] lane r is value (row0 + r, token t),
+// its own accumulator, terms added in block order: bitwise dotRow.
+template <class T, int NT>
+void pairTile(const MatmulArgs& m, int64_t row0, int64_t nBlocks) {
+    using W = typename T::W;
+    using A = typename T::A;
+    const auto* wBase = static_cast<const uint8_t*>(m.weights) + static_cast<size_t>(row0) * m.weightRowBytes;
+    const W* wRow[8];
+    const A* aRow[NT];
+    for (int r = 0; r < 8; ++r) wRow[r] = reinterpret_cast<const W*>(wBase + r * m.weightRowBytes);
+    for (int t = 0; t < NT; ++t)
+        aRow[t] =
+            reinterpret_cast<const A*>(static_cast<const uint8_t*>(m.acts) + static_cast<size_t>(t) * m.actRowBytes);
+    const size_t span = 8 * m.weightRowBytes, step = (span + nBlocks - 1) / nBlocks;
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nBlocks; ++b) {
+        prefetchSlice(reinterpret_cast<uintptr_t>(wBase) + kPrefetchTiles * span, step, b);
+        __m256i lo[4], hi[4];
+        for (int k = 0; k < 4; ++k) T::pairWeights(wRow[k][b], wRow[k + 4][b], lo[k], hi[k]);
+        const void* blocks[8];
+        for (int r = 0; r < 8; ++r) blocks[r] = &wRow[r][b];
+        __m256 dw, mw;
+        blockScales<8>(blocks, dw, mw);
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; ++t) {
+            const A& a = aRow[t][b];
+            const __m256i aLo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.qs)));
+            const __m256i aHi =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.qs + 16)));
+            __m256i part[4];
+            for (int k = 0; k < 4; ++k) part[k] = T::pairDot(lo[k], hi[k], aLo, aHi);
+            // hadd: [rows 0, 1 | rows 4, 5] pair sums, then [rows 0-3 | rows 4-7] block sums.
+            __m256i isum = _mm256_hadd_epi32(_mm256_hadd_epi32(part[0], part[1]), _mm256_hadd_epi32(part[2], part[3]));
+            if constexpr (T::kOffset != 0) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(offsetSum<T>(a)));
+            const __m256 terms = T::terms(dw, mw, _mm256_set1_ps(halfToFloat(a.d)), _mm256_set1_ps(T::actSum(a)), isum);
+            acc[t] = _mm256_add_ps(acc[t], terms);
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(m.y + t * m.yStride + row0, acc[t]);
+}
+
 template <class T>
 void singleValues(const MatmulArgs& m, int64_t row, int64_t tokenBegin, int64_t nBlocks) {
     const auto* w = reinterpret_cast<const typename T::W*>(static_cast<const uint8_t*>(m.weights) +
@@ -212,8 +322,10 @@ void singleValues(const MatmulArgs& m, int64_t row, int64_t tokenBegin, int64_t 
     }
 }
 
-// Decode (one token): tiles of 8 rows. Prefill: tiles of 4 rows × 2 tokens, so that each
-// unpacked weight block serves two tokens; an odd last token takes 4 × 1 tiles.
+// Decode (one token): tiles of 8 rows. 2 or 3 tokens: pair tiles of 8 rows × all the tokens.
+// More tokens (where the panels do not apply): tiles of 4 rows × 2 tokens, so that each
+// unpacked weight block serves two tokens; an odd last token takes 4 × 1 tiles. The rows of
+// a range that fill no 8-row tile take the 4-row tiles, then single values.
 template <class T>
 void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     const int64_t nBlocks = m.nCols / kQK;
@@ -221,6 +333,10 @@ void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     if (m.nTokens == 1) {
         for (; r + 8 <= rowEnd; r += 8) tile<T, 8, 1>(m, r, 0, nBlocks);
     } else {
+        if (m.nTokens == 2)
+            for (; r + 8 <= rowEnd; r += 8) pairTile<T, 2>(m, r, nBlocks);
+        else if (m.nTokens == 3)
+            for (; r + 8 <= rowEnd; r += 8) pairTile<T, 3>(m, r, nBlocks);
         for (; r + 4 <= rowEnd; r += 4) {
             int64_t t = 0;
             for (; t + 2 <= m.nTokens; t += 2) tile<T, 4, 2>(m, r, t, nBlocks);

@@ -14,6 +14,14 @@ struct DotVnni {
     static __m256i s8(__m256i w, __m256i a) {
         return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
     }
+    static __m256i u8Pair(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) {
+        return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), lo, aLo), hi, aHi);
+    }
+    static __m256i s8Pair(__m256i lo, __m256i hi, __m256i aLo, __m256i aHi) {
+        const __m256i sum =
+            _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(lo, lo), _mm256_sign_epi8(aLo, lo));
+        return _mm256_dpbusd_avx_epi32(sum, _mm256_sign_epi8(hi, hi), _mm256_sign_epi8(aHi, hi));
+    }
 };
 
 }  // namespace

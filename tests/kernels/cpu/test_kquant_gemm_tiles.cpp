@@ -123,6 +123,43 @@ private slots:
             }
     }
 
+    // matmulRows for 2 and 3 tokens (the small-batch tiles: 8 rows × all the tokens) over an
+    // odd row count, ranges that start and end mid-tile (4 × 2 tiles and single values take
+    // the rest), y with a stride larger than the row count; rows outside the range untouched.
+    void smallBatchTilesAreBitwiseVecDot() {
+        std::mt19937 rng(2029);
+        const int64_t nRows = 29, yStride = 31;
+        struct Range {
+            int64_t begin, end;
+        };
+        for (DType t : kTypes)
+            for (int64_t nCols : {256, 1280}) {
+                const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+                const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(DType::Q8_K, nCols);
+                for (int64_t nTokens : {2, 3}) {
+                    const std::vector<uint8_t> acts = quantized(activationsOf(nTokens, nCols, rng), nTokens, nCols);
+                    for (Range range : {Range{0, 29}, Range{5, 26}, Range{3, 11}, Range{8, 24}}) {
+                        std::vector<float> y(static_cast<size_t>(nTokens * yStride), -1.0f);
+                        const avx2::MatmulArgs m{t,    w.data(), wRow,     nCols,  acts.data(),
+                                                 aRow, nTokens,  y.data(), yStride};
+                        avx2::matmulRows(m, range.begin, range.end);
+                        for (int64_t k = 0; k < nTokens; ++k)
+                            for (int64_t r = 0; r < yStride; ++r) {
+                                const bool inRange = r >= range.begin && r < range.end;
+                                const float want = inRange
+                                    ? ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                  acts.data() + static_cast<size_t>(k) * aRow, nCols)
+                                    : -1.0f;
+                                QVERIFY2(sameFloat(y[static_cast<size_t>(k * yStride + r)], want),
+                                         (where(t, r, k, nTokens, nCols) + ", rows [" + std::to_string(range.begin) +
+                                          ", " + std::to_string(range.end) + ")")
+                                             .c_str());
+                            }
+                    }
+                }
+            }
+    }
+
     // The backend (panels for whole groups of 8 rows, the matrix-vector tiles for the rest,
     // 1 and 2 threads): rows not a multiple of 8, up to n_ff columns, each value bitwise the
     // reference, hence equal to the same row and token computed alone (batch invariance).
@@ -133,7 +170,7 @@ private slots:
         };
         for (DType t : kTypes)
             for (Shape s : {Shape{13, 256}, Shape{21, 5632}})
-                for (int64_t nTokens : {1, 4, 5, 8, 9}) {
+                for (int64_t nTokens : {1, 2, 3, 4, 5, 8, 9}) {
                     const std::vector<uint8_t> w = weightsOf(t, s.nRows, s.nCols, rng);
                     const std::vector<float> x = activationsOf(nTokens, s.nCols, rng);
                     const std::vector<uint8_t> acts = quantized(x, nTokens, s.nCols);

@@ -1,7 +1,8 @@
 // Tiling edges of the 32-element block prefill gemm (kernels/cpu/avx2/gemm_q32_panels.h) and
 // matrix-vector tiles (dot_q32_tiles.h), in their AVX2 and AVX-VNNI builds: every token count
 // from 1 to 14 (each tile width and remainder), 128 (a full forward pass) and 131, panels at row
-// offsets, ragged row ranges, extreme quants and scales; each (row, token) value must be bitwise
+// offsets, ragged row ranges (the 2- and 3-token pair tiles among them), extreme quants and
+// scales; each (row, token) value must be bitwise
 // ref::vecDot. Each build is skipped on a CPU that cannot run it.
 #include <QTest>
 
@@ -147,6 +148,49 @@ private slots:
                     }
             }
         }
+    }
+
+    // The small-batch pair tiles (2 and 3 tokens: 8 rows × all the tokens): an odd row count,
+    // ranges that start and end mid-tile (the 4 × 2 tiles and single values take the rest),
+    // y with a stride larger than the row count; rows outside the range are left untouched.
+    void smallBatchTilesAreBitwiseVecDot_data() { addVariants(); }
+    void smallBatchTilesAreBitwiseVecDot() {
+        QFETCH(bool, vnni);
+        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        std::mt19937 rng(2028);
+        const int64_t nRows = 37, yStride = 41;
+        struct Range {
+            int64_t begin, end;
+        };
+        for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0})
+            for (int64_t nCols : {32, 352}) {
+                const DType actType = ref::vecDotType(t);
+                const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(actType, nCols);
+                const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+                for (int64_t nTokens : {2, 3}) {
+                    const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
+                    for (Range range : {Range{0, 37}, Range{5, 34}, Range{3, 11}, Range{13, 37}, Range{8, 24}}) {
+                        std::vector<float> y(static_cast<size_t>(nTokens * yStride), -1.0f);
+                        const avx2::MatmulArgs m{t,    w.data(), wRow,     nCols,   acts.data(),
+                                                 aRow, nTokens,  y.data(), yStride, vnni};
+                        avx2::matmulRows(m, range.begin, range.end);
+                        for (int64_t k = 0; k < nTokens; ++k)
+                            for (int64_t r = 0; r < yStride; ++r) {
+                                const bool inRange = r >= range.begin && r < range.end;
+                                const float want = inRange
+                                    ? ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                  acts.data() + static_cast<size_t>(k) * aRow, nCols)
+                                    : -1.0f;
+                                QVERIFY2(sameFloat(y[static_cast<size_t>(k * yStride + r)], want),
+                                         (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " token " +
+                                          std::to_string(k) + " of " + std::to_string(nTokens) + ", rows [" +
+                                          std::to_string(range.begin) + ", " + std::to_string(range.end) + "), " +
+                                          std::to_string(nCols) + " columns")
+                                             .c_str());
+                            }
+                    }
+                }
+            }
     }
 
 private:
