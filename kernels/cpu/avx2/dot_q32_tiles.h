@@ -62,9 +62,9 @@ struct ScaleMin {
     }
 };
 
-// Two rows' blocks side by side for the small-batch tiles (pairTile): lo = [values 0-15 of
-// row a | values 0-15 of row b], hi = the same for values 16-31 (32 bytes per 128-bit lane
-// half: one 128-bit activation broadcast meets both rows).
+// Two rows' blocks side by side for the pair tiles (pairTile): lo = [values 0-15 of row a |
+// values 0-15 of row b], hi = the same for values 16-31, so that one activation half
+// broadcast to both 128-bit lanes meets both rows.
 inline __m256i twoHalves(const uint8_t* a, const uint8_t* b) {
     return _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)),
                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
@@ -212,13 +212,14 @@ inline __m256 byToken(const float* x) {
     else return _mm256_setr_ps(x[0], x[1], x[0], x[1], x[0], x[1], x[0], x[1]);
 }
 
-// The first tile of each row group (decode, or the first tokens of a small batch) prefetches
-// the rows this many tiles ahead (prefetchSlice, simd.h).
+// Tiles prefetch the rows this many tiles ahead (prefetchSlice, simd.h): every pair tile,
+// and the 4-row tiles of a row group's first tokens.
 constexpr size_t kPrefetchTiles = 2;
 
-// NR rows × NT tokens (NR·NT = 8, or NR = 4 and NT = 1), each (row, token) value in its own
-// lane p = r·NT + t. A weight block is unpacked once for NT tokens; an activation block is
-// read for NR rows. Lanes beyond NR·NT compute garbage and are not stored.
+// NR rows × NT tokens (NR·NT = 8, or NR = 4 and NT = 1; for 4+ tokens and the rows left
+// over from the pair tiles), each (row, token) value in its own lane p = r·NT + t. A weight
+// block is unpacked once for NT tokens; an activation block is read for NR rows. Lanes
+// beyond NR·NT compute garbage and are not stored.
 template <class T, int NR, int NT>
 void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
     static_assert(NR * NT <= 8 && NT <= 2);
@@ -264,13 +265,14 @@ void tile(const MatmulArgs& m, int64_t row0, int64_t token0, int64_t nBlocks) {
         for (int t = 0; t < NT; ++t) m.y[(token0 + t) * m.yStride + row0 + r] = lanes[r * NT + t];
 }
 
-// Small batches (2 or 3 tokens: batched decode, short verifications): 8 rows × NT tokens.
-// Each weight block is unpacked once, as four pairs of rows (rows k and k + 4 in the two
-// halves of a vector: pairWeights), and serves the NT tokens; a token's 128-bit activation
-// halves are broadcast to both rows of a pair, so that each pair's integer sums come out in
-// four int32 lanes per row and two rounds of hadd give row r's block sum in lane r, for 8 rows
-// at once (no 8-way horizontal sum per value). acc[t] lane r is value (row0 + r, token t),
-// its own accumulator, terms added in block order: bitwise dotRow.
+// Decode and small batches (1 to 3 tokens): 8 rows × NT tokens. Each weight block is
+// unpacked once, as four pairs of rows (rows k and k + 4 in the two halves of a vector:
+// pairWeights), and serves the NT tokens; a token's 128-bit activation halves are broadcast
+// to both rows of a pair, so that each pair's integer sums come out in four int32 lanes per
+// row and two rounds of hadd give row r's block sum in lane r, for 8 rows at once (no 8-way
+// horizontal sum per value; for one token, about a quarter fewer instructions than
+// tile<8, 1>). acc[t] lane r is value (row0 + r, token t), its own accumulator, terms added
+// in block order: bitwise dotRow.
 template <class T, int NT>
 void pairTile(const MatmulArgs& m, int64_t row0, int64_t nBlocks) {
     using W = typename T::W;
@@ -322,21 +324,28 @@ void singleValues(const MatmulArgs& m, int64_t row, int64_t tokenBegin, int64_t 
     }
 }
 
-// Decode (one token): tiles of 8 rows. 2 or 3 tokens: pair tiles of 8 rows × all the tokens.
-// More tokens (where the panels do not apply): tiles of 4 rows × 2 tokens, so that each
-// unpacked weight block serves two tokens; an odd last token takes 4 × 1 tiles. The rows of
-// a range that fill no 8-row tile take the 4-row tiles, then single values.
+// 1 to 3 tokens (decode, batched decode, short verifications): pair tiles of 8 rows × all
+// the tokens. More tokens (where the panels do not apply): tiles of 4 rows × 2 tokens, so
+// that each unpacked weight block serves two tokens; an odd last token takes 4 × 1 tiles.
+// The rows of a range that fill no 8-row tile take the 4-row tiles (several tokens) or
+// single values.
 template <class T>
 void rows(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
     const int64_t nBlocks = m.nCols / kQK;
     int64_t r = rowBegin;
-    if (m.nTokens == 1) {
-        for (; r + 8 <= rowEnd; r += 8) tile<T, 8, 1>(m, r, 0, nBlocks);
-    } else {
-        if (m.nTokens == 2)
-            for (; r + 8 <= rowEnd; r += 8) pairTile<T, 2>(m, r, nBlocks);
-        else if (m.nTokens == 3)
-            for (; r + 8 <= rowEnd; r += 8) pairTile<T, 3>(m, r, nBlocks);
+    switch (m.nTokens) {
+    case 1:
+        for (; r + 8 <= rowEnd; r += 8) pairTile<T, 1>(m, r, nBlocks);
+        break;
+    case 2:
+        for (; r + 8 <= rowEnd; r += 8) pairTile<T, 2>(m, r, nBlocks);
+        break;
+    case 3:
+        for (; r + 8 <= rowEnd; r += 8) pairTile<T, 3>(m, r, nBlocks);
+        break;
+    default: break;
+    }
+    if (m.nTokens > 1) {
         for (; r + 4 <= rowEnd; r += 4) {
             int64_t t = 0;
             for (; t + 2 <= m.nTokens; t += 2) tile<T, 4, 2>(m, r, t, nBlocks);

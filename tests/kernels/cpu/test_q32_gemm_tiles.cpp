@@ -118,7 +118,7 @@ private slots:
         }
     }
 
-    // matmulRows (decode: 8-row tiles; a few tokens: 4 × 2 tiles) over rows [3, 21) of 24:
+    // matmulRows (1-3 tokens: 8-row pair tiles, then 4 × 2 tiles) over rows [3, 21) of 24:
     // tiles, the odd token and single leftover rows.
     void matrixVectorTilesAreBitwiseVecDot_data() { addVariants(); }
     void matrixVectorTilesAreBitwiseVecDot() {
