@@ -57,14 +57,7 @@ main() {
   fi
 
   # The archive setup-oracle.sh keeps, fetched the same way when it is not there yet.
-  if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-    hearth_ensure_venv
-    hearth_log "downloading llama-cpp-python $version's source archive"
-    mkdir -p "$(dirname "$sdist")"
-    "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-      -d "$(dirname "$sdist")" "llama-cpp-python==$version"
-    echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
-  fi
+  hearth_fetch_llama_sdist "$sdist" "$sdist_sha256" "$version"
 
   rm -rf "$root"
   mkdir -p "$root/src" "$bin"

@@ -42,3 +42,17 @@ hearth_host_isa() {
   fi
   "$bin" "$@"
 }
+
+# hearth_fetch_llama_sdist PATH SHA256 VERSION: llama-cpp-python's source archive (the oracle's,
+# whose vendored llama.cpp also gives llama-bench and llama-server) at PATH, fetched from PyPI
+# with pip unless it is there already with that checksum.
+hearth_fetch_llama_sdist() {
+  local sdist=$1 sha=$2 version=$3
+  if [ -f "$sdist" ] && echo "$sha  $sdist" | sha256sum --check --status; then return 0; fi
+  hearth_ensure_venv
+  hearth_log "downloading llama-cpp-python $version's source archive"
+  mkdir -p "$(dirname "$sdist")"
+  "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$(dirname "$sdist")" "llama-cpp-python==$version"
+  echo "$sha  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
+}

@@ -29,14 +29,7 @@ wheels="$HEARTH_CACHE/oracle-wheels/$version-$(echo "$isa" | tr ' ' '+')"
 want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6 isa=[$isa]"
 stamp="$venv/.hearth-oracle"
 hearth_log "oracle build flags: $cmake_isa"
-if [ ! -f "$sdist" ] || ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-  hearth_ensure_venv
-  hearth_log "downloading llama-cpp-python $version's source archive"
-  mkdir -p "$(dirname "$sdist")"
-  "$HEARTH_VENV/bin/python3" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-    -d "$(dirname "$sdist")" "llama-cpp-python==$version"
-  echo "$sdist_sha256  $sdist" | sha256sum --check --status || hearth_die "checksum mismatch for $sdist"
-fi
+hearth_fetch_llama_sdist "$sdist" "$sdist_sha256" "$version"
 if [ ! -f "$vocab/.complete" ]; then
   rm -rf "$vocab" && mkdir -p "$vocab"
   tar -xzf "$sdist" -C "$vocab" --strip-components=4 --wildcards \
