@@ -21,7 +21,7 @@ constexpr int kMaxTopLogprobs = 20;
 using Fail = std::unexpected<ApiError>;
 
 Fail badField(const char* name, const std::string& what) {
-    return Fail(ApiError{400, "invalid_request_error", std::string("'") + name + "' " + what, name, {}});
+    return Fail(ApiError{.message = std::string("'") + name + "' " + what, .param = name});
 }
 
 // Reads optional fields of one object, remembering the first error.
@@ -206,13 +206,10 @@ std::expected<ApiRequest, ApiError> parseApiRequest(ApiKind kind, const QByteArr
     QJsonParseError parseError{};
     const QJsonDocument doc = QJsonDocument::fromJson(body, &parseError);
     if (parseError.error != QJsonParseError::NoError)
-        return Fail(ApiError{400,
-                             "invalid_request_error",
-                             "the body is not valid JSON: " + parseError.errorString().toStdString() + " at offset " +
-                                 std::to_string(parseError.offset),
-                             {},
-                             "invalid_json"});
-    if (!doc.isObject()) return Fail(ApiError{400, "invalid_request_error", "the body must be a JSON object", {}, {}});
+        return Fail(ApiError{.message = "the body is not valid JSON: " + parseError.errorString().toStdString() +
+                                 " at offset " + std::to_string(parseError.offset),
+                             .code = "invalid_json"});
+    if (!doc.isObject()) return Fail(ApiError{.message = "the body must be a JSON object"});
     const QJsonObject o = doc.object();
     ApiRequest r;
     r.kind = kind;

@@ -17,9 +17,9 @@ namespace hearth::server {
 struct ApiError {
     int status = 400;
     std::string type = "invalid_request_error";  // also "authentication_error", "not_found_error", ...
-    std::string message;
-    std::string param;  // the request field at fault; empty: none
-    std::string code;  // e.g. "model_loading"; empty: none
+    std::string message = {};
+    std::string param = {};  // the request field at fault; empty: none
+    std::string code = {};  // e.g. "model_loading"; empty: none
 };
 // {"error": {"message", "type", "param", "code"}} (param and code null when empty).
 QJsonObject errorBody(const ApiError& error);

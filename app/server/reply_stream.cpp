@@ -86,7 +86,7 @@ void ReplyStream::failed(const Error& error) {
     {
         std::lock_guard lock(mutex_);
         if (!start_) start_ = std::unexpected(error);
-        else items_.push_back(StreamItem{{}, {}, true, "stop", error});
+        else items_.push_back(StreamItem{.finish = true, .finishReason = "stop", .error = error});
         ready_.notify_all();
     }
     done();

@@ -27,11 +27,11 @@ struct TokenLogprob {
 
 // One event of a reply, converted on the engine thread (token text needs the tokenizer).
 struct StreamItem {
-    std::string text;  // the text it releases (stop strings never appear)
-    std::optional<TokenLogprob> logprob;  // with logprobs; never for an end-of-generation token
+    std::string text = {};  // the text it releases (stop strings never appear)
+    std::optional<TokenLogprob> logprob = {};  // with logprobs; never for an end-of-generation token
     bool finish = false;  // the last item
-    std::string finishReason;  // finish: "stop" or "length"
-    std::optional<Error> error;  // finish: the engine failed or dropped the reply
+    std::string finishReason = {};  // finish: "stop" or "length"
+    std::optional<Error> error = {};  // finish: the engine failed or dropped the reply
 };
 
 struct Usage {

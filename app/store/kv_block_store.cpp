@@ -49,7 +49,11 @@ KvBlockRecord recordFrom(const Statement& st) {
 }
 
 KvRootInfo rootFrom(const Statement& st) {
-    return KvRootInfo{keyFrom(st.blobView(6)), st.text(7), st.text(8), st.text(9), static_cast<uint32_t>(st.int64(10))};
+    return KvRootInfo{.key = keyFrom(st.blobView(6)),
+                      .fingerprint = st.text(7),
+                      .layout = st.text(8),
+                      .backend = st.text(9),
+                      .numericsVersion = static_cast<uint32_t>(st.int64(10))};
 }
 
 // The rows of st (a kBlockSelect) whose root is the first row's, in the order they come.

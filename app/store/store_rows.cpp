@@ -19,8 +19,15 @@ Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::str
         auto row = st->step();
         if (!row) return std::unexpected(row.error());
         if (!*row) break;
-        out.push_back(Conversation{st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4), st->text(5),
-                                   st->int64(6), st->int64(7), st->int64(8)});
+        out.push_back(Conversation{.id = st->int64(0),
+                                   .handle = st->text(1),
+                                   .title = st->text(2),
+                                   .model = st->text(3),
+                                   .systemPrompt = st->text(4),
+                                   .settingsJson = st->text(5),
+                                   .createdMs = st->int64(6),
+                                   .updatedMs = st->int64(7),
+                                   .activeLeafId = st->int64(8)});
     }
     return out;
 }

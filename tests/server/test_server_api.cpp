@@ -137,7 +137,7 @@ private slots:
         QCOMPARE(c["choices"][0]["logprobs"]["content"][0]["top_logprobs"][1]["token"].toString(), QString("Yo"));
         QCOMPARE(c["choices"][0]["logprobs"]["content"][0]["bytes"].toArray().size(), 2);
         QVERIFY(c.contains("usage") && c.value("usage").isNull());
-        const QJsonObject end = f.chunk(StreamItem{"", {}, true, "length", {}});
+        const QJsonObject end = f.chunk(StreamItem{.finish = true, .finishReason = "length"});
         QCOMPARE(end["choices"][0]["finish_reason"].toString(), QString("length"));
         const QJsonObject usage = f.usageChunk(Usage{10, 3, 8});
         QVERIFY(usage.value("choices").toArray().isEmpty());

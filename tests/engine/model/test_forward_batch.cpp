@@ -174,7 +174,7 @@ void TestForwardBatch::runnerMakesOneForwardPerStep() {
         alone.push_back(out);
     }
     KvCache cache(model.kvLayout(16), 1024);
-    Scheduler scheduler(cache, SchedulerConfig{16, 16});
+    Scheduler scheduler(cache, SchedulerConfig{.tokenBudget = 16, .maxRunning = 16});
     Runner runner(model, *backend, cache);
     std::map<SeqId, Tokens> generated;
     std::vector<SeqId> ids;
@@ -214,7 +214,7 @@ void TestForwardBatch::badItemFailsAlone() {
     auto backend = makeBestCpuBackend(2);
     const int nVocab = model.config().nVocab;
     KvCache cache(model.kvLayout(16), 1024);
-    Scheduler scheduler(cache, SchedulerConfig{256, 16});
+    Scheduler scheduler(cache, SchedulerConfig{.tokenBudget = 256, .maxRunning = 16});
     for (int i = 0; i < 3; ++i) scheduler.add(tokensOf(4 + 5 * i, 20 + i, nVocab));
     StepPlan plan = scheduler.schedule();
     QCOMPARE(plan.chunks.size(), size_t{3});

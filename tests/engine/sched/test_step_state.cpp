@@ -86,7 +86,7 @@ void TestStepState::aModelMustNotAdvanceOrReserve() {
     QFETCH(QString, expected);
     MisbehavingModel model(*model_, static_cast<Misstep>(misstep));
     KvCache cache(model.kvLayout(16), 256);
-    Scheduler scheduler(cache, SchedulerConfig{64, 4});
+    Scheduler scheduler(cache, SchedulerConfig{.tokenBudget = 64, .maxRunning = 4});
     const SeqId a = scheduler.add(kPromptA), b = scheduler.add(kPromptB);
     const StepPlan plan = scheduler.schedule();
     QCOMPARE(plan.chunks.size(), size_t{2});
@@ -115,7 +115,7 @@ void TestStepState::aModelMustNotAdvanceOrReserve() {
 // nothing for it; the other chunk runs.
 void TestStepState::aMissingReservationFailsTheChunk() {
     KvCache cache(model_->kvLayout(16), 256);
-    Scheduler scheduler(cache, SchedulerConfig{64, 4});
+    Scheduler scheduler(cache, SchedulerConfig{.tokenBudget = 64, .maxRunning = 4});
     const SeqId a = scheduler.add(kPromptA), b = scheduler.add(kPromptB);
     const StepPlan plan = scheduler.schedule();
     cache.release(scheduler.kvSequence(a));
