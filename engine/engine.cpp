@@ -120,6 +120,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     e->backend_ = chooseBackend(options, &e->backendNote_);
     KvLayout layout = e->model_->kvLayout(options.kvBlockSize, options.kvWindowPools);
     layout.elementType = options.kvType;
+    layout.kDimMajor = options.kvKDimMajor && options.kvType == KvElementType::F16 && layout.blockSize % 8 == 0 &&
+        e->backend_->prefersDimMajorK();
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
         return fail(ErrorCode::Unsupported,
                     strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK, "; this model's is ",

@@ -40,6 +40,10 @@ struct EngineOptions {
     // K/V, in a pool of their own (engine/kv/kv_cache.h); false keeps every position for every
     // layer (the all-positions layout, for comparisons: tests, hearth-cli bench-kv).
     bool kvWindowPools = true;
+    // F16 K stored dimension-major within each block when the backend prefers it (the CPU
+    // backends: attention loads eight positions of a dimension at once); false keeps K rows
+    // token-major (for comparisons: attention_bench, hearth-cli bench --kv-k rows).
+    bool kvKDimMajor = true;
     SchedulerConfig scheduler{};  // token budget per step, most sequences at once
     // The model file's fingerprint when the caller has it cached (by path, size and mtime);
     // when absent, load() hashes every byte of the file.

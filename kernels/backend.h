@@ -27,16 +27,29 @@ enum class RopeStyle {
 };
 
 // One layer of one sequence's paged KV cache. Token at position p lives in block
-// blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride.
-// Q8_0: the block's memory holds rows of rowStride / 32 BlockQ8_0 (GGUF's Q8_0), the row at
-// byte offset slot * kvRowBytes(layer); a head's slice starts on a block (headDim % 32 == 0).
+// blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride,
+// or with kDimMajor element c (0 <= c < rowStride) of the K row at kBlocks[block] + c * blockSize
+// + slot (each head's K dimension by dimension, the block's positions side by side, so attention
+// loads eight positions' dimension c at once; blockSize a multiple of 8); V rows are always
+// token-major. Q8_0 (never kDimMajor): the block's memory holds rows of rowStride / 32
+// BlockQ8_0 (GGUF's Q8_0), the row at byte offset slot * kvRowBytes(layer); a head's slice
+// starts on a block (headDim % 32 == 0).
 struct PagedKvLayer {
-    f16_t* const* kBlocks = nullptr;  // [nBlocks] -> block's K rows [blockSize, rowStride]
+    f16_t* const* kBlocks =
+        nullptr;  // [nBlocks] -> block's K [blockSize, rowStride] (kDimMajor: [rowStride, blockSize])
     f16_t* const* vBlocks = nullptr;  // [nBlocks] -> block's V rows [blockSize, rowStride]
     int blockSize = 16;
     int rowStride = 0;  // nKvHeads * headDim
     DType type = DType::F16;  // F16 or Q8_0
+    bool kDimMajor = false;  // F16 only: K stored dimension-major within each block (above)
 };
+// Element c of position p's K row in an F16 layer, in either K order.
+inline f16_t* kvKElement(const PagedKvLayer& layer, int p, int c) {
+    f16_t* block = layer.kBlocks[p / layer.blockSize];
+    const int slot = p % layer.blockSize;
+    return layer.kDimMajor ? block + static_cast<int64_t>(c) * layer.blockSize + slot
+                           : block + static_cast<int64_t>(slot) * layer.rowStride + c;
+}
 // Bytes of one token's K (or V) row in a layer.
 inline size_t kvRowBytes(const PagedKvLayer& layer) { return rowBytes(layer.type, layer.rowStride); }
 
@@ -56,6 +69,9 @@ class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
+    // Whether this backend's attention is fastest over F16 K stored dimension-major
+    // (PagedKvLayer::kDimMajor); every backend reads both orders correctly or refuses.
+    virtual bool prefersDimMajorK() const { return false; }
 
     // y[t][r] = dot(row r of w, x[t]) for t < nTokens. x: [nTokens, w.nCols]; y: [nTokens, w.nRows].
     virtual void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) = 0;

@@ -348,7 +348,10 @@ QList<QCommandLineOption> benchOptions() {
             {"compare-oracle",
              "Also time llama.cpp on the same file, runs interleaved (llama-cpp-python; with --depth, "
              "llama.cpp's own llama-bench)."},
-            {"depth", "Depth mode: decode and a prefill at each of these context depths (N[,N...]).", "n,n"}};
+            {"depth", "Depth mode: decode and a prefill at each of these context depths (N[,N...]).", "n,n"},
+            {"kv-k",
+             "With --depth: K order in the KV cache, dims (dimension-major, the CPU default) or rows (token-major).",
+             "order", "dims"}};
 }
 
 }  // namespace
@@ -359,7 +362,7 @@ Command benchCommand() {
             "           [--json] [--compare-oracle] [--probe-mb 1024] [--seed S]\n"
             "           prefill and decode tokens/s against the measured bandwidth and fp32 FMA peak\n"
             "  bench    --model PATH --depth N[,N...] [--threads N] [--prompt-tokens 512] [--gen-tokens 128]\n"
-            "           [--repeat R] [--json] [--compare-oracle]\n"
+            "           [--repeat R] [--json] [--compare-oracle] [--kv-k dims|rows]\n"
             "           decode at position N and a prefill at depth N, against the bandwidth bound\n",
             benchOptions, cmdBench};
 }

@@ -18,6 +18,7 @@
 #include "app/cli/bench_llama.h"
 #include "app/cli/cli_bench_shared.h"
 #include "app/cli/cli_commands.h"
+#include "engine/kv/kv_layout.h"
 #include "engine/model/gguf.h"
 #include "engine/str_cat.h"
 #include "kernels/cpu/cpu_features.h"
@@ -341,7 +342,8 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
                            " M params, trained context ", trainedContext(e), ")\n");
     t += strCat("host: ", host.cpu, ", ", physicalCoreCount(), " physical core(s); flags: ", joined(host.flags), "\n");
     t += strCat("hearth: ", backendLabel(e), ", ", o.nThreads, " thread(s); at each depth ", o.nGen,
-                " tokens decoded and a ", o.nPrompt, "-token prefill, ", o.nRepeat, " repeats (median [min .. max])\n");
+                " tokens decoded and a ", o.nPrompt, "-token prefill, ", o.nRepeat, " repeats (median [min .. max]); ",
+                describe(e.kvLayout()), "\n");
     if (llama)
         t += strCat(
             "llama.cpp: llama-bench (", r.llamaTool.buildInfo.toStdString(), "), ", o.nThreads,
@@ -372,6 +374,9 @@ int runDepthBench(const QCommandLineParser& p, const BenchOptions& o) {
     EngineOptions options;
     options.nThreads = o.nThreads;
     options.scheduler.tokenBudget = o.nPrompt;  // prefill in batches of nPrompt, as llama-bench's -b/-ub 512
+    if (const QString order = p.value("kv-k"); order != "dims" && order != "rows")
+        return usageError("--kv-k must be dims or rows");
+    options.kvKDimMajor = p.value("kv-k") == "dims";
     int needed = 0;
     {
         auto file = GgufFile::open(model.toStdString());

@@ -20,6 +20,8 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t
         (!layout.windowLayers.empty() && std::ssize(layout.windowLayers) != layout.nLayers))
         return fail(ErrorCode::InvalidArgument,
                     strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
+    if (layout.kDimMajor && (layout.elementType != KvElementType::F16 || layout.blockSize % 8 != 0))
+        return fail(ErrorCode::InvalidArgument, "dimension-major K needs an F16 cache and blocks of a multiple of 8");
     if (layout.elementType == KvElementType::Q8_0 && layout.rowStride % kQK != 0)
         return fail(ErrorCode::InvalidArgument,
                     strCat("a q8_0 KV cache needs rows of a multiple of ", kQK, " elements; this model's are ",
@@ -205,7 +207,7 @@ Result<void> KvCache::ensureMemory(int g, int32_t nTaken, std::span<const BlockI
     for (BlockId b : grp.pool.peekAllocations(std::max(0, nTaken - nFromFreed), toShare)) {
         auto& slot = grp.blocks[static_cast<size_t>(b)];
         // Not value-initialised: every position is written before attention reads it.
-        if (!slot) slot.reset(new (std::nothrow) uint8_t[grp.bytesPerBlock]);
+        if (!slot) slot = allocateBlock(grp.bytesPerBlock);
         if (!slot)
             return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
     }
@@ -343,7 +345,7 @@ Result<bool> KvCache::importInto(int g, const BlockKey& key, std::span<const uin
     if (grp.pool.find(key) >= 0) return false;
     if (grp.pool.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
     auto& slot = grp.blocks[static_cast<size_t>(grp.pool.peekAllocations(1, {}).front())];
-    if (!slot) slot.reset(new (std::nothrow) uint8_t[grp.bytesPerBlock]);
+    if (!slot) slot = allocateBlock(grp.bytesPerBlock);
     if (!slot)
         return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
     const BlockId b = grp.pool.allocate();
@@ -366,6 +368,15 @@ Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> 
     return *full || (window && *window);
 }
 
+void KvCache::copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
+                        bool kPart) const {
+    if (!(kPart && layout_.kDimMajor)) return (void)std::memcpy(dst, src, static_cast<size_t>(nRows) * rowBytes_);
+    for (int c = 0; c < layout_.rowStride; ++c)  // K dimension-major: nRows elements of each row element c
+        std::memcpy(dst + static_cast<size_t>(c) * static_cast<size_t>(dstSlots) * sizeof(f16_t),
+                    src + static_cast<size_t>(c) * static_cast<size_t>(srcSlots) * sizeof(f16_t),
+                    static_cast<size_t>(nRows) * sizeof(f16_t));
+}
+
 std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, int32_t nRows) const {
     if (nRows <= 0 || nRows > layout_.blockSize) return {};
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
@@ -379,7 +390,7 @@ std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, in
         if (!slot) return {};
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers);
              ++part, to += bytes)  // K and V of each layer
-            std::memcpy(to, slot.get() + part * half, bytes);
+            copySlots(to, nRows, slot.get() + part * half, layout_.blockSize, nRows, part % 2 == 0);
     }
     return out;
 }
@@ -401,7 +412,7 @@ Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<c
     for (int g = 0; g < nGroups(); ++g) {
         uint8_t* base = group(g).blocks[static_cast<size_t>(table(seq, g)[index])].get();
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part, from += saved)
-            std::memcpy(base + part * half, from, static_cast<size_t>(nRows) * rowBytes_);
+            copySlots(base + part * half, layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
     }
     return {};
 }
@@ -409,11 +420,10 @@ Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<c
 void KvCache::copyRows(int g, BlockId from, BlockId to, int32_t nRows) {
     Group& grp = group(g);
     const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
-    const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
     uint8_t* src = grp.blocks[static_cast<size_t>(from)].get();
     uint8_t* dst = grp.blocks[static_cast<size_t>(to)].get();
     for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)  // K and V of each layer
-        std::memcpy(dst + part * half, src + part * half, bytes);
+        copySlots(dst + part * half, layout_.blockSize, src + part * half, layout_.blockSize, nRows, part % 2 == 0);
 }
 
 PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
@@ -435,7 +445,12 @@ PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
         vOut[b] = base ? reinterpret_cast<f16_t*>(base + half) : nullptr;
     }
     const DType type = layout_.elementType == KvElementType::Q8_0 ? DType::Q8_0 : DType::F16;
-    return PagedKvLayer{kOut, vOut, layout_.blockSize, layout_.rowStride, type};
+    return PagedKvLayer{.kBlocks = kOut,
+                        .vBlocks = vOut,
+                        .blockSize = layout_.blockSize,
+                        .rowStride = layout_.rowStride,
+                        .type = type,
+                        .kDimMajor = layout_.kDimMajor};
 }
 
 }  // namespace hearth

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -179,13 +180,22 @@ public:
     PagedKvLayer layerView(const KvSequence& seq, int layer);
 
 private:
+    // A block's memory starts on a cache line (64 bytes), so that a head's K or V slice in it
+    // straddles no more lines than it must.
+    struct LineFree {
+        void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+    };
+    using BlockMemory = std::unique_ptr<uint8_t[], LineFree>;
+    static BlockMemory allocateBlock(size_t bytes) {
+        return BlockMemory(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
+    }
     // One attention group: its pool, and its blocks' memory, [nBlocks] -> [its layers][K, V]
     // [blockSize] rows, allocated on first use.
     struct Group {
         BlockPool pool;
         int nLayers = 0;
         size_t bytesPerBlock = 0;
-        std::vector<std::unique_ptr<uint8_t[]>> blocks = {};
+        std::vector<BlockMemory> blocks = {};
     };
     Group& group(int g) { return groups_[static_cast<size_t>(g)]; }
     const Group& group(int g) const { return groups_[static_cast<size_t>(g)]; }
@@ -201,6 +211,11 @@ private:
     Result<void> checkAvailable(int g, const KvReservation& r, int32_t nTokens, int32_t nAvailable) const;
     void commitWindow(KvSequence& seq, const KvReservation& r);
     void copyRows(int g, BlockId from, BlockId to, int32_t nRows);
+    // The first nRows slots of one layer's K (kPart) or V from src, whose K or V holds srcSlots
+    // slots, into dst, which holds dstSlots: rows, or with dimension-major K each element's run
+    // of slots (PagedKvLayer::kDimMajor). Packed snapshot rows use the cache's own order.
+    void copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
+                   bool kPart) const;
     Result<bool> importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes);
 
     KvLayout layout_;

@@ -45,6 +45,7 @@ std::string describe(const KvLayout& layout) {
     const bool grouped = hasWindowGroup(layout);
     std::string out = strCat("kv-layout/", grouped ? "v2" : "v1", " layers=", layout.nLayers, " row=", layout.rowStride,
                              " block=", layout.blockSize, " type=", kvElementTypeName(layout.elementType));
+    if (layout.kDimMajor) out += " k=dim-major";  // saves in the other order are refused, never misread
     if (!grouped) return out;
     out += strCat(" window=", layout.window, " window_layers=");
     const char* sep = "";

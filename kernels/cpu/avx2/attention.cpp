@@ -49,8 +49,17 @@ inline void transpose8x8(const __m128i* in, __m128i* out) {
 }
 
 // kT[i] = dimension i of the K rows of positions p..p+7, as floats (lane j: position p+j);
-// lanes at or past `end` read a row of zeros (the last, partial chunk).
+// lanes at or past `end` read a row of zeros (the last, partial chunk). With K stored
+// dimension-major (p a multiple of 8) each kT[i] is one load: lanes at or past `end`, or before
+// the caller's range, read whatever the block holds there, scores no query uses.
 void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
+    if (h.kDimMajor) {
+        const f16_t* base =
+            h.kBlocks[p / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + p % h.blockSize;
+        for (int i = 0; i < h.headDim; ++i)
+            kT[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i * h.blockSize)));
+        return;
+    }
     alignas(16) static constexpr f16_t kZeros[kMaxAttentionHeadDim] = {};
     const f16_t* rows[8];
     for (int j = 0; j < 8; ++j) rows[j] = p + j < end ? kvRow(h.kBlocks, h, p + j) : kZeros;
@@ -60,6 +69,18 @@ void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
         transpose8x8(in, dims);
         for (int i = 0; i < 8; ++i) kT[i0 + i] = _mm256_cvtph_ps(dims[i]);
     }
+}
+
+// Dimension-major K: the head's K of the block after the one holding p (headDim * blockSize
+// halves, contiguous), fetched into the cache while this block's scores are computed. Blocks
+// hold every layer, so the next block's K is far away and the hardware's prefetch misses it.
+inline void prefetchNextKBlock(const AttentionHead& h, int p, int end) {
+    const int next = (p / h.blockSize + 1) * h.blockSize;
+    if (next >= end) return;
+    const char* k =
+        reinterpret_cast<const char*>(h.kBlocks[next / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize);
+    const int bytes = h.headDim * h.blockSize * static_cast<int>(sizeof(f16_t));
+    for (int b = 0; b < bytes; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
 }
 
 // For each of nq (at most 4) queries and nc (1 or 2) chunks of 8 positions from p:
@@ -147,6 +168,7 @@ void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi,
     const __m256* const kT[2] = {kT0, kT1};
     const int stride = scoreStride(lo, hi);
     for (int p = lo; p < hi; p += 16) {
+        if (h.kDimMajor && p % h.blockSize == 0) prefetchNextKBlock(h, p, hi);
         const bool two = p + 8 < hi;  // a second chunk of positions
         transposeChunk(h, p, hi, kT0);
         if (two) transposeChunk(h, p + 8, hi, kT1);
@@ -253,6 +275,64 @@ void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo
     }
 }
 
+// acc[r][d0, d0 + 8 * nv) += w_r[p] * v[p] for p in [a, b) and each of nq queries (w_r = w + r *
+// stride, indexed from lo), in position order: each V row is converted once, in registers, for
+// all of them (queries that share their range: a decode token's GQA group).
+template <int nq, int nv>
+void accumulateShared(const AttentionHead& h, int d0, int a, int b, const float* w, int stride, int lo, float* acc) {
+    __m256 sum[nq][nv];
+    for (int r = 0; r < nq; ++r)
+        for (int k = 0; k < nv; ++k) sum[r][k] = _mm256_load_ps(acc + r * kMaxAttentionHeadDim + d0 + 8 * k);
+    for (int p = a; p < b;) {
+        const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
+        const f16_t* v = kvRow(h.vBlocks, h, p) + d0;
+        if (d0 == 0 && blockEnd < b) {  // the next block's rows of this head, while this one is summed
+            const int rowBytes = h.headDim * static_cast<int>(sizeof(f16_t));
+            const auto* next = reinterpret_cast<const char*>(kvRow(h.vBlocks, h, blockEnd));
+            for (int r = 0; r < std::min(h.blockSize, b - blockEnd); ++r)
+                for (int o = 0; o < rowBytes + 63; o += 64)  // rows need not start on a line
+                    _mm_prefetch(next + static_cast<int64_t>(r) * h.rowStride * 2 + std::min(o, rowBytes - 1),
+                                 _MM_HINT_T0);
+        }
+        for (; p < blockEnd; ++p, v += h.rowStride) {
+            __m256 row[nv];
+            for (int k = 0; k < nv; ++k)
+                row[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * k)));
+            for (int r = 0; r < nq; ++r) {
+                const __m256 wp = _mm256_broadcast_ss(w + r * stride + (p - lo));
+                for (int k = 0; k < nv; ++k) sum[r][k] = _mm256_fmadd_ps(wp, row[k], sum[r][k]);
+            }
+        }
+    }
+    for (int r = 0; r < nq; ++r)
+        for (int k = 0; k < nv; ++k) _mm256_store_ps(acc + r * kMaxAttentionHeadDim + d0 + 8 * k, sum[r][k]);
+}
+
+// Dimensions in runs of as many vectors as the registers hold for nq queries (nq * nv sums, nv
+// rows and a weight).
+template <int nq>
+void accumulateSharedQueries(const AttentionHead& h, int a, int b, const float* w, int stride, int lo, float* acc) {
+    constexpr int nv = nq == 1 ? 8 : nq == 2 ? 4 : 3;
+    int d0 = 0;
+    for (; d0 + 8 * nv <= h.headDim; d0 += 8 * nv) accumulateShared<nq, nv>(h, d0, a, b, w, stride, lo, acc);
+    for (; d0 < h.headDim; d0 += 8) accumulateShared<nq, 1>(h, d0, a, b, w, stride, lo, acc);
+}
+
+// The V sums of n queries that share one range [a, b), in groups of at most four.
+void accumulateVShared(const AttentionHead& h, int n, int a, int b, const float* weights, int stride, int lo,
+                       float* acc) {
+    for (int r0 = 0; r0 < n; r0 += 4) {
+        const float* w = weights + r0 * stride;
+        float* out = acc + r0 * kMaxAttentionHeadDim;
+        switch (std::min(4, n - r0)) {
+        case 4: accumulateSharedQueries<4>(h, a, b, w, stride, lo, out); break;
+        case 3: accumulateSharedQueries<3>(h, a, b, w, stride, lo, out); break;
+        case 2: accumulateSharedQueries<2>(h, a, b, w, stride, lo, out); break;
+        default: accumulateSharedQueries<1>(h, a, b, w, stride, lo, out); break;
+        }
+    }
+}
+
 // The queries rounded to F16 (as the reference does), one row of kMaxAttentionHeadDim each.
 void prepareQueriesF16(const AttentionHead& h, const AttentionQuery* qs, int n, float* q) {
     for (int r = 0; r < n; ++r)
@@ -280,6 +360,7 @@ void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, 
         for (int r = 0; r < n; ++r) parts[r].count = 0;
         return;
     }
+    if (h.kDimMajor) lo &= ~7;  // whole chunks of eight positions (transposeChunk)
     scoreQueries(h, q, n, lo, hi, scores);
     for (int r = 0; r < n; ++r) {
         const int len = clipped[r].nCtx - clipped[r].first;
@@ -290,7 +371,11 @@ void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, 
             for (int p = 0; p < len; ++p) s[p] = softcapScore(s[p], h.softcap);
         parts[r].sum = softmaxWeights(s, len, &parts[r].max);
     }
-    accumulateV(h, clipped, n, lo, hi, scores, acc);
+    bool shared = true;  // every query over the same range: V rows converted in registers
+    for (int r = 1; r < n; ++r)
+        shared = shared && clipped[r].first == clipped[0].first && clipped[r].nCtx == clipped[0].nCtx;
+    if (shared) accumulateVShared(h, n, clipped[0].first, clipped[0].nCtx, scores, scoreStride(lo, hi), lo, acc);
+    else accumulateV(h, clipped, n, lo, hi, scores, acc);
     for (int r = 0; r < n; ++r)
         if (parts[r].count > 0)
             for (int i = 0; i < h.headDim; i += 8)

@@ -120,6 +120,7 @@ public:
     // Without the thread count: the engine keys KV blocks by backend name, and results do not
     // depend on the thread count.
     std::string name() const override { return "CPU (AVX2)"; }
+    bool prefersDimMajorK() const override { return true; }  // no transpose per chunk (attention.cpp)
 
     // Activations are quantized once per token (in parallel over tokens for a prefill), then
     // each thread computes whole rows for every token: a value never depends on the thread
@@ -174,7 +175,8 @@ public:
         });
     }
     // Tokens write disjoint rows of the cache (their positions differ). F16 rows are converted
-    // with F16C (the reference's bits); Q8_0 rows by the reference.
+    // with F16C (the reference's bits), K scattered to its slots when dimension-major; Q8_0 rows
+    // by the reference.
     void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                  int64_t nTokens) override {
         const int64_t stride = layer.rowStride;
@@ -182,10 +184,17 @@ public:
             if (layer.type != DType::F16)
                 return reference_->kvWrite(layer, k + begin * stride, v + begin * stride, positions + begin,
                                            end - begin);
+            std::vector<f16_t> kRow(layer.kDimMajor ? static_cast<size_t>(stride) : 0);
             for (int64_t t = begin; t < end; ++t) {
-                const int block = positions[t] / layer.blockSize;
-                const int64_t offset = static_cast<int64_t>(positions[t] % layer.blockSize) * stride;
-                avx2::floatsToHalves(k + t * stride, layer.kBlocks[block] + offset, stride);
+                const int block = positions[t] / layer.blockSize, slot = positions[t] % layer.blockSize;
+                const int64_t offset = static_cast<int64_t>(slot) * stride;
+                if (layer.kDimMajor) {  // element c of the row at c * blockSize + slot
+                    avx2::floatsToHalves(k + t * stride, kRow.data(), stride);
+                    f16_t* to = layer.kBlocks[block] + slot;
+                    for (int64_t c = 0; c < stride; ++c) to[c * layer.blockSize] = kRow[static_cast<size_t>(c)];
+                } else {
+                    avx2::floatsToHalves(k + t * stride, layer.kBlocks[block] + offset, stride);
+                }
                 avx2::floatsToHalves(v + t * stride, layer.vBlocks[block] + offset, stride);
             }
         });
@@ -332,6 +341,7 @@ private:
         head.softcap = shape.softcap;
         head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
+        head.kDimMajor = layer.kDimMajor;
         return head;
     }
 

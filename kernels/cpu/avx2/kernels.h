@@ -72,6 +72,7 @@ struct AttentionHead {
     int first = 0;  // unused by attendQueries (each query has its own range)
     int nCtx = 0;
     DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
+    bool kDimMajor = false;  // as PagedKvLayer::kDimMajor (then blockSize % 8 == 0)
 };
 // One query head of one token: q [headDim] attends to positions [first, nCtx); out [headDim].
 struct AttentionQuery {

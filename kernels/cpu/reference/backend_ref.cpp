@@ -18,6 +18,7 @@ namespace {
 class CpuReferenceBackend final : public Backend {
 public:
     std::string name() const override { return "CPU (reference)"; }
+    bool prefersDimMajorK() const override { return true; }  // the AVX2 backend's order, so caches match
 
     void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) override {
         ref::matmul(w.type, w.data, w.nRows, w.nCols, x, nTokens, y);
@@ -68,10 +69,9 @@ public:
         if (layer.type == DType::Q8_0) return kvWriteQ8(layer, k, v, positions, nTokens);
         for (int64_t t = 0; t < nTokens; ++t) {
             const int block = positions[t] / layer.blockSize, slot = positions[t] % layer.blockSize;
-            f16_t* kRow = layer.kBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
             f16_t* vRow = layer.vBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
             for (int i = 0; i < layer.rowStride; ++i) {
-                kRow[i] = f32ToF16(k[t * layer.rowStride + i]);
+                *kvKElement(layer, positions[t], i) = f32ToF16(k[t * layer.rowStride + i]);
                 vRow[i] = f32ToF16(v[t * layer.rowStride + i]);
             }
         }
@@ -132,9 +132,9 @@ private:
             Partial& part = nextPartial(headDim);
             scores_.resize(static_cast<size_t>(b - a));  // scores, then weights
             for (int p = a; p < b; ++p) {
-                const f16_t* kRow = kvRow(layer.kBlocks, layer, kvOffset, p);
                 float dot = 0.0f;
-                for (size_t i = 0; i < headDim; ++i) dot = std::fma(qHalf_[i], f16ToF32(kRow[i]), dot);
+                for (size_t i = 0; i < headDim; ++i)
+                    dot = std::fma(qHalf_[i], f16ToF32(*kvKElement(layer, p, kvOffset + static_cast<int>(i))), dot);
                 const float score = softcapScore(dot * shape.scale, shape.softcap);
                 scores_[static_cast<size_t>(p - a)] = score;
                 if (score > part.max) part.max = score;

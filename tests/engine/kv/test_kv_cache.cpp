@@ -47,6 +47,55 @@ private slots:
         const PagedKvLayer layer0 = cache.layerView(seq, 0);
         QVERIFY(layer0.kBlocks[1] != layer1.kBlocks[1]);
     }
+    // K stored dimension-major (the CPU engine's order): each element lands at its slot, and a
+    // forked sequence's copied tail block, snapshot tail rows written back, hold the same K and V.
+    void dimMajorKTravelsWithItsRows() {
+        KvLayout layout{2, 8, 8};
+        layout.kDimMajor = true;
+        QVERIFY(describe(layout).find(" k=dim-major") != std::string::npos);
+        KvCache cache(layout, 64);
+        KvSequence seq;
+        QVERIFY(cache.reserve(seq, 12));
+        auto backend = makeCpuReferenceBackend();
+        const auto kAt = [](int layer, int p, int c) { return float(layer * 128 + p * 8 + c); };
+        for (int layer = 0; layer < 2; ++layer)
+            for (int32_t p = 0; p < 12; ++p) {
+                float k[8], v[8];
+                for (int c = 0; c < 8; ++c) k[c] = kAt(layer, p, c), v[c] = -kAt(layer, p, c);
+                backend->kvWrite(cache.layerView(seq, layer), k, v, &p, 1);
+            }
+        seq.nTokens = 12;
+        for (int layer = 0; layer < 2; ++layer) {
+            const PagedKvLayer view = cache.layerView(seq, layer);
+            QVERIFY(view.kDimMajor);
+            QCOMPARE(f16ToF32(view.kBlocks[1][3 * 8 + 2]), kAt(layer, 10, 3));  // element 3 of position 10
+            for (int32_t p = 0; p < 12; ++p)
+                for (int c = 0; c < 8; ++c) QCOMPARE(f16ToF32(*kvKElement(view, p, c)), kAt(layer, p, c));
+        }
+        KvSequence forked = cache.fork(seq);
+        QVERIFY(cache.reserve(forked, 13));  // copies the shared, partly filled block 1
+        QVERIFY(forked.blockTable[1] != seq.blockTable[1]);
+        const std::vector<uint8_t> packed = cache.packedRows(seq, 1, 4);
+        QCOMPARE(packed.size(), cache.tailBytes(4));
+        KvSequence other;
+        QVERIFY(cache.reserve(other, 4));
+        QVERIFY(cache.writeRows(other, 0, packed, 4, 4));
+        for (int layer = 0; layer < 2; ++layer) {
+            const PagedKvLayer f = cache.layerView(forked, layer), o = cache.layerView(other, layer);
+            for (int32_t p = 8; p < 12; ++p)
+                for (int c = 0; c < 8; ++c) {
+                    QCOMPARE(f16ToF32(*kvKElement(f, p, c)), kAt(layer, p, c));
+                    QCOMPARE(f16ToF32(*kvKElement(o, p - 8, c)), kAt(layer, p, c));
+                    QCOMPARE(f16ToF32(o.vBlocks[0][(p - 8) * 8 + c]), -kAt(layer, p, c));
+                }
+        }
+        cache.release(other);
+        cache.release(forked);
+        cache.release(seq);
+        KvLayout odd{2, 8, 4};  // blocks of 4 positions cannot hold chunks of eight
+        odd.kDimMajor = true;
+        QVERIFY(!KvCache::create(odd, 64));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestKvCache)

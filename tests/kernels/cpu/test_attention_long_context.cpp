@@ -35,7 +35,7 @@ struct RandomCache {
     std::vector<f16_t*> kBlocks, vBlocks;
     PagedKvLayer layer;
 
-    RandomCache(int nPositions, int rowStride, std::mt19937& rng) {
+    RandomCache(int nPositions, int rowStride, std::mt19937& rng, bool kDimMajor) {
         std::normal_distribution<float> normal(0.0f, 3.0f);
         const int nBlocks = (nPositions + kBlockSize - 1) / kBlockSize;
         for (int b = 0; b < nBlocks; ++b) {
@@ -45,9 +45,14 @@ struct RandomCache {
             for (f16_t& h : vData.back()) h = f32ToF16(normal(rng));
         }
         for (int b = 0; b < nBlocks; ++b) kBlocks.push_back(kData[b].data()), vBlocks.push_back(vData[b].data());
-        layer = PagedKvLayer{kBlocks.data(), vBlocks.data(), kBlockSize, rowStride};
+        layer = PagedKvLayer{.kBlocks = kBlocks.data(),
+                             .vBlocks = vBlocks.data(),
+                             .blockSize = kBlockSize,
+                             .rowStride = rowStride,
+                             .kDimMajor = kDimMajor};
     }
     float at(const std::vector<std::vector<f16_t>>& data, int p, int i) const {
+        if (&data == &kData) return f16ToF32(*kvKElement(layer, p, i));  // in the layer's K order
         return f16ToF32(
             data[static_cast<size_t>(p / kBlockSize)][static_cast<size_t>((p % kBlockSize) * layer.rowStride + i)]);
     }
@@ -94,11 +99,15 @@ private slots:
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("qScale");  // small: flat softmax over many positions; large: peaked
         QTest::addColumn<int>("first");  // the new tokens' positions: first .. kPositions - 1
-        QTest::newRow("smollm2 turn flat") << 9 << 3 << 64 << 0 << 0.3f << kPositions - 21;
-        QTest::newRow("smollm2 turn peaked") << 9 << 3 << 64 << 0 << 2.0f << kPositions - 21;
-        QTest::newRow("gemma3 local turn peaked") << 4 << 1 << 256 << 512 << 2.0f << kPositions - 21;
-        QTest::newRow("gemma3 global turn flat") << 4 << 1 << 256 << 0 << 0.3f << kPositions - 21;
-        QTest::newRow("smollm2 decode") << 9 << 3 << 64 << 0 << 2.0f << kPositions - 1;
+        QTest::addColumn<bool>("kDimMajor");  // K stored dimension-major (the CPU engine's order)
+        for (bool dims : {false, true}) {
+            const char* k = dims ? ", K dimension-major" : "";
+            QTest::addRow("smollm2 turn flat%s", k) << 9 << 3 << 64 << 0 << 0.3f << kPositions - 21 << dims;
+            QTest::addRow("smollm2 turn peaked%s", k) << 9 << 3 << 64 << 0 << 2.0f << kPositions - 21 << dims;
+            QTest::addRow("gemma3 local turn peaked%s", k) << 4 << 1 << 256 << 512 << 2.0f << kPositions - 21 << dims;
+            QTest::addRow("gemma3 global turn flat%s", k) << 4 << 1 << 256 << 0 << 0.3f << kPositions - 21 << dims;
+            QTest::addRow("smollm2 decode%s", k) << 9 << 3 << 64 << 0 << 2.0f << kPositions - 1 << dims;
+        }
     }
 
     void restoredTurn() {
@@ -108,9 +117,10 @@ private slots:
         QFETCH(int, window);
         QFETCH(float, qScale);
         QFETCH(int, first);
+        QFETCH(bool, kDimMajor);
         std::mt19937 rng(11);
         const int nPositions = kPositions;
-        const RandomCache cache(nPositions, nKvHeads * headDim, rng);
+        const RandomCache cache(nPositions, nKvHeads * headDim, rng, kDimMajor);
         const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
         std::vector<int32_t> positions;
         for (int p = first; p < nPositions; ++p) positions.push_back(p);

@@ -201,18 +201,33 @@ private:
             std::nanf(""), -0.0f,         1e-8f,    2.98023224e-8f, 3e-8f,
             6.1e-5f,       1.00048828125f};
         for (size_t i = 0; i < std::size(specials) && i < k.size(); ++i) k[i * 3 % k.size()] = specials[i];
-        std::vector<std::vector<f16_t>> store[2];
-        std::vector<f16_t*> kPtrs[2], vPtrs[2];
-        for (int s = 0; s < 2; ++s) {
+        // Stores 0 and 1: K rows token-major by the reference and the AVX2 backend; 2 and 3: K
+        // dimension-major. Each pair equal bit for bit, and the dimension-major K the same
+        // elements as the token-major rows.
+        std::vector<std::vector<f16_t>> store[4];
+        std::vector<f16_t*> kPtrs[4], vPtrs[4];
+        PagedKvLayer layers[4];
+        for (int s = 0; s < 4; ++s) {
             store[s].assign(size_t(2 * nBlocks), std::vector<f16_t>(size_t(blockSize * rowStride)));
             for (int i = 0; i < nBlocks; ++i) {
                 kPtrs[s].push_back(store[s][size_t(i)].data());
                 vPtrs[s].push_back(store[s][size_t(nBlocks + i)].data());
             }
-            const PagedKvLayer layer{kPtrs[s].data(), vPtrs[s].data(), blockSize, rowStride, DType::F16};
-            (s == 0 ? ref : fast).kvWrite(layer, k.data(), v.data(), positions.data(), nTokens);
+            layers[s] = PagedKvLayer{.kBlocks = kPtrs[s].data(),
+                                     .vBlocks = vPtrs[s].data(),
+                                     .blockSize = blockSize,
+                                     .rowStride = rowStride,
+                                     .type = DType::F16,
+                                     .kDimMajor = s >= 2};
+            (s % 2 == 0 ? ref : fast).kvWrite(layers[s], k.data(), v.data(), positions.data(), nTokens);
         }
         QVERIFY2(store[0] == store[1], "kvWrite");
+        QVERIFY2(store[2] == store[3], "kvWrite, K dimension-major");
+        for (int64_t t = 0; t < nTokens; ++t)
+            for (int c = 0; c < rowStride; ++c)
+                QVERIFY2(
+                    *kvKElement(layers[2], positions[size_t(t)], c) == *kvKElement(layers[0], positions[size_t(t)], c),
+                    "dimension-major K element");
         const std::vector<float> table = randomFloats(size_t(50 * 640), 1.0f, 8);
         const WeightView view{DType::F32, table.data(), 50, 640};
         std::vector<int32_t> ids(static_cast<size_t>(nTokens));

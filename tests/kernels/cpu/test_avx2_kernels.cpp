@@ -317,8 +317,9 @@ private slots:
     // Paged F16 KV with random contents, GQA (3 query heads per KV head), queries at
     // scattered positions, a prefill run of consecutive positions (queries computed together)
     // and one decode token (heads split over threads), with and without a sliding window; head
-    // sizes 64 and 8 take the AVX2 path, 12 the reference fallback. Equal bits to the reference
-    // for 1, 2 and 3 threads.
+    // sizes 64 and 8 take the AVX2 path, 12 the reference fallback; K token-major and
+    // dimension-major (a window's first position off a chunk of eight). Equal bits to the
+    // reference for 1, 2 and 3 threads.
     void attentionIsBitwiseReference_data() {
         QTest::addColumn<std::vector<int32_t>>("positions");
         QTest::newRow("scattered") << std::vector<int32_t>{0, 7, 8, 33, 64, 95, 17};
@@ -333,36 +334,42 @@ private slots:
         std::mt19937 rng(5);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (int headDim : {64, 8, 12})
-            for (int window : {0, 20}) {
-                const int nKvHeads = 2, nHeads = 6, blockSize = 16, nBlocks = 6, rowStride = nKvHeads * headDim;
-                std::vector<std::vector<f16_t>> kData(nBlocks), vData(nBlocks);
-                std::vector<f16_t*> kBlocks, vBlocks;
-                for (int b = 0; b < nBlocks; ++b) {
-                    for (auto* data : {&kData[b], &vData[b]}) {
-                        data->resize(static_cast<size_t>(blockSize * rowStride));
-                        for (f16_t& h : *data) h = f32ToF16(3.0f * normal(rng));
+            for (int window : {0, 20})
+                for (bool dimMajor : {false, true}) {
+                    const int nKvHeads = 2, nHeads = 6, blockSize = 16, nBlocks = 6, rowStride = nKvHeads * headDim;
+                    std::vector<std::vector<f16_t>> kData(nBlocks), vData(nBlocks);
+                    std::vector<f16_t*> kBlocks, vBlocks;
+                    for (int b = 0; b < nBlocks; ++b) {
+                        for (auto* data : {&kData[b], &vData[b]}) {
+                            data->resize(static_cast<size_t>(blockSize * rowStride));
+                            for (f16_t& h : *data) h = f32ToF16(3.0f * normal(rng));
+                        }
+                        kBlocks.push_back(kData[b].data());
+                        vBlocks.push_back(vData[b].data());
                     }
-                    kBlocks.push_back(kData[b].data());
-                    vBlocks.push_back(vData[b].data());
+                    const PagedKvLayer layer{.kBlocks = kBlocks.data(),
+                                             .vBlocks = vBlocks.data(),
+                                             .blockSize = blockSize,
+                                             .rowStride = rowStride,
+                                             .kDimMajor = dimMajor};
+                    const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
+                    const auto nTokens = static_cast<int64_t>(positions.size());
+                    std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
+                    for (float& v : q) v = 2.0f * normal(rng);
+                    std::vector<float> want(q.size());
+                    makeCpuReferenceBackend()->attention(layer, shape, q.data(), positions.data(), nTokens,
+                                                         want.data());
+                    for (int threads : {1, 2, 3}) {
+                        std::vector<float> got(q.size(), -1.0f);
+                        makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions.data(), nTokens,
+                                                               got.data());
+                        for (size_t i = 0; i < got.size(); ++i)
+                            QVERIFY2(sameFloat(got[i], want[i]),
+                                     ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +
+                                      (dimMajor ? " K dimension-major" : "") + " value " + std::to_string(i))
+                                         .c_str());
+                    }
                 }
-                const PagedKvLayer layer{kBlocks.data(), vBlocks.data(), blockSize, rowStride};
-                const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
-                const auto nTokens = static_cast<int64_t>(positions.size());
-                std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
-                for (float& v : q) v = 2.0f * normal(rng);
-                std::vector<float> want(q.size());
-                makeCpuReferenceBackend()->attention(layer, shape, q.data(), positions.data(), nTokens, want.data());
-                for (int threads : {1, 2, 3}) {
-                    std::vector<float> got(q.size(), -1.0f);
-                    makeCpuAvx2Backend(threads)->attention(layer, shape, q.data(), positions.data(), nTokens,
-                                                           got.data());
-                    for (size_t i = 0; i < got.size(); ++i)
-                        QVERIFY2(sameFloat(got[i], want[i]),
-                                 ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +
-                                  " value " + std::to_string(i))
-                                     .c_str());
-                }
-            }
     }
 
     void bestBackendAndRegistry() {
