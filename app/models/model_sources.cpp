@@ -222,6 +222,50 @@ void scanOllama(ModelScan& scan, const QString& root) {
     }
 }
 
+// LM Studio's models folders: its default ones, and the one the user chose instead ("Models
+// Directory" in its settings, or the folder button of My Models), which LM Studio keeps as
+// "downloadsFolder" in a settings.json (lmstudio-ai/lmstudio-bug-tracker#1601 and v1ckxy/LMSPLS#2
+// show the key; Warpguru/LocalAI, LMStudio/ReadMe.md, shows it in the Electron settings folder
+// and the ~/.lmstudio-home-pointer file that names LM Studio's home when that was moved). The
+// settings files looked at: <LM Studio home>/settings.json, ~/.cache/lm-studio/settings.json
+// (older releases' home) and ~/.config/LM Studio/settings.json (the Electron settings folder on
+// Linux). Each folder once, however many settings name it.
+QStringList lmStudioModelFolders(Scanner& s, const QString& home) {
+    QString lmHome = home + "/.lmstudio";
+    if (QFile pointer(home + "/.lmstudio-home-pointer"); pointer.open(QIODevice::ReadOnly)) {
+        const QString named = QString::fromUtf8(pointer.read(4096)).trimmed();
+        if (QDir::isAbsolutePath(named)) lmHome = QDir::cleanPath(named);
+    }
+    QStringList folders = {lmHome + "/models", home + "/.cache/lm-studio/models"};
+    for (const QString& settings : {lmHome + "/settings.json", home + "/.cache/lm-studio/settings.json",
+                                    home + "/.config/LM Studio/settings.json"}) {
+        QFile f(settings);
+        if (!f.open(QIODevice::ReadOnly)) continue;  // absent: LM Studio keeps its default
+        QJsonParseError error{};
+        const QJsonDocument doc = QJsonDocument::fromJson(f.read(kMaxManifestBytes), &error);
+        if (!doc.isObject()) {
+            s.note(settings, QObject::tr("cannot be read as LM Studio's settings (%1)").arg(error.errorString()));
+            continue;
+        }
+        QString chosen = doc.object().value(QLatin1String("downloadsFolder")).toString().trimmed();
+        if (chosen.isEmpty()) continue;
+        if (chosen == QLatin1String("~") || chosen.startsWith(QLatin1String("~/"))) chosen = home + chosen.mid(1);
+        chosen = QDir::cleanPath(QDir(home).absoluteFilePath(chosen));
+        if (!QFileInfo::exists(chosen))
+            s.note(chosen,
+                   QObject::tr("is the models folder chosen in LM Studio (%1), but it does not exist")
+                       .arg(QDir::toNativeSeparators(settings)));
+        folders.append(chosen);
+    }
+    QStringList unique;
+    std::set<QString> seen;
+    for (const QString& folder : folders) {
+        const QString canonical = QFileInfo(folder).canonicalFilePath();
+        if (seen.insert(canonical.isEmpty() ? QDir::cleanPath(folder) : canonical).second) unique.append(folder);
+    }
+    return unique;
+}
+
 }  // namespace
 
 QString modelSourceName(ModelSource source) {
@@ -264,8 +308,9 @@ ModelScan discoverModels(const ModelSourceRoots& roots) {
     if (!roots.hearthModelsDir.isEmpty()) scanFolder(scan, ModelSource::Hearth, roots.hearthModelsDir, false);
     for (const QString& folder : roots.userFolders) scanFolder(scan, ModelSource::UserFolder, folder, true);
     if (!home.isEmpty()) {
-        for (const char* dir : {"/.lmstudio/models", "/.cache/lm-studio/models"})
-            scanFolder(scan, ModelSource::LmStudio, home + dir, true);
+        Scanner settings(scan, ModelSource::LmStudio);
+        for (const QString& folder : lmStudioModelFolders(settings, home))
+            scanFolder(scan, ModelSource::LmStudio, folder, true);
         scanOllama(scan, home + "/.ollama/models");
     }
     for (const QString& root : roots.ollamaSystemRoots) scanOllama(scan, root);

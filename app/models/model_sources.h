@@ -1,5 +1,6 @@
 // Finds the GGUF models already on the machine, in place (never copied): Hearth's own folder, the
-// folders the user added, and the folders of other apps - LM Studio, Ollama (manifests naming
+// folders the user added, and the folders of other apps - LM Studio (its default folders and the
+// one chosen in its settings, "downloadsFolder" in its settings.json), Ollama (manifests naming
 // blobs), GPT4All, Jan, the Hugging Face hub cache (symbolic links into its blobs) and llama.cpp's
 // cache. A split model (gguf_split.h) is one entry, its first part. Reads directories and small
 // manifests only, no model file: discoverModels() may run on any thread (ModelCatalog runs it on

@@ -5,6 +5,8 @@
 // once, and the notes for what was skipped. Then the catalog: every model inspected off the GUI
 // thread, a rescan inspects only what changed, and the memory verdict against an injected amount
 // of available memory.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -37,6 +39,8 @@ private slots:
     void listsEveryLayout();
     void readsInPlace();
     void notesWhatWasSkipped();
+    void lmStudioChosenFolder();
+    void lmStudioMovedHome();
     void catalogInspectsOffTheGuiThread();
     void rescanInspectsOnlyWhatChanged();
     void cleanupTestCase() { test::makeReadable((root_ + "/home/.cache/lm-studio/models/locked").toStdString()); }
@@ -173,6 +177,68 @@ void TestModelSources::notesWhatWasSkipped() {
     ModelSourceRoots empty;
     empty.home = root_ + "/nobody";
     QVERIFY(discoverModels(empty).models.isEmpty() && discoverModels(empty).notes.isEmpty());
+}
+
+namespace {
+
+bool writeText(const QString& path, const QByteArray& text) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+}
+
+QByteArray lmStudioSettings(const QString& downloadsFolder) {
+    return QJsonDocument(QJsonObject{{"downloadsFolder", downloadsFolder}, {"theme", "dark"}}).toJson();
+}
+
+}  // namespace
+
+// LM Studio keeps the models folder a user chose as "downloadsFolder" in its settings.json
+// (the key as quoted in lmstudio-ai/lmstudio-bug-tracker#1601 and v1ckxy/LMSPLS#2; the Electron
+// settings folder as in Warpguru/LocalAI, LMStudio/ReadMe.md). Each settings file's folder is
+// scanned besides the default ones, each folder once.
+void TestModelSources::lmStudioChosenFolder() {
+    QTemporaryDir dir;
+    const QString home = dir.path() + "/home";
+    QVERIFY(test::writeTiny(home + "/.lmstudio/models/p/r/default.gguf"));
+    QVERIFY(test::writeTiny(dir.path() + "/big-disk/lms/pub/repo/custom.gguf", 2));
+    QVERIFY(test::writeTiny(home + "/models-elsewhere/a/b/x.gguf", 3));
+    QVERIFY(writeText(home + "/.lmstudio/settings.json", lmStudioSettings(dir.path() + "/big-disk/lms/")));
+    QVERIFY(writeText(home + "/.config/LM Studio/settings.json", lmStudioSettings("~/models-elsewhere")));
+    QVERIFY(writeText(home + "/.cache/lm-studio/settings.json", lmStudioSettings(home + "/.lmstudio/models")));
+    ModelSourceRoots r;
+    r.home = home;
+    r.ollamaSystemRoots = {};
+    const ModelScan scan = discoverModels(r);
+    QCOMPARE(listing(scan, dir.path()), QStringLiteral(R"(LM Studio | a/b/x.gguf | home/models-elsewhere/a/b/x.gguf
+LM Studio | p/r/default.gguf | home/.lmstudio/models/p/r/default.gguf
+LM Studio | pub/repo/custom.gguf | big-disk/lms/pub/repo/custom.gguf)"));
+    QVERIFY(scan.notes.isEmpty());
+}
+
+// LM Studio's home moved (~/.lmstudio-home-pointer names it): its models and its settings are
+// read there. A chosen folder that is gone and a settings file that is not JSON are noted.
+void TestModelSources::lmStudioMovedHome() {
+    QTemporaryDir dir;
+    const QString home = dir.path() + "/home";
+    QVERIFY(writeText(home + "/.lmstudio-home-pointer", (dir.path() + "/lmhome\n").toUtf8()));
+    QVERIFY(test::writeTiny(dir.path() + "/lmhome/models/q/r/moved.gguf"));
+    QVERIFY(test::writeTiny(home + "/.lmstudio/models/p/r/old.gguf", 2));  // no longer LM Studio's home
+    QVERIFY(writeText(dir.path() + "/lmhome/settings.json", lmStudioSettings(dir.path() + "/unplugged-disk/models")));
+    QVERIFY(writeText(home + "/.config/LM Studio/settings.json", "{\"downloadsFolder\": "));
+    ModelSourceRoots r;
+    r.home = home;
+    r.ollamaSystemRoots = {};
+    const ModelScan scan = discoverModels(r);
+    QCOMPARE(listing(scan, dir.path()), QStringLiteral("LM Studio | q/r/moved.gguf | lmhome/models/q/r/moved.gguf"));
+    QStringList notes;
+    for (const ScanNote& n : scan.notes)
+        notes << modelSourceName(n.source) + " | " + QDir(dir.path()).relativeFilePath(n.folder) + " | " + n.problem;
+    QCOMPARE(notes.join('\n'),
+             QStringLiteral("LM Studio | unplugged-disk/models | is the models folder chosen in LM Studio (%1), but it "
+                            "does not exist\nLM Studio | home/.config/LM Studio/settings.json | cannot be read as LM "
+                            "Studio's settings (unterminated object)")
+                 .arg(dir.path() + "/lmhome/settings.json"));
 }
 
 void TestModelSources::catalogInspectsOffTheGuiThread() {
