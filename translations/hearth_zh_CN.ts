@@ -34,6 +34,66 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <source>Conversation database.</source>
         <translation>对话数据库。</translation>
     </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="52"/>
+        <source>is a broken link</source>
+        <translation>是一个失效的链接</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="56"/>
+        <source>is not a folder</source>
+        <translation>不是文件夹</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="61"/>
+        <source>cannot be read: %1</source>
+        <translation>无法读取：%1</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="93"/>
+        <source>%1 is part of a split model whose first part, %2, is missing</source>
+        <translation>%1 是分卷模型的一部分，但缺少其第一部分 %2</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="177"/>
+        <source>cannot be read</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="179"/>
+        <source>is not an Ollama manifest (JSON)</source>
+        <translation>不是 Ollama 清单（JSON）</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="185"/>
+        <source>names a malformed digest</source>
+        <translation>包含格式错误的摘要</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="189"/>
+        <source>names a blob that is missing: %1</source>
+        <translation>指向的数据块不存在：%1</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="190"/>
+        <source>is not a GGUF file</source>
+        <translation>不是 GGUF 文件</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="247"/>
+        <source>cannot be read as LM Studio&apos;s settings (%1)</source>
+        <translation>无法作为 LM Studio 的设置读取（%1）</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="255"/>
+        <source>is the models folder chosen in LM Studio (%1), but it does not exist</source>
+        <translation>是在 LM Studio 中选定的模型文件夹（%1），但它不存在</translation>
+    </message>
+    <message>
+        <location filename="../app/models/model_sources.cpp" line="273"/>
+        <source>Your folders</source>
+        <translation>你的文件夹</translation>
+    </message>
 </context>
 <context>
     <name>hearth::ChatStatus</name>
@@ -361,6 +421,29 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
     </message>
 </context>
 <context>
+    <name>hearth::MemoryFit</name>
+    <message>
+        <location filename="../app/common/memory_fit.cpp" line="57"/>
+        <source>fits</source>
+        <translation>内存充足</translation>
+    </message>
+    <message>
+        <location filename="../app/common/memory_fit.cpp" line="58"/>
+        <source>tight</source>
+        <translation>内存紧张</translation>
+    </message>
+    <message>
+        <location filename="../app/common/memory_fit.cpp" line="59"/>
+        <source>too big</source>
+        <translation>内存不足</translation>
+    </message>
+    <message>
+        <location filename="../app/common/memory_fit.cpp" line="62"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+</context>
+<context>
     <name>hearth::MessageDelegate</name>
     <message>
         <source>stopped</source>
@@ -501,8 +584,68 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
     </message>
     <message>
         <location filename="../ui/model_picker.cpp" line="118"/>
-        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Family: %2 (%3)&lt;br&gt;Parameters: %4&lt;br&gt;Quantization: %5&lt;br&gt;Trained context: %6&lt;br&gt;Size: %7&lt;br&gt;Chat format: %8&lt;br&gt;%9</source>
-        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;模型家族：%2（%3）&lt;br&gt;参数量：%4&lt;br&gt;量化：%5&lt;br&gt;训练上下文：%6&lt;br&gt;大小：%7&lt;br&gt;对话格式：%8&lt;br&gt;%9</translation>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;Family: %2 (%3)&lt;br&gt;Parameters: %4&lt;br&gt;Quantization: %5&lt;br&gt;Trained context: %6&lt;br&gt;Size: %7&lt;br&gt;Chat format: %8&lt;br&gt;</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;模型家族：%2（%3）&lt;br&gt;参数量：%4&lt;br&gt;量化：%5&lt;br&gt;训练上下文：%6&lt;br&gt;大小：%7&lt;br&gt;对话格式：%8&lt;br&gt;</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="38"/>
+        <source>Models on this computer</source>
+        <translation>本机上的模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="39"/>
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="43"/>
+        <source>Add a folder of models</source>
+        <translation>添加模型文件夹</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="86"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="148"/>
+        <source>Opened files</source>
+        <translation>已打开的文件</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="151"/>
+        <source>No GGUF models found. Use Open file… or Add folder…</source>
+        <translation>未找到 GGUF 模型。请使用“打开文件…”或“添加文件夹…”。</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="154"/>
+        <source>%1: %2 %3</source>
+        <translation>%1：%2 %3</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="155"/>
+        <source>&lt;b&gt;Skipped&lt;/b&gt;&lt;br&gt;%1</source>
+        <translation>&lt;b&gt;已跳过&lt;/b&gt;&lt;br&gt;%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="242"/>
+        <source>%1 in %2 files</source>
+        <translation>%1，共 %2 个文件</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="249"/>
+        <source>Found in: %1 (%2)&lt;br&gt;</source>
+        <translation>来源：%1（%2）&lt;br&gt;</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="252"/>
+        <source>Memory: %1 at %2 tokens of context (weights %3, KV %4, +10%)</source>
+        <translation>内存：上下文为 %2 个词元时需要 %1（权重 %3，KV %4，另加 10%）</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp" line="257"/>
+        <source> — &lt;b&gt;%1&lt;/b&gt;: %2 available now</source>
+        <translation> — &lt;b&gt;%1&lt;/b&gt;：当前可用 %2</translation>
     </message>
 </context>
 <context>

@@ -80,7 +80,10 @@ void ModelPicker::build(const QString& heading, const QString& browseDir) {
     notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     notes_->hide();
     auto* open = new QPushButton(tr("Open file…"));
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+    // Its own Cancel (not QDialogButtonBox::Cancel), so that it is in Hearth's catalogue: Qt's
+    // own translations are not shipped.
+    auto* buttons = new QDialogButtonBox;
+    buttons->addButton(tr("Cancel"), QDialogButtonBox::RejectRole);
     buttons->addButton(open, QDialogButtonBox::ActionRole);
     buttons->addButton(load_, QDialogButtonBox::AcceptRole);
     auto* layout = new QVBoxLayout(this);

@@ -12,7 +12,11 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTranslator>
 #include <QtTest>
 
 #include "app/models/model_catalog.h"
@@ -49,6 +53,7 @@ private slots:
     void initTestCase();
     void groupsBySource();
     void screenshot();
+    void noEnglishInZhCn();
     void cleanupTestCase() { test::makeReadable((home() + "/.lmstudio/models/locked").toStdString()); }
 
 private:
@@ -184,6 +189,105 @@ void TestModelPicker::screenshot() {
     QTest::qWait(200);
     QVERIFY(picker.grab().save(out));
     qInfo("%s", qPrintable(lines(list).join('\n')));
+}
+
+// The picker in Simplified Chinese shows no English of its own: every heading, line, verdict,
+// note, fact and button is translated. Allowed: what names a model or a file (display names,
+// paths, general.name, family, architecture, quantization, chat format), the other apps' names,
+// units and GGUF/KV. The trees: Hearth's folder (a split model), a folder of the user's, LM
+// Studio's chosen folder (its settings.json, as in model_sources.cpp) and a chosen folder that is
+// gone (a note), Ollama, the Hugging Face cache and Jan; one model fits, one is tight, one is too
+// big; the current model is found nowhere ("Opened files"). With HEARTH_PICKER_SHOT_ZH set, a
+// picture of it is saved there:
+//   HEARTH_PICKER_SHOT_ZH=docs/screenshots/model-picker-zh_CN.png build/tests/test_model_picker noEnglishInZhCn
+void TestModelPicker::noEnglishInZhCn() {
+    QTranslator translator;
+    if (!translator.load(":/i18n/hearth_zh_CN.qm")) QSKIP("the zh_CN catalogue is not built in");
+    QCoreApplication::installTranslator(&translator);
+    QTemporaryDir dir;
+    const QString h = dir.path() + "/home";
+    QVERIFY(test::writeTiny(dir.path() + "/hearth-models/tiny.gguf"));
+    QVERIFY(test::writeTinySplit(dir.path() + "/hearth-models/big", 3));
+    QVERIFY(test::writeTiny(dir.path() + "/mine/notes/mine.gguf", 3));
+    QVERIFY(writeLongContext(dir.path() + "/big-disk/lms/someone/Long-GGUF/long-512k.gguf", 512 * 1024));
+    QDir().mkpath(h + "/.lmstudio");
+    QFile settings(h + "/.lmstudio/settings.json");
+    QVERIFY(settings.open(QIODevice::WriteOnly));
+    settings.write(QJsonDocument(QJsonObject{{"downloadsFolder", dir.path() + "/big-disk/lms"}}).toJson());
+    settings.close();
+    QDir().mkpath(h + "/.config/LM Studio");
+    QFile old(h + "/.config/LM Studio/settings.json");
+    QVERIFY(old.open(QIODevice::WriteOnly));
+    old.write(QJsonDocument(QJsonObject{{"downloadsFolder", dir.path() + "/unplugged/models"}}).toJson());
+    old.close();
+    QVERIFY(test::writeOllamaModel(h + "/.ollama/models", "registry.ollama.ai/library/tinyllama/latest",
+                                   test::tinyBytes(4)));
+    QVERIFY(test::writeHfFile(h + "/.cache/huggingface/hub", "org/Tiny-GGUF", "0123456789abcdef", "tiny-q8.gguf",
+                              test::tinyBytes(8)));
+    QVERIFY(writeLongContext(h + "/jan/models/huge/huge-1m.gguf", 1024 * 1024));
+    QVERIFY(test::writeTiny(dir.path() + "/elsewhere/current.gguf", 11));
+    ModelCatalog::Options options;
+    options.roots.home = h;
+    options.roots.hearthModelsDir = dir.path() + "/hearth-models";
+    options.roots.userFolders = {dir.path() + "/mine"};
+    options.roots.ollamaSystemRoots = {};
+    options.availableMemory = [] { return qint64{200'000'000}; };
+    ModelCatalog catalog(options);
+    ModelPicker picker(catalog, dir.path() + "/elsewhere/current.gguf");
+    QTRY_VERIFY_WITH_TIMEOUT(picker.inspected(), 20000);
+    picker.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&picker));
+    auto* list = picker.findChild<QListWidget*>("modelList");
+    auto* facts = picker.findChild<QLabel*>("modelFacts");
+
+    QStringList allowed = {"LM Studio", "Ollama", "GPT4All", "Jan", "Hugging Face",
+                           "llama.cpp", "Hearth", "GGUF",    "KV"};
+    for (const CatalogEntry& e : catalog.entries()) {
+        allowed << e.found.displayName << QDir::toNativeSeparators(e.found.path);
+        if (e.info && *e.info)
+            allowed << (*e.info)->name << (*e.info)->family << (*e.info)->architecture << (*e.info)->quantization
+                    << (*e.info)->chatFormat;
+    }
+    allowed << "current.gguf";  // the opened file
+    std::sort(allowed.begin(), allowed.end(), [](const QString& a, const QString& b) { return a.size() > b.size(); });
+    const QRegularExpression tags("<[^>]*>");
+    const QRegularExpression paths(R"(/[^\s（）()，,<>]+)");  // a folder or file named in a note
+    const QRegularExpression units(R"(\b\d+(\.\d+)?\s?(K|M|B|KB|MB|GB)\b)");
+    const QRegularExpression english("[A-Za-z]{2,}");
+    QStringList shown = {picker.windowTitle()};
+    for (QLabel* l : picker.findChildren<QLabel*>()) shown << l->text();
+    for (QPushButton* b : picker.findChildren<QPushButton*>()) shown << b->text();
+    for (int i = 0; i < list->count(); ++i) {
+        shown << list->item(i)->text();
+        if (!(list->item(i)->flags() & Qt::ItemIsSelectable)) continue;
+        list->setCurrentRow(i);
+        shown << facts->text();
+    }
+    QStringList untranslated;
+    for (const QString& text : shown) {
+        QString rest = QString(text).replace(tags, " ");
+        for (const QString& a : allowed)
+            if (!a.isEmpty()) rest.replace(a, " ");
+        rest.replace(paths, " ").replace(units, " ");
+        for (auto it = english.globalMatch(rest); it.hasNext();) untranslated << it.next().captured() + " in: " + text;
+    }
+    QVERIFY2(untranslated.isEmpty(), qPrintable(untranslated.join('\n')));
+    // It is the Chinese text that is shown (a sample of each kind).
+    const QString all = shown.join('\n');
+    for (const QString& zh : {QString("本机上的模型"), QString("添加文件夹…"), QString("你的文件夹"),
+                              QString("已打开的文件"), QString("内存充足"), QString("内存紧张"), QString("内存不足"),
+                              QString("已跳过"), QString("但它不存在"), QString("当前可用")})
+        QVERIFY2(all.contains(zh), qPrintable(zh + " missing in:\n" + all));
+    // LM Studio's chosen folder is listed under LM Studio.
+    QVERIFY2(all.contains("someone/Long-GGUF/long-512k.gguf"), qPrintable(all));
+    const QString out = qEnvironmentVariable("HEARTH_PICKER_SHOT_ZH");
+    if (!out.isEmpty()) {
+        for (int i = 0; i < list->count(); ++i)
+            if (list->item(i)->text().startsWith("someone/Long-GGUF")) list->setCurrentRow(i);
+        QTest::qWait(200);
+        QVERIFY(picker.grab().save(out));
+    }
+    QCoreApplication::removeTranslator(&translator);
 }
 
 QTEST_MAIN(TestModelPicker)
