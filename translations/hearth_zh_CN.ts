@@ -281,6 +281,21 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <source>Delete</source>
         <translation>删除</translation>
     </message>
+    <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="93"/>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="95"/>
+        <source>Export all…</source>
+        <translation>全部导出…</translation>
+    </message>
+    <message>
+        <location filename="../ui/conversation_sidebar.cpp" line="96"/>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
 </context>
 <context>
     <name>hearth::EngineWorker</name>
@@ -1031,6 +1046,133 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../ui/settings_dialog.cpp" line="248"/>
         <source>GGUF models (*.gguf);;All files (*)</source>
         <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::TransferActions</name>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="47"/>
+        <source>&amp;Export conversation…</source>
+        <translation>导出对话(&amp;E)…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="48"/>
+        <source>Export &amp;all conversations…</source>
+        <translation>导出全部对话(&amp;A)…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="49"/>
+        <source>&amp;Import conversations…</source>
+        <translation>导入对话(&amp;I)…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="92"/>
+        <source>Markdown, the shown branch (*.md)</source>
+        <translation>Markdown，当前显示的分支 (*.md)</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="93"/>
+        <source>Hearth JSON, every branch and setting (*.json)</source>
+        <translation>Hearth JSON，包含所有分支和设置 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="94"/>
+        <source>Export conversation</source>
+        <translation>导出对话</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="104"/>
+        <source>Exporting the conversation…</source>
+        <translation>正在导出对话…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="111"/>
+        <source>Hearth conversations %1</source>
+        <translation>Hearth 对话 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="112"/>
+        <source>Export all conversations</source>
+        <translation>导出全部对话</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="115"/>
+        <source>Exporting all conversations…</source>
+        <translation>正在导出全部对话…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="121"/>
+        <source>Import conversations</source>
+        <translation>导入对话</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="122"/>
+        <source>Conversation exports: Hearth, ChatGPT, Claude (*.json)</source>
+        <translation>对话导出文件：Hearth、ChatGPT、Claude (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="122"/>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="124"/>
+        <source>Importing conversations…</source>
+        <translation>正在导入对话…</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="131"/>
+        <source>Could not read %1, so nothing was imported.</source>
+        <translation>无法读取 %1，因此未导入任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="133"/>
+        <source>%1 is not a conversation export that Hearth can read, or it is damaged, so nothing was imported. Hearth imports its own JSON exports and the conversations.json files of ChatGPT and Claude exports.</source>
+        <translation>%1 不是 Hearth 能读取的对话导出文件，或者文件已损坏，因此未导入任何内容。Hearth 可以导入它自己的 JSON 导出文件，以及 ChatGPT 和 Claude 导出中的 conversations.json 文件。</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="139"/>
+        <source>The imported conversations could not be saved, so nothing was imported. Check that the disk has free space, then try again.</source>
+        <translation>无法保存导入的对话，因此未导入任何内容。请检查磁盘是否有可用空间，然后重试。</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="141"/>
+        <source>The conversations could not be read from the database, so nothing was exported.</source>
+        <translation>无法从数据库读取对话，因此未导出任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="143"/>
+        <source>Could not write %1, so nothing was exported. Check that the folder exists, that you may write to it and that the disk has free space.</source>
+        <translation>无法写入 %1，因此未导出任何内容。请检查文件夹是否存在、你是否有写入权限，以及磁盘是否有可用空间。</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="157"/>
+        <source>Conversation exported to %1.</source>
+        <translation>对话已导出到 %1。</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/transfer_actions.cpp" line="158"/>
+        <source>%n conversation(s) exported to %1.</source>
+        <translation>
+            <numerusform>已将 %n 个对话导出到 %1。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/transfer_actions.cpp" line="160"/>
+        <source>%n conversation(s) imported from %1 (%2 messages).</source>
+        <translation>
+            <numerusform>已从 %1 导入 %n 个对话（%2 条消息）。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="168"/>
+        <source>Import failed</source>
+        <translation>导入失败</translation>
+    </message>
+    <message>
+        <location filename="../ui/transfer_actions.cpp" line="168"/>
+        <source>Export failed</source>
+        <translation>导出失败</translation>
     </message>
 </context>
 <context>

@@ -83,10 +83,17 @@ bool ConversationSidebar::eventFilter(QObject* watched, QEvent* event) {
 
 void ConversationSidebar::showMenu(const QPoint& pos) {
     const int row = list_->indexAt(pos).row();
-    if (row < 0) return;
     QMenu menu(this);
-    menu.addAction(tr("Rename…"), this, [this, row] { renameAt(row); });
-    menu.addAction(tr("Delete…"), this, [this, row] { deleteAt(row); });
+    menu.setObjectName("conversationMenu");
+    if (row >= 0) {
+        const qint64 id = conversations_.list()->idAt(row);
+        menu.addAction(tr("Rename…"), this, [this, row] { renameAt(row); });
+        menu.addAction(tr("Delete…"), this, [this, row] { deleteAt(row); });
+        menu.addSeparator();
+        menu.addAction(tr("Export…"), this, [this, id] { emit exportRequested(id); });
+    }
+    menu.addAction(tr("Export all…"), this, &ConversationSidebar::exportAllRequested);
+    menu.addAction(tr("Import…"), this, &ConversationSidebar::importRequested);
     menu.exec(list_->viewport()->mapToGlobal(pos));
 }
 

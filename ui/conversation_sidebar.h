@@ -1,6 +1,7 @@
 // The sidebar: New chat, search (titles and message text), the conversations newest first
-// (click opens; context menu or F2/Delete renames and deletes, deleting after confirmation),
-// and buttons for the model picker and the settings panel.
+// (click opens; context menu or F2/Delete renames and deletes, deleting after confirmation; the
+// context menu also asks for export and import), and buttons for the model picker and the
+// settings panel.
 #pragma once
 
 #include <QWidget>
@@ -27,6 +28,9 @@ public:
 signals:
     void settingsRequested();
     void modelPickerRequested();
+    void exportRequested(qint64 conversationId);
+    void exportAllRequested();
+    void importRequested();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

@@ -24,6 +24,7 @@
 #include "ui/message_view.h"
 #include "ui/model_picker.h"
 #include "ui/settings_dialog.h"
+#include "ui/transfer_actions.h"
 
 namespace hearth {
 
@@ -38,7 +39,8 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       composer_(new Composer),
       status_(new ChatStatus),
       modelButton_(new QToolButton),
-      contextNotice_(new QLabel) {
+      contextNotice_(new QLabel),
+      transfers_(new TransferActions(controllers.conversations, this)) {
     setObjectName("mainWindow");
     buildLayout();
     buildMenu();
@@ -79,6 +81,10 @@ void MainWindow::buildLayout() {
     connect(modelButton_, &QToolButton::clicked, this, &MainWindow::openModelPicker);
     connect(sidebar_, &ConversationSidebar::settingsRequested, this, &MainWindow::openSettings);
     connect(sidebar_, &ConversationSidebar::modelPickerRequested, this, &MainWindow::openModelPicker);
+    connect(sidebar_, &ConversationSidebar::exportRequested, transfers_, &TransferActions::exportConversation);
+    connect(sidebar_, &ConversationSidebar::exportAllRequested, transfers_, &TransferActions::exportAll);
+    connect(sidebar_, &ConversationSidebar::importRequested, transfers_, &TransferActions::importConversations);
+    connect(transfers_, &TransferActions::statusMessage, statusBar(), &QStatusBar::showMessage);
 }
 
 void MainWindow::buildShortcuts() {
@@ -110,6 +116,9 @@ void MainWindow::buildMenu() {
     });
     add(tr("Choose &model…"), QKeySequence::Open, [this] { openModelPicker(); });
     add(tr("&Settings…"), QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { openSettings(); });
+    menu->addSeparator();
+    menu->addActions(
+        {transfers_->exportConversationAction(), transfers_->exportAllAction(), transfers_->importAction()});
     menu->addSeparator();
     add(tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); })->setMenuRole(QAction::QuitRole);
 }

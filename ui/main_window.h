@@ -1,7 +1,8 @@
 // The main window: the conversation sidebar and the message view, wired to the conversation
 // controller; the composer and the status line, wired to the reply controller; the model picker
 // and its load progress (cancellable), wired to the model controller; the settings panel, wired
-// to the settings controller; a menu (new chat, model, settings, quit) and keyboard shortcuts
+// to the settings controller; a menu (new chat, model, settings, conversation export and import,
+// quit) and keyboard shortcuts
 // (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Ctrl+Q, Esc).
 #pragma once
 
@@ -23,6 +24,7 @@ class MessageView;
 class ModelController;
 class ReplyController;
 class SettingsController;
+class TransferActions;
 struct LoadedModel;
 struct ReplyStarted;
 
@@ -47,6 +49,8 @@ public:
     MessageView* messageView() const { return view_; }
     Composer* composer() const { return composer_; }
     ConversationSidebar* sidebar() const { return sidebar_; }
+    // Conversation export and import (the Hearth menu's and the sidebar's), with their file seam.
+    TransferActions* transfers() const { return transfers_; }
     // Where "Save a copy…" writes the database: a file dialog, or what tests inject (given the
     // suggested path; an empty answer cancels).
     void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) {
@@ -83,6 +87,7 @@ private:
     ChatStatus* status_;
     QToolButton* modelButton_;
     QLabel* contextNotice_;
+    TransferActions* transfers_;
     QPointer<QProgressDialog> progress_;
     std::function<QString(const QString&)> chooseCopyPath_;
 };

@@ -204,7 +204,10 @@ Result<std::vector<int64_t>> importConversationsJson(ConversationStore& store, c
     std::vector<int64_t> ids;
     for (const ImportedConversation& in : all) {
         auto id = write(store, in);
-        if (!id) return std::unexpected(id.error());
+        if (!id) {
+            for (int64_t done : ids) (void)store.deleteConversation(done);  // all of the file or none of it
+            return std::unexpected(id.error());
+        }
         ids.push_back(*id);
     }
     return ids;

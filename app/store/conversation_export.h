@@ -30,7 +30,8 @@ Result<std::string> exportConversationMarkdown(const ConversationStore& store, i
 // another app's export - ChatGPT's conversations.json (its branches kept), Claude's
 // (foreign_conversations.h) - as new conversations and returns their ids. The whole text is checked before anything is written (a
 // malformed file adds nothing: InvalidFormat naming what is wrong); a handle already in use is
-// dropped (the conversation is still imported). Errors: InvalidFormat, the store's.
+// dropped (the conversation is still imported). When the store fails part way, the conversations
+// already written are deleted again. Errors: InvalidFormat, the store's.
 Result<std::vector<int64_t>> importConversationsJson(ConversationStore& store, const std::string& json);
 
 }  // namespace hearth

@@ -36,3 +36,8 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_window_polish LABELS gui LIBS hearth_ui SOURCES test_window_polish.cpp gui_app.h TIMEOUT 300)
 endif()
+# Conversations in and out through the window's actions (export, delete, import; ChatGPT, Claude).
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_conversation_transfer LABELS gui LIBS hearth_ui SOURCES test_conversation_transfer.cpp gui_app.h
+                  TIMEOUT 180)
+endif()
