@@ -103,6 +103,7 @@ private slots:
     void brokenFileChangesNothing_data();
     void brokenFileChangesNothing();
     void contextMenuExports();
+    void movedDatabaseIsNotMadeAgain();
     void thousandMessagesOffTheGuiThread();
     void importedConversationContinues();
 
@@ -402,6 +403,30 @@ void TestConversationTransfer::contextMenuExports() {
     QCOMPARE(finished.first().first().value<TransferOutcome>().conversations, QList<qint64>{id});
     QCOMPARE(QJsonDocument::fromJson(readFile(path("from-menu.json"))).object().value("title").toString(),
              QString("Trip to Kyoto"));
+}
+
+// The database file was deleted while Hearth runs: an import does not open a new, empty database
+// in its place; the window says so and offers to save a copy of what it has.
+void TestConversationTransfer::movedDatabaseIsNotMadeAgain() {
+    GuiApp& app = *app_;
+    QVERIFY(writeFile(path("claude.json"), kClaude));
+    const QString db = app.conversations->databasePath();
+    QTest::qWait(300);  // the engine thread opens its own connection at start (a queued call)
+    QVERIFY(QFile::remove(db));
+    const TransferOutcome out = run(app, app.window->transfers()->importAction(), {path("claude.json"), {}});
+    QCOMPARE(out.problem, TransferOutcome::Problem::Database);
+    // Had the engine thread not opened its connection yet, it made the file again: then the
+    // import must not be in it.
+    if (QFileInfo::exists(db)) QVERIFY((*ConversationStore::open(db.toStdString()))->listConversations()->empty());
+    QPointer<QMessageBox> box = app.window->findChild<QMessageBox*>("transferError");
+    QVERIFY(box);
+    QVERIFY2(box->text().contains("could not be saved, so nothing was imported"), qPrintable(box->text()));
+    bool offered = false;
+    for (int r = 0; r < app.messages()->rowCount(); ++r)
+        offered = offered || app.messages()->row(r)->action == "save-copy";
+    QVERIFY(offered);
+    box->close();
+    QTRY_VERIFY(!box);
 }
 
 // 1,000 messages (500 turns of ~300 characters) out and in, on the worker thread; the GUI thread
