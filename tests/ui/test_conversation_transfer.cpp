@@ -17,6 +17,7 @@
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QTranslator>
 
 #include "app/chat/conversation_transfer.h"
 #include "app/store/conversation_export.h"
@@ -106,6 +107,7 @@ private slots:
     void movedDatabaseIsNotMadeAgain();
     void thousandMessagesOffTheGuiThread();
     void importedConversationContinues();
+    void saysItInChinese();
 
 private:
     qint64 makeBranchyConversation(ConversationStore& store);
@@ -494,6 +496,32 @@ void TestConversationTransfer::importedConversationContinues() {
     QVERIFY(branch[3].stats.generatedTokens > 0);
     QVERIFY2(branch[3].stats.promptTokens > 20, "the prompt holds the imported turns");
     QCOMPARE(branch[3].stats.kvRestoredTokens, 0);
+}
+
+// In zh_CN the actions and the error box speak Chinese.
+void TestConversationTransfer::saysItInChinese() {
+    QTranslator translator;
+    if (!translator.load(":/i18n/hearth_zh_CN.qm")) QSKIP("the zh_CN catalogue is not built in");
+    QCoreApplication::installTranslator(&translator);
+    app_.reset();
+    app_ = std::make_unique<GuiApp>(dir_->path());
+    GuiApp& app = *app_;
+    TransferActions* t = app.window->transfers();
+    QCOMPARE(t->exportConversationAction()->text(), QString("导出对话(&E)…"));
+    QCOMPARE(t->exportAllAction()->text(), QString("导出全部对话(&A)…"));
+    QCOMPARE(t->importAction()->text(), QString("导入对话(&I)…"));
+    QVERIFY(writeFile(path("broken.json"), "{"));
+    const TransferOutcome out = run(app, t->importAction(), {path("broken.json"), {}});
+    QCOMPARE(out.problem, TransferOutcome::Problem::NotConversations);
+    QPointer<QMessageBox> box = app.window->findChild<QMessageBox*>("transferError");
+    QVERIFY(box);
+    QCOMPARE(box->windowTitle(), QString("导入失败"));
+    QVERIFY2(box->text().contains("不是 Hearth 能读取的对话导出文件") && box->text().contains("未导入任何内容"),
+             qPrintable(box->text()));
+    box->close();
+    QTRY_VERIFY(!box);
+    app_.reset();
+    QCoreApplication::removeTranslator(&translator);
 }
 
 QTEST_MAIN(TestConversationTransfer)
