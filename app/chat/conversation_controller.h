@@ -40,6 +40,7 @@ public:
     qint64 current() const { return current_; }  // the open conversation; 0: none
     // The reply controller, told of conversations left and deleted; nullptr: none.
     void setReplyInFlight(ReplyInFlight* reply) { reply_ = reply; }
+    bool replying() const { return reply_ && reply_->replyConversation() != 0; }  // a reply is being written
 
     void newConversation();
     void openConversation(qint64 id);  // stops a reply being written elsewhere

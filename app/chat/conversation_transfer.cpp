@@ -141,11 +141,13 @@ bool ConversationTransfer::start(TransferKind kind, const QString& path, Work wo
     return true;
 }
 
+// The first imported conversation is opened, unless a reply is being written: opening another
+// conversation would stop it, and the user did not ask to leave it.
 void ConversationTransfer::take(const TransferOutcome& outcome) {
     busy_ = false;
     if (outcome.kind == TransferKind::Import && !outcome.conversations.isEmpty()) {
         conversations_.ok(conversations_.list()->refresh());
-        conversations_.openConversation(outcome.conversations.front());
+        if (!conversations_.replying()) conversations_.openConversation(outcome.conversations.front());
     }
     emit busyChanged(false);
     emit finished(outcome);

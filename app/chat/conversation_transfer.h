@@ -4,7 +4,8 @@
 // (conversation_export.h). The file is checked whole before anything is written; an import that
 // fails adds nothing. The work runs on the thread pool over its own connection to the database
 // (a large ChatGPT export is tens of thousands of messages); the outcome comes back on the GUI
-// thread, where an import refreshes the list and opens the first conversation it added. Imported
+// thread, where an import refreshes the list and opens the first conversation it added (unless a
+// reply is being written, which opening another conversation would stop). Imported
 // conversations are like any other: searchable, and their KV is computed on first use.
 // One transfer at a time. GUI thread only; the conversation controller must outlive it.
 #pragma once

@@ -108,6 +108,7 @@ private slots:
     void thousandMessagesOffTheGuiThread();
     void importedConversationContinues();
     void saysItInChinese();
+    void importLeavesAReplyAlone();
 
 private:
     qint64 makeBranchyConversation(ConversationStore& store);
@@ -522,6 +523,48 @@ void TestConversationTransfer::saysItInChinese() {
     QTRY_VERIFY(!box);
     app_.reset();
     QCoreApplication::removeTranslator(&translator);
+}
+
+// An import that ends while a reply is being written adds its conversations to the list but
+// does not open them: that would stop the reply, which the user did not ask for. The import is
+// started from the handler of the reply's first streamed text; SmolLM2 when fetched (a reply of
+// 60 tokens takes about a second), else the small model with a reply as long as its context.
+void TestConversationTransfer::importLeavesAReplyAlone() {
+    GuiApp& app = *app_;
+    QVERIFY(writeFile(path("claude.json"), kClaude));
+    const QString smol = modelFile("SmolLM2-135M-Instruct.Q4_1.gguf");
+    const QString model = QFileInfo::exists(smol) ? smol : smallModel(dir_->path());
+    ChatSettings s;
+    s.maxTokens = model == smol ? 60 : 4000;
+    app.settings.setChatDefaults(s);
+    app.window->loadModel(model);
+    QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value() && app.models->model()->file.path == model, 30000);
+    app.conversations->newConversation();
+    const qint64 chat = app.conversations->current();
+    QTRY_VERIFY(app.sendButton()->isEnabled());
+    ConversationTransfer& transfer = app.window->transfers()->transfer();
+    QSignalSpy finished(&transfer, &ConversationTransfer::finished);
+    bool started = false, generatingAtImport = false;
+    qint64 openAtImport = 0;
+    connect(&transfer, &ConversationTransfer::finished, this, [&] {
+        generatingAtImport = app.replies->generating();
+        openAtImport = app.conversations->current();
+    });
+    connect(app.messages(), &QAbstractItemModel::dataChanged, this, [&] {
+        if (started || app.messages()->rowCount() < 2 || app.rowText(1).isEmpty()) return;
+        started = true;
+        QVERIFY(transfer.importFile(path("claude.json")));
+    });
+    typeAndSend(app, "Tell me a story about a fox.");
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().first().value<TransferOutcome>().problem, TransferOutcome::Problem::None);
+    QCOMPARE(app.conversations->list()->rowCount(), 2);
+    qInfo("the reply was still being written when the import ended: %s", generatingAtImport ? "yes" : "no");
+    if (generatingAtImport) QCOMPARE(openAtImport, chat);
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 60000);
+    const auto branch = *app.store->activeBranch(chat);
+    QCOMPARE(branch.size(), size_t{2});
+    QVERIFY2(branch[1].stats.finishReason != "cancelled", branch[1].stats.finishReason.c_str());
 }
 
 QTEST_MAIN(TestConversationTransfer)
