@@ -2,8 +2,7 @@
 // controller; the composer and the status line, wired to the reply controller; the model picker
 // and its load progress (cancellable), wired to the model controller; the settings panel, wired
 // to the settings controller; a menu (new chat, model, settings, conversation export and import,
-// quit) and keyboard shortcuts
-// (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Ctrl+Q, Esc).
+// quit) and keyboard shortcuts (Ctrl+N, Ctrl+F, Ctrl+,, Ctrl+O, Ctrl+L, Ctrl+Q, Esc).
 #pragma once
 
 #include <QMainWindow>
