@@ -162,16 +162,18 @@ inline int scoreStride(int lo, int hi) { return (hi - lo + 7) & ~7; }
 // Scores of every query over the union [lo, hi) of their ranges: scores[r * stride + p - lo]
 // (the last chunk's unused lanes too, scores of rows of zeros). Positions outside a query's
 // own range are computed too (the union is contiguous, so they are cache positions of another
-// query) and never read.
-void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi, float* scores) {
-    alignas(32) __m256 kT0[kMaxAttentionHeadDim], kT1[kMaxAttentionHeadDim];
-    const __m256* const kT[2] = {kT0, kT1};
-    const int stride = scoreStride(lo, hi);
-    for (int p = lo; p < hi; p += 16) {
-        if (h.kDimMajor && p % h.blockSize == 0) prefetchNextKBlock(h, p, hi);
-        const bool two = p + 8 < hi;  // a second chunk of positions
-        transposeChunk(h, p, hi, kT0);
-        if (two) transposeChunk(h, p + 8, hi, kT1);
+// query) and never read. Three chunks of eight positions at a time: with the queries, enough
+// independent chains of fused multiply-adds to keep both FMA units busy.
+void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi, int stride, float* scores) {
+    alignas(32) __m256 kT0[kMaxAttentionHeadDim], kT1[kMaxAttentionHeadDim], kT2[kMaxAttentionHeadDim];
+    const __m256* const kT[3] = {kT0, kT1, kT2};
+    __m256* const fill[3] = {kT0, kT1, kT2};
+    for (int p = lo; p < hi; p += 24) {
+        const int nc = std::min(3, (hi - p + 7) / 8);  // chunks of positions in this step
+        for (int c = 0; c < nc; ++c) {
+            if (h.kDimMajor && (p + 8 * c) % h.blockSize == 0) prefetchNextKBlock(h, p + 8 * c, hi);
+            transposeChunk(h, p + 8 * c, hi, fill[c]);
+        }
         for (int r0 = 0; r0 < n; r0 += 4) {
             const float* qs[4];
             float* outs[4];
@@ -180,7 +182,8 @@ void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi,
                 qs[k] = q + (r0 + k) * kMaxAttentionHeadDim;
                 outs[k] = scores + (r0 + k) * stride + (p - lo);
             }
-            if (two) scoreGroup<2>(m, kT, h.headDim, qs, h.scale, outs);
+            if (nc == 3) scoreGroup<3>(m, kT, h.headDim, qs, h.scale, outs);
+            else if (nc == 2) scoreGroup<2>(m, kT, h.headDim, qs, h.scale, outs);
             else scoreGroup<1>(m, kT, h.headDim, qs, h.scale, outs);
         }
     }
@@ -253,11 +256,11 @@ void accumulateSpan(const float* v, int headDim, const float* w, int count, floa
 
 // Each query's V sum acc[r] = sum of its weights times the V rows of its range, in float, in
 // position order. V rows are converted to float once per slab of positions for all queries.
-void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo, int hi, const float* weights,
-                 float* acc) {
+void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo, int hi, int stride,
+                 const float* weights, float* acc) {
     constexpr int kSlabFloats = 8192;
     alignas(32) float slab[kSlabFloats];
-    const int slabRows = kSlabFloats / h.headDim, stride = scoreStride(lo, hi);
+    const int slabRows = kSlabFloats / h.headDim;
     for (int p0 = lo; p0 < hi; p0 += slabRows) {
         const int p1 = std::min(hi, p0 + slabRows);
         for (int p = p0; p < p1; ++p) {
@@ -360,13 +363,18 @@ void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, 
         for (int r = 0; r < n; ++r) parts[r].count = 0;
         return;
     }
-    if (h.kDimMajor) lo &= ~7;  // whole chunks of eight positions (transposeChunk)
-    scoreQueries(h, q, n, lo, hi, scores);
+    // Dimension-major K: whole chunks of eight positions (transposeChunk), or of sixteen for the
+    // AVX-512 build (attention_avx512.cpp); lanes before the range are scores no query reads.
+    const bool wide = h.kDimMajor && h.avx512 && h.blockSize % 16 == 0;
+    if (h.kDimMajor) lo &= wide ? ~15 : ~7;
+    const int stride = wide ? (hi - lo + 15) & ~15 : scoreStride(lo, hi);
+    if (wide) scoreQueriesAvx512(h, q, n, lo, hi, stride, scores);
+    else scoreQueries(h, q, n, lo, hi, stride, scores);
     for (int r = 0; r < n; ++r) {
         const int len = clipped[r].nCtx - clipped[r].first;
         parts[r].count = len;
         if (len == 0) continue;
-        float* s = scores + r * scoreStride(lo, hi) + (clipped[r].first - lo);
+        float* s = scores + r * stride + (clipped[r].first - lo);
         if (h.softcap > 0.0f)  // Gemma 2: scalar, as the reference
             for (int p = 0; p < len; ++p) s[p] = softcapScore(s[p], h.softcap);
         parts[r].sum = softmaxWeights(s, len, &parts[r].max);
@@ -374,8 +382,9 @@ void pieceF16(const AttentionHead& h, const AttentionQuery* qs, const float* q, 
     bool shared = true;  // every query over the same range: V rows converted in registers
     for (int r = 1; r < n; ++r)
         shared = shared && clipped[r].first == clipped[0].first && clipped[r].nCtx == clipped[0].nCtx;
-    if (shared) accumulateVShared(h, n, clipped[0].first, clipped[0].nCtx, scores, scoreStride(lo, hi), lo, acc);
-    else accumulateV(h, clipped, n, lo, hi, scores, acc);
+    if (shared && wide) accumulateVSharedAvx512(h, n, clipped[0].first, clipped[0].nCtx, scores, stride, lo, acc);
+    else if (shared) accumulateVShared(h, n, clipped[0].first, clipped[0].nCtx, scores, stride, lo, acc);
+    else accumulateV(h, clipped, n, lo, hi, stride, scores, acc);
     for (int r = 0; r < n; ++r)
         if (parts[r].count > 0)
             for (int i = 0; i < h.headDim; i += 8)

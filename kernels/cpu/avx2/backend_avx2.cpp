@@ -342,6 +342,7 @@ private:
         head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
         head.kDimMajor = layer.kDimMajor;
+        head.avx512 = avx512_;
         return head;
     }
 

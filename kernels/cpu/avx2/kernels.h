@@ -73,6 +73,7 @@ struct AttentionHead {
     int nCtx = 0;
     DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
     bool kDimMajor = false;  // as PagedKvLayer::kDimMajor (then blockSize % 8 == 0)
+    bool avx512 = false;  // the AVX-512 build of the dimension-major loops may run (canRunAvx512())
 };
 // One query head of one token: q [headDim] attends to positions [first, nCtx); out [headDim].
 struct AttentionQuery {
@@ -106,6 +107,17 @@ void attendQueryPieces(const AttentionHead& head, const AttentionQuery* queries,
 void mergePartial(AttentionPartial& run, const AttentionPartial& part, int headDim);
 // out [headDim] = run's V sum over its weight sum.
 void finishPartial(const AttentionPartial& run, int headDim, float* out);
+
+// The AVX-512 builds (attention_avx512.cpp) of two inner loops of attention over
+// dimension-major K (head.kDimMajor, blockSize % 16 == 0), bit for bit the AVX2 ones: sixteen
+// positions per vector instead of eight, sixteen dimensions of V. The scores of n queries
+// (q: rows of kMaxAttentionHeadDim F16-rounded floats) over [lo, hi), lo % 16 == 0:
+// scores[r * stride + p - lo], stride a multiple of 16 >= hi - lo.
+void scoreQueriesAvx512(const AttentionHead& h, const float* q, int n, int lo, int hi, int stride, float* scores);
+// acc[r][0, headDim) += weights[r * stride + p - lo] * V row p, for p in [a, b) in order, for
+// n queries that share that range (acc rows of kMaxAttentionHeadDim).
+void accumulateVSharedAvx512(const AttentionHead& h, int n, int a, int b, const float* weights, int stride, int lo,
+                             float* acc);
 
 // Parts of matmulRows by type family (one source file each).
 void matmulRowsQ32(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);

@@ -1,0 +1,155 @@
+// The AVX-512 build of attention's two inner loops over dimension-major K (attention.cpp), run
+// only where cpuFeatures().canRunAvx512() (avx512Enabled()). The arithmetic contract is the AVX2
+// path's and so the reference's: each score is a chain of fused multiply-adds in dimension
+// order, one position per lane, times the scale; each V sum element a chain of fused
+// multiply-adds in position order, one dimension per lane. A ZMM register holds sixteen
+// positions (one block row of dimension-major K, blockSize % 16 == 0) or sixteen dimensions, so
+// each instruction does twice the AVX2 work; the order of every lane's operations is unchanged.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/avx2/kernels.h"
+
+// GCC 12's avx512fintrin.h seeds _mm512_cvtph_ps with an _mm512_undefined_ps value that
+// -Wmaybe-uninitialized reports at every use (a false positive: the unmasked form never reads it).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace hearth::avx2 {
+namespace {
+
+inline __m512 loadHalves16(const f16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The head's K of the block after the one holding p, fetched while this one is scored.
+inline void prefetchNextKBlock(const AttentionHead& h, int p, int end) {
+    const int next = (p / h.blockSize + 1) * h.blockSize;
+    if (next >= end) return;
+    const char* k =
+        reinterpret_cast<const char*>(h.kBlocks[next / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize);
+    const int bytes = h.headDim * h.blockSize * static_cast<int>(sizeof(f16_t));
+    for (int b = 0; b < bytes; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
+}
+
+// out[r][16c + j] = (Σ_i q_r[i]·k_{p+16c+j}[i]) · scale for nq queries and nc chunks of sixteen
+// positions from p: nq·nc independent chains, in dimension order.
+template <int nq, int nc>
+void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* const* out) {
+    const f16_t* base[nc];
+    for (int c = 0; c < nc; ++c)
+        base[c] = h.kBlocks[(p + 16 * c) / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize +
+            (p + 16 * c) % h.blockSize;
+    __m512 dot[nq][nc];
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) dot[r][c] = _mm512_setzero_ps();
+    for (int i = 0; i < h.headDim; ++i) {
+        __m512 k[nc];
+        for (int c = 0; c < nc; ++c) k[c] = loadHalves16(base[c] + i * h.blockSize);
+        for (int r = 0; r < nq; ++r) {
+            const __m512 qi = _mm512_set1_ps(q[r][i]);
+            for (int c = 0; c < nc; ++c) dot[r][c] = _mm512_fmadd_ps(qi, k[c], dot[r][c]);
+        }
+    }
+    const __m512 scale = _mm512_set1_ps(h.scale);
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) _mm512_storeu_ps(out[r] + 16 * c, _mm512_mul_ps(dot[r][c], scale));
+}
+
+template <int nc>
+void scoreGroup16(int nq, const AttentionHead& h, int p, const float* const* q, float* const* out) {
+    if (nq == 4) scoreChunks16<4, nc>(h, p, q, out);
+    else if (nq == 3) scoreChunks16<3, nc>(h, p, q, out);
+    else if (nq == 2) scoreChunks16<2, nc>(h, p, q, out);
+    else scoreChunks16<1, nc>(h, p, q, out);
+}
+
+template <int nq, int nv>
+void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, int stride, int lo, float* acc) {
+    __m512 sum[nq][nv];
+    for (int r = 0; r < nq; ++r)
+        for (int k = 0; k < nv; ++k) sum[r][k] = _mm512_loadu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k);
+    const int rowBytes = h.headDim * static_cast<int>(sizeof(f16_t));
+    for (int p = a; p < b;) {
+        const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
+        const f16_t* v =
+            h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
+        if (d0 == 0 && blockEnd < b) {  // the next block's rows of this head, while this one is summed
+            const auto* next = reinterpret_cast<const char*>(h.vBlocks[blockEnd / h.blockSize] + h.kvOffset);
+            for (int r = 0; r < std::min(h.blockSize, b - blockEnd); ++r)
+                for (int o = 0; o < rowBytes + 63; o += 64)
+                    _mm_prefetch(next + static_cast<int64_t>(r) * h.rowStride * 2 + std::min(o, rowBytes - 1),
+                                 _MM_HINT_T0);
+        }
+        for (; p < blockEnd; ++p, v += h.rowStride) {
+            __m512 row[nv];
+            for (int k = 0; k < nv; ++k) row[k] = loadHalves16(v + 16 * k);
+            for (int r = 0; r < nq; ++r) {
+                const __m512 wp = _mm512_set1_ps(w[r * stride + (p - lo)]);
+                for (int k = 0; k < nv; ++k) sum[r][k] = _mm512_fmadd_ps(wp, row[k], sum[r][k]);
+            }
+        }
+    }
+    for (int r = 0; r < nq; ++r)
+        for (int k = 0; k < nv; ++k) _mm512_storeu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k, sum[r][k]);
+}
+
+// Dimensions in runs of as many vectors as 32 registers hold for nq queries; a last run of
+// eight dimensions (headDim % 16 == 8) by the AVX2 lanes' arithmetic on the low half.
+template <int nq>
+void accumulateQueries16(const AttentionHead& h, int a, int b, const float* w, int stride, int lo, float* acc) {
+    constexpr int nv = nq <= 2 ? 8 : nq == 3 ? 6 : 5;
+    int d0 = 0;
+    for (; d0 + 16 * nv <= h.headDim; d0 += 16 * nv) accumulate16<nq, nv>(h, d0, a, b, w, stride, lo, acc);
+    for (; d0 + 16 <= h.headDim; d0 += 16) accumulate16<nq, 1>(h, d0, a, b, w, stride, lo, acc);
+    if (d0 < h.headDim) {  // eight dimensions left
+        for (int r = 0; r < nq; ++r) {
+            __m256 sum = _mm256_load_ps(acc + r * kMaxAttentionHeadDim + d0);
+            for (int p = a; p < b; ++p) {
+                const f16_t* v =
+                    h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
+                sum = _mm256_fmadd_ps(_mm256_set1_ps(w[r * stride + (p - lo)]),
+                                      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v))), sum);
+            }
+            _mm256_store_ps(acc + r * kMaxAttentionHeadDim + d0, sum);
+        }
+    }
+}
+
+}  // namespace
+
+void scoreQueriesAvx512(const AttentionHead& h, const float* q, int n, int lo, int hi, int stride, float* scores) {
+    for (int p = lo; p < hi; p += 48) {
+        const int nc = std::min(3, (hi - p + 15) / 16);  // with the queries, enough chains for both FMA units
+        for (int c = 0; c < nc; ++c)
+            if ((p + 16 * c) % h.blockSize == 0) prefetchNextKBlock(h, p + 16 * c, hi);
+        for (int r0 = 0; r0 < n; r0 += 4) {
+            const float* qs[4];
+            float* outs[4];
+            const int m = std::min(4, n - r0);
+            for (int k = 0; k < m; ++k) {
+                qs[k] = q + (r0 + k) * kMaxAttentionHeadDim;
+                outs[k] = scores + (r0 + k) * stride + (p - lo);
+            }
+            if (nc == 3) scoreGroup16<3>(m, h, p, qs, outs);
+            else if (nc == 2) scoreGroup16<2>(m, h, p, qs, outs);
+            else scoreGroup16<1>(m, h, p, qs, outs);
+        }
+    }
+}
+
+void accumulateVSharedAvx512(const AttentionHead& h, int n, int a, int b, const float* weights, int stride, int lo,
+                             float* acc) {
+    for (int r0 = 0; r0 < n; r0 += 4) {
+        const float* w = weights + r0 * stride;
+        float* out = acc + r0 * kMaxAttentionHeadDim;
+        switch (std::min(4, n - r0)) {
+        case 4: accumulateQueries16<4>(h, a, b, w, stride, lo, out); break;
+        case 3: accumulateQueries16<3>(h, a, b, w, stride, lo, out); break;
+        case 2: accumulateQueries16<2>(h, a, b, w, stride, lo, out); break;
+        default: accumulateQueries16<1>(h, a, b, w, stride, lo, out); break;
+        }
+    }
+}
+
+}  // namespace hearth::avx2
