@@ -1,6 +1,7 @@
 # Run by cpack (CPACK_PROJECT_CONFIG_FILE) before each generator: adds the Qt plugin packages
 # that shlibdeps and rpm's ELF scan cannot see, judged from what the built binaries link —
-# the xcb platform plugin for the GUI (libQt6Gui), the SQLite driver for Qt SQL (libQt6Sql).
+# the xcb platform plugin for the GUI (libQt6Gui), the SQLite driver for Qt SQL (libQt6Sql) -
+# and poppler-utils, whose pdftotext reads attached PDFs.
 find_program(_hearth_readelf readelf)
 if(NOT _hearth_readelf)
   message(FATAL_ERROR "Hearth packaging: readelf (binutils) is needed to read the binaries' NEEDED entries")
@@ -23,6 +24,9 @@ endif()
 if(_needed MATCHES "libQt6Sql\\.so")
   list(APPEND _deb libqt6sql6-sqlite)  # Fedora ships the SQLite driver in qt6-qtbase itself
 endif()
+# pdftotext, run (not linked) for PDFs attached to a chat: invisible to shlibdeps too.
+list(APPEND _deb poppler-utils)
+list(APPEND _rpm poppler-utils)
 string(REPLACE ";" ", " CPACK_DEBIAN_HEARTH_PACKAGE_DEPENDS "${_deb}")
 string(REPLACE ";" ", " CPACK_RPM_HEARTH_PACKAGE_REQUIRES "${_rpm}")
 message(STATUS "Hearth packaging (${CPACK_GENERATOR}): extra dependencies: deb '${CPACK_DEBIAN_HEARTH_PACKAGE_DEPENDS}', rpm '${CPACK_RPM_HEARTH_PACKAGE_REQUIRES}'")

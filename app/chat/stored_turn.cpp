@@ -1,6 +1,7 @@
 // runStoredTurn: the user message, then the turn pipeline driven to its end on this thread.
 #include "app/chat/stored_turn.h"
 
+#include "app/docs/turn_documents.h"
 #include "engine/model/gguf.h"
 #include "engine/str_cat.h"
 
@@ -33,7 +34,8 @@ Result<void> runToEnd(Engine& engine, Turn& turn, ReplyRecorder& recorder,
 std::vector<ChatMessage> chatMessages(const Conversation& c, const std::vector<Message>& branch) {
     std::vector<ChatMessage> out;
     if (!c.systemPrompt.empty()) out.push_back({ChatRole::System, c.systemPrompt});
-    for (const Message& m : branch) out.push_back({m.role, m.text});
+    for (const Message& m : branch)  // a user turn carries the documents recorded with it
+        out.push_back({m.role, m.role == ChatRole::User ? userTurnText(m.text, m.documentsJson) : m.text});
     return out;
 }
 
@@ -61,6 +63,7 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     if (!*conv) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
     auto user = store.appendMessage(conversationId, (*conv)->activeLeafId, ChatRole::User, userText);
     if (!user) return std::unexpected(user.error());
+    if (auto d = recordTurnDocuments(store, *user); !d) return std::unexpected(d.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
     auto turn = startTurn(engine, &store.kv(),

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <map>
 
+#include "app/store/attachment_store.h"
 #include "app/store/foreign_conversations.h"
 #include "app/store/store_rows.h"
 #include "engine/str_cat.h"
@@ -34,7 +35,20 @@ Result<QJsonObject> conversationObject(const ConversationStore& store, int64_t i
                       {"complete", m.complete},          {"created_ms", static_cast<qint64>(m.createdMs)}};
         if (m.role == ChatRole::Assistant)
             o.insert("stats", QJsonDocument::fromJson(QByteArray::fromStdString(statsToJson(m.stats))).object());
+        if (!m.documentsJson.empty())
+            o.insert("documents", QJsonDocument::fromJson(QByteArray::fromStdString(m.documentsJson)).array());
         messages.append(o);
+    }
+    auto attached = store.attachments().list(id);
+    if (!attached) return std::unexpected(attached.error());
+    QJsonArray attachments;
+    for (const Attachment& a : *attached) {
+        auto body = store.attachments().text(a.id);
+        if (!body) return std::unexpected(body.error());
+        attachments.append(QJsonObject{{"name", q(a.name)},
+                                       {"kind", q(a.kind)},
+                                       {"created_ms", static_cast<qint64>(a.createdMs)},
+                                       {"text", q(*body)}});
     }
     const Conversation& conv = **c;
     return QJsonObject{{"format", kOne},
@@ -47,7 +61,8 @@ Result<QJsonObject> conversationObject(const ConversationStore& store, int64_t i
                        {"created_ms", static_cast<qint64>(conv.createdMs)},
                        {"updated_ms", static_cast<qint64>(conv.updatedMs)},
                        {"active_leaf", static_cast<qint64>(conv.activeLeafId)},
-                       {"messages", messages}};
+                       {"messages", messages},
+                       {"attachments", attachments}};
 }
 
 std::string text(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Indented).toStdString(); }
@@ -88,11 +103,28 @@ Result<ImportedConversation> readConversation(const QJsonObject& o, const std::s
         msg.createdMs = m.value("created_ms").toInteger();
         if (m.contains("stats"))
             msg.stats = statsFromJson(QJsonDocument(m.value("stats").toObject()).toJson().toStdString());
+        if (m.contains("documents")) {
+            if (!m.value("documents").isArray()) return bad(at, "has documents that are not a list");
+            const QJsonArray documents = m.value("documents").toArray();
+            if (!documents.isEmpty())
+                msg.documentsJson = QJsonDocument(documents).toJson(QJsonDocument::Compact).toStdString();
+        }
         seen[msg.id] = true;
         in.messages.push_back(std::move(msg));
     }
     if (in.conversation.activeLeafId != 0 && !seen.count(in.conversation.activeLeafId))
         return bad(where, "names an active message that it does not hold");
+    const QJsonArray attachments = o.value("attachments").toArray();
+    for (qsizetype i = 0; i < attachments.size(); ++i) {
+        const QJsonObject a = attachments[i].toObject();
+        const std::string at = strCat(where, " attachment ", i + 1);
+        if (!a.value("name").isString() || !a.value("text").isString() || a.value("text").toString().isEmpty())
+            return bad(at, "has no name or no text");
+        in.attachments.push_back({.name = a.value("name").toString().toStdString(),
+                                  .kind = a.value("kind").toString(QStringLiteral("text")).toStdString(),
+                                  .text = a.value("text").toString().toStdString(),
+                                  .createdMs = a.value("created_ms").toInteger()});
+    }
     return in;
 }
 
@@ -115,9 +147,14 @@ Result<int64_t> write(ConversationStore& store, const ImportedConversation& in) 
                                              m.createdMs);
             if (!added) return std::unexpected(added.error());
             oldToNew[m.id] = added->id;
+            if (!m.documentsJson.empty())
+                if (auto r = store.attachments().setTurnSources(added->id, m.documentsJson); !r) return r;
             if (m.role == ChatRole::Assistant)
                 if (auto r = store.updateMessage(added->id, m.text, m.complete, &m.stats); !r) return r;
         }
+        for (const ImportedAttachment& a : in.attachments)
+            if (auto r = store.attachments().add(c->id, a.name, a.kind, a.text, a.createdMs); !r)
+                return std::unexpected(r.error());
         if (in.conversation.activeLeafId != 0) return store.switchBranch(oldToNew.at(in.conversation.activeLeafId));
         return {};
     }();

@@ -8,7 +8,10 @@
 //   {"format": "hearth.conversation", "version": 1, "title", "handle", "model", "system_prompt",
 //    "settings": {...}, "created_ms", "updated_ms", "active_leaf": <id>,
 //    "messages": [{"id", "parent" (0: a first message), "role": "system"|"user"|"assistant",
-//                  "text", "complete", "created_ms", "stats": {...} (replies)}, ...]}
+//                  "text", "complete", "created_ms", "stats": {...} (replies),
+//                  "documents": [{"name", "passage" (0: whole), "text", "tokens"}, ...] (a user
+//                  message that carried documents: what went into its turn)}, ...],
+//    "attachments": [{"name", "kind", "created_ms", "text"}, ...] (the documents attached)}
 // ids are the exporting database's; a parent comes before its children. Several conversations:
 //   {"format": "hearth.conversations", "version": 1, "conversations": [ <one each> ]}
 #pragma once

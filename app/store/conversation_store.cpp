@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "app/store/attachment_store.h"
 #include "app/store/kv_block_store.h"
 #include "app/store/schema.h"
 #include "app/store/sqlite_db.h"
@@ -22,7 +23,10 @@ int64_t storeNowMs() {
 }
 
 ConversationStore::ConversationStore(std::string path, std::unique_ptr<SqliteDb> db, int64_t diskBudgetBytes)
-    : path_(std::move(path)), db_(std::move(db)), kv_(std::make_unique<KvBlockStore>(*db_, diskBudgetBytes)) {}
+    : path_(std::move(path)),
+      db_(std::move(db)),
+      kv_(std::make_unique<KvBlockStore>(*db_, diskBudgetBytes)),
+      attachments_(std::make_unique<AttachmentStore>(*db_)) {}
 
 ConversationStore::~ConversationStore() = default;
 

@@ -15,6 +15,7 @@
 
 namespace hearth {
 
+class AttachmentStore;
 class KvBlockStore;
 class SqliteDb;
 
@@ -51,6 +52,9 @@ struct Message {
     bool complete = true;  // false while a reply streams (or when a crash cut it short)
     int64_t createdMs = 0;
     GenerationStats stats;
+    // A user message's documents: the sources JSON (app/docs/passages.h) of the documents and
+    // passages that went into its turn, before the text; "" when none.
+    std::string documentsJson = {};
 };
 
 class ConversationStore {
@@ -92,7 +96,7 @@ public:
     Result<void> setSystemPrompt(int64_t id, const std::string& systemPrompt);
     Result<void> setModel(int64_t id, const std::string& model);
     Result<void> setSettings(int64_t id, const std::string& settingsJson);  // must be a JSON object's text
-    // Deletes its messages too; KV blocks no other conversation uses are freed.
+    // Deletes its messages and attachments too; KV blocks no other conversation uses are freed.
     Result<void> deleteConversation(int64_t id);
 
     // Messages. appendMessage makes the new message the active leaf; parentId 0 starts a root
@@ -115,6 +119,9 @@ public:
 
     // KV blocks and the disk budget (kv_block_store.h).
     KvBlockStore& kv() { return *kv_; }
+    // Attached documents and the documents of each turn (attachment_store.h).
+    AttachmentStore& attachments() { return *attachments_; }
+    const AttachmentStore& attachments() const { return *attachments_; }
 
 private:
     ConversationStore(std::string path, std::unique_ptr<SqliteDb> db, int64_t diskBudgetBytes);
@@ -125,6 +132,7 @@ private:
     std::string path_;
     std::unique_ptr<SqliteDb> db_;
     std::unique_ptr<KvBlockStore> kv_;
+    std::unique_ptr<AttachmentStore> attachments_;
 };
 
 }  // namespace hearth

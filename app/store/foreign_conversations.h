@@ -26,11 +26,19 @@ struct ImportedMessage {
     std::string text;
     bool complete = true;
     GenerationStats stats;
+    std::string documentsJson = {};  // a user message's documents (Message::documentsJson)
+};
+
+// An attached document (attachment_store.h) as a file holds it: its whole text.
+struct ImportedAttachment {
+    std::string name, kind, text;
+    int64_t createdMs = 0;
 };
 
 struct ImportedConversation {
     Conversation conversation;  // title, handle, model, system prompt, settings; activeLeafId: a file id
     std::vector<ImportedMessage> messages;  // parents before children
+    std::vector<ImportedAttachment> attachments = {};  // oldest first
 };
 
 // Errors: InvalidFormat naming the conversation and what is wrong.

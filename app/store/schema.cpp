@@ -1,6 +1,7 @@
 // Schema versions and the steps between them. v1: conversations, messages (a tree), KV roots,
 // blocks and which conversation uses which. v2: conversations.kv_used_ms (the budget's LRU)
-// and the model fingerprint cache by (path, size, mtime).
+// and the model fingerprint cache by (path, size, mtime). v3: attachments, their passages with
+// an FTS5 trigram index, and the documents each user turn carried.
 #include "app/store/schema.h"
 
 #include "app/store/sqlite_db.h"
@@ -61,10 +62,40 @@ CREATE TABLE model_fingerprints(
   fingerprint TEXT NOT NULL);
 )sql";
 
+// The index is an external-content FTS5 table over attachment_passages (the text is stored
+// once); the triggers keep it in step, and fire for rows a conversation's delete cascades to.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE attachments(
+  id INTEGER PRIMARY KEY,
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  tokens INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL);
+CREATE INDEX attachments_by_conversation ON attachments(conversation_id);
+CREATE TABLE attachment_passages(
+  id INTEGER PRIMARY KEY,
+  attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  text TEXT NOT NULL);
+CREATE INDEX attachment_passages_by_attachment ON attachment_passages(attachment_id, ordinal);
+CREATE VIRTUAL TABLE passage_index USING fts5(text, content='attachment_passages', content_rowid='id',
+  tokenize='trigram');
+CREATE TRIGGER attachment_passages_indexed AFTER INSERT ON attachment_passages BEGIN
+  INSERT INTO passage_index(rowid, text) VALUES(new.id, new.text);
+END;
+CREATE TRIGGER attachment_passages_unindexed AFTER DELETE ON attachment_passages BEGIN
+  INSERT INTO passage_index(passage_index, rowid, text) VALUES('delete', old.id, old.text);
+END;
+CREATE TABLE turn_documents(
+  message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+  sources_json TEXT NOT NULL);
+)sql";
+
 Result<void> step(SqliteDb& db, int to) {
     Transaction t(db);
     if (auto r = t.begin(); !r) return r;
-    if (auto r = db.exec(to == 1 ? kV1 : kV2); !r) return r;
+    if (auto r = db.exec(to == 1 ? kV1 : to == 2 ? kV2 : kV3); !r) return r;
     if (auto r = db.exec(strCat("PRAGMA user_version = ", to)); !r) return r;
     return t.commit();
 }

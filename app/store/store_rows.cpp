@@ -51,7 +51,8 @@ Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, 
                               .text = st->text(4),
                               .complete = st->int64(5) != 0,
                               .createdMs = st->int64(6),
-                              .stats = statsFromJson(st->text(7))});
+                              .stats = statsFromJson(st->text(7)),
+                              .documentsJson = st->text(8)});
     }
     return out;
 }

@@ -10,6 +10,9 @@ packages=(
   qt6-base-dev qt6-l10n-tools qt6-tools-dev libqt6sql6-sqlite qt6-qpa-plugins
   libsentencepiece-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
   python3 python3-venv python3-pip
+  # pdftotext: the text of PDFs attached to a chat (app/docs/document_reader.cpp), run as a
+  # child process so that a malformed PDF cannot take the window down.
+  poppler-utils
 )
 # Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
 if [ "$mode" = test ] || [ "$mode" = package ]; then
