@@ -96,6 +96,25 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
     </message>
 </context>
 <context>
+    <name>hearth::AttachmentController</name>
+    <message>
+        <source>Not attached: %1</source>
+        <translation>未附加：%1</translation>
+    </message>
+    <message>
+        <source>%1 (whole, ~%2 tokens)</source>
+        <translation>%1（全文，约 %2 个词元）</translation>
+    </message>
+    <message>
+        <source>%1 (searched, ~%2 tokens in %3 passages)</source>
+        <translation>%1（检索，约 %2 个词元，共 %3 段）</translation>
+    </message>
+    <message>
+        <source>Documents: %1. Each message carries up to %2 tokens of them.</source>
+        <translation>文档：%1。每条消息最多附带其中 %2 个词元。</translation>
+    </message>
+</context>
+<context>
     <name>hearth::ChatStatus</name>
     <message>
         <source>%1 tok/s</source>
@@ -164,6 +183,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 </context>
 <context>
     <name>hearth::Composer</name>
+    <message>
+        <source>Attach documents (text, Markdown, source code, PDF)…</source>
+        <translation>附加文档（文本、Markdown、源代码、PDF）…</translation>
+    </message>
     <message>
         <location filename="../ui/composer.cpp" line="14"/>
         <location filename="../ui/composer.cpp" line="78"/>
@@ -295,6 +318,72 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <location filename="../ui/conversation_sidebar.cpp" line="96"/>
         <source>Import…</source>
         <translation>导入…</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::Documents</name>
+    <message>
+        <source>PDF text needs pdftotext, which is not installed (Debian and Ubuntu: sudo apt install poppler-utils)</source>
+        <translation>读取 PDF 文本需要 pdftotext，但它未安装（Debian 和 Ubuntu：sudo apt install poppler-utils）</translation>
+    </message>
+    <message>
+        <source>pdftotext did not start</source>
+        <translation>pdftotext 未能启动</translation>
+    </message>
+    <message>
+        <source>reading the PDF took more than a minute; it was stopped</source>
+        <translation>读取该 PDF 超过一分钟，已停止</translation>
+    </message>
+    <message>
+        <source>this PDF cannot be read (damaged, encrypted or not a PDF)</source>
+        <translation>无法读取此 PDF（已损坏、已加密或不是 PDF）</translation>
+    </message>
+    <message>
+        <source>the PDF&apos;s text is not valid UTF-8</source>
+        <translation>该 PDF 的文本不是有效的 UTF-8</translation>
+    </message>
+    <message>
+        <source>the file does not exist</source>
+        <translation>文件不存在</translation>
+    </message>
+    <message>
+        <source>not a file</source>
+        <translation>不是文件</translation>
+    </message>
+    <message>
+        <source>the file is larger than 32 MiB</source>
+        <translation>文件大于 32 MiB</translation>
+    </message>
+    <message>
+        <source>not a text file (binary data or an encoding other than UTF-8); attach text, Markdown, source code or PDF files</source>
+        <translation>不是文本文件（二进制数据或非 UTF-8 编码）；请附加文本、Markdown、源代码或 PDF 文件</translation>
+    </message>
+    <message>
+        <source>there is no text in it</source>
+        <translation>其中没有文本</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::DocumentsUi</name>
+    <message>
+        <source>Attach documents</source>
+        <translation>附加文档</translation>
+    </message>
+    <message>
+        <source>Documents (*.txt *.md *.markdown *.pdf *.c *.cc *.cpp *.h *.hpp *.py *.js *.ts *.java *.rs *.go *.json *.yaml *.yml *.toml *.xml *.html *.css *.sh *.sql *.csv *.log);;All files (*)</source>
+        <translation>文档 (*.txt *.md *.markdown *.pdf *.c *.cc *.cpp *.h *.hpp *.py *.js *.ts *.java *.rs *.go *.json *.yaml *.yml *.toml *.xml *.html *.css *.sh *.sql *.csv *.log);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Sources of this reply</source>
+        <translation>此回复的来源</translation>
+    </message>
+    <message>
+        <source>%1, passage %2 (~%3 tokens)</source>
+        <translation>%1，第 %2 段（约 %3 个词元）</translation>
+    </message>
+    <message>
+        <source>%1, whole (~%2 tokens)</source>
+        <translation>%1，全文（约 %2 个词元）</translation>
     </message>
 </context>
 <context>
@@ -460,6 +549,14 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 </context>
 <context>
     <name>hearth::MessageDelegate</name>
+    <message>
+        <source>Sources (%1 / %2 tokens):</source>
+        <translation>来源（%1 / %2 个词元）：</translation>
+    </message>
+    <message>
+        <source>%1 ¶%2</source>
+        <translation>%1 第 %2 段</translation>
+    </message>
     <message>
         <source>stopped</source>
         <translation>已停止</translation>

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace hearth {
@@ -16,7 +17,9 @@ Composer::Composer(QWidget* parent)
       send_(new QPushButton(tr("Send"))),
       regenerate_(new QPushButton(tr("Regenerate"))),
       editBanner_(new QLabel),
-      cancelEdit_(new QPushButton(tr("Cancel edit"))) {
+      cancelEdit_(new QPushButton(tr("Cancel edit"))),
+      attach_(new QToolButton),
+      attachments_(new QLabel) {
     input_->setObjectName("composer");
     send_->setObjectName("sendButton");
     regenerate_->setObjectName("regenerateButton");
@@ -29,16 +32,25 @@ Composer::Composer(QWidget* parent)
     auto* editRow = new QHBoxLayout;
     editRow->addWidget(editBanner_, 1);
     editRow->addWidget(cancelEdit_);
+    attach_->setObjectName("attachButton");
+    attach_->setText(QStringLiteral("📎"));
+    attach_->setToolTip(tr("Attach documents (text, Markdown, source code, PDF)…"));
+    attach_->setAutoRaise(true);
+    attachments_->setObjectName("attachmentsLabel");
+    attachments_->setWordWrap(true);
+    attachments_->hide();
     auto* buttons = new QVBoxLayout;
     buttons->addWidget(send_);
     buttons->addWidget(regenerate_);
     buttons->addStretch();
     auto* row = new QHBoxLayout;
+    row->addWidget(attach_, 0, Qt::AlignTop);
     row->addWidget(input_, 1);
     row->addLayout(buttons);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 4);
     layout->addLayout(editRow);
+    layout->addWidget(attachments_);
     layout->addLayout(row);
     editBanner_->hide();
     cancelEdit_->hide();
@@ -46,6 +58,12 @@ Composer::Composer(QWidget* parent)
     connect(send_, &QPushButton::clicked, this, [this] { generating_ ? emit stopRequested() : submit(); });
     connect(regenerate_, &QPushButton::clicked, this, &Composer::regenerateRequested);
     connect(cancelEdit_, &QPushButton::clicked, this, &Composer::cancelEdit);
+    connect(attach_, &QToolButton::clicked, this, &Composer::attachRequested);
+}
+
+void Composer::setAttachments(const QString& summary) {
+    attachments_->setText(summary);
+    attachments_->setVisible(!summary.isEmpty());
 }
 
 bool Composer::eventFilter(QObject* watched, QEvent* event) {

@@ -1,6 +1,7 @@
 // The message box under the conversation: multi-line input where Enter sends and Shift+Enter
 // adds a line, a Send button that becomes Stop while a reply streams, Regenerate, and an
-// editing mode (after "Edit" on a message) in which Send creates a new branch.
+// editing mode (after "Edit" on a message) in which Send creates a new branch; a paperclip that
+// asks for documents to attach, and the line naming the attached ones with their token budget.
 #pragma once
 
 #include <QWidget>
@@ -8,6 +9,7 @@
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QToolButton;
 
 namespace hearth {
 
@@ -23,12 +25,15 @@ public:
     void cancelEdit();
     void focusInput();
     QPlainTextEdit* input() const { return input_; }
+    // The attached documents' line (AttachmentController::summary()); hidden when empty.
+    void setAttachments(const QString& summary);
 
 signals:
     void sendRequested(const QString& text);
     void editRequested(qint64 messageId, const QString& text);
     void stopRequested();
     void regenerateRequested();
+    void attachRequested();  // the paperclip
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -41,6 +46,8 @@ private:
     QPushButton* regenerate_;
     QLabel* editBanner_;
     QPushButton* cancelEdit_;
+    QToolButton* attach_;
+    QLabel* attachments_;
     qint64 editing_ = 0;
     bool generating_ = false;
     bool ready_ = false;

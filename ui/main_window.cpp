@@ -21,6 +21,7 @@
 #include "ui/chat_status.h"
 #include "ui/composer.h"
 #include "ui/conversation_sidebar.h"
+#include "ui/documents_ui.h"
 #include "ui/message_view.h"
 #include "ui/model_picker.h"
 #include "ui/settings_dialog.h"
@@ -40,9 +41,11 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       status_(new ChatStatus),
       modelButton_(new QToolButton),
       contextNotice_(new QLabel),
-      transfers_(new TransferActions(controllers.conversations, this)) {
+      transfers_(new TransferActions(controllers.conversations, this)),
+      documents_(nullptr) {
     setObjectName("mainWindow");
     buildLayout();
+    documents_ = new DocumentsUi(conversations_, composer_, view_, this);
     buildMenu();
     buildShortcuts();
     connectConversations();
@@ -167,6 +170,7 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::NextBranch: replies_.switchBranch(id, +1); break;
     case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
     case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
+    case MessageDelegate::Action::Source: break;  // DocumentsUi opens it
     case MessageDelegate::Action::Marker: break;  // not clickable
     }
 }

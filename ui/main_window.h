@@ -19,6 +19,7 @@ class ChatStatus;
 class Composer;
 class ConversationController;
 class ConversationSidebar;
+class DocumentsUi;
 class MessageView;
 class ModelController;
 class ReplyController;
@@ -50,6 +51,7 @@ public:
     ConversationSidebar* sidebar() const { return sidebar_; }
     // Conversation export and import (the Hearth menu's and the sidebar's), with their file seam.
     TransferActions* transfers() const { return transfers_; }
+    DocumentsUi* documents() const { return documents_; }  // attached documents, drops, cited sources
     // Where "Save a copy…" writes the database: a file dialog, or what tests inject (given the
     // suggested path; an empty answer cancels).
     void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) {
@@ -87,6 +89,7 @@ private:
     QToolButton* modelButton_;
     QLabel* contextNotice_;
     TransferActions* transfers_;
+    DocumentsUi* documents_;
     QPointer<QProgressDialog> progress_;
     std::function<QString(const QString&)> chooseCopyPath_;
 };

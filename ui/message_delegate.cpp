@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QFontDatabase>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QTextBlock>
@@ -14,6 +15,7 @@
 #include <QTextCursor>
 
 #include "app/chat/message_list_model.h"
+#include "app/docs/passages.h"
 
 namespace hearth {
 
@@ -217,6 +219,8 @@ MessageDelegate::Layout MessageDelegate::layout(const QStyleOptionViewItem& opti
     }
     l.textTopLeft = l.bubble.topLeft() + QPoint(kPad, kPad + above);
     l.footer = QRect(r.left() + kMargin, l.bubble.bottom() + 1, r.width() - 2 * kMargin, footerHeight(option));
+    if (!index.data(MessageListModel::SourcesRole).toString().isEmpty())
+        l.sources = l.footer.translated(0, l.footer.height());
     return l;
 }
 
@@ -230,7 +234,7 @@ QSize MessageDelegate::sizeHint(const QStyleOptionViewItem& option, const QModel
     QStyleOptionViewItem o = option;
     o.rect.moveTopLeft({0, 0});
     const Layout l = layout(o, index);
-    const QSize size(option.rect.width(), l.footer.bottom() + kGap);
+    const QSize size(option.rect.width(), (l.sources.isEmpty() ? l.footer : l.sources).bottom() + kGap);
     if (!streaming) sizes_.insert(key, size);
     return size;
 }
@@ -302,7 +306,41 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         out.push_back({action, QRect(x, l.footer.top() + 2, cw, l.footer.height() - 4), label, {}});
         x += cw + 4;
     }
+    if (!l.sources.isEmpty()) sourceHits(option, index, l.sources, out);
     return out;
+}
+
+// "Sources (812 / 1,500 tokens): handbook.txt ¶150  notes.md  +3": as many as the line holds,
+// then one chip for the rest (each opens the list of all of them at its own).
+void MessageDelegate::sourceHits(const QStyleOptionViewItem& option, const QModelIndex& index, const QRect& line,
+                                 std::vector<Hit>& out) const {
+    const std::vector<TurnSource> sources =
+        sourcesFromJson(index.data(MessageListModel::SourcesRole).toString().toStdString());
+    if (sources.empty()) return;
+    const QFontMetrics& fm = option.fontMetrics;
+    const QLocale locale;
+    int tokens = 0;
+    for (const TurnSource& s : sources) tokens += s.tokens;
+    const QString head =
+        tr("Sources (%1 / %2 tokens):").arg(locale.toString(tokens), locale.toString(kTurnDocumentBudgetTokens));
+    int x = line.left();
+    const auto place = [&](Action action, const QString& label, const QString& payload) {
+        const int cw = fm.horizontalAdvance(label) + 12;
+        out.push_back({action, QRect(x, line.top() + 2, cw, line.height() - 4), label, payload});
+        x += cw + 4;
+    };
+    place(Action::Marker, head, {});
+    const int more = fm.horizontalAdvance(QStringLiteral("+999")) + 16;
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const QString name = fm.elidedText(QString::fromStdString(sources[i].name), Qt::ElideMiddle, 160);
+        const QString label = sources[i].passage > 0 ? tr("%1 ¶%2").arg(name).arg(sources[i].passage) : name;
+        const bool last = i + 1 == sources.size();
+        if (x + fm.horizontalAdvance(label) + 12 + (last ? 0 : more) > line.right()) {
+            place(Action::Source, QStringLiteral("+%1").arg(sources.size() - i), QString::number(i));
+            return;
+        }
+        place(Action::Source, label, QString::number(i));
+    }
 }
 
 void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const {

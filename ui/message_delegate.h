@@ -1,7 +1,8 @@
 // Paints one message of the message view: Markdown rendered by QTextDocument (headings,
 // lists, tables, code blocks in a monospace font with a Copy chip), user messages as bubbles
 // on the right, notices framed (with their way forward, e.g. "Save a copy…"), and a footer of
-// actions (copy, edit, regenerate, < 2/3 >). A thinking model's reasoning is folded under a
+// actions (copy, edit, regenerate, < 2/3 >); under a reply whose turn carried documents, a line
+// citing them (file name and passage, each clickable: actionTriggered(Source, index, "i")). A thinking model's reasoning is folded under a
 // "Thinking…" header above the answer (click to show it); Copy copies the answer only.
 // Rendered documents are cached by (text epoch, version, width), so scrolling does not re-parse.
 #pragma once
@@ -27,6 +28,7 @@ public:
         NextBranch,
         SaveCopy,
         ToggleReasoning,
+        Source,  // a document the reply's turn carried; payload: its index in the row's sources
         Marker  // not a button: how a reply ended ("stopped", "interrupted"), drawn among the chips
     };
     struct Hit {
@@ -69,6 +71,7 @@ private:
         QPoint reasoningTopLeft;  // where the expanded reasoning is drawn
         QPoint textTopLeft;  // the answer
         QRect footer;
+        QRect sources;  // a reply's line of cited documents, under the footer; empty when none
     };
     // A rendered document: the row's text (epoch, version) at a text width.
     struct DocKey {
@@ -88,6 +91,9 @@ private:
     // hits() for painting: code blocks are looked for only between docTop and docBottom.
     std::vector<Hit> visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index, qreal docTop,
                                  qreal docBottom) const;
+    // The chips of a reply's cited documents on line (appended to out).
+    void sourceHits(const QStyleOptionViewItem& option, const QModelIndex& index, const QRect& line,
+                    std::vector<Hit>& out) const;
 
     // The reply being streamed: one document updated in place. Its text only grows within an
     // epoch; text up to the last paragraph break outside a code block is parsed once, and only

@@ -93,8 +93,11 @@ void ConversationController::reloadMessages() {
     rows.reserve(branch->size());
     const qint64 streamed = reply_ ? reply_->replyMessage() : 0;
     contextUsed_ = 0;
+    QString turnSources;  // the documents of the user turn a reply answers
     for (const Message& m : *branch) {
         MessageRow r{.id = m.id, .role = m.role, .text = QString::fromStdString(m.text)};
+        if (m.role == ChatRole::User) turnSources = QString::fromStdString(m.documentsJson);
+        if (m.role == ChatRole::Assistant) r.sources = turnSources;
         if (auto sib = store_->siblings(m.id); sib && sib->size() > 1) {
             r.siblingCount = static_cast<int>(sib->size());
             for (size_t i = 0; i < sib->size(); ++i)

@@ -58,6 +58,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ReasoningOpenRole: return r->reasoningOpen;
     case ReasoningExpandedRole: return expanded_.contains(r->id);
     case EndingRole: return r->ending;
+    case SourcesRole: return r->sources;
     case IsLastAssistantRole: {
         for (int i = rowCount() - 1; i >= 0; --i)
             if (rows_[static_cast<size_t>(i)].role == ChatRole::Assistant) return i == index.row();

@@ -35,6 +35,9 @@ struct MessageRow {
     // (splitReasoning); for other rows, and replies without a span, answer is the whole text.
     QString reasoning = {}, answer = {};
     bool reasoningOpen = false;  // the span is not closed: still reasoning, or cut off while it was
+    // An assistant row: the documents its turn carried (the user message's sources JSON,
+    // app/docs/passages.h), cited under the reply; "" when none.
+    QString sources = {};
 
     bool isNotice() const { return !role.has_value(); }
 };
@@ -57,6 +60,7 @@ public:
         ReasoningOpenRole,  // bool: the reasoning has not ended
         ReasoningExpandedRole,  // bool, settable: the reasoning is shown, not only its header
         EndingRole,  // MessageRow::ending
+        SourcesRole,  // MessageRow::sources
     };
     using QAbstractListModel::QAbstractListModel;
 

@@ -3,6 +3,7 @@
 #include "app/chat/reply_controller.h"
 
 #include "app/chat/model_controller.h"
+#include "app/docs/turn_documents.h"
 #include "app/chat/settings_controller.h"
 
 namespace hearth {
@@ -53,6 +54,7 @@ bool ReplyController::send(const QString& text) {
     conversations_.messages()->removeNotices();
     auto user = store.appendMessage(current, (*conv)->activeLeafId, ChatRole::User, text.toStdString());
     if (!ok(user)) return false;
+    ok(recordTurnDocuments(store, *user));  // without them the turn still runs
     return startReply(user->id);
 }
 
@@ -62,7 +64,10 @@ QList<ChatTurn> ReplyController::turnsTo(qint64 messageId) {
     auto branch = conversations_.store().branchTo(messageId);
     if (!ok(branch)) return turns;
     for (const Message& m : *branch)
-        if (!(m.role == ChatRole::Assistant && m.text.empty())) turns.append({m.role, QString::fromStdString(m.text)});
+        if (!(m.role == ChatRole::Assistant && m.text.empty()))  // a user turn with its recorded documents
+            turns.append(
+                {m.role,
+                 QString::fromStdString(m.role == ChatRole::User ? userTurnText(m.text, m.documentsJson) : m.text)});
     return turns;
 }
 
@@ -113,7 +118,9 @@ bool ReplyController::editMessage(qint64 messageId, const QString& text) {
     if (!ok(m) || !*m || (*m)->role != ChatRole::User) return false;
     conversations_.messages()->removeNotices();
     auto edited = store.appendMessage(conversations_.current(), (*m)->parentId, ChatRole::User, text.toStdString());
-    return ok(edited) && startReply(edited->id);
+    if (!ok(edited)) return false;
+    ok(recordTurnDocuments(store, *edited));
+    return startReply(edited->id);
 }
 
 void ReplyController::switchBranch(qint64 messageId, int delta) {

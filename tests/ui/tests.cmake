@@ -41,3 +41,8 @@ if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_conversation_transfer LABELS gui LIBS hearth_ui SOURCES test_conversation_transfer.cpp gui_app.h
                   TIMEOUT 180)
 endif()
+# Documents in a chat through the window: paperclip, drop, retrieval into the turn, cited sources.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_documents_window LABELS gui;model LIBS hearth_ui SOURCES test_documents_window.cpp gui_app.h
+                  TIMEOUT 300)
+endif()
