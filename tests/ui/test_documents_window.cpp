@@ -112,6 +112,27 @@ private slots:
         QCOMPARE(kept.size(), size_t{2});
         QCOMPARE(QString::fromStdString(kept[0].name), QString("handbook.txt"));
         QVERIFY(again.window->findChild<QLabel*>("attachmentsLabel")->text().contains("notes.md"));
+        // The next turn: the first one, documents and all, is the same prompt prefix, so its
+        // saved KV is restored rather than computed again.
+        again.window->loadModel(smol);
+        QTRY_VERIFY_WITH_TIMEOUT(again.models->model().has_value(), 30000);
+        ReplyStats stats;
+        bool finished = false;
+        connect(again.replies.get(), &ReplyController::replyFinished, this, [&](const ReplyStats& s) {
+            stats = s;
+            finished = true;
+        });
+        typeAndSend(again, "Which pier does the ferry leave from?");
+        QTRY_VERIFY_WITH_TIMEOUT(again.replies->generating(), 5000);
+        const QList<ChatTurn> turns = again.replies->lastRequest().turns;
+        QCOMPARE(turns.first().content, firstPrompt);  // the earlier turn exactly as it was sent
+        QVERIFY(turns.last().content.endsWith("Which pier does the ferry leave from?"));
+        QVERIFY(turns.last().content.contains(kFact));
+        QVERIFY(!turns.last().content.contains("<document name=\"notes.md\">"));  // already in the first turn
+        QTRY_VERIFY_WITH_TIMEOUT(finished, 180000);
+        qInfo("second turn after a restart: %d of %d prompt tokens restored from the store (%s)",
+              stats.kvRestoredTokens, stats.promptTokens, qPrintable(stats.kvNote));
+        QVERIFY2(stats.kvRestoredTokens > 1000, qPrintable(stats.kvNote));
     }
 };
 
