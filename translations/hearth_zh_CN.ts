@@ -98,6 +98,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::AttachmentController</name>
     <message>
+        <source>Reading documents…</source>
+        <translation>正在读取文档…</translation>
+    </message>
+    <message>
         <source>Not attached: %1</source>
         <translation>未附加：%1</translation>
     </message>

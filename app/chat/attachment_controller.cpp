@@ -1,11 +1,13 @@
-// Reading a file happens here, on the GUI thread: text files are read at disk speed and a PDF's
-// pdftotext is bounded (document_reader.h); the store's write is one transaction per file.
+// Reading a file (and a PDF's pdftotext, bounded by document_reader.h) runs on the thread pool;
+// the store's write, one transaction per file, on the GUI thread that owns the connection.
 #include "app/chat/attachment_controller.h"
 
+#include <QCoreApplication>
 #include <QLocale>
+#include <QPointer>
+#include <QThreadPool>
 
 #include "app/chat/conversation_controller.h"
-#include "app/docs/document_reader.h"
 
 namespace hearth {
 
@@ -25,24 +27,49 @@ void AttachmentController::reload() {
     emit attachmentsChanged();
 }
 
-int AttachmentController::attachFiles(const QStringList& paths) {
-    if (paths.isEmpty()) return 0;
+void AttachmentController::attachFiles(const QStringList& paths) {
+    if (paths.isEmpty()) return;
     if (conversations_.current() == 0) conversations_.newConversation();
-    const qint64 current = conversations_.current();
-    if (current == 0) return 0;
-    int attached = 0;
-    for (const QString& path : paths) {
-        auto doc = readDocument(path);
-        if (!doc) {
-            conversations_.showError(tr("Not attached: %1").arg(QString::fromStdString(doc.error().message)), {}, QStringLiteral("attach"));
-            continue;
+    const qint64 target = conversations_.current();
+    if (target == 0) return;
+    ++reading_;
+    const int batch = ++nextBatch_;
+    refused_[batch] = 0;
+    emit attachmentsChanged();  // the summary says files are being read
+    // As the model catalog does: the result goes to the GUI thread through the application
+    // object, and the controller is looked at only there (it may be gone by then).
+    QThreadPool::globalInstance()->start([paths, target, batch, self = QPointer(this)] {
+        for (const QString& path : paths) {
+            Result<DocumentText> doc = readDocument(path);
+            QMetaObject::invokeMethod(QCoreApplication::instance(), [self, batch, target, doc = std::move(doc)] {
+                if (self) self->store(batch, target, doc);
+            });
         }
-        auto added = conversations_.store().attachments().add(current, doc->name.toStdString(), doc->kind.toStdString(),
-                                                              doc->text);
-        if (conversations_.ok(added)) ++attached;
+        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, batch, n = static_cast<int>(paths.size())] {
+            if (self) self->finishBatch(batch, n);
+        });
+    });
+}
+
+void AttachmentController::store(int batch, qint64 conversationId, const Result<DocumentText>& doc) {
+    if (!doc) {
+        conversations_.showError(tr("Not attached: %1").arg(QString::fromStdString(doc.error().message)), {},
+                                 QStringLiteral("attach"));
+        ++refused_[batch];
+        return;
     }
+    auto added = conversations_.store().attachments().add(conversationId, doc->name.toStdString(),
+                                                          doc->kind.toStdString(), doc->text);
+    if (!conversations_.ok(added)) ++refused_[batch];  // e.g. the conversation was deleted meanwhile
+    else if (conversationId == conversations_.current()) reload();
+}
+
+void AttachmentController::finishBatch(int batch, int nFiles) {
+    --reading_;
+    const int refused = refused_[batch];
+    refused_.erase(batch);
     reload();
-    return attached;
+    emit attachFinished(nFiles - refused, refused);
 }
 
 bool AttachmentController::remove(qint64 attachmentId) {
@@ -52,7 +79,7 @@ bool AttachmentController::remove(qint64 attachmentId) {
 }
 
 QString AttachmentController::summary() const {
-    if (attachments_.empty()) return {};
+    if (attachments_.empty()) return reading_ > 0 ? tr("Reading documents…") : QString();
     const QLocale locale;
     QStringList parts;
     for (const Attachment& a : attachments_) {
@@ -61,8 +88,9 @@ QString AttachmentController::summary() const {
                                : tr("%1 (searched, ~%2 tokens in %3 passages)")
                                      .arg(name, locale.toString(a.tokens), locale.toString(a.passages)));
     }
-    return tr("Documents: %1. Each message carries up to %2 tokens of them.")
-        .arg(parts.join(QStringLiteral(", ")), locale.toString(kTurnDocumentBudgetTokens));
+    const QString line = tr("Documents: %1. Each message carries up to %2 tokens of them.")
+                             .arg(parts.join(QStringLiteral(", ")), locale.toString(kTurnDocumentBudgetTokens));
+    return reading_ > 0 ? tr("Reading documents…") + QStringLiteral(" ") + line : line;
 }
 
 }  // namespace hearth

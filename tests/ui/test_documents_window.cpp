@@ -61,14 +61,20 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value(), 30000);
             DocumentsUi* docs = app.window->documents();
             docs->setFileChooser([&] { return QStringList{handbook}; });
+            QSignalSpy finished(&docs->attachments(), &AttachmentController::attachFinished);
             QTest::mouseClick(app.window->findChild<QToolButton*>("attachButton"), Qt::LeftButton);
+            QTRY_COMPARE(finished.count(), 1);  // read on the thread pool, stored here
+            QCOMPARE(finished.at(0).at(0).toInt(), 1);
             QCOMPARE(docs->attachments().attachments().size(), size_t{1});
             auto* label = app.window->findChild<QLabel*>("attachmentsLabel");
             QVERIFY(label->isVisible());
             QVERIFY2(label->text().contains("handbook.txt") && label->text().contains("1,500"),
                      qPrintable(label->text()));
             drop(app.window->messageView()->viewport(), {notes, image});
-            QCOMPARE(docs->attachments().attachments().size(), size_t{2});  // the note, not the photo
+            QTRY_COMPARE(finished.count(), 2);
+            QCOMPARE(finished.at(1).at(0).toInt(), 1);  // attached: the note
+            QCOMPARE(finished.at(1).at(1).toInt(), 1);  // refused: the photo
+            QCOMPARE(docs->attachments().attachments().size(), size_t{2});
             QVERIFY(app.messages()->rowCount() >= 1);
             const MessageRow* notice = app.messages()->row(app.messages()->rowCount() - 1);
             QVERIFY(notice->isNotice());
