@@ -57,6 +57,9 @@ private slots:
         QString firstPrompt;
         {
             GuiApp app(dir_->path());
+            ChatSettings chatDefaults;
+            chatDefaults.maxTokens = 48;  // the replies' words are not what is tested; CI time is
+            app.settings.setChatDefaults(chatDefaults);
             app.window->loadModel(smol);
             QTRY_VERIFY_WITH_TIMEOUT(app.models->model().has_value(), 30000);
             DocumentsUi* docs = app.window->documents();
