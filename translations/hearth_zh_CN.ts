@@ -554,8 +554,8 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
 <context>
     <name>hearth::MessageDelegate</name>
     <message>
-        <source>Sources (%1 / %2 tokens):</source>
-        <translation>来源（%1 / %2 个词元）：</translation>
+        <source>Sources (~%1 tokens):</source>
+        <translation>来源（约 %1 个词元）：</translation>
     </message>
     <message>
         <source>%1 ¶%2</source>

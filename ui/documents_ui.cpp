@@ -18,6 +18,7 @@
 
 #include "app/chat/attachment_controller.h"
 #include "app/chat/message_list_model.h"
+#include "app/chat/model_controller.h"
 #include "app/docs/passages.h"
 #include "ui/composer.h"
 #include "ui/message_view.h"
@@ -36,7 +37,8 @@ QStringList localFiles(const QMimeData* mime) {
 
 }  // namespace
 
-DocumentsUi::DocumentsUi(ConversationController& conversations, Composer* composer, MessageView* view, QWidget* window)
+DocumentsUi::DocumentsUi(ConversationController& conversations, const ModelController& models, Composer* composer,
+                         MessageView* view, QWidget* window)
     : QObject(window),
       attachments_(new AttachmentController(conversations, this)),
       composer_(composer),
@@ -50,6 +52,9 @@ DocumentsUi::DocumentsUi(ConversationController& conversations, Composer* compos
     connect(composer_, &Composer::attachRequested, this, &DocumentsUi::attachChosen);
     connect(attachments_, &AttachmentController::attachmentsChanged, this,
             [this] { composer_->setAttachments(attachments_->summary()); });
+    connect(&models, &ModelController::loaded, attachments_,
+            [this](const LoadedModel& m) { attachments_->setTurnBudget(turnDocumentBudget(m.contextLength)); });
+    if (models.model()) attachments_->setTurnBudget(turnDocumentBudget(models.model()->contextLength));
     composer_->setAttachments(attachments_->summary());
     view->viewport()->setAcceptDrops(true);
     for (QWidget* w : {view->viewport(), composer_->input()->viewport(), static_cast<QWidget*>(composer_)})

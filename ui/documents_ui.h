@@ -18,11 +18,14 @@ class AttachmentController;
 class Composer;
 class ConversationController;
 class MessageView;
+class ModelController;
 
 class DocumentsUi : public QObject {
     Q_OBJECT
 public:
-    DocumentsUi(ConversationController& conversations, Composer* composer, MessageView* view, QWidget* window);
+    // models: the loaded model's context sets the budget the composer states.
+    DocumentsUi(ConversationController& conversations, const ModelController& models, Composer* composer,
+                MessageView* view, QWidget* window);
 
     AttachmentController& attachments() { return *attachments_; }
     // What the paperclip asks for: a file dialog, or what tests inject (empty: cancelled).

@@ -45,7 +45,7 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       documents_(nullptr) {
     setObjectName("mainWindow");
     buildLayout();
-    documents_ = new DocumentsUi(conversations_, composer_, view_, this);
+    documents_ = new DocumentsUi(conversations_, models_, composer_, view_, this);
     buildMenu();
     buildShortcuts();
     connectConversations();

@@ -310,7 +310,7 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
     return out;
 }
 
-// "Sources (812 / 1,500 tokens): handbook.txt ¶150  notes.md  +3": as many as the line holds,
+// "Sources (~812 tokens): handbook.txt ¶150  notes.md  +3": as many as the line holds,
 // then one chip for the rest (each opens the list of all of them at its own).
 void MessageDelegate::sourceHits(const QStyleOptionViewItem& option, const QModelIndex& index, const QRect& line,
                                  std::vector<Hit>& out) const {
@@ -321,8 +321,7 @@ void MessageDelegate::sourceHits(const QStyleOptionViewItem& option, const QMode
     const QLocale locale;
     int tokens = 0;
     for (const TurnSource& s : sources) tokens += s.tokens;
-    const QString head =
-        tr("Sources (%1 / %2 tokens):").arg(locale.toString(tokens), locale.toString(kTurnDocumentBudgetTokens));
+    const QString head = tr("Sources (~%1 tokens):").arg(locale.toString(tokens));
     int x = line.left();
     const auto place = [&](Action action, const QString& label, const QString& payload) {
         const int cw = fm.horizontalAdvance(label) + 12;

@@ -78,6 +78,11 @@ bool AttachmentController::remove(qint64 attachmentId) {
     return removed;
 }
 
+void AttachmentController::setTurnBudget(int tokens) {
+    turnBudget_ = tokens;
+    emit attachmentsChanged();
+}
+
 QString AttachmentController::summary() const {
     if (attachments_.empty()) return reading_ > 0 ? tr("Reading documents…") : QString();
     const QLocale locale;
@@ -89,7 +94,7 @@ QString AttachmentController::summary() const {
                                      .arg(name, locale.toString(a.tokens), locale.toString(a.passages)));
     }
     const QString line = tr("Documents: %1. Each message carries up to %2 tokens of them.")
-                             .arg(parts.join(QStringLiteral(", ")), locale.toString(kTurnDocumentBudgetTokens));
+                             .arg(parts.join(QStringLiteral(", ")), locale.toString(turnBudget_));
     return reading_ > 0 ? tr("Reading documents…") + QStringLiteral(" ") + line : line;
 }
 

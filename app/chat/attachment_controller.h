@@ -30,6 +30,8 @@ public:
     const std::vector<Attachment>& attachments() const { return attachments_; }
     // One line for the composer: each document, whole or searched, and the turn's budget; "" when none.
     QString summary() const;
+    // The budget the summary states: turnDocumentBudget() of the loaded model's context.
+    void setTurnBudget(int tokens);
 
 signals:
     void attachmentsChanged();
@@ -43,6 +45,7 @@ private:
     ConversationController& conversations_;
     std::vector<Attachment> attachments_;  // the open conversation's, oldest first
     int reading_ = 0;  // batches being read
+    int turnBudget_ = kTurnDocumentBudgetTokens;
     int nextBatch_ = 0;
     std::map<int, int> refused_;  // batch -> files refused so far
 };

@@ -54,8 +54,12 @@ bool ReplyController::send(const QString& text) {
     conversations_.messages()->removeNotices();
     auto user = store.appendMessage(current, (*conv)->activeLeafId, ChatRole::User, text.toStdString());
     if (!ok(user)) return false;
-    ok(recordTurnDocuments(store, *user));  // without them the turn still runs
+    ok(recordTurnDocuments(store, *user, documentBudget()));  // without them the turn still runs
     return startReply(user->id);
+}
+
+int ReplyController::documentBudget() const {
+    return turnDocumentBudget(models_.model() ? models_.model()->contextLength : 0);
 }
 
 // The conversation up to messageId as engine turns; empty replies (failed ones) are left out.
@@ -119,7 +123,7 @@ bool ReplyController::editMessage(qint64 messageId, const QString& text) {
     conversations_.messages()->removeNotices();
     auto edited = store.appendMessage(conversations_.current(), (*m)->parentId, ChatRole::User, text.toStdString());
     if (!ok(edited)) return false;
-    ok(recordTurnDocuments(store, *edited));
+    ok(recordTurnDocuments(store, *edited, documentBudget()));
     return startReply(edited->id);
 }
 

@@ -58,6 +58,7 @@ private:
     }
     bool startReply(qint64 parentId);
     QList<ChatTurn> turnsTo(qint64 messageId);
+    int documentBudget() const;  // tokens of documents a turn may carry on the loaded model
     void onText(quint64 ticket, const QString& text);
     void onFinished(const ReplyStats& stats);
     void onFailed(quint64 ticket, const QString& message);

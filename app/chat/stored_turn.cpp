@@ -63,7 +63,8 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     if (!*conv) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
     auto user = store.appendMessage(conversationId, (*conv)->activeLeafId, ChatRole::User, userText);
     if (!user) return std::unexpected(user.error());
-    if (auto d = recordTurnDocuments(store, *user); !d) return std::unexpected(d.error());
+    if (auto d = recordTurnDocuments(store, *user, turnDocumentBudget(engine.contextLength())); !d)
+        return std::unexpected(d.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
     auto turn = startTurn(engine, &store.kv(),

@@ -8,6 +8,7 @@
 #include <QSet>
 #include <QString>
 #include <QStringList>
+#include <algorithm>
 
 namespace hearth {
 
@@ -49,6 +50,10 @@ const QSet<QString>& stopWords() {
 }
 
 }  // namespace
+
+int turnDocumentBudget(int contextLength) {
+    return contextLength > 0 ? std::min(kTurnDocumentBudgetTokens, contextLength / 4) : kTurnDocumentBudgetTokens;
+}
 
 int estimateTokens(std::string_view utf8) {
     int64_t quarters = 0;

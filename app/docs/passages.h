@@ -14,6 +14,9 @@ namespace hearth {
 inline constexpr int kWholeDocumentTokens = 1000;
 // The most (estimated) tokens of documents one user turn takes: whole documents and passages.
 inline constexpr int kTurnDocumentBudgetTokens = 1500;
+// The budget for a model's context window: a quarter of it at most, so that a small context
+// keeps room for the conversation and the reply. contextLength 0: unknown (the default budget).
+int turnDocumentBudget(int contextLength);
 // A passage's target size: ~5 of them fill a turn's budget.
 inline constexpr int kPassageTokens = 200;
 

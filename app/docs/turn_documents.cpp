@@ -56,11 +56,11 @@ Result<TurnDocuments> chooseTurnDocuments(const ConversationStore& store, int64_
     return out;
 }
 
-Result<TurnDocuments> recordTurnDocuments(ConversationStore& store, const Message& userMessage) {
+Result<TurnDocuments> recordTurnDocuments(ConversationStore& store, const Message& userMessage, int budget) {
     auto branch = store.branchTo(userMessage.id);
     if (!branch) return std::unexpected(branch.error());
     if (!branch->empty()) branch->pop_back();  // the message itself
-    auto chosen = chooseTurnDocuments(store, userMessage.conversationId, *branch, userMessage.text);
+    auto chosen = chooseTurnDocuments(store, userMessage.conversationId, *branch, userMessage.text, budget);
     if (!chosen) return std::unexpected(chosen.error());
     if (!chosen->sources.empty())
         if (auto r = store.attachments().setTurnSources(userMessage.id, sourcesToJson(chosen->sources)); !r)

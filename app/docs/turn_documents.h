@@ -27,7 +27,8 @@ Result<TurnDocuments> chooseTurnDocuments(const ConversationStore& store, int64_
                                           int budget = kTurnDocumentBudgetTokens);
 
 // Chooses the documents of a just-appended user message and records them with it (nothing is
-// recorded when there are none). Errors: the store's.
-Result<TurnDocuments> recordTurnDocuments(ConversationStore& store, const Message& userMessage);
+// recorded when there are none). budget: turnDocumentBudget() of the model's context. Errors: the store's.
+Result<TurnDocuments> recordTurnDocuments(ConversationStore& store, const Message& userMessage,
+                                          int budget = kTurnDocumentBudgetTokens);
 
 }  // namespace hearth

@@ -92,6 +92,9 @@ private slots:
         // English text is cut after a sentence or a paragraph, never inside a word.
         for (const std::string& p : splitPassages(longDocument(5, 0)))
             QVERIFY2(p.back() == ' ' || p.back() == '\n', p.c_str());
+        QCOMPARE(turnDocumentBudget(0), kTurnDocumentBudgetTokens);
+        QCOMPARE(turnDocumentBudget(8192), kTurnDocumentBudgetTokens);
+        QCOMPARE(turnDocumentBudget(2048), 512);  // a quarter of a small context
         QCOMPARE(estimateTokens("abcdefgh"), 2);
         QCOMPARE(estimateTokens("会议"), 2);
     }
