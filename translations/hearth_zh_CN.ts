@@ -188,6 +188,14 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::Composer</name>
     <message>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <source>Remove an attached document from this conversation</source>
+        <translation>从此对话中移除一个附加的文档</translation>
+    </message>
+    <message>
         <source>Attach documents (text, Markdown, source code, PDF)…</source>
         <translation>附加文档（文本、Markdown、源代码、PDF）…</translation>
     </message>
@@ -369,6 +377,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 </context>
 <context>
     <name>hearth::DocumentsUi</name>
+    <message>
+        <source>Remove %1</source>
+        <translation>移除 %1</translation>
+    </message>
     <message>
         <source>Attach documents</source>
         <translation>附加文档</translation>

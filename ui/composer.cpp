@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QToolButton>
@@ -19,7 +20,9 @@ Composer::Composer(QWidget* parent)
       editBanner_(new QLabel),
       cancelEdit_(new QPushButton(tr("Cancel edit"))),
       attach_(new QToolButton),
-      attachments_(new QLabel) {
+      attachments_(new QLabel),
+      manageAttachments_(new QToolButton),
+      attachmentsMenu_(new QMenu(this)) {
     input_->setObjectName("composer");
     send_->setObjectName("sendButton");
     regenerate_->setObjectName("regenerateButton");
@@ -39,6 +42,16 @@ Composer::Composer(QWidget* parent)
     attachments_->setObjectName("attachmentsLabel");
     attachments_->setWordWrap(true);
     attachments_->hide();
+    manageAttachments_->setObjectName("manageAttachmentsButton");
+    manageAttachments_->setText(tr("Remove…"));
+    manageAttachments_->setToolTip(tr("Remove an attached document from this conversation"));
+    manageAttachments_->setPopupMode(QToolButton::InstantPopup);
+    manageAttachments_->setAutoRaise(true);
+    manageAttachments_->setMenu(attachmentsMenu_);
+    manageAttachments_->hide();
+    auto* attachmentsRow = new QHBoxLayout;
+    attachmentsRow->addWidget(attachments_, 1);
+    attachmentsRow->addWidget(manageAttachments_, 0, Qt::AlignTop);
     auto* buttons = new QVBoxLayout;
     buttons->addWidget(send_);
     buttons->addWidget(regenerate_);
@@ -50,7 +63,7 @@ Composer::Composer(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 4);
     layout->addLayout(editRow);
-    layout->addWidget(attachments_);
+    layout->addLayout(attachmentsRow);
     layout->addLayout(row);
     editBanner_->hide();
     cancelEdit_->hide();
@@ -64,6 +77,7 @@ Composer::Composer(QWidget* parent)
 void Composer::setAttachments(const QString& summary) {
     attachments_->setText(summary);
     attachments_->setVisible(!summary.isEmpty());
+    manageAttachments_->setVisible(!summary.isEmpty());
 }
 
 bool Composer::eventFilter(QObject* watched, QEvent* event) {

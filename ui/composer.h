@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QLabel;
+class QMenu;
 class QPlainTextEdit;
 class QPushButton;
 class QToolButton;
@@ -25,8 +26,10 @@ public:
     void cancelEdit();
     void focusInput();
     QPlainTextEdit* input() const { return input_; }
-    // The attached documents' line (AttachmentController::summary()); hidden when empty.
+    // The attached documents' line (AttachmentController::summary()) and the button beside it
+    // whose menu removes one (filled by its owner on aboutToShow); hidden when empty.
     void setAttachments(const QString& summary);
+    QMenu* attachmentsMenu() const { return attachmentsMenu_; }
 
 signals:
     void sendRequested(const QString& text);
@@ -48,6 +51,8 @@ private:
     QPushButton* cancelEdit_;
     QToolButton* attach_;
     QLabel* attachments_;
+    QToolButton* manageAttachments_;
+    QMenu* attachmentsMenu_;
     qint64 editing_ = 0;
     bool generating_ = false;
     bool ready_ = false;

@@ -10,6 +10,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QListWidget>
+#include <QMenu>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QSplitter>
@@ -56,6 +57,7 @@ DocumentsUi::DocumentsUi(ConversationController& conversations, const ModelContr
             [this](const LoadedModel& m) { attachments_->setTurnBudget(turnDocumentBudget(m.contextLength)); });
     if (models.model()) attachments_->setTurnBudget(turnDocumentBudget(models.model()->contextLength));
     composer_->setAttachments(attachments_->summary());
+    connect(composer_->attachmentsMenu(), &QMenu::aboutToShow, this, &DocumentsUi::fillRemoveMenu);
     view->viewport()->setAcceptDrops(true);
     for (QWidget* w : {view->viewport(), composer_->input()->viewport(), static_cast<QWidget*>(composer_)})
         w->installEventFilter(this);
@@ -65,6 +67,18 @@ DocumentsUi::DocumentsUi(ConversationController& conversations, const ModelContr
                 if (a == MessageDelegate::Action::Source)
                     showSources(index.data(MessageListModel::SourcesRole).toString(), payload.toInt());
             });
+}
+
+// Removing a document leaves the turns that carried it as they were sent (each recorded its own
+// copy), so their prompt and saved KV stay valid; later turns no longer see it.
+void DocumentsUi::fillRemoveMenu() {
+    QMenu* menu = composer_->attachmentsMenu();
+    menu->clear();
+    for (const Attachment& a : attachments_->attachments()) {
+        const qint64 id = a.id;
+        menu->addAction(tr("Remove %1").arg(QString::fromStdString(a.name)), this,
+                        [this, id] { attachments_->remove(id); });
+    }
 }
 
 void DocumentsUi::attachChosen() {

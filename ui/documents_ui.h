@@ -39,6 +39,7 @@ protected:
 
 private:
     void attachChosen();
+    void fillRemoveMenu();
 
     AttachmentController* attachments_;
     Composer* composer_;

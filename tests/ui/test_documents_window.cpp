@@ -6,6 +6,7 @@
 #include <QDialog>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QMimeData>
 #include <QTextBrowser>
 #include <QToolButton>
@@ -142,6 +143,18 @@ private slots:
         qInfo("second turn after a restart: %d of %d prompt tokens restored from the store (%s)",
               stats.kvRestoredTokens, stats.promptTokens, qPrintable(stats.kvNote));
         QVERIFY2(stats.kvRestoredTokens > 1000, qPrintable(stats.kvNote));
+        // Removing the note: later turns no longer see it; the first turn keeps what it carried.
+        QMenu* menu = again.window->composer()->attachmentsMenu();
+        emit menu->aboutToShow();
+        QAction* removeNote = nullptr;
+        for (QAction* a : menu->actions())
+            if (a->text() == "Remove notes.md") removeNote = a;
+        QVERIFY(removeNote);
+        removeNote->trigger();
+        QCOMPARE(again.window->documents()->attachments().attachments().size(), size_t{1});
+        QVERIFY(!again.window->findChild<QLabel*>("attachmentsLabel")->text().contains("notes.md"));
+        auto first = again.store->activeBranch(conversation);
+        QVERIFY(first && QString::fromStdString(first->front().documentsJson).contains("notes.md"));
     }
 };
 
