@@ -188,6 +188,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::Composer</name>
     <message>
+        <source>Attach…</source>
+        <translation>附加…</translation>
+    </message>
+    <message>
         <source>Remove…</source>
         <translation>移除…</translation>
     </message>

@@ -3,6 +3,7 @@
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QIcon>
 #include <QLabel>
 #include <QMenu>
 #include <QPlainTextEdit>
@@ -36,7 +37,11 @@ Composer::Composer(QWidget* parent)
     editRow->addWidget(editBanner_, 1);
     editRow->addWidget(cancelEdit_);
     attach_->setObjectName("attachButton");
-    attach_->setText(QStringLiteral("📎"));
+    // The theme's paperclip where there is one; the word where not (an emoji needs a font that
+    // has it, and offscreen or minimal desktops often lack one).
+    attach_->setIcon(QIcon::fromTheme(QStringLiteral("mail-attachment")));
+    attach_->setText(tr("Attach…"));
+    attach_->setToolButtonStyle(attach_->icon().isNull() ? Qt::ToolButtonTextOnly : Qt::ToolButtonIconOnly);
     attach_->setToolTip(tr("Attach documents (text, Markdown, source code, PDF)…"));
     attach_->setAutoRaise(true);
     attachments_->setObjectName("attachmentsLabel");

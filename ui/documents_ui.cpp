@@ -129,6 +129,7 @@ void DocumentsUi::showSources(const QString& sourcesJson, int at) {
     splitter->addWidget(list);
     splitter->addWidget(text);
     splitter->setStretchFactor(1, 1);
+    splitter->setSizes({320, 440});
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
     auto* layout = new QVBoxLayout(dialog);
