@@ -2,7 +2,6 @@
 // engine host's thread. It listens before the model is loaded (requests get 503 meanwhile)
 // and runs until SIGINT or SIGTERM.
 #include <QCoreApplication>
-#include <QFileInfo>
 #include <QTimer>
 #include <atomic>
 #include <csignal>
@@ -60,8 +59,8 @@ int runServe(const QCommandLineParser& p) {
     api.start();
     std::fprintf(stderr, "hearth-cli serve: listening on http://%s:%d\n", options.host.c_str(), *port);
     int exitCode = 0;
-    const QString name = QFileInfo(p.value("model")).completeBaseName();
     QObject::connect(host.worker(), &EngineWorker::modelLoaded, qApp, [&](const LoadedModel& m) {
+        const QString name = m.file.name;  // readable (readableModelName), as the window shows it
         api.setModel({name.toStdString(), {m.contextLength, m.file.defaults.sampling}});
         std::fprintf(stderr, "hearth-cli serve: model %s loaded (%s, context %d, %d in parallel)\n", qPrintable(name),
                      qPrintable(m.backend), m.contextLength, options.parallel);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "app/cli_core/core_common.h"
 #include "app/cli_core/text.h"
@@ -75,16 +76,70 @@ std::string familyName(const std::string& arch) {
     return it == names.end() ? arch : std::string(it->second);
 }
 
-// The file name without its folder and its last extension (QFileInfo::completeBaseName).
-std::string completeBaseName(const std::string& path) {
+std::string fileNameOf(const std::string& path) {
 #if defined(_WIN32)
     const size_t slash = path.find_last_of("/\\");
 #else
     const size_t slash = path.find_last_of('/');
 #endif
-    const std::string file = slash == std::string::npos ? path : path.substr(slash + 1);
-    const size_t dot = file.find_last_of('.');
-    return dot == std::string::npos ? file : file.substr(0, dot);
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+char lowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isAlnum(char c) { return isDigit(c) || (lowerAscii(c) >= 'a' && lowerAscii(c) <= 'z'); }
+bool isHex(char c) { return isDigit(c) || (lowerAscii(c) >= 'a' && lowerAscii(c) <= 'f'); }
+
+std::string lowered(std::string s) {
+    for (char& c : s) c = lowerAscii(c);
+    return s;
+}
+
+// Letters and digits only, lower case: "Meta-Llama-3.1" and "meta_llama_31" compare equal.
+std::string nameKey(const std::string& s) {
+    std::string key;
+    for (char c : s)
+        if (isAlnum(c)) key += lowerAscii(c);
+    return key;
+}
+
+bool endsWithNoCase(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && lowered(s.substr(s.size() - suffix.size())) == suffix;
+}
+
+// llama.cpp's type names as file names carry them: Q4_0, Q4_K_M, IQ3_XS, Q8_K_XL, F16, BF16.
+bool isQuantizationWord(const std::string& word) {
+    const std::string w = lowered(word);
+    if (w == "f16" || w == "f32" || w == "bf16" || w == "fp16" || w == "fp32" || w == "gguf") return true;
+    const size_t digit = w.rfind("iq", 0) == 0 ? 2 : w.rfind('q', 0) == 0 ? 1 : std::string::npos;
+    if (digit == std::string::npos || digit >= w.size() || !isDigit(w[digit])) return false;
+    return std::all_of(w.begin() + static_cast<std::ptrdiff_t>(digit), w.end(),
+                       [](char c) { return isAlnum(c) || c == '_'; });
+}
+
+// "-00001-of-00003" at the end (llama.cpp's gguf-split names).
+bool stripSplitSuffix(std::string& stem) {
+    const size_t of = stem.rfind("-of-");
+    if (of == std::string::npos || of < 2) return false;
+    const size_t dash = stem.rfind('-', of - 1);
+    if (dash == std::string::npos) return false;
+    const auto digits = [](const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), isDigit); };
+    if (!digits(stem.substr(dash + 1, of - dash - 1)) || !digits(stem.substr(of + 4))) return false;
+    stem.resize(dash);
+    return true;
+}
+
+bool isContentHash(const std::string& stem) {
+    const std::string s = lowered(stem);
+    const std::string hex = s.rfind("sha256", 0) == 0 && s.size() > 7 ? s.substr(7) : s;
+    return hex.size() >= 32 && std::all_of(hex.begin(), hex.end(), isHex);
+}
+
+std::string joinedNonEmpty(const std::vector<std::string>& parts, char separator) {
+    std::string out;
+    for (const std::string& p : parts)
+        if (!p.empty()) out += (out.empty() ? "" : std::string(1, separator)) + p;
+    return out;
 }
 
 }  // namespace
@@ -95,8 +150,7 @@ ModelFacts describeModelFacts(const GgufFile& f, const ChatFormat* format) {
     info.architecture = stringKey(f, "general.architecture");
     info.family = familyName(info.architecture);
     for (const GgufTensorInfo& t : f.tensors()) info.nParams += static_cast<int64_t>(t.nElements());
-    info.name = stringKey(f, "general.name");
-    if (info.name.empty()) info.name = completeBaseName(info.path);
+    info.name = readableModelName(f);
     info.fileBytes = static_cast<int64_t>(f.modelBytes());  // every part of a split model
     if (const GgufValue* v = f.find("general.file_type"))
         if (auto t = v->asUInt()) info.quantization = fileTypeName(*t);
@@ -106,6 +160,44 @@ ModelFacts describeModelFacts(const GgufFile& f, const ChatFormat* format) {
     const std::string tmpl = stringKey(f, "tokenizer.chat_template");
     info.chatFormat = format ? format->name() : ChatFormat::detect(tmpl, info.architecture).name();
     return info;
+}
+
+std::string cleanedModelFileName(const std::string& path) {
+    std::string stem = fileNameOf(path);
+    if (endsWithNoCase(stem, ".gguf")) stem.resize(stem.size() - 5);
+    if (isContentHash(stem)) return {};
+    stripSplitSuffix(stem);
+    while (true) {
+        const size_t cut = stem.find_last_of("-.");
+        if (cut == std::string::npos || cut == 0 || !isQuantizationWord(stem.substr(cut + 1))) break;
+        stem.resize(cut);
+    }
+    while (!stem.empty() && (stem.back() == '-' || stem.back() == '.' || stem.back() == '_' || stem.back() == ' '))
+        stem.pop_back();
+    return stem;
+}
+
+std::string readableModelName(const ModelNameFields& f) {
+    const std::string stem = cleanedModelFileName(f.path);
+    const std::string base = nameKey(f.basename);
+    if (!base.empty()) {
+        if (!stem.empty() && nameKey(stem).find(base) != std::string::npos) return stem;
+        return joinedNonEmpty({f.basename, f.sizeLabel, f.finetune}, '-');
+    }
+    if (!stem.empty()) return stem;
+    if (!f.name.empty()) return f.name;
+    const std::string file = fileNameOf(f.path);
+    return file.empty() ? std::string("model") : file;
+}
+
+std::string readableModelName(const GgufFile& f) {
+    ModelNameFields fields;
+    fields.basename = withoutControls(stringKey(f, "general.basename"));
+    fields.sizeLabel = withoutControls(stringKey(f, "general.size_label"));
+    fields.finetune = withoutControls(stringKey(f, "general.finetune"));
+    fields.name = withoutControls(stringKey(f, "general.name"));
+    fields.path = validUtf8(f.path());
+    return readableModelName(fields);
 }
 
 Result<ModelFacts> inspectModelFacts(const std::string& path) {

@@ -18,7 +18,7 @@ namespace hearth::cli::core {
 
 struct ModelFacts {
     std::string path;
-    std::string name;  // general.name, else the file name without its last extension
+    std::string name;  // readableModelName(): what the window, the terminal and the server call the model
     std::string architecture;  // general.architecture
     std::string family;  // the architecture's display name ("Llama", "Qwen 3"), else the architecture
     int64_t nParams = 0;  // elements of all tensors
@@ -28,6 +28,32 @@ struct ModelFacts {
     int contextLength = 0;  // <arch>.context_length: the trained context
     std::string unsupported = {};  // why Hearth cannot run the file; empty: it can
 };
+
+// What a readable model name is made of: GGUF's naming fields (../shared/GGUF.md, general.*)
+// and the file's path.
+struct ModelNameFields {
+    std::string basename = {};  // general.basename ("smollm2", "Meta-Llama-3.1")
+    std::string sizeLabel = {};  // general.size_label ("135M", "8x7B")
+    std::string finetune = {};  // general.finetune ("Instruct", "8k-lc100k-mix1-ep2")
+    std::string name = {};  // general.name, the converter's title-cased folder name: the last resort
+    std::string path = {};  // the model file (the first part of a split model)
+};
+
+// The name people read for a model, never general.name while anything better exists:
+// - the cleaned file name (cleanedModelFileName) when it contains general.basename (letters and
+//   digits compared, case ignored): the file name carries the publisher's spelling and the
+//   variant ("SmolLM2-135M-Instruct" where the metadata says "smollm2", "135M" and a training
+//   run's tag as the fine-tune);
+// - else basename-size_label-finetune, those present (a file named by its hash, as Ollama's
+//   blobs are, or renamed to "model.gguf");
+// - else, without a basename, the cleaned file name, and general.name only when the file name
+//   is a hash; "model" when there is nothing at all.
+[[nodiscard]] std::string readableModelName(const ModelNameFields& fields);
+[[nodiscard]] std::string readableModelName(const GgufFile& file);
+// The file name without its folder, its extension, a split part's "-00001-of-00003" and a
+// quantization suffix (".Q4_1", "-q4_k_m", "-IQ3_XS", ".F16", "-BF16"): "SmolLM2-135M-Instruct".
+// Empty when nothing is left or the name is a content hash ("sha256-<hex>", or 32+ hex digits).
+[[nodiscard]] std::string cleanedModelFileName(const std::string& path);
 
 // The metadata facts of a file; format: the chat format loading detected (null: detected from
 // the template and the architecture alone). Sets no `unsupported`.

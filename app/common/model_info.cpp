@@ -52,6 +52,14 @@ MemoryEstimate estimateMemory(const ModelFileInfo& info, const MemoryOptions& op
     return estimateMemory(info.weightBytes, info.kvLayout, info.contextLength, options);
 }
 
+QString modelDisplayName(const QString& path) {
+    const std::string p = path.toStdString();
+    auto file = GgufFile::open(p);
+    if (file) return QString::fromStdString(cli::core::readableModelName(**file));
+    const std::string cleaned = cli::core::cleanedModelFileName(p);
+    return QString::fromStdString(cleaned.empty() ? cli::core::readableModelName({.path = p}) : cleaned);
+}
+
 QString formatBytes(qint64 bytes) { return QString::fromStdString(cli::core::formatBytes(bytes)); }
 
 QString formatParams(qint64 n) { return QString::fromStdString(cli::core::formatParams(n)); }

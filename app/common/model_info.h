@@ -18,7 +18,7 @@ class GgufFile;
 
 struct ModelFileInfo {
     QString path;
-    QString name;  // general.name, else the file name
+    QString name;  // readable: cli::core::readableModelName (never the raw general.name while better exists)
     QString architecture;  // general.architecture
     QString family;  // the architecture's display name ("Llama", "Qwen 3", "Phi-3"), else the architecture
     qint64 nParams = 0;  // elements of all tensors (ModelConfig::nParams)
@@ -46,6 +46,10 @@ MemoryEstimate estimateMemory(const ModelFileInfo& info, const MemoryOptions& op
 // The metadata facts of a file; format: the chat format loading detected (null: detected from
 // the template and the architecture alone). Sets no `unsupported`.
 ModelFileInfo describeModel(const GgufFile& file, const ChatFormat* format = nullptr);
+// The readable name of the model at path (cli::core::readableModelName) for a label of a model
+// that is not loaded, e.g. the one a stored conversation last used: reads the file's metadata
+// (memory-mapped, no weights); a file that cannot be opened is named by its cleaned file name.
+QString modelDisplayName(const QString& path);
 // "135.0 MB", "1.2 GB"
 QString formatBytes(qint64 bytes);
 // "135 M", "1.1 B", "4.6 M", "292 K"
