@@ -60,8 +60,7 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption({"model", QObject::tr("GGUF model to load."), "path"});
-    parser.addOption(
-        {"db", QObject::tr("Conversation database."), "path", hearth::dataDir() + "/conversations.sqlite"});
+    parser.addOption({"db", QObject::tr("Conversation database."), "path", hearth::defaultDatabasePath()});
     parser.process(app);
     hearth::applyAppearance(app, settings.raw().value("ui/appearance").toString());
 

@@ -54,6 +54,36 @@ Result<Conversation> findConversation(ConversationStore& store, const std::strin
     return store.createConversation(name, systemPrompt, name);
 }
 
+// Runs the turn of input and records its reply in the message replyRow() gives once the request
+// is submitted (holding replyText already): the shared end of runStoredTurn and
+// continueStoredReply. A turn that cannot start leaves no reply row.
+Result<StoredTurnResult> runRecorded(Engine& engine, ConversationStore& store, TurnInput input,
+                                     const std::function<Result<int64_t>()>& replyRow, std::string replyText,
+                                     const std::function<bool(std::string_view)>& onText) {
+    const int64_t conversationId = input.conversationId;
+    GenerateRequest request = input.request;
+    auto turn = startTurn(engine, &store.kv(), std::move(input));
+    if (!turn) return std::unexpected(turn.error());
+    StoredTurnResult r;
+    static_cast<Turn&>(r) = std::move(*turn);
+    r.request = std::move(request);
+    r.request.prompt = r.prompt;
+    auto replyId = replyRow();
+    auto model = replyId ? store.setModel(conversationId, engine.file().path()) : Result<void>{};
+    if (!replyId || !model) {
+        abandon(engine, r.id);
+        return std::unexpected(replyId ? model.error() : replyId.error());
+    }
+    r.replyMessageId = *replyId;
+    ReplyRecorder recorder(store, *replyId, std::move(replyText));
+    if (auto g = runToEnd(engine, r, recorder, onText); !g) return std::unexpected(g.error());
+    if (auto u = recorder.finish(r.stats()); !u) return std::unexpected(u.error());
+    auto saved = saveTurnKv(engine, &store.kv(), r);
+    if (!saved) return std::unexpected(saved.error());
+    r.kvBlocksSaved = *saved;
+    return r;
+}
+
 Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store, int64_t conversationId,
                                        const std::string& userText, GenerateRequest request,
                                        const StoredTurnOptions& options,
@@ -67,31 +97,47 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
         return std::unexpected(d.error());
     auto branch = store.activeBranch(conversationId);
     if (!branch) return std::unexpected(branch.error());
-    auto turn = startTurn(engine, &store.kv(),
-                          TurnInput{.messages = chatMessages(**conv, *branch),
-                                    .request = request,
-                                    .conversationId = conversationId,
-                                    .restoreKv = options.kvRestore,
-                                    .enableThinking = options.enableThinking});
-    if (!turn) return std::unexpected(turn.error());
-    StoredTurnResult r;
-    static_cast<Turn&>(r) = std::move(*turn);
-    r.request = std::move(request);
-    r.request.prompt = r.prompt;
-    r.userMessageId = user->id;
-    auto reply = store.appendMessage(conversationId, user->id, ChatRole::Assistant, "", false);
-    auto model = reply ? store.setModel(conversationId, engine.file().path()) : Result<void>{};
-    if (!reply || !model) {
-        abandon(engine, r.id);
-        return std::unexpected(reply ? model.error() : reply.error());
-    }
-    r.replyMessageId = reply->id;
-    ReplyRecorder recorder(store, reply->id);
-    if (auto g = runToEnd(engine, r, recorder, onText); !g) return std::unexpected(g.error());
-    if (auto u = recorder.finish(r.stats()); !u) return std::unexpected(u.error());
-    auto saved = saveTurnKv(engine, &store.kv(), r);
-    if (!saved) return std::unexpected(saved.error());
-    r.kvBlocksSaved = *saved;
+    const auto replyRow = [&]() -> Result<int64_t> {
+        auto reply = store.appendMessage(conversationId, user->id, ChatRole::Assistant, "", false);
+        if (!reply) return std::unexpected(reply.error());
+        return reply->id;
+    };
+    auto r = runRecorded(engine, store,
+                         TurnInput{.messages = chatMessages(**conv, *branch),
+                                   .request = std::move(request),
+                                   .conversationId = conversationId,
+                                   .restoreKv = options.kvRestore,
+                                   .enableThinking = options.enableThinking},
+                         replyRow, {}, onText);
+    if (r) r->userMessageId = user->id;
+    return r;
+}
+
+Result<StoredTurnResult> continueStoredReply(Engine& engine, ConversationStore& store, int64_t conversationId,
+                                             GenerateRequest request, const StoredTurnOptions& options,
+                                             const std::function<bool(std::string_view)>& onText) {
+    auto conv = store.conversation(conversationId);
+    if (!conv) return std::unexpected(conv.error());
+    if (!*conv) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", conversationId));
+    auto branch = store.activeBranch(conversationId);
+    if (!branch) return std::unexpected(branch.error());
+    if (branch->empty() || branch->back().role != ChatRole::Assistant)
+        return fail(ErrorCode::InvalidArgument, "there is no reply to continue");
+    const Message last = branch->back();
+    branch->pop_back();
+    const auto replyRow = [&]() -> Result<int64_t> {
+        if (auto u = store.updateMessage(last.id, last.text, false); !u) return std::unexpected(u.error());
+        return last.id;
+    };
+    auto r = runRecorded(engine, store,
+                         TurnInput{.messages = chatMessages(**conv, *branch),
+                                   .request = std::move(request),
+                                   .conversationId = conversationId,
+                                   .restoreKv = options.kvRestore,
+                                   .enableThinking = options.enableThinking,
+                                   .replyPrefix = last.text},
+                         replyRow, last.text, onText);
+    if (r) r->userMessageId = last.parentId;
     return r;
 }
 

@@ -41,4 +41,13 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
                                        const StoredTurnOptions& options,
                                        const std::function<bool(std::string_view)>& onText = {});
 
+// Continues the conversation's last reply (the active branch's leaf, an assistant message):
+// the prompt is the branch before it plus its text, and what the model writes next is appended
+// to that message (hearth-cli chat's /more after a reply hit the token limit). The message's
+// statistics become the continuation's. Errors: those of runStoredTurn, and InvalidArgument
+// when the branch does not end with a reply.
+Result<StoredTurnResult> continueStoredReply(Engine& engine, ConversationStore& store, int64_t conversationId,
+                                             GenerateRequest request, const StoredTurnOptions& options,
+                                             const std::function<bool(std::string_view)>& onText = {});
+
 }  // namespace hearth

@@ -69,6 +69,10 @@ Result<Turn> startTurn(Engine& engine, KvBlockStore* store, TurnInput input) {
     Turn turn;
     turn.conversationId = input.conversationId;
     turn.prompt = std::move(built->tokens);
+    if (!input.replyPrefix.empty()) {
+        const std::vector<TokenId> prefix = engine.tokenizer().encode(input.replyPrefix, false, false);
+        turn.prompt.insert(turn.prompt.end(), prefix.begin(), prefix.end());
+    }
     turn.omittedTurns = built->omittedTurns;
     if (input.restoreKv && store && turn.conversationId != 0) restoreInto(turn, engine, *store);
     input.request.prompt = turn.prompt;
@@ -94,8 +98,8 @@ double PrefillRate::savedSeconds(const Turn& turn) {
     return std::max(0.0, turn.kvRestoredTokens / rate - turn.restore.ms / 1000.0);
 }
 
-ReplyRecorder::ReplyRecorder(ConversationStore& store, int64_t messageId)
-    : store_(&store), messageId_(messageId), lastSave_(std::chrono::steady_clock::now()) {}
+ReplyRecorder::ReplyRecorder(ConversationStore& store, int64_t messageId, std::string text)
+    : store_(&store), messageId_(messageId), text_(std::move(text)), lastSave_(std::chrono::steady_clock::now()) {}
 
 Result<void> ReplyRecorder::append(std::string_view text) {
     text_ += text;

@@ -31,6 +31,10 @@ struct TurnInput {
     // A completion (the local server's /v1/completions): this text as it is, BOS as the
     // vocabulary asks, instead of the messages; never trimmed (too long is an error).
     std::optional<std::string> rawText = std::nullopt;
+    // A reply to continue (hearth-cli chat's /more after the token limit): the messages end with
+    // the user's message as usual and the prompt goes on with this text after the generation
+    // prompt, so that the model writes what comes next. Empty: a new reply.
+    std::string replyPrefix = {};
 };
 
 // A reply in flight, then finished.
@@ -84,7 +88,8 @@ private:
 // crash loses at most the last second, and whole, complete, with its statistics at the end.
 class ReplyRecorder {
 public:
-    ReplyRecorder(ConversationStore& store, int64_t messageId);
+    // text: what the message already holds (a continued reply); appended text goes after it.
+    ReplyRecorder(ConversationStore& store, int64_t messageId, std::string text = {});
     Result<void> append(std::string_view text);
     Result<void> finish(const GenerationStats& stats);
     int64_t messageId() const { return messageId_; }

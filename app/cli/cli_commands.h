@@ -8,7 +8,7 @@
 namespace hearth::cli {
 
 Command batchCommand();  // cli_generate.cpp
-Command chatCommand();  // cli_basic.cpp
+Command chatCommand();  // cli_chat.cpp
 Command synthCommand();  // cli_synth.cpp
 Command benchCommand();  // cli_bench.cpp
 Command conversationsCommand();  // cli_conversations.cpp

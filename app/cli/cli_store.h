@@ -11,13 +11,12 @@
 namespace hearth::cli {
 
 QList<QCommandLineOption> storeOptions();
-// Opens --db; on failure prints the message (naming the file and the way forward) and
-// returns null.
-std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p);
+// Opens path (empty: --db); on failure prints the message (naming the file and the way forward)
+// and returns null.
+std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p, const QString& path = {});
 // loadEngine() with the model fingerprint from the store's cache.
 Result<std::unique_ptr<Engine>> loadEngineWithStore(const QCommandLineParser& p, ConversationStore& store);
 
 int runStoredGenerate(const QCommandLineParser& p);  // generate --db (cli_store_generate.cpp)
-int runStoredChat(const QCommandLineParser& p);  // chat --db (cli_store_chat.cpp)
 
 }  // namespace hearth::cli

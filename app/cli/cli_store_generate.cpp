@@ -18,14 +18,14 @@ QList<QCommandLineOption> storeOptions() {
     return options;
 }
 
-std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p) {
+std::unique_ptr<ConversationStore> openStoreOrReport(const QCommandLineParser& p, const QString& path) {
     bool ok = false;
     const qlonglong mb = p.value("disk-budget-mb").toLongLong(&ok);
     if (!ok || mb <= 0) {
         usageError("--disk-budget-mb must be a positive number");
         return nullptr;
     }
-    auto store = ConversationStore::open(p.value("db").toStdString(), int64_t{mb} << 20);
+    auto store = ConversationStore::open((path.isEmpty() ? p.value("db") : path).toStdString(), int64_t{mb} << 20);
     if (!store) {
         std::fprintf(stderr, "hearth-cli: %s\n", store.error().message.c_str());
         return nullptr;

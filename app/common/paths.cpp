@@ -16,4 +16,6 @@ QString defaultModelPath() { return modelsDir() + "/SmolLM2-135M-Instruct.Q4_1.g
 
 QString dataDir() { return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/hearth"; }
 
+QString defaultDatabasePath() { return dataDir() + "/conversations.sqlite"; }
+
 }  // namespace hearth

@@ -12,5 +12,8 @@ QString modelsDir();
 QString defaultModelPath();  // the default chat model, SmolLM2-135M-Instruct Q4_1
 // Linux: ${XDG_DATA_HOME:-~/.local/share}/hearth; Windows: %LOCALAPPDATA%/hearth. Not created.
 QString dataDir();
+// The conversation database the window and hearth-cli chat use unless told otherwise:
+// dataDir()/conversations.sqlite.
+QString defaultDatabasePath();
 
 }  // namespace hearth
