@@ -77,7 +77,8 @@ cli::core::FullBuildHooks fullBuildHooks(const QStringList& commandArgs) {
 int runCli(const QStringList& arguments) {
     const std::vector<cli::core::CoreCommand> core = cli::core::coreCommands();
     const std::vector<Entry> entries = commands(core);
-    if (arguments.isEmpty() || arguments.contains("--help") || arguments.contains("-h")) {
+    const bool commandFirst = !arguments.isEmpty() && !arguments.first().startsWith('-');
+    if (arguments.isEmpty() || (!commandFirst && (arguments.contains("--help") || arguments.contains("-h")))) {
         cli::writeOut(usage(entries));
         return arguments.isEmpty() ? 2 : 0;
     }
@@ -94,6 +95,17 @@ int runCli(const QStringList& arguments) {
             return cli::core::runCoreCommand(*entry.core, args, fullBuildHooks(arguments.mid(1)));
         }
         const cli::Command& command = entry.full;
+        std::vector<std::string> rest;
+        for (const QString& a : arguments.mid(1)) rest.push_back(a.toStdString());
+        if (cli::core::asksForHelp(rest)) {
+            std::vector<cli::core::OptionSpec> extra;
+            if (command.extraOptions)
+                for (const QCommandLineOption& o : command.extraOptions())
+                    extra.push_back({o.names().first().toStdString(), o.description().toStdString(),
+                                     o.valueName().toStdString(), o.defaultValues().value(0).toStdString()});
+            cli::writeOut(cli::core::commandHelp(command.name, command.usage, cli::core::commonOptionSpecs(), extra));
+            return 0;
+        }
         QCommandLineParser parser;
         QString error;
         const QList<QCommandLineOption> extra =

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 #include "app/cli_core/core_common.h"
 #include "app/cli_core/info_text.h"
@@ -132,7 +133,59 @@ const std::vector<std::string>& fullBuildCommandNames() {
     return names;
 }
 
+bool asksForHelp(const std::vector<std::string>& args) {
+    for (const std::string& a : args) {
+        if (a == "--") return false;
+        if (a == "--help" || a == "-h") return true;
+    }
+    return false;
+}
+
+std::string commandHelp(const std::string& name, const std::string& usage, const std::vector<OptionSpec>& common,
+                        const std::vector<OptionSpec>& extra) {
+    static const char* const sampling[] = {"logit-bias",
+                                           "repeat-penalty",
+                                           "repeat-last-n",
+                                           "presence-penalty",
+                                           "frequency-penalty",
+                                           "top-k",
+                                           "typical-p",
+                                           "top-p",
+                                           "min-p",
+                                           "temp",
+                                           "seed"};
+    const bool saysSampling = usage.find("SAMPLING") != std::string::npos;
+    const auto named = [&](const std::string& option) {
+        const std::string flag = "--" + option;
+        for (size_t at = usage.find(flag); at != std::string::npos; at = usage.find(flag, at + 1)) {
+            const size_t end = at + flag.size();
+            const char next = end < usage.size() ? usage[end] : ' ';
+            if (!((next >= 'a' && next <= 'z') || next == '-')) return true;
+        }
+        return saysSampling && std::find(std::begin(sampling), std::end(sampling), option) != std::end(sampling);
+    };
+    std::vector<const OptionSpec*> shown;
+    for (const OptionSpec& o : common)
+        if (named(o.name)) shown.push_back(&o);
+    for (const OptionSpec& o : extra)
+        if (std::none_of(shown.begin(), shown.end(), [&](const OptionSpec* s) { return s->name == o.name; }))
+            shown.push_back(&o);
+    std::string text = "Usage: hearth-cli " + name + " [OPTIONS]\n" + usage + "Options:\n";
+    for (const OptionSpec* o : shown) {
+        std::string left = "  --" + o->name + (o->valueName.empty() ? "" : " <" + o->valueName + ">");
+        left += std::string(left.size() < 30 ? 30 - left.size() : 1, ' ');
+        text += left + o->description + (o->defaultValue.empty() ? "" : " (default: " + o->defaultValue + ")") + "\n";
+    }
+    text += "  --help" + std::string(22, ' ') + "This help.\n";
+    return text;
+}
+
 int runCoreCommand(const CoreCommand& command, const std::vector<std::string>& args, const FullBuildHooks& hooks) {
+    if (asksForHelp(args)) {
+        writeOut(commandHelp(command.name, command.usage, commonOptionSpecs(),
+                             command.extraOptions ? command.extraOptions() : std::vector<OptionSpec>{}));
+        return 0;
+    }
     std::vector<OptionSpec> specs = commonOptionSpecs();
     if (command.extraOptions) {
         const std::vector<OptionSpec> extra = command.extraOptions();
@@ -149,7 +202,8 @@ int runCoreCommand(const CoreCommand& command, const std::vector<std::string>& a
 
 int runCoreCli(const std::vector<std::string>& arguments) {
     const auto has = [&](const char* a) { return std::find(arguments.begin(), arguments.end(), a) != arguments.end(); };
-    if (arguments.empty() || has("--help") || has("-h")) {
+    const bool commandFirst = !arguments.empty() && !arguments.front().empty() && arguments.front()[0] != '-';
+    if (arguments.empty() || (!commandFirst && (has("--help") || has("-h")))) {
         writeOut(coreUsage());
         return arguments.empty() ? 2 : 0;
     }

@@ -34,6 +34,14 @@ struct CoreCommand {
 // print and return 2.
 int runCoreCommand(const CoreCommand& command, const std::vector<std::string>& args, const FullBuildHooks& hooks);
 
+// True when a command's arguments ask for its help: --help or -h before any "--".
+[[nodiscard]] bool asksForHelp(const std::vector<std::string>& args);
+// `hearth-cli NAME --help`: the command's usage lines, then the options it reads, each with its
+// description and default — those of common that its usage names (the sampling options when it
+// says SAMPLING) and all of its own (extra).
+[[nodiscard]] std::string commandHelp(const std::string& name, const std::string& usage,
+                                      const std::vector<OptionSpec>& common, const std::vector<OptionSpec>& extra);
+
 // The whole command line of the Qt-free build (arguments without the program name): --help,
 // --version, the core commands, and for a command of the full build a clear message (exit 2).
 int runCoreCli(const std::vector<std::string>& arguments);

@@ -26,6 +26,7 @@ class TestCli : public QObject {
 private slots:
     void initTestCase();
     void versionAndHelp();
+    void everySubcommandHasItsOwnHelp();
     void usageErrors();
     void generateJsonOnTinyModel();
     void noThinkClosesTheReasoningSpan();
@@ -63,6 +64,44 @@ void TestCli::versionAndHelp() {
     const CliRun info = runCli({"info"});
     QCOMPARE(info.exitCode, 0);
     QVERIFY(info.out.contains("CUDA: unavailable ("));
+}
+
+// `hearth-cli NAME --help` for every command the global help lists: the command's own usage and
+// each option its usage line names, described; never the global text.
+void TestCli::everySubcommandHasItsOwnHelp() {
+    const CliRun global = runCli({"--help"});
+    QCOMPARE(global.exitCode, 0);
+    const QRegularExpression commandLine("^  ([a-z][a-z-]*) ");
+    const QRegularExpression optionName("--([a-z][a-z0-9-]*)");
+    QMap<QString, QStringList> optionsOf;  // command -> the options its usage lines name
+    QString current;
+    for (const QString& l : QString::fromUtf8(global.out).split('\n')) {
+        if (const auto m = commandLine.match(l); m.hasMatch()) current = m.captured(1);
+        else if (!l.startsWith("    ")) current.clear();  // "Sampling ...", "Options: ..."
+        if (current.isEmpty()) continue;
+        optionsOf[current];
+        for (auto it = optionName.globalMatch(l); it.hasNext();) optionsOf[current] << it.next().captured(1);
+    }
+    QCOMPARE(optionsOf.size(), 13);  // every command of cli.cpp's table
+    for (auto it = optionsOf.constBegin(); it != optionsOf.constEnd(); ++it) {
+        const QString& name = it.key();
+        const CliRun h = runCli({name, "--help"});
+        QVERIFY2(!h.crashed && h.exitCode == 0, qPrintable(name + ": " + h.err));
+        const QString out = QString::fromUtf8(h.out);
+        QVERIFY2(out.startsWith("Usage: hearth-cli " + name + " "), qPrintable(out));
+        QVERIFY2(h.out != global.out && !out.contains("Commands:"), qPrintable(name));
+        const QString options = out.mid(out.indexOf("\nOptions:\n"));
+        QVERIFY2(options.size() > 10, qPrintable(name + ": no Options section"));
+        for (const QString& o : it.value())
+            QVERIFY2(options.contains("\n  --" + o + " ") || options.contains("\n  --" + o + "\n"),
+                     qPrintable(name + " --help does not describe --" + o + ":\n" + out));
+        QCOMPARE(runCli({name, "-h"}).out, h.out);
+    }
+    // Each command lists what it reads, not every option of every command.
+    const QString chat = QString::fromUtf8(runCli({"chat", "--help"}).out);
+    QVERIFY(chat.contains("--no-db") && chat.contains("--temp") && chat.contains("(default: 256)"));
+    QVERIFY(!chat.contains("--requests") && !chat.contains("--beams"));
+    QVERIFY(QString::fromUtf8(runCli({"generate", "--help"}).out).contains("--beams"));
 }
 
 void TestCli::usageErrors() {
