@@ -53,7 +53,7 @@ std::string usage(const std::vector<Entry>& entries) {
         "Sampling (applied in this order): [--logit-bias ID=BIAS]... (BIAS in [-100, 100] or -inf)\n"
         "  [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P] [--frequency-penalty F]\n"
         "  [--top-k K] [--typical-p P] [--top-p P] [--min-p P] [--temp T] [--seed S]\n"
-        "Options: --help, --version\n";
+        "Options: --help, --version; hearth-cli COMMAND --help: that command's options\n";
     return text;
 }
 

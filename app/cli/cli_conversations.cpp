@@ -1,8 +1,10 @@
-// hearth-cli conversations --db PATH: list (or --search TEXT), --show ID, --delete ID,
+// hearth-cli conversations [--db PATH] (the window's database without it): list (or --search TEXT), --show ID, --delete ID,
 // --export ID --format md|json, --export-all, --import FILE (Hearth's conversation JSON:
 // conversation_export.h), --move-aside (a damaged database is renamed, kept).
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <cstdio>
 
@@ -11,6 +13,7 @@
 #include "app/store/conversation_export.h"
 #include "app/store/kv_block_store.h"
 #include "app/chat/stored_turn.h"
+#include "app/common/paths.h"
 #include "engine/str_cat.h"
 
 namespace hearth::cli {
@@ -76,14 +79,16 @@ int importConversations(ConversationStore& store, const QString& path) {
 }
 
 int cmdConversations(const QCommandLineParser& p) {
-    if (!p.isSet("db")) return usageError("conversations needs --db");
+    // Without --db, the database the window and chat use.
+    const QString path = p.isSet("db") ? p.value("db") : defaultDatabasePath();
     if (p.isSet("move-aside")) {
-        auto moved = ConversationStore::moveAside(p.value("db").toStdString());
+        auto moved = ConversationStore::moveAside(path.toStdString());
         if (!moved) return failWith(moved.error());
-        writeOut(strCat("moved ", p.value("db").toStdString(), " to ", *moved, "\n"));
+        writeOut(strCat("moved ", path.toStdString(), " to ", *moved, "\n"));
         return 0;
     }
-    auto store = openStoreOrReport(p);
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    auto store = openStoreOrReport(p, path);
     if (!store) return 1;
     if (p.isSet("show")) return showOrExport(*store, p.value("show"), "md");
     if (p.isSet("export")) return showOrExport(*store, p.value("export"), p.value("format"));
@@ -109,9 +114,9 @@ int cmdConversations(const QCommandLineParser& p) {
 
 Command conversationsCommand() {
     return {"conversations",
-            "  conversations --db PATH [--search TEXT] [--json] | --show ID | --delete ID\n"
+            "  conversations [--db PATH] [--search TEXT] [--json] | --show ID | --delete ID\n"
             "           | --export ID [--format md|json] | --export-all | --import FILE\n"
-            "           | --move-aside (rename a damaged database)\n",
+            "           | --move-aside (rename a damaged database)   (without --db: the window's database)\n",
             conversationsOptions, cmdConversations};
 }
 

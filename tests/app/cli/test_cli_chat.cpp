@@ -4,6 +4,9 @@
 // window's database (XDG_DATA_HOME here) and --no-db keeping nothing, and Ctrl-C (SIGINT): during
 // a reply it stops the reply, which stays in the database marked stopped; at the prompt it quits
 // cleanly.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -30,6 +33,11 @@ struct Chat {
         process.setProcessEnvironment(env);
         process.start(cliExe(), QStringList{"chat", "--model", modelFile(kModel)} + args);
         process.waitForStarted();
+    }
+    // SIGINT to the chat itself; never to pid 0 (the caller's whole process group).
+    bool interrupt() {
+        const auto pid = static_cast<pid_t>(process.processId());
+        return pid > 0 && process.state() == QProcess::Running && ::kill(pid, SIGINT) == 0;
     }
     void read() {
         out += process.readAllStandardOutput();
@@ -115,6 +123,16 @@ void TestCliChat::tokenLimitMoreAndTheDefaultDatabase() {
     // The reply as printed (two pieces, each ended by a newline) is the stored text.
     QCOMPARE(QString(shown).remove('\n'), QString(stored).remove('\n'));
     QVERIFY(stored.size() > 20);
+    // `conversations` without --db reads the same database.
+    QProcess list;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_DATA_HOME", home.path());
+    list.setProcessEnvironment(env);
+    list.start(cliExe(), {"conversations", "--json"});
+    QVERIFY(list.waitForFinished(60000));
+    const QJsonArray all = QJsonDocument::fromJson(list.readAllStandardOutput()).array();
+    QCOMPARE(all.size(), 1);
+    QCOMPARE(all[0].toObject()["messages"].toInt(), 2);
 }
 
 void TestCliChat::ctrlCStopsTheReplyThenQuits() {
@@ -126,12 +144,12 @@ void TestCliChat::ctrlCStopsTheReplyThenQuits() {
     c.process.write("Write a very long story about a lighthouse keeper.\n");
     QVERIFY2(c.waitFor(" ", true), c.err.constData());  // the reply is streaming
     QTest::qWait(300);  // a few more tokens
-    QCOMPARE(::kill(static_cast<pid_t>(c.process.processId()), SIGINT), 0);
+    QVERIFY(c.interrupt());
     QVERIFY2(c.waitFor("[stopped; the partial reply is kept]"), c.err.constData());
     QVERIFY(c.waitFor("tokens/s"));
     QVERIFY(c.waitFor("\n> ", false, 2));  // back at the prompt, still running
     QCOMPARE(c.process.state(), QProcess::Running);
-    QCOMPARE(::kill(static_cast<pid_t>(c.process.processId()), SIGINT), 0);  // at the prompt: quit
+    QVERIFY(c.interrupt());  // at the prompt: quit
     QVERIFY(c.finish());
     QCOMPARE(c.process.exitCode(), 0);
     QVERIFY2(c.err.contains("Bye: conversation 1 in " + db.toUtf8()), c.err.constData());
