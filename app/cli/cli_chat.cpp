@@ -16,6 +16,7 @@
 #include <memory>
 #include <utility>
 
+#include "app/chat/conversation_controller.h"
 #include "app/chat/stored_turn.h"
 #include "app/cli/cli_commands.h"
 #include "app/cli/cli_common.h"
@@ -72,7 +73,8 @@ public:
     virtual Result<Turn> reply(const std::string& userText, const OnText& onText) = 0;
     virtual Result<Turn> more(const OnText& onText) = 0;
     virtual Result<void> reset() = 0;
-    virtual std::string where() const = 0;  // where the conversation is kept, for the banner and the goodbye
+    virtual std::string where() const = 0;  // where the conversation is kept, for the banner
+    virtual std::string farewell() const = 0;  // the last line
 };
 
 // Steps the engine until the turn's request finishes; onText false cancels it.
@@ -127,6 +129,7 @@ public:
         return {};
     }
     std::string where() const override { return "not saved (--no-db)"; }
+    std::string farewell() const override { return "Bye (nothing was saved: --no-db)."; }
 
 private:
     Engine& e_;
@@ -147,18 +150,34 @@ public:
           system_(std::move(system)),
           options_(options) {}
     Result<Turn> reply(const std::string& userText, const OnText& onText) override {
+        // Titled by its first message, as the window titles its own.
+        const std::string title = titleFromMessage(QString::fromStdString(userText)).toStdString();
+        if (id_ == 0) {  // created with its first message: a chat left at once leaves no empty one
+            auto c = store_.createConversation(title, system_);
+            if (!c) return std::unexpected(c.error());
+            id_ = c->id;
+        } else if (auto c = store_.conversation(id_);
+                   c && *c && (*c)->activeLeafId == 0 && (*c)->title == kNewChatTitle) {
+            (void)store_.renameConversation(id_, title);  // an empty one the window made
+        }
         return taken(runStoredTurn(e_, store_, id_, userText, req_, options_, onText));
     }
     Result<Turn> more(const OnText& onText) override {
+        if (id_ == 0) return fail(ErrorCode::InvalidArgument, "there is no reply to continue");
         return taken(continueStoredReply(e_, store_, id_, req_, options_, onText));
     }
     Result<void> reset() override {
-        auto c = store_.createConversation("Chat", system_);
-        if (!c) return std::unexpected(c.error());
-        id_ = c->id;
+        id_ = 0;
         return {};
     }
-    std::string where() const override { return "conversation " + std::to_string(id_) + " in " + store_.path(); }
+    std::string where() const override {
+        return (id_ == 0 ? std::string("a new conversation") : "conversation " + std::to_string(id_)) + " in " +
+            store_.path();
+    }
+    std::string farewell() const override {
+        return id_ == 0 ? std::string("Bye (nothing to save).")
+                        : "Bye: conversation " + std::to_string(id_) + " saved in " + store_.path() + ".";
+    }
 
 private:
     // Only the first turn restores the KV: later ones continue the engine's own.
@@ -282,7 +301,7 @@ int converse(ChatSession& session, int maxTokens) {
         firstTurn = false;
         if (gInterrupts.load() >= 2) break;  // Ctrl-C twice: quit
     }
-    std::fprintf(stderr, "Bye: %s.\n", session.where().c_str());
+    std::fprintf(stderr, "%s\n", session.farewell().c_str());
     return 0;
 }
 
@@ -318,19 +337,21 @@ int cmdChat(const QCommandLineParser& p) {
         auto e = loadEngineWithStore(p, *store);
         if (!e) return failWith(e.error());
         engine = std::move(*e);
-        auto conv = p.isSet("conversation")
-            ? findConversation(*store, p.value("conversation").toStdString(), true, system)
-            : store->createConversation("Chat", system);
-        if (!conv) return failWith(conv.error());
-        auto branch = store->activeBranch(conv->id);
-        if (!branch) return failWith(branch.error());
-        nMessages = branch->size();
-        session = std::make_unique<StoredSession>(*engine, *store, conv->id, req, system,
+        int64_t conversationId = 0;  // 0: a new one, created with the first message
+        if (p.isSet("conversation")) {
+            auto conv = findConversation(*store, p.value("conversation").toStdString(), true, system);
+            if (!conv) return failWith(conv.error());
+            auto branch = store->activeBranch(conv->id);
+            if (!branch) return failWith(branch.error());
+            conversationId = conv->id;
+            nMessages = branch->size();
+        }
+        session = std::make_unique<StoredSession>(*engine, *store, conversationId, req, system,
                                                   StoredTurnOptions{!p.isSet("no-kv-restore"), thinks(p)});
     }
     std::fprintf(stderr, "Chatting with %s (%s); %s", core::readableModelName(engine->file()).c_str(),
                  engine->backendName().c_str(), session->where().c_str());
-    if (store) std::fprintf(stderr, " (%zu messages)", nMessages);
+    if (store && p.isSet("conversation")) std::fprintf(stderr, " (%zu messages)", nMessages);
     std::fprintf(stderr, ".\n/help lists the commands; Ctrl-C stops a reply; Ctrl-C at the prompt or Ctrl-D quits.\n");
     return converse(*session, req.maxTokens);
 }

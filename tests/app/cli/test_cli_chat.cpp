@@ -95,8 +95,18 @@ void TestCliChat::commandsNeverReachTheModel() {
     QVERIFY(c.err.contains("unknown command /frobnicate; /help lists the commands"));
     QVERIFY(c.err.contains("there is no reply to continue"));
     QVERIFY(c.err.contains("Chatting with SmolLM2-135M-Instruct ("));  // the readable name
-    QVERIFY(c.err.contains("not saved (--no-db)"));
+    QVERIFY(c.err.contains("not saved (--no-db)") && c.err.contains("Bye (nothing was saved: --no-db)."));
     QVERIFY(!QFileInfo::exists(home.path() + "/hearth/conversations.sqlite"));
+    // With the database, a chat left before its first message leaves no empty conversation.
+    Chat stored;
+    stored.start({}, home.path());
+    stored.process.write("/help\n/exit\n");
+    stored.process.closeWriteChannel();
+    QVERIFY(stored.finish());
+    QVERIFY2(stored.err.contains("Bye (nothing to save)."), stored.err.constData());
+    auto store = ConversationStore::open((home.path() + "/hearth/conversations.sqlite").toStdString());
+    QVERIFY(store);
+    QCOMPARE((*store)->listConversations()->size(), size_t{0});
 }
 
 void TestCliChat::tokenLimitMoreAndTheDefaultDatabase() {
@@ -133,6 +143,7 @@ void TestCliChat::tokenLimitMoreAndTheDefaultDatabase() {
     const QJsonArray all = QJsonDocument::fromJson(list.readAllStandardOutput()).array();
     QCOMPARE(all.size(), 1);
     QCOMPARE(all[0].toObject()["messages"].toInt(), 2);
+    QCOMPARE(all[0].toObject()["title"].toString(), QString("Tell me a story about a cat."));  // as the window titles
 }
 
 void TestCliChat::ctrlCStopsTheReplyThenQuits() {
@@ -152,7 +163,7 @@ void TestCliChat::ctrlCStopsTheReplyThenQuits() {
     QVERIFY(c.interrupt());  // at the prompt: quit
     QVERIFY(c.finish());
     QCOMPARE(c.process.exitCode(), 0);
-    QVERIFY2(c.err.contains("Bye: conversation 1 in " + db.toUtf8()), c.err.constData());
+    QVERIFY2(c.err.contains("Bye: conversation 1 saved in " + db.toUtf8() + "."), c.err.constData());
     const std::vector<Message> branch = onlyConversation(db);
     QCOMPARE(branch.size(), size_t{2});
     QVERIFY(branch[1].complete);
