@@ -165,6 +165,19 @@ private slots:
         QVERIFY(a.value("cached_tokens").toInt() >= 16);  // at least one whole block of the repeated prompt
     }
 
+    // The model is reported by its readable name (readableModelName), not its file's base name
+    // or its general.name ("Smollm2 135M 8k Lc100K Mix1 Ep2").
+    void modelsListTheReadableName() {
+        httplib::Client c("127.0.0.1", server_.port);
+        c.set_bearer_token_auth(kKey.toStdString());
+        for (const char* path : {"/v1/models", "/health"}) {
+            const auto r = c.Get(path);
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QVERIFY2(r->body.find("\"SmolLM2-135M-Instruct\"") != std::string::npos, r->body.c_str());
+        }
+    }
+
     void errorsKeepServing() { verifyAnswer(ask("errors", server_)); }
 
     void eightConcurrentStreamsEqualSolo() {
