@@ -819,6 +819,22 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <translation>%1 个词元，或 0 表示使用模型自身的长度</translation>
     </message>
     <message>
+        <source>%1 tokens (the model was trained for %2), or 0 for the model&apos;s own</source>
+        <translation>%1 个词元（模型训练时的上下文为 %2），或 0 表示使用模型自身的长度</translation>
+    </message>
+    <message>
+        <source>KV cache at %1 tokens: %2</source>
+        <translation>%1 个词元的 KV 缓存：%2</translation>
+    </message>
+    <message>
+        <source>(its sliding-window layers keep only their last %1 positions; every layer keeping every position would take %2)</source>
+        <translation>（其滑动窗口层只保留最近 %1 个位置；若每一层都保留全部位置，则需要 %2）</translation>
+    </message>
+    <message>
+        <source>KV cache: this type cannot hold this model&apos;s rows</source>
+        <translation>KV 缓存：此类型无法存放该模型的行</translation>
+    </message>
+    <message>
         <location filename="../ui/settings_dialog.cpp" line="69"/>
         <source>Settings — Hearth</source>
         <translation>设置 — Hearth</translation>

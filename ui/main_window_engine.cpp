@@ -101,7 +101,10 @@ void MainWindow::openSettings() {
     const SettingsValues current{settings_.conversationSettings(), settings_.engine(), settings_.language(),
                                  settings_.appearance()};
     SettingsDialog dialog(settings_, current, settings_.defaultSettings(), this);
-    if (models_.model()) dialog.setThinkingMode(models_.model()->thinking);
+    if (models_.model()) {
+        dialog.setThinkingMode(models_.model()->thinking);
+        dialog.setModel(models_.model()->file);
+    }
     emit settingsDialogOpened(&dialog);
     if (dialog.exec() != QDialog::Accepted) return;
     const SettingsValues v = dialog.values();

@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "app/chat/backend_choices.h"
+#include "app/common/memory_fit.h"
 
 namespace hearth {
 
@@ -306,6 +307,7 @@ QWidget* SettingsDialog::enginePage() {
     diskBudget_->setSingleStep(256);
     kvType_->addItem("F16", "f16");
     kvType_->addItem(tr("Q8_0 (half the memory)"), "q8_0");
+    kvType_->setObjectName("kvTypeCombo");
     backend_->setObjectName("backendCombo");
     backend_->addItem(tr("Best available"), QString());
     QString reasons;
@@ -333,7 +335,13 @@ QWidget* SettingsDialog::enginePage() {
                                                                           numberText(context_, context_->maximum()))));
     contextHint->setObjectName("hint_contextSpin");
     contextHint->setEnabled(false);
+    contextHint_ = contextHint;
     form->addRow(QString(), contextHint);
+    kvMemory_ = new QLabel;
+    kvMemory_->setObjectName("kvMemory");
+    kvMemory_->setWordWrap(true);
+    form->addRow(QString(), kvMemory_);
+    form->setRowVisible(kvMemory_, false);  // until setModel()
     form->addRow(tr("KV cache type"), kvType_);
     form->addRow(tr("Backend"), backend_);
     form->addRow(QString(), why);
@@ -350,7 +358,45 @@ QWidget* SettingsDialog::enginePage() {
     for (QComboBox* c : {kvType_, backend_})
         connect(c, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
     connect(language_, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateReloadNote);
+    connect(context_, &QSpinBox::valueChanged, this, &SettingsDialog::updateKvMemory);
+    connect(kvType_, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateKvMemory);
     return page;
+}
+
+void SettingsDialog::setModel(const ModelFileInfo& info) {
+    trainedContext_ = info.contextLength;
+    kvLayout_ = info.kvLayout;
+    if (trainedContext_ > 0) {
+        context_->setMaximum(trainedContext_);
+        context_->setToolTip(tr("Range: %1").arg(rangeText(context_)));
+        contextHint_->setText(tr("%1 tokens (the model was trained for %2), or 0 for the model's own")
+                                  .arg(QStringLiteral("%1 – %2").arg(numberText(context_, kMinContextTokens),
+                                                                     numberText(context_, trainedContext_)),
+                                       numberText(context_, trainedContext_)));
+    }
+    updateKvMemory();
+}
+
+void SettingsDialog::updateKvMemory() {
+    if (!kvMemory_ || kvLayout_.nLayers <= 0 || trainedContext_ <= 0) return;
+    const int n = context_->value() > 0 ? std::min(context_->value(), trainedContext_) : trainedContext_;
+    KvLayout layout = kvLayout_;
+    layout.elementType =
+        parseKvElementType(kvType_->currentData().toString().toStdString()).value_or(KvElementType::F16);
+    const qint64 bytes = kvCacheBytes(layout, n);
+    if (bytes < 0) return kvMemory_->setText(tr("KV cache: this type cannot hold this model's rows"));
+    QString text = tr("KV cache at %1 tokens: %2").arg(numberText(context_, n), formatBytes(bytes));
+    if (hasWindowGroup(layout)) {
+        KvLayout all = layout;
+        all.window = 0, all.windowLayers.clear();
+        text += QLatin1Char(' ') +
+            tr("(its sliding-window layers keep only their last %1 positions; every layer keeping every position "
+               "would take %2)")
+                .arg(numberText(context_, layout.window), formatBytes(kvCacheBytes(all, n)));
+    }
+    kvMemory_->setText(text);
+    if (auto* form = qobject_cast<QFormLayout*>(kvMemory_->parentWidget()->layout()))
+        form->setRowVisible(kvMemory_, true);
 }
 
 // Ranges as SpecOptions allows them; the draft model's row only for the draft-model drafter.

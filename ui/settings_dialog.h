@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/chat/settings_controller.h"
+#include "app/common/model_info.h"
 #include "engine/tokenizer/chat_format.h"
 
 class QCheckBox;
@@ -53,6 +54,10 @@ public:
     // The loaded model's: None hides the Thinking row (the default), Switchable offers it,
     // Always shows it on and disabled (the model's template has no switch).
     void setThinkingMode(ThinkingMode mode);
+    // The loaded model's facts: the context length allowed up to its trained context, and the
+    // KV memory the chosen context and KV type take (with sliding-window layers, what their
+    // own pool saves), shown before the model reloads.
+    void setModel(const ModelFileInfo& info);
     // Refused (the dialog stays, with the message) while a field holds a value outside its range.
     void accept() override;
 
@@ -68,6 +73,7 @@ private:
     void showActivePreset();  // selects the preset the values equal, else "Choose a preset…"
     void updateRangeMessage();
     void updateReloadNote();
+    void updateKvMemory();
 
     SettingsController& app_;
     SettingsValues initial_;
@@ -90,6 +96,10 @@ private:
     QLineEdit* draftModel_;
     QSpinBox* maxDraft_;
     QLabel* reloadNote_;
+    QLabel* contextHint_ = nullptr;
+    QLabel* kvMemory_ = nullptr;  // hidden until setModel()
+    int trainedContext_ = 0;
+    KvLayout kvLayout_;  // the model's (nLayers 0: none known)
     QTabWidget* tabs_;
 };
 

@@ -19,6 +19,9 @@
 #include <QToolButton>
 #include <QTranslator>
 
+#include "app/common/memory_fit.h"
+#include "app/common/model_info.h"
+#include "tests/support/test_env.h"
 #include "tests/ui/gui_app.h"
 #include "ui/chat_status.h"
 
@@ -37,6 +40,7 @@ private slots:
     void outOfRangeEntriesAreRefusedWithAMessage();
     void contextBelowTheMinimumIsRefused();
     void presetBoxShowsTheActivePresetAndDeletes();
+    void contextAndKvMemoryFollowTheModel();
     void statusLineFits_data();
     void statusLineFits();
     void tokensPerSecondWhileStreaming();
@@ -227,6 +231,41 @@ void TestWindowPolish::contextBelowTheMinimumIsRefused() {
     dialog.accept();
     QVERIFY(!dialog.isVisible());
     QCOMPARE(dialog.values().engine.contextLength, 4096);
+}
+
+// The settings know the model: the context goes up to its trained context (not 1,048,576), and
+// the KV memory of the chosen context and type is shown before loading, for Gemma 3 with what
+// its sliding-window layers' own pool saves (the "Long conversations" issue).
+void TestWindowPolish::contextAndKvMemoryFollowTheModel() {
+    GuiApp app(dir_->path());
+    auto gemma = inspectModel(test::modelFile("gemma-3-270m-q4_k_m.gguf"));
+    QVERIFY2(gemma, gemma ? "" : gemma.error().message.c_str());
+    SettingsDialog dialog(*app.chatSettings, {app.chatSettings->conversationSettings(), {}, {}, {}},
+                          app.chatSettings->defaultSettings());
+    auto* memory = dialog.findChild<QLabel*>("kvMemory");
+    QVERIFY(memory);
+    QVERIFY(memory->text().isEmpty());  // no model known: nothing claimed
+    dialog.setModel(*gemma);
+    auto* context = dialog.findChild<QSpinBox*>("contextSpin");
+    QCOMPARE(context->maximum(), gemma->contextLength);
+    QVERIFY2(dialog.findChild<QLabel*>("hint_contextSpin")->text().contains(QLocale().toString(gemma->contextLength)),
+             qPrintable(dialog.findChild<QLabel*>("hint_contextSpin")->text()));
+    context->setValue(32768);
+    KvLayout layout = gemma->kvLayout;
+    const QString pools = formatBytes(kvCacheBytes(layout, 32768));
+    layout.window = 0, layout.windowLayers.clear();
+    const QString all = formatBytes(kvCacheBytes(layout, 32768));
+    QVERIFY(kvCacheBytes(gemma->kvLayout, 32768) * 3 < kvCacheBytes(layout, 32768));  // the pools save most of it
+    QVERIFY2(memory->text().contains(pools) && memory->text().contains(all) &&
+                 memory->text().contains(QLocale().toString(32768)),
+             qPrintable(memory->text()));
+    auto* kvType = dialog.findChild<QComboBox*>("kvTypeCombo");
+    QVERIFY(kvType);
+    kvType->setCurrentIndex(kvType->findData("q8_0"));
+    KvLayout q8 = gemma->kvLayout;
+    q8.elementType = KvElementType::Q8_0;
+    QVERIFY2(memory->text().contains(formatBytes(kvCacheBytes(q8, 32768))), qPrintable(memory->text()));
+    qInfo("%s", qPrintable(memory->text()));
 }
 
 void TestWindowPolish::presetBoxShowsTheActivePresetAndDeletes() {
