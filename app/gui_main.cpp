@@ -11,6 +11,9 @@
 
 #include "app/chat/app_settings.h"
 #include "app/chat/conversation_controller.h"
+#include "app/chat/engine_switch.h"
+#include "app/chat/local_server_controller.h"
+#include "app/chat/remote_controller.h"
 #include "app/chat/reply_controller.h"
 #include "app/chat/settings_controller.h"
 #include "app/chat/model_controller.h"
@@ -70,9 +73,17 @@ int main(int argc, char** argv) {
     hearth::ModelController models(host, settings);
     hearth::ConversationController conversations(*store, host);
     hearth::SettingsController chatSettings(conversations, models, settings);
-    hearth::ReplyController replies(conversations, chatSettings, models, host);
-    hearth::MainWindow window(
-        {.conversations = conversations, .replies = replies, .settings = chatSettings, .models = models});
+    hearth::ApiKeyStore keys;
+    hearth::RemoteController remote(settings, keys);
+    hearth::EngineSwitch engines(host, remote);  // replies on this machine or a remote server
+    hearth::ReplyController replies(conversations, chatSettings, models, engines);
+    hearth::LocalServerController localServer(host, models, settings);  // stopped on quit, before the host goes
+    hearth::MainWindow window({.conversations = conversations,
+                               .replies = replies,
+                               .settings = chatSettings,
+                               .models = models,
+                               .remote = &remote,
+                               .localServer = &localServer});
     window.show();
     if (conversations.list()->rowCount() > 0) conversations.openConversation(conversations.list()->idAt(0));
     QString model = parser.value("model");

@@ -85,6 +85,16 @@ void ChatStatus::setModel(const LoadedModel& m) {
     kv_->setFullText({});
     spec_->setFullText({});
     setContext(0, m.contextLength);
+    meter_->show();
+}
+
+void ChatStatus::setRemote(const QString& model, const QString& address) {
+    model_->setFullText(tr("%1 · remote server").arg(model), address);
+    speed_->clear();
+    spec_->setFullText({});
+    kv_->setFullText(tr("KV: none here (the remote server keeps it)"));
+    setContext(0, 0);
+    meter_->hide();  // the server's context length is not known here
 }
 
 void ChatStatus::setMessage(const QString& text) { model_->setFullText(text); }
@@ -111,6 +121,10 @@ void ChatStatus::replyFinished(const ReplyStats& s) {
                            ? tr("spec: accepted %1 of %2 drafted")
                                  .arg(QLocale().toString(s.specAccepted), QLocale().toString(s.specDrafted))
                            : QString());
+    if (!s.remoteEndpoint.isEmpty()) {
+        kv_->setFullText(tr("Remote reply on %1: no local KV to save").arg(s.remoteEndpoint));
+        return;
+    }
     if (s.kvRestoredTokens > 0) {
         showRestored(s.kvRestoredTokens, s.kvSavedSeconds);
         return;
@@ -144,7 +158,8 @@ void ChatStatus::showConversation(int contextUsed, int contextLength) {
 }
 
 void ChatStatus::setContext(int used, int total) {
-    context_->setText(tr("context %1 / %2").arg(QLocale().toString(used), QLocale().toString(total)));
+    if (total <= 0 && used > 0) context_->setText(tr("context %1").arg(QLocale().toString(used)));
+    else context_->setText(tr("context %1 / %2").arg(QLocale().toString(used), QLocale().toString(total)));
     meter_->setRange(0, std::max(1, total));
     meter_->setValue(std::min(used, std::max(1, total)));
 }

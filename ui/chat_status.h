@@ -40,6 +40,8 @@ public:
     explicit ChatStatus(QWidget* parent = nullptr);
 
     void setModel(const LoadedModel& model);
+    // Replies run on a remote server: its model and address; no local KV (said in the KV field).
+    void setRemote(const QString& model, const QString& address);
     void setMessage(const QString& text);  // e.g. "Loading…", a load error
     void replyStarted(const ReplyStarted& info);
     void replyProgress(int generatedTokens, double tokensPerSecond);  // while the reply streams

@@ -35,6 +35,8 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       replies_(controllers.replies),
       settings_(controllers.settings),
       models_(controllers.models),
+      remote_(controllers.remote),
+      localServer_(controllers.localServer),
       sidebar_(new ConversationSidebar(controllers.conversations)),
       view_(new MessageView),
       composer_(new Composer),

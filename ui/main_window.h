@@ -20,7 +20,9 @@ class Composer;
 class ConversationController;
 class ConversationSidebar;
 class DocumentsUi;
+class LocalServerController;
 class MessageView;
+class RemoteController;
 class ModelController;
 class ReplyController;
 class SettingsController;
@@ -34,6 +36,8 @@ struct WindowControllers {
     ReplyController& replies;
     SettingsController& settings;
     ModelController& models;
+    RemoteController* remote = nullptr;  // null: no remote endpoints (the Servers tab without them)
+    LocalServerController* localServer = nullptr;  // null: no local server switch
 };
 
 class MainWindow : public QMainWindow {
@@ -73,6 +77,7 @@ private:
     void showLoadProgress(const QString& path);
     void onDelegateAction(int action, const QModelIndex& index);
     void onModelLoaded(const LoadedModel& model);
+    void showEngine();  // the header and status line for where replies run: the remote server or the model
     void onLoadEnded(const QString& error);
     void closeProgress();
     void onReplyStarted(const ReplyStarted& info);
@@ -82,6 +87,8 @@ private:
     ReplyController& replies_;
     SettingsController& settings_;
     ModelController& models_;
+    RemoteController* remote_;
+    LocalServerController* localServer_;
     ConversationSidebar* sidebar_;
     MessageView* view_;
     Composer* composer_;

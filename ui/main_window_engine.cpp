@@ -7,6 +7,7 @@
 
 #include "app/chat/conversation_controller.h"
 #include "app/chat/model_controller.h"
+#include "app/chat/remote_controller.h"
 #include "app/chat/settings_controller.h"
 #include "app/common/paths.h"
 #include "app/models/model_catalog.h"
@@ -15,6 +16,7 @@
 #include "ui/composer.h"
 #include "ui/main_window.h"
 #include "ui/model_picker.h"
+#include "ui/servers_page.h"
 #include "ui/settings_dialog.h"
 
 namespace hearth {
@@ -27,6 +29,9 @@ void MainWindow::connectModels() {
     connect(&models_, &ModelController::loaded, this, &MainWindow::onModelLoaded);
     connect(&models_, &ModelController::failed, this, [this](const QString& m) { onLoadEnded(m); });
     connect(&models_, &ModelController::cancelled, this, [this] { onLoadEnded(QString()); });
+    if (!remote_) return;
+    connect(remote_, &RemoteController::changed, this, &MainWindow::showEngine);
+    if (remote_->active()) showEngine();
 }
 
 void MainWindow::loadModel(const QString& path) { models_.load(path); }
@@ -52,8 +57,33 @@ void MainWindow::closeProgress() {
     progress_->deleteLater();
 }
 
-void MainWindow::onModelLoaded(const LoadedModel& model) {
+void MainWindow::onModelLoaded(const LoadedModel&) {
     closeProgress();
+    // What no longer holds with this model: a load error, old turns left out of a smaller context
+    // (the next reply says again if some still are).
+    conversations_.clearNotices(QStringLiteral("load"));
+    contextNotice_->hide();
+    showEngine();
+    composer_->focusInput();
+}
+
+void MainWindow::showEngine() {
+    if (remote_ && remote_->active()) {
+        const RemoteSettings r = remote_->settings();
+        modelButton_->setText(tr("%1 (remote) ▾").arg(r.model));
+        modelButton_->setToolTip(tr("Replies run on the server at %1").arg(r.baseUrl));
+        status_->setRemote(r.model, r.baseUrl);
+        composer_->setReady(true);
+        return;
+    }
+    if (!models_.model()) {
+        modelButton_->setText(tr("No model loaded"));
+        modelButton_->setToolTip({});
+        status_->setMessage(tr("No model loaded. Choose one with Model… (Ctrl+O)."));
+        composer_->setReady(false);
+        return;
+    }
+    const LoadedModel& model = *models_.model();
     modelButton_->setText(tr("%1 ▾").arg(model.file.name));
     modelButton_->setToolTip(
         tr("%1 · %2 · %3 · context %4 · %5 chat format")
@@ -62,12 +92,7 @@ void MainWindow::onModelLoaded(const LoadedModel& model) {
             .arg(model.file.chatFormat));
     status_->setModel(model);
     status_->setContext(conversations_.contextUsed(), model.contextLength);
-    // What no longer holds with this model: a load error, old turns left out of a smaller context
-    // (the next reply says again if some still are).
-    conversations_.clearNotices(QStringLiteral("load"));
-    contextNotice_->hide();
     composer_->setReady(true);
-    composer_->focusInput();
 }
 
 // error empty: cancelled (the previous model, if any, stays loaded).
@@ -105,8 +130,15 @@ void MainWindow::openSettings() {
         dialog.setThinkingMode(models_.model()->thinking);
         dialog.setModel(models_.model()->file);
     }
+    ServersPage* servers = nullptr;
+    if (remote_ || localServer_) {
+        servers = new ServersPage(localServer_, remote_);
+        servers->setObjectName("serversPage");
+        dialog.addPage(servers, tr("Servers"));
+    }
     emit settingsDialogOpened(&dialog);
     if (dialog.exec() != QDialog::Accepted) return;
+    if (servers) servers->apply();
     const SettingsValues v = dialog.values();
     if (dialog.resetRequested() && v.chat == settings_.defaultSettings()) settings_.resetConversationSettings();
     else settings_.setConversationSettings(v.chat);

@@ -205,6 +205,8 @@ void SettingsDialog::accept() {
     QDialog::accept();
 }
 
+void SettingsDialog::addPage(QWidget* page, const QString& title) { tabs_->addTab(page, title); }
+
 QWidget* SettingsDialog::samplingPage() {
     auto* page = new QWidget;
     auto* form = new QFormLayout(page);

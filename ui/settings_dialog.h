@@ -60,6 +60,8 @@ public:
     void setModel(const ModelFileInfo& info);
     // Refused (the dialog stays, with the message) while a field holds a value outside its range.
     void accept() override;
+    // A tab of another part's settings (the window's servers page), after the built-in ones.
+    void addPage(QWidget* page, const QString& title);
 
 private:
     QWidget* samplingPage();

@@ -9,17 +9,17 @@
 namespace hearth {
 
 ReplyController::ReplyController(ConversationController& conversations, const SettingsController& settings,
-                                 const ModelController& models, EngineHost& host, QObject* parent)
-    : QObject(parent), conversations_(conversations), settings_(settings), models_(models), host_(host) {
-    EngineWorker* w = host_.worker();
-    connect(w, &EngineWorker::textReady, this, &ReplyController::onText);
-    connect(w, &EngineWorker::replyFinished, this, &ReplyController::onFinished);
-    connect(w, &EngineWorker::replyFailed, this, &ReplyController::onFailed);
-    connect(w, &EngineWorker::replyProgress, this, [this](quint64 ticket, int nTokens, double tokensPerSecond) {
+                                 const ModelController& models, ReplyEngine& engine, QObject* parent)
+    : QObject(parent), conversations_(conversations), settings_(settings), models_(models), host_(engine) {
+    ReplyEngine* w = &host_;
+    connect(w, &ReplyEngine::textReady, this, &ReplyController::onText);
+    connect(w, &ReplyEngine::replyFinished, this, &ReplyController::onFinished);
+    connect(w, &ReplyEngine::replyFailed, this, &ReplyController::onFailed);
+    connect(w, &ReplyEngine::replyProgress, this, [this](quint64 ticket, int nTokens, double tokensPerSecond) {
         if (ticket == streaming_.ticket && ticket != 0 && streaming_.conversationId == conversations_.current())
             emit replyProgress(nTokens, tokensPerSecond);
     });
-    connect(w, &EngineWorker::replyStarted, this, [this](const ReplyStarted& info) {
+    connect(w, &ReplyEngine::replyStarted, this, [this](const ReplyStarted& info) {
         if (info.ticket == streaming_.ticket) emit replyStarted(info);
     });
     // Replies are shown split at the loaded model's reasoning span.
@@ -81,7 +81,14 @@ bool ReplyController::startReply(qint64 parentId) {
     QList<ChatTurn> turns = turnsTo(parentId);
     auto reply = store.appendMessage(current, parentId, ChatRole::Assistant, "", false);
     if (!ok(reply)) return false;
-    if (models_.model()) ok(store.setModel(current, models_.model()->file.path.toStdString()));
+    const QString remote = host_.remoteTarget();
+    if (!remote.isEmpty()) {
+        ok(store.setModel(current, remote.toStdString()));
+        conversations_.messages()->setReasoningSpan(std::nullopt);  // reasoning_content comes as <think>...</think>
+    } else if (models_.model()) {
+        ok(store.setModel(current, models_.model()->file.path.toStdString()));
+        conversations_.messages()->setReasoningSpan(models_.model()->reasoning);
+    }
     streaming_ = Streaming{
         .ticket = 0, .messageId = reply->id, .conversationId = current, .recorder = ReplyRecorder(store, reply->id)};
     conversations_.reloadMessages();

@@ -9,7 +9,7 @@
 
 #include "app/chat/conversation_controller.h"
 #include "app/chat/turn_pipeline.h"
-#include "app/engine_host/engine_host.h"
+#include "app/engine_host/reply_engine.h"
 
 namespace hearth {
 
@@ -19,10 +19,13 @@ class SettingsController;
 class ReplyController : public QObject, public ReplyInFlight {
     Q_OBJECT
 public:
-    // Replies go to conversations' open conversation, with settings' conversation settings, on
-    // the model that models has loaded (its reasoning span splits the rows shown).
+    // Replies go to conversations' open conversation, with settings' conversation settings, to
+    // engine: the local engine host, or a switch between it and a remote endpoint
+    // (engine_switch.h). On the local engine the model that models has loaded gives the
+    // reasoning span that splits the rows shown; a remote reply's reasoning comes marked with
+    // the default span.
     ReplyController(ConversationController& conversations, const SettingsController& settings,
-                    const ModelController& models, EngineHost& host, QObject* parent = nullptr);
+                    const ModelController& models, ReplyEngine& engine, QObject* parent = nullptr);
     ~ReplyController();
 
     bool generating() const { return streaming_.ticket != 0; }
@@ -67,7 +70,7 @@ private:
     ConversationController& conversations_;
     const SettingsController& settings_;
     const ModelController& models_;
-    EngineHost& host_;
+    ReplyEngine& host_;
     Streaming streaming_;
     ReplyRequest lastRequest_;
 };

@@ -50,6 +50,10 @@ std::string usage(const std::vector<Entry>& entries) {
     std::string text = "Usage: hearth-cli COMMAND [OPTIONS]\nCommands:\n";
     for (const Entry& e : entries) text += e.usage;
     text +=
+        "  generate|chat --remote URL --remote-model NAME [--api-key-env VAR] [--remote-timeout S]\n"
+        "           [--prompt TEXT] [--system TEXT] [--max-tokens N] [--stop STR]... [SAMPLING]\n"
+        "           (the reply runs on an OpenAI-compatible server: vLLM, SGLang, llama-server, Hearth)\n";
+    text +=
         "Sampling (applied in this order): [--logit-bias ID=BIAS]... (BIAS in [-100, 100] or -inf)\n"
         "  [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P] [--frequency-penalty F]\n"
         "  [--top-k K] [--typical-p P] [--top-p P] [--min-p P] [--temp T] [--seed S]\n"
@@ -87,6 +91,9 @@ int runCli(const QStringList& arguments) {
         return 0;
     }
     const QString name = arguments.first();
+    // --remote: the reply runs on an OpenAI-compatible server, not on a model loaded here.
+    if ((name == QLatin1String("generate") || name == QLatin1String("chat")) && arguments.contains("--remote"))
+        return cli::runRemote(name, arguments.mid(1));
     for (const Entry& entry : entries) {
         if (name != QLatin1String(entry.name)) continue;
         if (entry.core != nullptr) {

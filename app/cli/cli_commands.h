@@ -17,5 +17,8 @@ Command benchKvCommand();  // cli_bench_kv.cpp
 Command benchSpecCommand();  // cli_bench_spec.cpp
 Command benchBatchCommand();  // cli_bench_batch.cpp
 Command serveCommand();  // cli_serve.cpp
+// generate and chat with --remote (cli_remote.cpp): command is "generate" or "chat", args
+// its arguments after the command's name.
+int runRemote(const QString& command, const QStringList& args);
 
 }  // namespace hearth::cli

@@ -211,13 +211,19 @@ void EngineWorker::flush() {
     sinceFlush_.restart();
 }
 
-EngineHost::EngineHost(QObject* parent) : QObject(parent), worker_(new EngineWorker(cancelledLoad_)) {
+EngineHost::EngineHost(QObject* parent) : ReplyEngine(parent), worker_(new EngineWorker(cancelledLoad_)) {
     qRegisterMetaType<LoadOptions>();
     qRegisterMetaType<KvStoreOptions>();
     qRegisterMetaType<LoadedModel>();
     qRegisterMetaType<ReplyRequest>();
     qRegisterMetaType<ReplyStarted>();
     qRegisterMetaType<ReplyStats>();
+    // Queued (the worker lives on the engine thread): re-emitted here on the GUI thread.
+    connect(worker_, &EngineWorker::replyStarted, this, &ReplyEngine::replyStarted);
+    connect(worker_, &EngineWorker::textReady, this, &ReplyEngine::textReady);
+    connect(worker_, &EngineWorker::replyProgress, this, &ReplyEngine::replyProgress);
+    connect(worker_, &EngineWorker::replyFinished, this, &ReplyEngine::replyFinished);
+    connect(worker_, &EngineWorker::replyFailed, this, &ReplyEngine::replyFailed);
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     thread_.setObjectName("hearth-engine");

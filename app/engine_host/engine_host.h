@@ -23,6 +23,7 @@
 
 #include "app/chat/chat_settings.h"
 #include "app/chat/turn_pipeline.h"
+#include "app/engine_host/reply_engine.h"
 #include "app/common/model_info.h"
 #include "engine/engine.h"
 #include "engine/spec/spec_options.h"
@@ -55,40 +56,6 @@ struct LoadedModel {
     // The chat format's reasoning span and switch (Qwen 3, DeepSeek-R1 distills; nullopt / None otherwise).
     std::optional<ReasoningSpan> reasoning;
     ThinkingMode thinking = ThinkingMode::None;
-};
-
-struct ChatTurn {
-    ChatRole role = ChatRole::User;
-    QString content;
-};
-
-struct ReplyRequest {
-    quint64 ticket = 0;  // the caller's id for this reply, echoed in every signal
-    QList<ChatTurn> turns;  // the conversation, oldest first, ending with the user's message
-    ChatSettings settings;  // settings.systemPrompt, when set, goes first as a system turn
-    qint64 conversationId = 0;  // the stored conversation: its KV is restored and saved (0: none)
-    SpecOptions spec;  // speculative decoding (drafter Off: none), GenerateRequest::spec
-};
-
-// Sent once the prompt is built: how much of the context it uses and whether old turns were
-// left out to make it fit (the system prompt and the latest turns always stay).
-struct ReplyStarted {
-    quint64 ticket = 0;
-    int promptTokens = 0;
-    int contextLength = 0;
-    int omittedTurns = 0;
-};
-
-struct ReplyStats {
-    quint64 ticket = 0;
-    QString finishReason;  // "eos", "length", "stop", "context", "timeout", "cancelled"
-    int promptTokens = 0, generatedTokens = 0, reusedTokens = 0, contextLength = 0;
-    double tokensPerSecond = 0, ttftMs = 0;
-    int kvRestoredTokens = 0;  // prompt tokens whose KV came from the store (not in reusedTokens)
-    double kvSavedSeconds = -1;  // estimated prefill time the restore saved; < 0: unknown
-    QString kvNote = {};  // why nothing was restored (a refusal, a store error)
-    int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
-    GenerationStats stored;  // what the reply's message row records (Turn::stats())
 };
 
 // A reply for another front end (the local server): the same turn pipeline and the same steps
@@ -162,8 +129,9 @@ private:
     bool stepQueued_ = false;
 };
 
-// Owned by the GUI thread: starts the thread, forwards requests, stops and joins on exit.
-class EngineHost : public QObject {
+// Owned by the GUI thread: starts the thread, forwards requests, stops and joins on exit. As a
+// ReplyEngine it re-emits the worker's reply signals on the GUI thread.
+class EngineHost : public ReplyEngine {
     Q_OBJECT
 public:
     explicit EngineHost(QObject* parent = nullptr);
@@ -176,8 +144,8 @@ public:
     void setKvDiskBudget(qint64 bytes);  // the engine thread's store connection, at once
     void cancelLoad() { cancelledLoad_ = loadSerial_; }
     // Returns the ticket of the reply (the same as request.ticket when that is non-zero).
-    quint64 generate(ReplyRequest request);
-    void stop(quint64 ticket);
+    quint64 generate(ReplyRequest request) override;
+    void stop(quint64 ticket) override;
     // Sink replies (EngineWorker::submitSink), from any thread.
     void submit(SinkReply reply);
     void cancelRequest(int64_t requestId);
@@ -195,6 +163,3 @@ private:
 Q_DECLARE_METATYPE(hearth::LoadOptions)
 Q_DECLARE_METATYPE(hearth::KvStoreOptions)
 Q_DECLARE_METATYPE(hearth::LoadedModel)
-Q_DECLARE_METATYPE(hearth::ReplyRequest)
-Q_DECLARE_METATYPE(hearth::ReplyStarted)
-Q_DECLARE_METATYPE(hearth::ReplyStats)

@@ -36,6 +36,7 @@ needs libQt6Gui.so.6 qt6-qpa-plugins
 needs libQt6Sql.so.6 libqt6sql6-sqlite
 needs libsqlite3.so.0 libsqlite3-0
 needs libsentencepiece.so.0 libsentencepiece0
+needs libqt6keychain.so.1 libqt6keychain1
 [ -s "$work/deb/usr/share/doc/hearth/copyright" ] || hearth_die "the deb has no usr/share/doc/hearth/copyright"
 
 # Files (not folders) of each package, as absolute paths.

@@ -9,6 +9,7 @@ packages=(
   g++ cmake ninja-build pkg-config ccache git
   qt6-base-dev qt6-l10n-tools qt6-tools-dev libqt6sql6-sqlite qt6-qpa-plugins
   libsentencepiece-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
+  qtkeychain-qt6-dev  # remote endpoints' API keys in the system keychain (app/remote/api_key_store.cpp)
   python3 python3-venv python3-pip
   # pdftotext: the text of PDFs attached to a chat (app/docs/document_reader.cpp), run as a
   # child process so that a malformed PDF cannot take the window down.
@@ -23,6 +24,9 @@ if [ "$mode" = test ]; then
   # The packaging test (test-stages.d/50-package.sh) and the Windows cross build (40-mingw.sh).
   packages+=(mmdebstrap x11-utils desktop-file-utils appstream qemu-user g++-mingw-w64-x86-64 nsis)
   packages+=(xvfb xauth clang-19 libclang-rt-19-dev)
+  # A real keychain for tests/server/test_remote (with_keyring.sh): GNOME Keyring's Secret
+  # Service in a private session bus (dbus-run-session is in dbus-daemon).
+  packages+=(gnome-keyring dbus-daemon)
   # The Windows build of hearth-cli and its installer run under Wine (test-stages.d/45-wine.sh):
   # the 64-bit loader alone (Hearth is 64-bit; wine32 would need the i386 architecture).
   packages+=(wine64)

@@ -14,7 +14,10 @@
 
 #include "app/chat/app_settings.h"
 #include "app/chat/conversation_controller.h"
+#include "app/chat/engine_switch.h"
+#include "app/chat/local_server_controller.h"
 #include "app/chat/model_controller.h"
+#include "app/chat/remote_controller.h"
 #include "app/chat/reply_controller.h"
 #include "app/chat/settings_controller.h"
 #include "app/engine_host/engine_host.h"
@@ -36,14 +39,26 @@ struct GuiApp {
           models(std::make_unique<ModelController>(host, settings)),
           conversations(std::make_unique<ConversationController>(*store, host)),
           chatSettings(std::make_unique<SettingsController>(*conversations, *models, settings)),
-          replies(std::make_unique<ReplyController>(*conversations, *chatSettings, *models, host)),
-          window(std::make_unique<MainWindow>(WindowControllers{
-              .conversations = *conversations, .replies = *replies, .settings = *chatSettings, .models = *models})) {
+          keys(std::make_unique<ApiKeyStore>(QStringLiteral("Hearth test"))),
+          remote(std::make_unique<RemoteController>(settings, *keys)),
+          engines(std::make_unique<EngineSwitch>(host, *remote)),
+          replies(std::make_unique<ReplyController>(*conversations, *chatSettings, *models, *engines)),
+          localServer(std::make_unique<LocalServerController>(host, *models, settings)),
+          window(std::make_unique<MainWindow>(WindowControllers{.conversations = *conversations,
+                                                                .replies = *replies,
+                                                                .settings = *chatSettings,
+                                                                .models = *models,
+                                                                .remote = remote.get(),
+                                                                .localServer = localServer.get()})) {
         window->show();
     }
     ~GuiApp() {
         window.reset();
+        localServer.reset();
         replies.reset();
+        engines.reset();
+        remote.reset();
+        keys.reset();
         chatSettings.reset();
         conversations.reset();
         models.reset();
@@ -59,7 +74,11 @@ struct GuiApp {
     std::unique_ptr<ModelController> models;
     std::unique_ptr<ConversationController> conversations;
     std::unique_ptr<SettingsController> chatSettings;
+    std::unique_ptr<ApiKeyStore> keys;
+    std::unique_ptr<RemoteController> remote;
+    std::unique_ptr<EngineSwitch> engines;  // the local engine host or the remote server
     std::unique_ptr<ReplyController> replies;
+    std::unique_ptr<LocalServerController> localServer;
     std::unique_ptr<MainWindow> window;
 };
 

@@ -46,3 +46,7 @@ if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_documents_window LABELS gui;model LIBS hearth_ui SOURCES test_documents_window.cpp gui_app.h
                   TIMEOUT 300)
 endif()
+# The window's local server switch (GET /health on, refused off) and a chat on a remote endpoint.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_local_server LABELS gui server LIBS hearth_ui SOURCES test_local_server.cpp gui_app.h TIMEOUT 300)
+endif()
