@@ -121,6 +121,22 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::ChatStatus</name>
     <message>
+        <source>%1 · remote server</source>
+        <translation>%1 · 远程服务器</translation>
+    </message>
+    <message>
+        <source>KV: none here (the remote server keeps it)</source>
+        <translation>KV：本机没有（由远程服务器保存）</translation>
+    </message>
+    <message>
+        <source>Remote reply on %1: no local KV to save</source>
+        <translation>回复在 %1 上生成：本机没有要保存的 KV</translation>
+    </message>
+    <message>
+        <source>context %1</source>
+        <translation>上下文 %1</translation>
+    </message>
+    <message>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
@@ -426,6 +442,22 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 </context>
 <context>
     <name>hearth::MainWindow</name>
+    <message>
+        <source>%1 (remote) ▾</source>
+        <translation>%1（远程）▾</translation>
+    </message>
+    <message>
+        <source>Replies run on the server at %1</source>
+        <translation>回复在 %1 的服务器上生成</translation>
+    </message>
+    <message>
+        <source>No model loaded. Choose one with Model… (Ctrl+O).</source>
+        <translation>未加载模型。请用“模型…”（Ctrl+O）选择一个。</translation>
+    </message>
+    <message>
+        <source>Servers</source>
+        <translation>服务器</translation>
+    </message>
     <message>
         <source>&amp;Hearth</source>
         <translation>&amp;Hearth</translation>
@@ -1314,6 +1346,192 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <location filename="../app/chat/turn_pipeline.cpp" line="21"/>
         <source>another reply is running</source>
         <translation>另一条回复正在生成</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::LocalServerController</name>
+    <message>
+        <source>The local server cannot listen on port %1: %2</source>
+        <translation>本地服务器无法在端口 %1 上监听：%2</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::RemoteController</name>
+    <message>
+        <source>No system keychain is available (%1), so the API key is not saved: it is used until Hearth quits. Start a keychain (GNOME Keyring, KWallet) to keep it.</source>
+        <translation>没有可用的系统钥匙串（%1），因此 API 密钥未被保存：它只在 Hearth 退出前使用。启动一个钥匙串（GNOME Keyring、KWallet）即可保存它。</translation>
+    </message>
+    <message>
+        <source>The keychain refused the API key (%1), so it is not saved: it is used until Hearth quits.</source>
+        <translation>钥匙串拒绝了 API 密钥（%1），因此它未被保存：它只在 Hearth 退出前使用。</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::RemoteEngine</name>
+    <message>
+        <source>%1 at %2</source>
+        <translation>%2 上的 %1</translation>
+    </message>
+    <message>
+        <source>“%1” is not a server address. Enter one like http://gpu-box:8000 in Settings → Servers.</source>
+        <translation>“%1”不是服务器地址。请在“设置 → 服务器”中输入类似 http://gpu-box:8000 的地址。</translation>
+    </message>
+    <message>
+        <source>No model of the remote server is chosen. Choose one in Settings → Servers.</source>
+        <translation>尚未选择远程服务器的模型。请在“设置 → 服务器”中选择一个。</translation>
+    </message>
+    <message>
+        <source>%1 sent nothing for %2 seconds, so the reply was stopped.</source>
+        <translation>%1 已有 %2 秒没有发送任何内容，因此回复已停止。</translation>
+    </message>
+    <message>
+        <source>%1 did not answer within %2 seconds.</source>
+        <translation>%1 在 %2 秒内没有应答。</translation>
+    </message>
+    <message>
+        <source>%1 refused the request (HTTP %2: %3). Check the API key in Settings → Servers.</source>
+        <translation>%1 拒绝了请求（HTTP %2：%3）。请检查“设置 → 服务器”中的 API 密钥。</translation>
+    </message>
+    <message>
+        <source>%1 answered with an error (HTTP %2: %3).</source>
+        <translation>%1 返回了错误（HTTP %2：%3）。</translation>
+    </message>
+    <message>
+        <source>%1 reported an error during the reply: %2</source>
+        <translation>%1 在回复过程中报告了错误：%2</translation>
+    </message>
+    <message>
+        <source>%1 ended the reply before it was complete.</source>
+        <translation>%1 在回复完成前就结束了它。</translation>
+    </message>
+    <message>
+        <source>Your message and the text so far are kept; Regenerate tries again.</source>
+        <translation>你的消息和已生成的文字都已保留；点“重新生成”可再试一次。</translation>
+    </message>
+    <message>
+        <source>Cannot reach %1: the connection was refused. Is the server running, and is the address right?</source>
+        <translation>无法连接 %1：连接被拒绝。服务器在运行吗？地址正确吗？</translation>
+    </message>
+    <message>
+        <source>Cannot reach %1: no host of that name was found.</source>
+        <translation>无法连接 %1：找不到该名称的主机。</translation>
+    </message>
+    <message>
+        <source>%1 closed the connection before the reply was complete.</source>
+        <translation>%1 在回复完成前关闭了连接。</translation>
+    </message>
+    <message>
+        <source>Cannot reach %1: the connection timed out.</source>
+        <translation>无法连接 %1：连接超时。</translation>
+    </message>
+    <message>
+        <source>Cannot reach %1: %2.</source>
+        <translation>无法连接 %1：%2。</translation>
+    </message>
+    <message>
+        <source>“%1” is not a server address. Enter one like http://gpu-box:8000.</source>
+        <translation>“%1”不是服务器地址。请输入类似 http://gpu-box:8000 的地址。</translation>
+    </message>
+    <message>
+        <source>%1 did not answer with a model list: is it an OpenAI-compatible server?</source>
+        <translation>%1 没有返回模型列表：它是兼容 OpenAI 的服务器吗？</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::ServersPage</name>
+    <message>
+        <source>Local server</source>
+        <translation>本地服务器</translation>
+    </message>
+    <message>
+        <source>Serve the loaded model to other programs (OpenAI-compatible API)</source>
+        <translation>把已加载的模型提供给其他程序（兼容 OpenAI 的 API）</translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation>任意空闲端口</translation>
+    </message>
+    <message>
+        <source>Only programs on this computer can connect (127.0.0.1). The server stops when switched off and when Hearth quits; the window&apos;s own replies go first.</source>
+        <translation>只有本机上的程序可以连接（127.0.0.1）。关闭开关或退出 Hearth 时服务器停止；窗口自己的回复优先。</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>Address</source>
+        <translation>地址</translation>
+    </message>
+    <message>
+        <source>Listening on %1 — OpenAI clients use %1/v1</source>
+        <translation>正在 %1 上监听——OpenAI 客户端请使用 %1/v1</translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation>已关闭</translation>
+    </message>
+    <message>
+        <source>Remote server</source>
+        <translation>远程服务器</translation>
+    </message>
+    <message>
+        <source>Run replies on a remote server instead of this computer</source>
+        <translation>在远程服务器而不是本机上生成回复</translation>
+    </message>
+    <message>
+        <source>http://gpu-box:8000 (vLLM, SGLang, llama.cpp&apos;s llama-server, Hearth)</source>
+        <translation>http://gpu-box:8000（vLLM、SGLang、llama.cpp 的 llama-server、Hearth）</translation>
+    </message>
+    <message>
+        <source>saved in the system keychain</source>
+        <translation>已保存在系统钥匙串中</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>List models</source>
+        <translation>列出模型</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>A reply fails when the server sends nothing for this long</source>
+        <translation>服务器在这么长时间内没有发送任何内容时，回复失败</translation>
+    </message>
+    <message>
+        <source>Conversations stay saved on this computer; the server keeps nothing of them and there is no local KV cache for its replies.</source>
+        <translation>对话仍保存在本机；服务器不保留它们，其回复也没有本地 KV 缓存。</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Timeout</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source>The server lists no models.</source>
+        <translation>服务器没有列出任何模型。</translation>
+    </message>
+    <message>
+        <source>Asking %1 for its models…</source>
+        <translation>正在向 %1 询问模型列表…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) listed.</source>
+        <translation>
+            <numerusform>已列出 %n 个模型。</numerusform>
+        </translation>
     </message>
 </context>
 </TS>
