@@ -1464,8 +1464,10 @@ Choose another model with **Model…** (Ctrl+O); the default model is fetched by
         <translation>地址</translation>
     </message>
     <message>
-        <source>Listening on %1 — OpenAI clients use %1/v1</source>
-        <translation>正在 %1 上监听——OpenAI 客户端请使用 %1/v1</translation>
+        <source>Listening on %1
+OpenAI clients: %1/v1</source>
+        <translation>正在 %1 上监听
+OpenAI 客户端：%1/v1</translation>
     </message>
     <message>
         <source>Off</source>

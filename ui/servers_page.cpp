@@ -63,7 +63,7 @@ void ServersPage::showServerState() {
     const QSignalBlocker block(serverSwitch_);
     serverSwitch_->setChecked(running);
     port_->setEnabled(!running);
-    if (running) address_->setText(tr("Listening on %1 — OpenAI clients use %1/v1").arg(server_->address()));
+    if (running) address_->setText(tr("Listening on %1\nOpenAI clients: %1/v1").arg(server_->address()));
     else address_->setText(server_->error().isEmpty() ? tr("Off") : server_->error());
 }
 
