@@ -324,6 +324,15 @@ void TestRemote::cliGenerateRemote() {
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 1);
     QVERIFY(cli.readAllStandardError().contains("HTTP 401"));
+    // chat --remote: two turns from standard input, the second sent with the first reply.
+    cli.start(cliExe(),
+              {"chat", "--remote", hearthUrl_, "--remote-model", "SmolLM2", "--api-key-env", "HEARTH_TEST_KEY",
+               "--max-tokens", "8", "--temp", "0"});
+    cli.write("Hello\nAnd again\n/exit\n");
+    cli.closeWriteChannel();
+    QVERIFY(cli.waitForFinished(120000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    QVERIFY(cli.readAllStandardOutput().count('\n') >= 2);  // a line (at least) per reply
     cli.start(cliExe(), {"generate", "--remote", hearthUrl_, "--prompt", "Hi"});
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 2);  // a usage error: no --remote-model
