@@ -29,7 +29,9 @@ public:
     RemoteController(AppSettings& settings, ApiKeyStore& keys, QObject* parent = nullptr);
 
     RemoteSettings settings() const { return settings_; }
-    bool active() const { return settings_.enabled && !settings_.baseUrl.isEmpty() && !settings_.model.isEmpty(); }
+    // Replies go to the remote server (switched on; a missing address or model is then the
+    // reply's error, not a silent fall back to the local engine).
+    bool active() const { return settings_.enabled; }
     RemoteEngine& engine() { return engine_; }
     bool hasKey() const { return !key_.isEmpty(); }
     // Why the key is not kept (no keychain on this machine, or its error); empty when it is.

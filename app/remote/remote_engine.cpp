@@ -77,7 +77,8 @@ quint64 RemoteEngine::generate(ReplyRequest request) {
         refusal = tr("No model of the remote server is chosen. Choose one in Settings → Servers.");
     if (!refusal.isEmpty()) {
         QMetaObject::invokeMethod(
-            this, [this, ticket, refusal] { emit replyFailed(ticket, refusal); }, Qt::QueuedConnection);
+            this, [this, ticket, refusal] { emit replyFailed(ticket, refusal + QLatin1Char(' ') + keptNote()); },
+            Qt::QueuedConnection);
         return ticket;
     }
     const QByteArray body =
@@ -191,10 +192,13 @@ void RemoteEngine::onDone(quint64 ticket) {
     emit replyFinished(stats);
 }
 
+QString RemoteEngine::keptNote() const {
+    return tr("Your message and the text so far are kept; Regenerate tries again.");
+}
+
 void RemoteEngine::fail(quint64 ticket, const QString& message) {
     streams_.erase(ticket);
-    emit replyFailed(
-        ticket, message + QLatin1Char(' ') + tr("Your message and the text so far are kept; Regenerate tries again."));
+    emit replyFailed(ticket, message + QLatin1Char(' ') + keptNote());
 }
 
 QString RemoteEngine::networkError(const Stream& s) const {

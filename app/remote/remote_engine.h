@@ -53,6 +53,7 @@ private:
     void onData(quint64 ticket);
     void onDone(quint64 ticket);
     void fail(quint64 ticket, const QString& message);
+    QString keptNote() const;  // what every failure adds: nothing was lost
     QString networkError(const Stream& s) const;
     ReplyStats finishedStats(const Stream& s, const QString& reason) const;
 

@@ -127,10 +127,12 @@ class TestRemote : public QObject {
 private slots:
     void initTestCase();
     void keyGoesToTheKeychainOnly();
+    void listsTheServersModels();
     void streamsFromHearthServer();
     void stopKeepsTheText();
     void regenerateMakesABranch();
     void wrongKeyIsRefused();
+    void noModelChosen();
     void unreachableAddress();
     void silentServerTimesOut();
     void stallMidStreamKeepsText();
@@ -191,6 +193,21 @@ void TestRemote::keyGoesToTheKeychainOnly() {
             "no keychain in this environment (dbus-run-session or gnome-keyring-daemon missing): checked the "
             "'no keychain' path");
     }
+}
+
+void TestRemote::listsTheServersModels() {
+    QSignalSpy listed(app_->remote.get(), &RemoteController::modelsListed);
+    QSignalSpy failed(app_->remote.get(), &RemoteController::modelsFailed);
+    app_->remote->listModels(hearthUrl_ + "/v1/", std::nullopt);  // the saved key: the same server
+    QVERIFY(listed.wait(20000));
+    QCOMPARE(listed.first().first().toStringList(), QStringList{"SmolLM2-135M-Instruct.Q4_1"});
+    app_->remote->listModels(hearthUrl_, QStringLiteral("wrong"));
+    QVERIFY(failed.wait(20000));
+    QVERIFY2(failed.first().first().toString().contains("HTTP 401"), qPrintable(failed.first().first().toString()));
+    app_->remote->listModels(QStringLiteral("http://127.0.0.1:%1").arg(freePort()), std::nullopt);
+    QVERIFY(failed.wait(20000));
+    QVERIFY2(failed.last().first().toString().contains("connection was refused"),
+             qPrintable(failed.last().first().toString()));
 }
 
 void TestRemote::streamsFromHearthServer() {
@@ -268,6 +285,11 @@ void TestRemote::wrongKeyIsRefused() {
     useEndpoint(hearthUrl_, kKey);  // and the right one works again
     QVERIFY(app_->sendAndWait("Hello again"));
     QVERIFY(!app_->lastReply()->text.isEmpty());
+}
+
+void TestRemote::noModelChosen() {
+    app_->remote->apply({.enabled = true, .baseUrl = hearthUrl_, .model = {}, .timeoutSeconds = 120}, std::nullopt);
+    expectFailureKeepsText("No model of the remote server is chosen");
 }
 
 void TestRemote::unreachableAddress() {
