@@ -2,7 +2,7 @@
 // answers at the address the panel shows; switched off, the port refuses connections. Then the
 // window's replies on a remote endpoint — this same window's server, as a remote peer — with
 // the header and status line saying so. HEARTH_SCREENSHOTS=DIR saves the two screenshots of
-// the README (settings-local-server.png, remote-chat.png) there.
+// the README (settings-local-server.png, remote-chat.png) there. Quitting stops the server too.
 #include <QCheckBox>
 #include <QLabel>
 #include <QNetworkAccessManager>
@@ -53,7 +53,8 @@ void TestLocalServer::switchStartsAndStopsTheServer() {
     const QString model = modelFile("SmolLM2-135M-Instruct.Q4_1.gguf");
     HEARTH_REQUIRE_FILE(model);
     QTemporaryDir dir;
-    GuiApp app(dir.path());
+    auto owned = std::make_unique<GuiApp>(dir.path());
+    GuiApp& app = *owned;
     ChatSettings greedy;  // a repeatable reply for the picture
     greedy.sampling.temperature = 0;
     greedy.maxTokens = 80;
@@ -103,6 +104,13 @@ void TestLocalServer::switchStartsAndStopsTheServer() {
     }));
     QVERIFY(!app.localServer->running());
     QCOMPARE(get(address + "/health").error, QNetworkReply::ConnectionRefusedError);
+
+    // On again, then quit: the window's teardown stops it.
+    QVERIFY(app.localServer->start(0));
+    const QString again = app.localServer->address();
+    QCOMPARE(get(again + "/health").status, 200);
+    owned.reset();
+    QCOMPARE(get(again + "/health").error, QNetworkReply::ConnectionRefusedError);
 }
 
 QTEST_MAIN(TestLocalServer)
