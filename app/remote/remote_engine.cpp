@@ -19,6 +19,8 @@ struct RemoteEngine::Stream {
     QString host;  // "gpu-box:8000"
     int timeoutSeconds = 0;
     QTimer watchdog;  // restarted by every byte; firing aborts the reply as timed out
+    QTimer frame;  // text goes out at most once per frame (16 ms), as the engine host sends it
+    QString pending;  // text not yet sent
     QElapsedTimer sinceStart, sinceFirstText;
     double ttftMs = 0;
     int nChunks = 0;  // chunks that carried text: one token each on the servers named above
@@ -102,6 +104,11 @@ quint64 RemoteEngine::generate(ReplyRequest request) {
     // Queued: abort() finishes the reply inside the watchdog's or stop()'s call.
     connect(
         reply, &QNetworkReply::finished, this, [this, ticket] { onDone(ticket); }, Qt::QueuedConnection);
+    s->frame.setSingleShot(true);
+    s->frame.setInterval(16);
+    connect(&s->frame, &QTimer::timeout, this, [this, ticket] {
+        if (const auto it = streams_.find(ticket); it != streams_.end()) flush(*it->second);
+    });
     s->watchdog.start();
     streams_[ticket] = std::move(s);
     QMetaObject::invokeMethod(
@@ -146,10 +153,17 @@ void RemoteEngine::onData(quint64 ticket) {
         }
         text += added;
     }
-    if (text.isEmpty()) return;
-    emit textReady(ticket, text);
+    s.pending += text;
+    if (!s.pending.isEmpty() && !s.frame.isActive()) s.frame.start();
+}
+
+void RemoteEngine::flush(Stream& s) {
+    s.frame.stop();
+    if (s.pending.isEmpty()) return;
+    emit textReady(s.ticket, s.pending);
+    s.pending.clear();
     const qint64 ms = s.sinceFirstText.elapsed();
-    emit replyProgress(ticket, s.nChunks, ms > 0 && s.nChunks > 1 ? (s.nChunks - 1) * 1000.0 / double(ms) : 0.0);
+    emit replyProgress(s.ticket, s.nChunks, ms > 0 && s.nChunks > 1 ? (s.nChunks - 1) * 1000.0 / double(ms) : 0.0);
 }
 
 void RemoteEngine::onDone(quint64 ticket) {
@@ -180,8 +194,8 @@ void RemoteEngine::onDone(quint64 ticket) {
         failure = tr("%1 reported an error during the reply: %2").arg(s.host, s.streamError);
     else if (!s.sawDone && s.finishReason.isEmpty())
         failure = tr("%1 ended the reply before it was complete.").arg(s.host);
-    const QString tail = s.markup.finish();
-    if (!tail.isEmpty()) emit textReady(ticket, tail);
+    s.pending += s.markup.finish();
+    flush(s);
     if (!failure.isEmpty()) {
         fail(ticket, failure);
         return;

@@ -1,8 +1,8 @@
 // A reply engine on a remote OpenAI-compatible server (vLLM, SGLang, llama.cpp's llama-server,
 // another Hearth): the same ReplyEngine seam as the local engine host, so the window streams,
 // stops and regenerates the same way. Requests go out with Qt Network as streaming chat
-// completions (remote_protocol.h); text comes back per received batch of server-sent events,
-// reasoning_content inside a "<think>" span. Nothing is kept on this side but the text: there
+// completions (remote_protocol.h); text comes back at most once per frame (16 ms), never per
+// token, as the engine host sends it; reasoning_content inside a "<think>" span. Nothing is kept on this side but the text: there
 // is no local KV for a remote reply (ReplyStats::remoteEndpoint says where it ran).
 // Errors come back as replyFailed in plain words: the server cannot be reached, it answered
 // with an error, or it sent nothing for timeoutSeconds (before the first byte or mid-stream).
@@ -52,6 +52,7 @@ private:
     QNetworkReply* send(const RemoteEndpoint& e, const QString& path, const QByteArray* body);
     void onData(quint64 ticket);
     void onDone(quint64 ticket);
+    void flush(Stream& s);  // the pending text and the progress
     void fail(quint64 ticket, const QString& message);
     QString keptNote() const;  // what every failure adds: nothing was lost
     QString networkError(const Stream& s) const;
