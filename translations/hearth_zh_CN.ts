@@ -443,6 +443,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::MainWindow</name>
     <message>
+        <source>no model chosen</source>
+        <translation>未选择模型</translation>
+    </message>
+    <message>
         <source>%1 (remote) ▾</source>
         <translation>%1（远程）▾</translation>
     </message>

@@ -69,7 +69,8 @@ void MainWindow::onModelLoaded(const LoadedModel&) {
 
 void MainWindow::showEngine() {
     if (remote_ && remote_->active()) {
-        const RemoteSettings r = remote_->settings();
+        RemoteSettings r = remote_->settings();
+        if (r.model.isEmpty()) r.model = tr("no model chosen");
         modelButton_->setText(tr("%1 (remote) ▾").arg(r.model));
         modelButton_->setToolTip(tr("Replies run on the server at %1").arg(r.baseUrl));
         status_->setRemote(r.model, r.baseUrl);
