@@ -375,7 +375,7 @@ void TestRemote::llamaServer() {
                         {"-m", modelFile(kModel), "--host", "127.0.0.1", "--port", QString::number(port), "-t", "2",
                          "-c", "2048", "--api-key", kKey});
     QVERIFY(llama.process.waitForStarted(10000));
-    QVERIFY2(llama.waitFor(QRegularExpression("server is listening|HTTP server listening")),
+    QVERIFY2(llama.waitFor(QRegularExpression("listening on http|server is listening")),
              llama.err.right(2000).constData());
     useEndpoint(QStringLiteral("http://127.0.0.1:%1").arg(port), kKey);
     app_->conversations->newConversation();
