@@ -367,8 +367,8 @@ void TestRemote::llamaServer() {
     const QString bin = QString::fromUtf8(print.readAllStandardOutput()).trimmed() + "/llama-server";
     if (print.exitCode() != 0 || !QFileInfo(bin).isExecutable())
         QSKIP(
-            "llama.cpp's llama-server is not built on this host (packaging/scripts/build-llama-tools.sh builds it, "
-            "about 25 minutes on 2 cores; not part of the test command)");
+            "llama.cpp's llama-server is not built on this host: packaging/scripts/build-llama-tools.sh builds it "
+            "(32 minutes cold on 2 busy cores, so not part of the test command) and this case then runs");
     ServerProcess llama;
     const int port = freePort();
     llama.process.start(bin,
