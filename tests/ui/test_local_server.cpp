@@ -1,5 +1,6 @@
 // The window's "Local server" switch (settings → Servers) offscreen: switched on, GET /health
-// answers at the address the panel shows; switched off, the port refuses connections. Then the
+// answers at the address the panel shows; switched off, the port refuses connections; a port
+// another program holds is said in the panel, the switch staying off. Then the
 // window's replies on a remote endpoint — this same window's server, as a remote peer — with
 // the header and status line saying so. HEARTH_SCREENSHOTS=DIR saves the two screenshots of
 // the README (settings-local-server.png, remote-chat.png) there. Quitting stops the server too.
@@ -10,6 +11,7 @@
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QToolButton>
 
@@ -69,6 +71,14 @@ void TestLocalServer::switchStartsAndStopsTheServer() {
         auto* page = d->findChild<QWidget*>("serversPage");
         QVERIFY(page);
         d->findChild<QTabWidget*>()->setCurrentWidget(page);
+        // A port another program holds: the panel says so and the switch stays off.
+        QTcpServer taken;
+        QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
+        page->findChild<QSpinBox*>("localServerPort")->setValue(taken.serverPort());
+        page->findChild<QCheckBox*>("localServerSwitch")->click();
+        QVERIFY(!page->findChild<QCheckBox*>("localServerSwitch")->isChecked());
+        QVERIFY2(page->findChild<QLabel*>("localServerAddress")->text().contains("cannot listen"),
+                 qPrintable(page->findChild<QLabel*>("localServerAddress")->text()));
         page->findChild<QSpinBox*>("localServerPort")->setValue(0);  // any free port
         page->findChild<QCheckBox*>("localServerSwitch")->click();
         const QString shown = page->findChild<QLabel*>("localServerAddress")->text();
