@@ -2,8 +2,9 @@
 # llama.cpp's own benchmark and server, `llama-bench` and `llama-server`, built natively from the
 # llama.cpp sources vendored in the oracle's source archive (setup-oracle.sh downloads and checks
 # it), for the benchmarks that compare Hearth with llama.cpp on the same host:
-# `hearth-cli bench --depth N --compare-oracle` and tests/server/bench_serve.py. Not used by the
-# test command: the build takes long on a small machine.
+# `hearth-cli bench --depth N --compare-oracle` and tests/server/bench_serve.py, and for the test
+# command's test_remote (the window's remote mode against llama-server): test.sh builds them once
+# (its "llama.cpp tools" stage) and every later run finds them cached.
 #
 # Built once per llama-cpp-python version and host instruction-set list into
 # $HEARTH_CACHE/llama-tools/<version>-<hash of the list>/bin and reused after that (a re-run only
