@@ -33,7 +33,15 @@ qint64 kvCacheBytes(const KvLayout& layout, int nTokens) {
     auto cache = KvCache::create(layout, nTokens);
     if (!cache) return -1;
     const auto blocks = static_cast<qint64>((*cache)->capacityTokens() / layout.blockSize);
-    return blocks * static_cast<qint64>((*cache)->bytesPerBlock());
+    qint64 bytes = blocks * static_cast<qint64>((*cache)->bytesPerBlock(0));
+    if ((*cache)->nGroups() > 1) {
+        // The window group's pool: memory is taken on first use and blocks that left every
+        // future query's window are returned (KvCache), so a conversation holds at most the
+        // blocks its next query's `window` positions touch, plus the one being written.
+        const qint64 windowBlocks = std::min<qint64>(blocks, (layout.window - 1) / layout.blockSize + 2);
+        bytes += windowBlocks * static_cast<qint64>((*cache)->bytesPerBlock(1));
+    }
+    return bytes;
 }
 
 MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options) {

@@ -30,9 +30,10 @@ struct MemoryOptions {
 // MemAvailable from a /proc/meminfo-formatted file, in bytes; -1 when it cannot be read (not
 // Linux, or no such line).
 qint64 availableMemoryBytes(const QString& meminfoPath = QStringLiteral("/proc/meminfo"));
-// Bytes of the KV cache the engine allocates for a context of nTokens (KvCache::create's pool:
-// ceil(nTokens / blockSize) blocks of bytesPerBlock()); -1 when the layout is not one the cache
-// accepts (a Q8_0 row not a multiple of 32) or the size is out of range.
+// Bytes of KV a conversation of nTokens holds at most (KvCache::create's pool of
+// ceil(nTokens / blockSize) blocks; with a window group, only the blocks the window still reads
+// of that group's: the per-group pools); -1 when the layout is not one the cache accepts (a Q8_0
+// row not a multiple of 32) or the size is out of range.
 qint64 kvCacheBytes(const KvLayout& layout, int nTokens);
 // layout: the model's (Model::kvLayout()); the element type is taken from options. The context is
 // the engine's: the chosen one capped by the trained one, or the trained one.

@@ -248,7 +248,7 @@ void TestModelPicker::noEnglishInZhCn() {
             allowed << (*e.info)->name << (*e.info)->family << (*e.info)->architecture << (*e.info)->quantization
                     << (*e.info)->chatFormat;
     }
-    allowed << "current.gguf";  // the opened file
+    allowed << "current.gguf" << "current";  // the opened file and its readable name
     std::sort(allowed.begin(), allowed.end(), [](const QString& a, const QString& b) { return a.size() > b.size(); });
     const QRegularExpression tags("<[^>]*>");
     const QRegularExpression paths(R"(/[^\s（）()，,<>]+)");  // a folder or file named in a note

@@ -7,6 +7,7 @@
 #include "app/common/memory_fit.h"
 #include "app/common/model_info.h"
 #include "engine/engine.h"
+#include "engine/kv/kv_cache.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -86,6 +87,41 @@ private slots:
         const KvLayout odd{.nLayers = 2, .rowStride = 48, .blockSize = 16};
         QCOMPARE(estimateMemory(weights, odd, 1024, {.kvType = KvElementType::Q8_0, .availableBytes = 1 << 30}).verdict,
                  MemoryVerdict::Unknown);
+    }
+
+    // With sliding-window layers (Gemma 2 and 3) the estimate is what a conversation really
+    // holds under the per-group pools: a KvCache advanced position by position, as the scheduler
+    // does, holds exactly that many bytes at its peak, and far less than every layer keeping
+    // every position.
+    void windowPoolsHoldOnlyTheWindow_data() {
+        QTest::addColumn<int>("nTokens");
+        QTest::addColumn<int>("window");
+        QTest::newRow("short: every block still in the window") << 40 << 64;
+        QTest::newRow("window on block boundaries") << 700 << 64;
+        QTest::newRow("window off block boundaries") << 700 << 50;
+    }
+    void windowPoolsHoldOnlyTheWindow() {
+        QFETCH(int, nTokens);
+        QFETCH(int, window);
+        KvLayout layout{.nLayers = 6, .rowStride = 32, .blockSize = 16};
+        layout.window = window;
+        layout.windowLayers = {false, true, true, true, true, true};
+        auto cache = KvCache::create(layout, nTokens);
+        QVERIFY(cache);
+        std::vector<int32_t> tokens(static_cast<size_t>(nTokens), 7);
+        KvSequence seq;
+        size_t peak = 0;
+        while (seq.nTokens < nTokens) {
+            QVERIFY((*cache)->reserve(seq, seq.nTokens + 1));
+            ++seq.nTokens;
+            (*cache)->publish(seq, tokens);
+            peak = std::max(peak, (*cache)->heldBytes(seq));
+        }
+        QCOMPARE(kvCacheBytes(layout, nTokens), static_cast<qint64>(peak));
+        KvLayout all = layout;
+        all.window = 0, all.windowLayers.clear();
+        if (nTokens > 4 * window) QVERIFY(kvCacheBytes(layout, nTokens) * 3 < kvCacheBytes(all, nTokens));
+        (*cache)->release(seq);
     }
 };
 
