@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     QString model = parser.value("model");
     if (model.isEmpty()) model = settings.lastModel();
     if (model.isEmpty() || !QFileInfo::exists(model)) model = hearth::defaultModelPath();
-    window.loadModel(model);
+    // No model at all: the window's first-start page explains and offers the picker.
+    if (QFileInfo::exists(model)) window.loadModel(model);
     return QApplication::exec();
 }

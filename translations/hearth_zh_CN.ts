@@ -443,6 +443,11 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
 <context>
     <name>hearth::MainWindow</name>
     <message>
+        <location filename="../ui/main_window.cpp"/>
+        <source>%1 (remote)</source>
+        <translation>%1（远程）</translation>
+    </message>
+    <message>
         <source>no model chosen</source>
         <translation>未选择模型</translation>
     </message>
@@ -461,6 +466,11 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
     <message>
         <source>Servers</source>
         <translation>服务器</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window.cpp"/>
+        <source>loading %1…</source>
+        <translation>正在加载 %1…</translation>
     </message>
     <message>
         <source>&amp;Hearth</source>
@@ -559,10 +569,10 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <location filename="../ui/main_window_engine.cpp" line="73"/>
         <source>Cannot load %1: %2
 
-Choose another model with **Model…** (Ctrl+O); the default model is fetched by `packaging/scripts/fetch-models.sh`.</source>
+Choose another model with **Model…** (Ctrl+O).</source>
         <translation>无法加载 %1：%2
 
-请通过 **模型…**（Ctrl+O）选择其他模型；默认模型由 `packaging/scripts/fetch-models.sh` 下载。</translation>
+请通过 **模型…**（Ctrl+O）选择其他模型。</translation>
     </message>
     <message>
         <location filename="../ui/main_window.cpp" line="123"/>
@@ -1538,6 +1548,72 @@ OpenAI 客户端：%1/v1</translation>
         <translation>
             <numerusform>已列出 %n 个模型。</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>hearth::FirstStartPage</name>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Welcome to Hearth</source>
+        <translation>欢迎使用 Hearth</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Hearth answers with a language model: one file (GGUF, usually 100 MB to a few GB) that runs entirely on this computer. No model has been chosen yet. Pick one you already have, or download a GGUF file into one of these folders:</source>
+        <translation>Hearth 通过语言模型来回答：模型是一个文件（GGUF 格式，通常为 100 MB 到数 GB），完全在这台电脑上运行。目前还没有选择模型。请选择一个已有的模型，或把 GGUF 文件下载到以下任一文件夹：</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Hearth finds the models of LM Studio, Ollama, GPT4All, Jan and the Hugging Face cache in place; nothing is copied.</source>
+        <translation>Hearth 会在原处找到 LM Studio、Ollama、GPT4All、Jan 和 Hugging Face 缓存中的模型，不会复制任何文件。</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Choose a model…</source>
+        <translation>选择模型…</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::WelcomePage</name>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Try one of these, or write your own below:</source>
+        <translation>试试下面的问题，或在下方输入你自己的：</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Explain how a hash table works, with a short example in Python.</source>
+        <translation>解释哈希表的工作原理，并附一个简短的 Python 示例。</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Write a friendly email asking to move tomorrow's meeting to Friday.</source>
+        <translation>写一封友好的邮件，请求把明天的会议改到周五。</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Give me three ideas for a quick vegetarian dinner.</source>
+        <translation>给我三个快手素食晚餐的点子。</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Hearth keeps your conversations, and the model's working memory of each (its KV cache), on this computer only, so a long chat continues at once when you reopen it.</source>
+        <translation>Hearth 只在这台电脑上保存你的对话以及模型对每个对话的工作记忆（KV 缓存），因此重新打开长对话时可以立即继续。</translation>
+    </message>
+    <message>
+        <location filename="../ui/start_pages.cpp"/>
+        <source>Model: %1</source>
+        <translation>模型：%1</translation>
     </message>
 </context>
 </TS>

@@ -6,17 +6,21 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
+#include <QPlainTextEdit>
 #include <QProgressDialog>
 #include <QShortcut>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "app/chat/conversation_controller.h"
 #include "app/chat/model_controller.h"
+#include "app/chat/remote_controller.h"
 #include "app/chat/reply_controller.h"
 #include "app/common/paths.h"
+#include "app/models/model_sources.h"
 #include "ui/appearance.h"
 #include "ui/chat_status.h"
 #include "ui/composer.h"
@@ -25,6 +29,7 @@
 #include "ui/message_view.h"
 #include "ui/model_picker.h"
 #include "ui/settings_dialog.h"
+#include "ui/start_pages.h"
 #include "ui/transfer_actions.h"
 
 namespace hearth {
@@ -43,6 +48,9 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
       status_(new ChatStatus),
       modelButton_(new QToolButton),
       contextNotice_(new QLabel),
+      chatArea_(new QStackedWidget),
+      firstStart_(new FirstStartPage),
+      welcome_(new WelcomePage),
       transfers_(new TransferActions(controllers.conversations, this)),
       documents_(nullptr) {
     setObjectName("mainWindow");
@@ -54,6 +62,7 @@ MainWindow::MainWindow(const WindowControllers& controllers, QWidget* parent)
     connectReplies();
     connectModels();
     updateTitle();
+    updateChatPage();
     resize(1100, 720);
 }
 
@@ -72,7 +81,11 @@ void MainWindow::buildLayout() {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(modelButton_, 0, Qt::AlignLeft);
-    layout->addWidget(view_, 1);
+    chatArea_->setObjectName("chatArea");
+    chatArea_->addWidget(view_);
+    chatArea_->addWidget(firstStart_);
+    chatArea_->addWidget(welcome_);
+    layout->addWidget(chatArea_, 1);
     layout->addWidget(contextNotice_);
     layout->addWidget(composer_);
     auto* splitter = new QSplitter;
@@ -86,6 +99,11 @@ void MainWindow::buildLayout() {
     connect(modelButton_, &QToolButton::clicked, this, &MainWindow::openModelPicker);
     connect(sidebar_, &ConversationSidebar::settingsRequested, this, &MainWindow::openSettings);
     connect(sidebar_, &ConversationSidebar::modelPickerRequested, this, &MainWindow::openModelPicker);
+    connect(firstStart_, &FirstStartPage::chooseModelRequested, this, &MainWindow::openModelPicker);
+    connect(welcome_, &WelcomePage::promptChosen, this, [this](const QString& text) {
+        composer_->input()->setPlainText(text);
+        composer_->focusInput();
+    });
     connect(sidebar_, &ConversationSidebar::exportRequested, transfers_, &TransferActions::exportConversation);
     connect(sidebar_, &ConversationSidebar::exportAllRequested, transfers_, &TransferActions::exportAll);
     connect(sidebar_, &ConversationSidebar::importRequested, transfers_, &TransferActions::importConversations);
@@ -145,6 +163,9 @@ void MainWindow::connectConversations() {
     connect(messages, &QAbstractItemModel::modelReset, this, updateRegenerate);
     connect(messages, &QAbstractItemModel::rowsInserted, this, updateRegenerate);
     connect(messages, &QAbstractItemModel::rowsRemoved, this, updateRegenerate);
+    connect(messages, &QAbstractItemModel::modelReset, this, &MainWindow::updateChatPage);
+    connect(messages, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateChatPage);
+    connect(messages, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateChatPage);
     connect(conversations_.list(), &QAbstractItemModel::modelReset, this, &MainWindow::updateTitle);
     connect(view_->messageDelegate(), &MessageDelegate::actionTriggered, this,
             [this](MessageDelegate::Action a, const QModelIndex& i) { onDelegateAction(static_cast<int>(a), i); });
@@ -197,6 +218,31 @@ void MainWindow::onReplyStarted(const ReplyStarted& info) {
         tr("This conversation is longer than the model's context window: the %n oldest "
            "message(s) are left out of what the model sees (they stay saved here).",
            nullptr, info.omittedTurns));
+}
+
+// Messages, once there are any; before that the first-start page while there is no model (and
+// none loading), else the welcome page. The folder list is read again each time it shows, as
+// the settings may have added one.
+void MainWindow::updateChatPage() {
+    QWidget* page = view_;
+    if (conversations_.messages()->rowCount() == 0) {
+        if (remote_ && remote_->active()) {  // replies from a server: its model is the one in use
+            const QString model = remote_->settings().model;
+            welcome_->setModelName(tr("%1 (remote)").arg(model.isEmpty() ? tr("no model chosen") : model));
+            page = welcome_;
+        } else if (models_.model()) {
+            welcome_->setModelName(models_.model()->file.name);
+            page = welcome_;
+        } else if (loading_) {
+            welcome_->setModelName(tr("loading %1…").arg(QFileInfo(models_.loadingPath()).fileName()));
+            page = welcome_;
+        } else {
+            if (chatArea_->currentWidget() != firstStart_)
+                firstStart_->setFolders(modelSearchFolders(defaultModelSourceRoots()));
+            page = firstStart_;
+        }
+    }
+    chatArea_->setCurrentWidget(page);
 }
 
 void MainWindow::updateTitle() {

@@ -11,6 +11,7 @@
 #include <functional>
 
 class QLabel;
+class QStackedWidget;
 class QToolButton;
 
 namespace hearth {
@@ -21,6 +22,8 @@ class ConversationController;
 class ConversationSidebar;
 class DocumentsUi;
 class LocalServerController;
+class FirstStartPage;
+class WelcomePage;
 class MessageView;
 class RemoteController;
 class ModelController;
@@ -56,6 +59,10 @@ public:
     // Conversation export and import (the Hearth menu's and the sidebar's), with their file seam.
     TransferActions* transfers() const { return transfers_; }
     DocumentsUi* documents() const { return documents_; }  // attached documents, drops, cited sources
+    // The chat area shows one of these instead of an empty message list: the first-start page
+    // while no model is loaded or loading, the welcome page in a new, empty chat.
+    FirstStartPage* firstStartPage() const { return firstStart_; }
+    WelcomePage* welcomePage() const { return welcome_; }
     // Where "Save a copy…" writes the database: a file dialog, or what tests inject (given the
     // suggested path; an empty answer cancels).
     void setCopyPathChooser(std::function<QString(const QString& suggested)> chooser) {
@@ -82,6 +89,7 @@ private:
     void closeProgress();
     void onReplyStarted(const ReplyStarted& info);
     void updateTitle();
+    void updateChatPage();
 
     ConversationController& conversations_;
     ReplyController& replies_;
@@ -95,6 +103,10 @@ private:
     ChatStatus* status_;
     QToolButton* modelButton_;
     QLabel* contextNotice_;
+    QStackedWidget* chatArea_;
+    FirstStartPage* firstStart_;
+    WelcomePage* welcome_;
+    bool loading_ = false;  // a model load is in flight
     TransferActions* transfers_;
     DocumentsUi* documents_;
     QPointer<QProgressDialog> progress_;

@@ -38,6 +38,8 @@ void MainWindow::loadModel(const QString& path) { models_.load(path); }
 
 void MainWindow::showLoadProgress(const QString& path) {
     closeProgress();
+    loading_ = true;
+    updateChatPage();
     progress_ = new QProgressDialog(tr("Loading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 100, this);
     progress_->setObjectName("loadProgress");
     progress_->setWindowTitle(tr("Loading model — Hearth"));
@@ -59,6 +61,7 @@ void MainWindow::closeProgress() {
 
 void MainWindow::onModelLoaded(const LoadedModel&) {
     closeProgress();
+    loading_ = false;
     // What no longer holds with this model: a load error, old turns left out of a smaller context
     // (the next reply says again if some still are).
     conversations_.clearNotices(QStringLiteral("load"));
@@ -75,6 +78,7 @@ void MainWindow::showEngine() {
         modelButton_->setToolTip(tr("Replies run on the server at %1").arg(r.baseUrl));
         status_->setRemote(r.model, r.baseUrl);
         composer_->setReady(true);
+        updateChatPage();
         return;
     }
     if (!models_.model()) {
@@ -82,6 +86,7 @@ void MainWindow::showEngine() {
         modelButton_->setToolTip({});
         status_->setMessage(tr("No model loaded. Choose one with Model… (Ctrl+O)."));
         composer_->setReady(false);
+        updateChatPage();
         return;
     }
     const LoadedModel& model = *models_.model();
@@ -94,22 +99,31 @@ void MainWindow::showEngine() {
     status_->setModel(model);
     status_->setContext(conversations_.contextUsed(), model.contextLength);
     composer_->setReady(true);
+    updateChatPage();
 }
 
 // error empty: cancelled (the previous model, if any, stays loaded).
 void MainWindow::onLoadEnded(const QString& error) {
     closeProgress();
+    loading_ = false;
     const bool haveModel = models_.model().has_value();
+    // No model yet and none at the path asked for (the first start, or the last model moved away):
+    // the first-start page says what to do; an error about a file nobody chose would not.
+    if (!haveModel && !QFileInfo::exists(models_.loadingPath())) {
+        status_->setMessage(tr("No model loaded"));
+        updateChatPage();
+        return;
+    }
     if (error.isEmpty()) {
         status_->setMessage(haveModel ? tr("Loading cancelled; %1 is still loaded.").arg(models_.model()->file.name)
                                       : tr("Loading cancelled. Choose a model with Model… (Ctrl+O)."));
         return;
     }
     status_->setMessage(tr("Cannot load the model"));
-    conversations_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O); "
-                                "the default model is fetched by `packaging/scripts/fetch-models.sh`.")
+    conversations_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O).")
                                  .arg(QFileInfo(models_.loadingPath()).fileName(), error),
                              {}, QStringLiteral("load"));
+    updateChatPage();
 }
 
 void MainWindow::openModelPicker() {

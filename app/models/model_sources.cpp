@@ -302,31 +302,51 @@ ModelSourceRoots defaultModelSourceRoots() {
     return roots;
 }
 
-ModelScan discoverModels(const ModelSourceRoots& roots) {
-    ModelScan scan;
+// The one list of places: the first-start page shows it, discoverModels() scans it.
+static QList<ModelFolder> searchFolders(const ModelSourceRoots& roots, ModelScan& scan) {
+    QList<ModelFolder> out;
     const QString home = roots.home;
-    if (!roots.hearthModelsDir.isEmpty()) scanFolder(scan, ModelSource::Hearth, roots.hearthModelsDir, false);
-    for (const QString& folder : roots.userFolders) scanFolder(scan, ModelSource::UserFolder, folder, true);
+    using K = ModelFolder::Kind;
+    if (!roots.hearthModelsDir.isEmpty()) out.append({ModelSource::Hearth, roots.hearthModelsDir, K::Files});
+    for (const QString& folder : roots.userFolders) out.append({ModelSource::UserFolder, folder, K::FilesRecursive});
     if (!home.isEmpty()) {
         Scanner settings(scan, ModelSource::LmStudio);
         for (const QString& folder : lmStudioModelFolders(settings, home))
-            scanFolder(scan, ModelSource::LmStudio, folder, true);
-        scanOllama(scan, home + "/.ollama/models");
+            out.append({ModelSource::LmStudio, folder, K::FilesRecursive});
+        out.append({ModelSource::Ollama, home + "/.ollama/models", K::Ollama});
     }
-    for (const QString& root : roots.ollamaSystemRoots) scanOllama(scan, root);
+    for (const QString& root : roots.ollamaSystemRoots) out.append({ModelSource::Ollama, root, K::Ollama});
     if (!home.isEmpty()) {
-        scanFolder(scan, ModelSource::Gpt4All, home + "/.local/share/nomic.ai/GPT4All", false);
+        out.append({ModelSource::Gpt4All, home + "/.local/share/nomic.ai/GPT4All", K::Files});
         for (const char* dir : {"/.local/share/Jan/data/models", "/jan/models"})
-            scanFolder(scan, ModelSource::Jan, home + dir, true);
+            out.append({ModelSource::Jan, home + dir, K::FilesRecursive});
     }
     const QString hub = !roots.huggingFaceHub.isEmpty() ? roots.huggingFaceHub
         : home.isEmpty()                                ? QString()
                                                         : home + "/.cache/huggingface/hub";
-    if (!hub.isEmpty()) scanHuggingFace(scan, hub);
+    if (!hub.isEmpty()) out.append({ModelSource::HuggingFace, hub, K::HuggingFaceHub});
     const QString llamaCpp = !roots.llamaCppCache.isEmpty() ? roots.llamaCppCache
         : home.isEmpty()                                    ? QString()
                                                             : home + "/.cache/llama.cpp";
-    if (!llamaCpp.isEmpty()) scanFolder(scan, ModelSource::LlamaCpp, llamaCpp, false);
+    if (!llamaCpp.isEmpty()) out.append({ModelSource::LlamaCpp, llamaCpp, K::Files});
+    return out;
+}
+
+QList<ModelFolder> modelSearchFolders(const ModelSourceRoots& roots) {
+    ModelScan ignored;
+    return searchFolders(roots, ignored);
+}
+
+ModelScan discoverModels(const ModelSourceRoots& roots) {
+    ModelScan scan;
+    for (const ModelFolder& f : searchFolders(roots, scan)) {
+        switch (f.kind) {
+        case ModelFolder::Kind::Files: scanFolder(scan, f.source, f.path, false); break;
+        case ModelFolder::Kind::FilesRecursive: scanFolder(scan, f.source, f.path, true); break;
+        case ModelFolder::Kind::Ollama: scanOllama(scan, f.path); break;
+        case ModelFolder::Kind::HuggingFaceHub: scanHuggingFace(scan, f.path); break;
+        }
+    }
     std::stable_sort(scan.models.begin(), scan.models.end(), [](const FoundModel& a, const FoundModel& b) {
         if (a.source != b.source) return a.source < b.source;
         return a.displayName.compare(b.displayName, Qt::CaseInsensitive) < 0;

@@ -57,6 +57,16 @@ struct ModelScan {
     QList<ScanNote> notes;
 };
 
+// Where discoverModels() looks, in its order: each source's folders (those named in other apps'
+// settings included), whether they exist or not. The first-start page lists them.
+struct ModelFolder {
+    enum class Kind { Files, FilesRecursive, Ollama, HuggingFaceHub };
+    ModelSource source = ModelSource::Hearth;
+    QString path;
+    Kind kind = Kind::Files;
+};
+QList<ModelFolder> modelSearchFolders(const ModelSourceRoots& roots);
+
 ModelScan discoverModels(const ModelSourceRoots& roots);
 
 }  // namespace hearth

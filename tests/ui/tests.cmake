@@ -50,3 +50,7 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_local_server LABELS gui server LIBS hearth_ui SOURCES test_local_server.cpp gui_app.h TIMEOUT 300)
 endif()
+# Issue 27's pages: first start without a model, the welcome page of an empty chat, in both languages.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_start_pages LABELS gui LIBS hearth_ui SOURCES test_start_pages.cpp gui_app.h TIMEOUT 180)
+endif()
