@@ -197,7 +197,10 @@ KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlock
     const Result<bool> parked = requests_->scheduler().parkRestored(tokens.first(covered), [&] {
         return restoreKvTail(*cache_, tokens, r.nBlocks, records[static_cast<size_t>(r.tailRecord)], r.tailRows);
     });
-    if (!parked) r.refusal = "the partial KV block was not restored: " + parked.error().message;
+    if (!parked) {
+        r.refusal = "the partial KV block was not restored: " + parked.error().message;
+        r.refusalKind = KvRefusal::Block;
+    }
     if (!parked || !*parked) r.tailRows = 0;  // refused, or held already: nothing copied
     return r;
 }

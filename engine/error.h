@@ -17,9 +17,16 @@ enum class ErrorCode {
     Cancelled,
 };
 
+// A cause finer than the code, where the words a user reads differ (app/common/error_text.h).
+enum class ErrorCause {
+    None,
+    FileCutOff,  // the file ends before data it declares: an incomplete download or copy
+};
+
 struct Error {
     ErrorCode code = ErrorCode::InvalidFormat;
     std::string message;  // names the field and, for files, the byte offset
+    ErrorCause cause = ErrorCause::None;
 };
 
 template <class T>

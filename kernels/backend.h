@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend_problem.h"
 #include "kernels/dtype.h"
 
 namespace hearth {
@@ -102,6 +103,7 @@ struct BackendInfo {
     std::string name;  // "CPU (reference)", "CPU (AVX2)", "CUDA"
     bool available = false;
     std::string reason;  // why not available; empty when available
+    BackendProblem problem = BackendProblem::None;  // the same, as a value
 };
 
 // Every backend Hearth knows, available or not, in order of preference.

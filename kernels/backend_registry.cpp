@@ -49,10 +49,10 @@ bool cudaRequestedByEnvironment() { return backendVariableIs("cuda"); }
 std::vector<BackendInfo> listBackends() {
     std::vector<BackendInfo> out;
     const CudaProbe cuda = probeCuda();
-    out.push_back({"CUDA", cuda.available, cuda.reason});
+    out.push_back({"CUDA", cuda.available, cuda.reason, cuda.problem});
     const std::string avx2Reason = avx2Unavailable();
     if (avx2Reason.empty()) out.push_back({"CPU (AVX2, " + std::to_string(defaultThreads()) + " threads)", true, ""});
-    else out.push_back({"CPU (AVX2)", false, avx2Reason});
+    else out.push_back({"CPU (AVX2)", false, avx2Reason, BackendProblem::Other});
     out.push_back({"CPU (reference)", true, ""});
     return out;
 }

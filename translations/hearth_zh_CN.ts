@@ -137,6 +137,11 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
         <translation>上下文 %1</translation>
     </message>
     <message>
+        <location filename="../ui/chat_status.cpp"/>
+        <source>Details…</source>
+        <translation>详细信息…</translation>
+    </message>
+    <message>
         <source>%1 tok/s</source>
         <translation>%1 词元/秒</translation>
     </message>
@@ -615,6 +620,11 @@ Choose another model with **Model…** (Ctrl+O).</source>
 </context>
 <context>
     <name>hearth::MessageDelegate</name>
+    <message>
+        <location filename="../ui/message_delegate.cpp"/>
+        <source>Details…</source>
+        <translation>详细信息…</translation>
+    </message>
     <message>
         <source>Sources (~%1 tokens):</source>
         <translation>来源（约 %1 个词元）：</translation>
@@ -1614,6 +1624,110 @@ OpenAI 客户端：%1/v1</translation>
         <location filename="../ui/start_pages.cpp"/>
         <source>Model: %1</source>
         <translation>模型：%1</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::ErrorText</name>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>This file is incomplete — download it again.</source>
+        <translation>这个文件不完整——请重新下载。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>The file cannot be read. Check that it is still there and that you may read it.</source>
+        <translation>无法读取该文件。请确认文件仍然存在，并且你有读取权限。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>This file is not a model Hearth can read; it may be damaged.</source>
+        <translation>这个文件不是 Hearth 能读取的模型，可能已经损坏。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Hearth does not support this model yet.</source>
+        <translation>Hearth 暂不支持这个模型。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>A setting is outside what this model allows.</source>
+        <translation>某项设置超出了这个模型允许的范围。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>There is not enough memory for this. Try a shorter context or a smaller model.</source>
+        <translation>内存不足。请尝试更短的上下文或更小的模型。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Saved state was made with another model file; the conversation was read again (%1 tokens)</source>
+        <translation>保存的状态来自另一个模型文件；已重新读取对话（%1 个词元）</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Saved state was made with other model settings; the conversation was read again (%1 tokens)</source>
+        <translation>保存的状态来自不同的模型设置；已重新读取对话（%1 个词元）</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Saved state was made on another processor (CPU or GPU); the conversation was read again (%1 tokens)</source>
+        <translation>保存的状态来自另一种处理器（CPU 或 GPU）；已重新读取对话（%1 个词元）</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Saved state was made by another Hearth version; the conversation was read again (%1 tokens)</source>
+        <translation>保存的状态来自另一个 Hearth 版本；已重新读取对话（%1 个词元）</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
+        <source>Part of the saved state could not be used; the conversation was read again (%1 tokens)</source>
+        <translation>部分保存的状态无法使用；已重新读取对话（%1 个词元）</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::DetailsDialog</name>
+    <message>
+        <location filename="../ui/details_dialog.cpp"/>
+        <source>Details — Hearth</source>
+        <translation>详细信息 — Hearth</translation>
+    </message>
+    <message>
+        <location filename="../ui/details_dialog.cpp"/>
+        <source>Technical details (in English):</source>
+        <translation>技术细节（英文）：</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::BackendChoices</name>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>this build of Hearth was made without it</source>
+        <translation>这个 Hearth 版本在构建时未包含它</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>no NVIDIA driver is installed</source>
+        <translation>未安装 NVIDIA 驱动程序</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>no NVIDIA graphics card was found</source>
+        <translation>未找到 NVIDIA 显卡</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>the NVIDIA driver is too old for this build of Hearth: update it</source>
+        <translation>NVIDIA 驱动程序对这个 Hearth 版本来说太旧：请更新驱动</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>CUDA cannot start (%1)</source>
+        <translation>CUDA 无法启动（%1）</translation>
     </message>
 </context>
 </TS>

@@ -7,6 +7,10 @@
 #include <QPainter>
 #include <QStyle>
 #include <QProgressBar>
+#include <QToolButton>
+
+#include "app/common/error_text.h"
+#include "ui/details_dialog.h"
 
 namespace hearth {
 
@@ -50,6 +54,7 @@ ChatStatus::ChatStatus(QWidget* parent)
       context_(new QLabel),
       meter_(new QProgressBar),
       kv_(new ElidingLabel),
+      kvDetails_(new QToolButton),
       spec_(new ElidingLabel) {
     model_->setObjectName("statusModel");
     speed_->setObjectName("statusSpeed");
@@ -74,6 +79,13 @@ ChatStatus::ChatStatus(QWidget* parent)
     layout->addWidget(context_);
     layout->addWidget(meter_);
     layout->addWidget(kv_);
+    kvDetails_->setObjectName("statusKvDetails");
+    kvDetails_->setText(tr("Details…"));
+    kvDetails_->setAutoRaise(true);
+    kvDetails_->hide();
+    layout->addWidget(kvDetails_);
+    connect(kvDetails_, &QToolButton::clicked, this,
+            [this] { showTechnicalDetails(window(), kvDetailsText_, kv_->text()); });
     setContext(0, 0);
 }
 
@@ -83,6 +95,7 @@ void ChatStatus::setModel(const LoadedModel& m) {
         model_->setFullText(tr("%1 · %2 (%3)").arg(m.file.name, m.backend, m.backendNote), m.file.path);
     speed_->clear();
     kv_->setFullText({});
+    setKvDetails({});
     spec_->setFullText({});
     setContext(0, m.contextLength);
     meter_->show();
@@ -93,6 +106,7 @@ void ChatStatus::setRemote(const QString& model, const QString& address) {
     speed_->clear();
     spec_->setFullText({});
     kv_->setFullText(tr("KV: none here (the remote server keeps it)"));
+    setKvDetails({});
     setContext(0, 0);
     meter_->hide();  // the server's context length is not known here
 }
@@ -121,8 +135,15 @@ void ChatStatus::replyFinished(const ReplyStats& s) {
                            ? tr("spec: accepted %1 of %2 drafted")
                                  .arg(QLocale().toString(s.specAccepted), QLocale().toString(s.specDrafted))
                            : QString());
+    setKvDetails({});
     if (!s.remoteEndpoint.isEmpty()) {
         kv_->setFullText(tr("Remote reply on %1: no local KV to save").arg(s.remoteEndpoint));
+        return;
+    }
+    if (s.kvRefusal != KvRefusal::None && s.kvRestoredTokens == 0) {
+        // In plain words from the refusal's kind; the engine's reason behind Details….
+        kv_->setFullText(kvRefusalSummary(s.kvRefusal, s.promptTokens - s.reusedTokens));
+        setKvDetails(s.kvNote);
         return;
     }
     if (s.kvRestoredTokens > 0) {
@@ -153,6 +174,7 @@ void ChatStatus::showConversation(int contextUsed, int contextLength) {
     speed_->clear();
     speed_->setToolTip({});
     kv_->setFullText({});
+    setKvDetails({});
     spec_->setFullText({});
     setContext(contextUsed, contextLength);
 }
@@ -162,6 +184,11 @@ void ChatStatus::setContext(int used, int total) {
     else context_->setText(tr("context %1 / %2").arg(QLocale().toString(used), QLocale().toString(total)));
     meter_->setRange(0, std::max(1, total));
     meter_->setValue(std::min(used, std::max(1, total)));
+}
+
+void ChatStatus::setKvDetails(const QString& details) {
+    kvDetailsText_ = details;
+    kvDetails_->setVisible(!details.isEmpty());
 }
 
 }  // namespace hearth

@@ -11,6 +11,7 @@
 #include "app/engine_host/engine_host.h"
 
 class QProgressBar;
+class QToolButton;
 
 namespace hearth {
 
@@ -53,11 +54,15 @@ public:
     void setContext(int used, int total);
 
 private:
+    void setKvDetails(const QString& details);  // empty: the button goes
+
     ElidingLabel* model_;
     QLabel* speed_;
     QLabel* context_;
     QProgressBar* meter_;
     ElidingLabel* kv_;
+    QToolButton* kvDetails_;  // "Details…" beside a KV refusal: its technical reason
+    QString kvDetailsText_;
     ElidingLabel* spec_;
     ReplyStarted streaming_;  // the reply in flight: its prompt and context, for the live meter
 };

@@ -25,6 +25,7 @@
 #include "ui/chat_status.h"
 #include "ui/composer.h"
 #include "ui/conversation_sidebar.h"
+#include "ui/details_dialog.h"
 #include "ui/documents_ui.h"
 #include "ui/message_view.h"
 #include "ui/model_picker.h"
@@ -192,6 +193,9 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
     case MessageDelegate::Action::PreviousBranch: replies_.switchBranch(id, -1); break;
     case MessageDelegate::Action::NextBranch: replies_.switchBranch(id, +1); break;
     case MessageDelegate::Action::SaveCopy: saveDatabaseCopy(); break;
+    case MessageDelegate::Action::Details:
+        showTechnicalDetails(this, index.data(MessageListModel::NoticeDetailsRole).toString());
+        break;
     case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
     case MessageDelegate::Action::Source: break;  // DocumentsUi opens it
     case MessageDelegate::Action::Marker: break;  // not clickable

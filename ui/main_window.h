@@ -85,7 +85,7 @@ private:
     void onDelegateAction(int action, const QModelIndex& index);
     void onModelLoaded(const LoadedModel& model);
     void showEngine();  // the header and status line for where replies run: the remote server or the model
-    void onLoadEnded(const QString& error);
+    void onLoadEnded(const QString& error, const QString& summary);
     void closeProgress();
     void onReplyStarted(const ReplyStarted& info);
     void updateTitle();

@@ -27,8 +27,9 @@ void MainWindow::connectModels() {
         if (progress_) progress_->setValue(percent);
     });
     connect(&models_, &ModelController::loaded, this, &MainWindow::onModelLoaded);
-    connect(&models_, &ModelController::failed, this, [this](const QString& m) { onLoadEnded(m); });
-    connect(&models_, &ModelController::cancelled, this, [this] { onLoadEnded(QString()); });
+    connect(&models_, &ModelController::failed, this,
+            [this](const QString& message, const QString& summary) { onLoadEnded(message, summary); });
+    connect(&models_, &ModelController::cancelled, this, [this] { onLoadEnded({}, {}); });
     if (!remote_) return;
     connect(remote_, &RemoteController::changed, this, &MainWindow::showEngine);
     if (remote_->active()) showEngine();
@@ -102,8 +103,9 @@ void MainWindow::showEngine() {
     updateChatPage();
 }
 
-// error empty: cancelled (the previous model, if any, stays loaded).
-void MainWindow::onLoadEnded(const QString& error) {
+// error empty: cancelled (the previous model, if any, stays loaded). The notice leads with the
+// plain summary; the technical line is behind its "Details…".
+void MainWindow::onLoadEnded(const QString& error, const QString& summary) {
     closeProgress();
     loading_ = false;
     const bool haveModel = models_.model().has_value();
@@ -121,8 +123,8 @@ void MainWindow::onLoadEnded(const QString& error) {
     }
     status_->setMessage(tr("Cannot load the model"));
     conversations_.showError(tr("Cannot load %1: %2\n\nChoose another model with **Model…** (Ctrl+O).")
-                                 .arg(QFileInfo(models_.loadingPath()).fileName(), error),
-                             {}, QStringLiteral("load"));
+                                 .arg(QFileInfo(models_.loadingPath()).fileName(), summary),
+                             {}, QStringLiteral("load"), error);
     updateChatPage();
 }
 

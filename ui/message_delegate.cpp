@@ -279,6 +279,8 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
     if (isNotice(index)) {
         if (index.data(MessageListModel::NoticeActionRole).toString() == QLatin1String("save-copy"))
             chips.push_back({Action::SaveCopy, tr("Save a copy…")});
+        if (!index.data(MessageListModel::NoticeDetailsRole).toString().isEmpty())
+            chips.push_back({Action::Details, tr("Details…")});
     } else {
         const QString ending = index.data(MessageListModel::EndingRole).toString();
         if (ending == QLatin1String("stopped")) chips.push_back({Action::Marker, tr("stopped")});

@@ -27,6 +27,7 @@ public:
         PreviousBranch,
         NextBranch,
         SaveCopy,
+        Details,  // a notice's technical text (NoticeDetailsRole)
         ToggleReasoning,
         Source,  // a document the reply's turn carried; payload: its index in the row's sources
         Marker  // not a button: how a reply ended ("stopped", "interrupted"), drawn among the chips

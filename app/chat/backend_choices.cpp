@@ -1,14 +1,40 @@
-// Converts listBackends() for the settings panel.
+// Converts listBackends() for the settings panel; words in the context hearth::BackendChoices.
 #include "app/chat/backend_choices.h"
+
+#include <QCoreApplication>
 
 #include "kernels/backend.h"
 
 namespace hearth {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("hearth::BackendChoices", text); }
+
+}  // namespace
+
+QString backendProblemText(const QString& name, BackendProblem problem, const QString& technical) {
+    switch (problem) {
+    case BackendProblem::None: return {};
+    case BackendProblem::NotBuilt: return tr("this build of Hearth was made without it");
+    case BackendProblem::NoDriver: return tr("no NVIDIA driver is installed");
+    case BackendProblem::NoDevice: return tr("no NVIDIA graphics card was found");
+    case BackendProblem::DriverTooOld: return tr("the NVIDIA driver is too old for this build of Hearth: update it");
+    case BackendProblem::Other: break;
+    }
+    return name == QLatin1String("CUDA") ? tr("CUDA cannot start (%1)").arg(technical) : technical;
+}
 
 QList<BackendChoice> backendChoices() {
     QList<BackendChoice> out;
-    for (const BackendInfo& b : listBackends())
-        out.append({QString::fromStdString(b.name), b.available, QString::fromStdString(b.reason)});
+    for (const BackendInfo& b : listBackends()) {
+        const QString name = QString::fromStdString(b.name), technical = QString::fromStdString(b.reason);
+        const BackendProblem problem = b.available ? BackendProblem::None : b.problem;
+        out.append({.name = name,
+                    .available = b.available,
+                    .reason = b.available ? QString() : backendProblemText(name, problem, technical),
+                    .details = technical,
+                    .problem = problem});
+    }
     return out;
 }
 

@@ -1,18 +1,28 @@
 // The compute backends the settings panel offers, with the reason when one is unavailable
-// (kernels/backend.h's registry, as Qt values for ui/).
+// (kernels/backend.h's registry, as Qt values for ui/): in plain, translated words from the
+// backend's problem (no NVIDIA driver, no NVIDIA GPU, a driver too old for this build), the
+// registry's own English words kept as details.
 #pragma once
 
 #include <QList>
 #include <QString>
+
+#include "kernels/backend_problem.h"
 
 namespace hearth {
 
 struct BackendChoice {
     QString name;  // "CPU (reference)", "CPU (AVX2)", "CUDA"
     bool available = false;
-    QString reason;  // empty when available
+    QString reason = {};  // empty when available; plain words
+    QString details = {};  // the registry's reason, for people debugging (English)
+    BackendProblem problem = BackendProblem::None;
     bool isReference() const { return name.contains(QLatin1String("reference")); }
 };
+
+// The plain words for a problem of the named backend; technical: the registry's reason, used
+// as it is where no plainer words exist (BackendProblem::Other).
+QString backendProblemText(const QString& name, BackendProblem problem, const QString& technical);
 
 QList<BackendChoice> backendChoices();
 

@@ -39,10 +39,12 @@ void ConversationController::storeFailed(const Error& error) {
                   .arg(describe(error)));
 }
 
-void ConversationController::showError(const QString& message, const QString& action, const QString& topic) {
+void ConversationController::showError(const QString& message, const QString& action, const QString& topic,
+                                       const QString& details) {
     MessageRow row{.id = 0, .role = std::nullopt, .text = message};
     row.action = action;
     row.topic = topic;
+    row.details = details;
     messages_.append(std::move(row));
 }
 

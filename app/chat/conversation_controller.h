@@ -51,7 +51,9 @@ public:
 
     // A notice row in the message view (until the next message is sent, or topic's notices are
     // cleared because they no longer hold).
-    void showError(const QString& message, const QString& action = {}, const QString& topic = {});
+    // details: the technical text behind the notice's "Details…" (English); empty: none.
+    void showError(const QString& message, const QString& action = {}, const QString& topic = {},
+                   const QString& details = {});
     void clearNotices(const QString& topic) { messages_.removeNotices(topic); }
     // Tokens the open conversation's last reply left in the context (its prompt and its reply),
     // as recorded with it; 0 for a new conversation or one without a finished reply.

@@ -53,6 +53,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case VersionRole: return r->version;
     case TextEpochRole: return QVariant::fromValue<quint64>(r->textEpoch);
     case NoticeActionRole: return r->action;
+    case NoticeDetailsRole: return r->details;
     case AnswerRole: return r->answer;
     case ReasoningRole: return r->reasoning;
     case ReasoningOpenRole: return r->reasoningOpen;

@@ -24,6 +24,7 @@ struct MessageRow {
     int siblingCount = 1;
     int version = 0;  // bumped on each text change (the delegate's cache key)
     QString action = {};  // a notice's way forward, offered as a button: "save-copy" or empty
+    QString details = {};  // a notice's technical text (English), behind its "Details…"; empty: none
     QString topic = {};  // a notice's subject ("load": a model failed to load), so it can go when no longer true
     // How a finished reply ended when it did not end by itself: "stopped" (Stop), "interrupted"
     // (cut short, e.g. by a crash); empty otherwise and while streaming.
@@ -55,6 +56,7 @@ public:
         IsLastAssistantRole,
         TextEpochRole,
         NoticeActionRole,
+        NoticeDetailsRole,  // MessageRow::details
         AnswerRole,  // what the view renders and Copy copies (Qt::DisplayRole is the whole text)
         ReasoningRole,  // the reasoning, without its markers ("" when none)
         ReasoningOpenRole,  // bool: the reasoning has not ended

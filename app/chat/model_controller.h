@@ -32,7 +32,7 @@ signals:
     void loadStarted(const QString& path);
     void progress(int percent);
     void loaded(const hearth::LoadedModel& model);  // model() is already the new one
-    void failed(const QString& message);
+    void failed(const QString& message, const QString& summary);  // EngineWorker::loadFailed's
     void cancelled();
 
 private:

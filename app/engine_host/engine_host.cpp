@@ -71,7 +71,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
         return;
     }
     if (!engine) {
-        emit loadFailed(describe(engine.error()));
+        emit loadFailed(describe(engine.error()), userSummary(engine.error()));
         return;
     }
     failAll(tr("The model was changed before this reply finished."));

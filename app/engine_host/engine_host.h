@@ -92,7 +92,8 @@ public:
 signals:
     void loadProgress(int percent);
     void modelLoaded(const hearth::LoadedModel& model);
-    void loadFailed(const QString& message);
+    // message: the technical line (English, the CLI's); summary: the plain words (userSummary()).
+    void loadFailed(const QString& message, const QString& summary);
     void loadCancelled();
     void replyStarted(const hearth::ReplyStarted& info);
     void textReady(quint64 ticket, const QString& text);  // a batch of reply text

@@ -52,6 +52,7 @@ ReplyStats EngineWorker::finishedStats(const Active& a) {
     s.kvRestoredTokens = t.kvRestoredTokens;
     s.kvSavedSeconds = prefillRate_.savedSeconds(t);
     s.kvNote = QString::fromStdString(t.kvNote);
+    s.kvRefusal = t.restore.refusalKind;
     if (a.speculating) s.specDrafted = t.spec.drafted, s.specAccepted = t.spec.accepted;
     s.stored = t.stats();
     return s;

@@ -8,6 +8,7 @@
 
 #include "app/chat/chat_settings.h"
 #include "app/store/conversation_store.h"
+#include "engine/snapshot/kv_snapshot.h"
 #include "engine/spec/spec_options.h"
 #include "engine/tokenizer/chat_role.h"
 
@@ -42,7 +43,8 @@ struct ReplyStats {
     double tokensPerSecond = 0, ttftMs = 0;
     int kvRestoredTokens = 0;  // prompt tokens whose KV came from the store (not in reusedTokens)
     double kvSavedSeconds = -1;  // estimated prefill time the restore saved; < 0: unknown
-    QString kvNote = {};  // why nothing was restored (a refusal, a store error)
+    QString kvNote = {};  // why nothing was restored (a refusal, a store error), for people debugging
+    KvRefusal kvRefusal = KvRefusal::None;  // a refusal's kind, for the words a user reads
     int specDrafted = -1, specAccepted = 0;  // speculation's drafted and accepted tokens; -1: not reported
     GenerationStats stored;  // what the reply's message row records (Turn::stats())
     QString remoteEndpoint = {};  // the server a remote reply ran on (e.g. "gpu-box:8000"); empty: local

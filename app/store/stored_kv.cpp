@@ -56,6 +56,7 @@ Result<KvRestoreReport> restoreKv(Engine& engine, KvBlockStore& store, int64_t c
     report.restoredTokens = imported.nImported * engine.kvBlockSize() + imported.tailRows;
     report.acceptedTokens = imported.nTokens + imported.tailRows;
     report.refusal = imported.refusal;
+    report.refusalKind = imported.refusalKind;
     if (imported.nBlocks > 0 || imported.tailRows > 0)
         if (auto r = store.markUsed(conversationId); !r) return std::unexpected(r.error());
     const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };

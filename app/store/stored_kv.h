@@ -15,6 +15,7 @@ struct KvRestoreReport {
     int32_t restoredTokens = 0;  // prompt tokens whose K/V were copied in from the store
     int32_t acceptedTokens = 0;  // ... plus those already cached in the engine
     std::string refusal;  // the engine's reason, when it refused saved blocks
+    KvRefusal refusalKind = KvRefusal::None;  // the same, as a value (KvImportResult::refusalKind)
     double ms = 0;  // reading and importing
     double readMs = 0;  // ... of which reading the blocks from the database
     double importMs = 0;  // ... and copying them into the engine's KV cache

@@ -35,9 +35,11 @@ std::unexpected<Error> fieldError(ErrorCode code, const std::string& field, uint
 }
 
 std::unexpected<Error> cutOff(const std::string& field, uint64_t offset, uint64_t need, uint64_t fileSize) {
-    return fieldError(
+    auto e = fieldError(
         ErrorCode::InvalidFormat, field, offset,
         "is cut off: it needs " + std::to_string(need) + " bytes and the file ends at " + std::to_string(fileSize));
+    e.error().cause = ErrorCause::FileCutOff;
+    return e;
 }
 
 GgufValue decodeScalar(GgufType type, const uint8_t* p) {

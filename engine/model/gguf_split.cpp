@@ -88,7 +88,11 @@ Result<void> GgufFile::openOtherParts() {
         if (!std::filesystem::exists(partPath, ec))
             return fail(ErrorCode::Io, where + " is missing; every part must be in the same folder");
         auto part = openOne(partPath);
-        if (!part) return fail(part.error().code, where + ": " + part.error().message);
+        if (!part) {
+            Error e = part.error();
+            e.message = where + ": " + e.message;  // the code and cause stay
+            return std::unexpected(std::move(e));
+        }
         if (splitKey(**part, "split.no") != static_cast<uint64_t>(i - 1) || splitKey(**part, "split.count") != count)
             return fail(ErrorCode::InvalidFormat, where + " does not say it is that part (split.no, split.count)");
         for (GgufTensorInfo t : (*part)->tensors()) {

@@ -146,18 +146,22 @@ Result<void> GgufParser::parseTensorInfos(GgufFile& file, Cursor& cursor, uint64
         return {};
     }
     if (file.dataOffset_ > size) {
-        return fieldError(ErrorCode::InvalidFormat, "data section", infoEnd,
-                          "starts at " + num(file.dataOffset_) + " (padded to " + num(file.alignment_) +
-                              "), past the end of the file (" + num(size) + " bytes)");
+        auto e = fieldError(ErrorCode::InvalidFormat, "data section", infoEnd,
+                            "starts at " + num(file.dataOffset_) + " (padded to " + num(file.alignment_) +
+                                "), past the end of the file (" + num(size) + " bytes)");
+        e.error().cause = ErrorCause::FileCutOff;
+        return e;
     }
     const uint64_t dataBytes = size - file.dataOffset_;
     for (uint64_t i = 0; i < nTensors; ++i) {
         const GgufTensorInfo& t = file.tensors_[i];
         if (t.offset > dataBytes || t.nBytes > dataBytes - t.offset) {
-            return fieldError(ErrorCode::InvalidFormat, tensorField(i, t.name) + " offset " + num(t.offset),
-                              offsetAts[i],
-                              "puts its " + num(t.nBytes) + " bytes past the end of the file (" + num(size) +
-                                  " bytes, data section at " + num(file.dataOffset_) + ")");
+            auto e =
+                fieldError(ErrorCode::InvalidFormat, tensorField(i, t.name) + " offset " + num(t.offset), offsetAts[i],
+                           "puts its " + num(t.nBytes) + " bytes past the end of the file (" + num(size) +
+                               " bytes, data section at " + num(file.dataOffset_) + ")");
+            e.error().cause = ErrorCause::FileCutOff;
+            return e;
         }
     }
     return {};

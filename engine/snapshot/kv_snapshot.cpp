@@ -35,6 +35,14 @@ std::string describeRootMismatch(const KvRootInfo& saved, const KvRootInfo& curr
     return why;
 }
 
+KvRefusal rootMismatchKind(const KvRootInfo& saved, const KvRootInfo& current) {
+    if (saved.fingerprint != current.fingerprint) return KvRefusal::ModelFile;
+    if (saved.layout != current.layout) return KvRefusal::Layout;
+    if (saved.backend != current.backend) return KvRefusal::Backend;
+    if (saved.numericsVersion != current.numericsVersion) return KvRefusal::Numerics;
+    return KvRefusal::Block;
+}
+
 uint64_t kvChecksum(std::span<const uint8_t> data) { return XXH3_64bits(data.data(), data.size()); }
 
 bool isKvTail(const KvBlockRecord& r, int32_t blockSize) {
@@ -171,6 +179,7 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
     if (records.empty()) return result;
     if (saved.key != cache.root().key || current.key != cache.root().key) {
         result.refusal = strCat("saved KV refused: ", describeRootMismatch(saved, current));
+        result.refusalKind = rootMismatchKind(saved, current);
         return result;
     }
     const int32_t budget = cache.nFreeBlocks() - reserveBlocks;
@@ -179,18 +188,22 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
         if (isKvTail(records[i], cache.layout().blockSize)) {
             int32_t rows = 0;
             std::string why = checkTail(cache, records[i], i, parent, tokens, rows);
-            if (!why.empty()) result.refusal = "saved KV refused from " + why;
-            else if (rows > 0) result.tailRecord = static_cast<int32_t>(i), result.tailRows = rows;
+            if (!why.empty()) {
+                result.refusal = "saved KV refused from " + why;
+                result.refusalKind = KvRefusal::Block;
+            } else if (rows > 0) result.tailRecord = static_cast<int32_t>(i), result.tailRows = rows;
             break;
         }
         if (std::string why = checkRecord(cache, records[i], i, parent, tokens); !why.empty()) {
             result.refusal = "saved KV refused from " + why;
+            result.refusalKind = KvRefusal::Block;
             break;
         }
         if (result.nImported >= budget) break;
         auto imported = cache.importBlock(records[i].key, records[i].data);
         if (!imported) {
             result.refusal = "saved KV not restored: " + imported.error().message;
+            result.refusalKind = KvRefusal::Block;
             break;
         }
         result.nImported += *imported ? 1 : 0;
@@ -202,10 +215,12 @@ KvImportResult importKvBlocks(KvCache& cache, const KvRootInfo& current, const K
     const CachedPrefix usable =
         cache.cachedPrefix(KvSequence{}, tokens.first(static_cast<size_t>(result.nTokens))).full;
     if (std::ssize(usable.blocks) < result.nBlocks) {
-        if (result.refusal.empty())
+        if (result.refusal.empty()) {
             result.refusal = strCat("saved KV covers the sliding window's positions only up to token ",
                                     std::ssize(usable.blocks) * cache.layout().blockSize, " of ", result.nTokens,
                                     "; the rest is recomputed");
+            result.refusalKind = KvRefusal::Block;
+        }
         result.nBlocks = static_cast<int32_t>(usable.blocks.size());
         result.nTokens = result.nBlocks * cache.layout().blockSize;
         result.tailRecord = -1;

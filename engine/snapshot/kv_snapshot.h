@@ -25,6 +25,19 @@ struct KvRootInfo {
     std::string backend;
     uint32_t numericsVersion = 0;
 };
+// Why saved blocks were refused, for the words a user reads (the refusal string is for people
+// debugging): what the first difference of the roots was, or a block that did not fit.
+enum class KvRefusal {
+    None,
+    ModelFile,  // the model file differs (another model, or the same name with other bytes)
+    Layout,  // the KV layout differs (context, KV type, RoPE, ...)
+    Backend,  // saved on another backend (CPU vs CUDA): never carried over
+    Numerics,  // saved by a Hearth with other numerics
+    Block,  // a block's chain, tokens, size or checksum did not match, or it could not be restored
+};
+// The first of ModelFile, Layout, Backend, Numerics that differs; Block when only the keys do.
+KvRefusal rootMismatchKind(const KvRootInfo& saved, const KvRootInfo& current);
+
 // Empty when equal; else which parts differ, e.g. "the model file differs (fingerprint a1.. vs 7f..)".
 std::string describeRootMismatch(const KvRootInfo& saved, const KvRootInfo& current);
 
@@ -61,6 +74,7 @@ struct KvImportResult {
     int32_t nTokens = 0;  // prefix of tokens they cover
     int32_t nImported = 0;  // blocks copied in (not already cached)
     std::string refusal;  // why the first refused block was refused; empty when none was
+    KvRefusal refusalKind = KvRefusal::None;  // the same, as a value
     // A tail record accepted after the nBlocks full ones: its index in records and how many of
     // its rows continue tokens (its tokens' common prefix with them). Never counted in nBlocks
     // or nTokens. importKvBlocks leaves it out of the cache; Engine::importKv restores it

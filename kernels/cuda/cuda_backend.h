@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "kernels/backend_problem.h"
+
 namespace hearth {
 
 class Backend;
@@ -14,6 +16,7 @@ struct CudaProbe {
     bool available = false;
     std::string reason;  // why not available
     std::string device;  // "NVIDIA H200 (sm_90, 139 GiB)" when available
+    BackendProblem problem = BackendProblem::None;  // the reason as a value (cuda_start_error.h)
 };
 
 CudaProbe probeCuda();

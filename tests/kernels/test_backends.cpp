@@ -1,5 +1,6 @@
 // The backend registry: the CPU reference is always there; CUDA says why it is unavailable
 // in a build without the toolkit (the CUDA parity tests arrive with the CUDA issue).
+#include <QLibrary>
 #include <QtTest>
 
 #include "kernels/backend.h"
@@ -44,6 +45,39 @@ private slots:
             if (b.name == "CUDA" && !b.available && b.reason.find("cannot load the CUDA plugin") == std::string::npos &&
                 b.reason.find("not compiled with CUDA") == std::string::npos)
                 QVERIFY2(b.reason.find("no NVIDIA driver is installed") != std::string::npos, b.reason.c_str());
+#endif
+    }
+    // The loader's own look at the driver (issue 27): no driver, no device, a driver of an older
+    // CUDA major version than the build; a fine driver and device leave the cause to the probe.
+    void cudaProblemFromDriverFacts() {
+        QCOMPARE(cudaProblem({}), BackendProblem::NoDriver);
+        QCOMPARE(cudaProblem({.driverLoaded = true, .initStatus = 100, .driverVersion = 13000}),
+                 BackendProblem::NoDevice);
+        QCOMPARE(cudaProblem({.driverLoaded = true, .initStatus = 0, .driverVersion = 13000, .deviceCount = 0}),
+                 BackendProblem::NoDevice);
+        QCOMPARE(cudaProblem({.driverLoaded = true,
+                              .initStatus = 0,
+                              .driverVersion = 12040,
+                              .deviceCount = 1,
+                              .buildVersion = 13000}),
+                 BackendProblem::DriverTooOld);
+        // Minor versions are compatible within a major version.
+        QCOMPARE(cudaProblem({.driverLoaded = true,
+                              .initStatus = 0,
+                              .driverVersion = 13000,
+                              .deviceCount = 1,
+                              .buildVersion = 13010}),
+                 BackendProblem::None);
+        QCOMPARE(cudaProblem({.driverLoaded = true, .initStatus = 999, .driverVersion = 13000}), BackendProblem::Other);
+#if defined(__linux__)
+        // A machine without the NVIDIA kernel driver and its libcuda: the CUDA entry says NoDriver
+        // (unless this build has no CUDA at all), whatever the runtime's own error was.
+        if (QFile::exists("/proc/driver/nvidia/version") || QLibrary("libcuda.so.1").load()) return;
+        for (const BackendInfo& b : listBackends())
+            if (b.name == "CUDA" && b.problem != BackendProblem::NotBuilt) {
+                QVERIFY(!b.available);
+                QCOMPARE(b.problem, BackendProblem::NoDriver);
+            }
 #endif
     }
     void referenceOpsOnFixedInputs() {

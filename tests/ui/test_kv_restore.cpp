@@ -6,6 +6,8 @@
 // status says why, and everything is recomputed.
 #include <QFile>
 #include <QLabel>
+#include <QMessageBox>
+#include <QToolButton>
 #include <QTemporaryDir>
 
 #include "app/store/kv_block_store.h"
@@ -102,9 +104,21 @@ void TestKvRestore::restoresAfterRestartAndMatchesRecompute() {
         QCOMPARE(s.kvRestoredTokens, 0);
         QCOMPARE(s.reusedTokens, 0);
         QVERIFY2(s.kvNote.contains("model file differs"), qPrintable(s.kvNote));
+        QCOMPARE(s.kvRefusal, KvRefusal::ModelFile);
+        // Plain words in the status line (issue 27); the fingerprints behind Details….
         const QString status = app.window->findChild<QLabel*>("statusKv")->text();
-        QVERIFY2(status.startsWith("KV: computed in full (saved KV refused: the model file differs"),
-                 qPrintable(status));
+        QCOMPARE(status,
+                 QString("Saved state was made with another model file; the conversation was read again "
+                         "(%1 tokens)")
+                     .arg(QLocale().toString(s.promptTokens)));
+        auto* details = app.window->findChild<QToolButton*>("statusKvDetails");
+        QVERIFY(details && details->isVisible());
+        details->click();
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = app.window->findChild<QMessageBox*>("detailsDialog")) != nullptr);
+        QVERIFY2(box->informativeText().contains("model file differs (saved with fingerprint"),
+                 qPrintable(box->informativeText()));
+        box->close();
     }
     QVERIFY(!restoredReply.isEmpty());
     QCOMPARE(restoredReply, recomputedReply);

@@ -54,3 +54,7 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_start_pages LABELS gui LIBS hearth_ui SOURCES test_start_pages.cpp gui_app.h TIMEOUT 180)
 endif()
+# Issue 27's plain-word errors: summaries from error codes, the technical line behind "Details…".
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_error_texts LABELS gui LIBS hearth_ui SOURCES test_error_texts.cpp gui_app.h TIMEOUT 120)
+endif()

@@ -11,6 +11,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_start_error.h"
 #include "kernels/cuda/plugin_api.h"
 
 namespace hearth {
@@ -80,6 +81,34 @@ Plugin load() {
     return p;
 }
 
+// The driver API's own answers, through dlopen (no CUDA header: these four functions' C ABI is
+// stable, cuda.h): what is missing when the plugin cannot start.
+CudaDriverFacts readDriverFacts() {
+    CudaDriverFacts f;
+#if defined(HEARTH_CUDA_BUILD_VERSION)
+    f.buildVersion = HEARTH_CUDA_BUILD_VERSION;
+#endif
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept: the plugin uses it too
+    if (lib == nullptr) return f;
+    f.driverLoaded = true;
+    using InitFn = int (*)(unsigned);
+    using IntOutFn = int (*)(int*);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+    auto version = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDriverGetVersion"));
+    auto count = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDeviceGetCount"));
+    if (version != nullptr && version(&f.driverVersion) != 0) f.driverVersion = 0;
+    if (init == nullptr) return f;
+    f.initStatus = init(0);
+    if (f.initStatus == 0 && count != nullptr && count(&f.deviceCount) != 0) f.deviceCount = -1;
+    return f;
+}
+
+// The plugin's reason as a value: the driver's facts, else Other (its words say why).
+BackendProblem problemOf() {
+    const BackendProblem p = cudaProblem(readDriverFacts());
+    return p == BackendProblem::None ? BackendProblem::Other : p;
+}
+
 // Loaded once, never unloaded: backends created from it may live until exit.
 const Plugin& plugin() {
     static const Plugin p = load();
@@ -90,10 +119,10 @@ const Plugin& plugin() {
 
 CudaProbe probeCuda() {
     const Plugin& p = plugin();
-    if (!p.error.empty()) return {false, p.error, ""};
+    if (!p.error.empty()) return {false, p.error, "", problemOf()};
     char device[256] = {}, why[512] = {};
-    if (p.probe(device, sizeof device, why, sizeof why) == 0) return {false, why, ""};
-    return {true, "", device};
+    if (p.probe(device, sizeof device, why, sizeof why) == 0) return {false, why, "", problemOf()};
+    return {true, "", device, BackendProblem::None};
 }
 
 std::unique_ptr<Backend> makeCudaBackend(std::string* whyNot) {

@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kNotCompiled = "not compiled with CUDA";
 }
 
-CudaProbe probeCuda() { return {false, kNotCompiled, ""}; }
+CudaProbe probeCuda() { return {false, kNotCompiled, "", BackendProblem::NotBuilt}; }
 
 std::unique_ptr<Backend> makeCudaBackend(std::string* whyNot) {
     if (whyNot != nullptr) *whyNot = kNotCompiled;
