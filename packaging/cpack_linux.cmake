@@ -16,6 +16,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_HEARTH_PACKAGE_NAME hearth)
 set(CPACK_DEBIAN_HEARTH_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
+# A CJK font, so that the Simplified Chinese interface has glyphs (recommended, not required).
+set(CPACK_DEBIAN_HEARTH_PACKAGE_RECOMMENDS "fonts-wqy-microhei")
 set(CPACK_DEBIAN_CUDA_PACKAGE_NAME hearth-cuda)
 set(CPACK_DEBIAN_CUDA_PACKAGE_SHLIBDEPS ON)  # libc6 etc.; the CUDA libraries it drops are named below
 set(HEARTH_CUDA_DEB_DEPENDS "cuda-cudart-13-0, libcublas-13-0" CACHE STRING

@@ -3,6 +3,7 @@
 #include "ui/start_pages.h"
 
 #include <QDir>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
@@ -12,16 +13,23 @@ namespace {
 
 constexpr int kColumnWidth = 560;  // px: a line of ~80 characters at the default font
 
-// A centred column inside page; the widgets go into the returned layout.
+// A centred column inside page, at most kColumnWidth wide; the widgets go into the returned
+// layout. Stretches beside it rather than an alignment flag: a flag would give the column its
+// size hint's width, and the word-wrapped labels their heights for another width (cut off).
 QVBoxLayout* column(QWidget* page) {
     auto* outer = new QVBoxLayout(page);
-    outer->addStretch(1);
+    auto* row = new QHBoxLayout;
     auto* inner = new QWidget;
     inner->setMaximumWidth(kColumnWidth);
+    inner->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    row->addStretch(1);
+    row->addWidget(inner, 100);
+    row->addStretch(1);
+    outer->addStretch(1);
+    outer->addLayout(row);
+    outer->addStretch(2);
     auto* layout = new QVBoxLayout(inner);
     layout->setSpacing(12);
-    outer->addWidget(inner, 0, Qt::AlignHCenter);
-    outer->addStretch(2);
     return layout;
 }
 

@@ -27,6 +27,8 @@ if [ "$mode" = test ]; then
   # A real keychain for tests/server/test_remote (with_keyring.sh): GNOME Keyring's Secret
   # Service in a private session bus (dbus-run-session is in dbus-daemon).
   packages+=(gnome-keyring dbus-daemon)
+  # Glyphs for the zh_CN screenshots and GUI tests (the package recommends it: cpack_linux.cmake).
+  packages+=(fonts-wqy-microhei)
   # The Windows build of hearth-cli and its installer run under Wine (test-stages.d/45-wine.sh):
   # the 64-bit loader alone (Hearth is 64-bit; wine32 would need the i386 architecture).
   packages+=(wine64)

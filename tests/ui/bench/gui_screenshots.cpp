@@ -5,7 +5,9 @@
 // (the test model of tests/app/chat/thinking_model.h), the model picker (the models folder's
 // files and a test file of an architecture Hearth does not run) and the dark palette; with
 // zh_CN, the main window in Simplified Chinese; with polish, only the settings panel with a
-// range message and the window while a reply streams (live tokens/s in the status line).
+// range message and the window while a reply streams (live tokens/s in the status line); with
+// pages (and optionally zh_CN after it), the first-start page before any model is loaded and the
+// welcome page of a new chat (first-start.png, welcome.png; welcome-zh_CN.png in Chinese).
 #include <QApplication>
 #include <QDoubleSpinBox>
 #include <QListWidget>
@@ -112,7 +114,8 @@ int main(int argc, char** argv) {
     const QStringList args = app.arguments();
     if (args.size() < 2) return std::puts("usage: gui_screenshots OUT_DIR [zh_CN]"), 2;
     const QString out = args[1];
-    const bool chinese = args.size() > 2 && args[2] == "zh_CN";
+    const bool pages = args.size() > 2 && args[2] == "pages";
+    const bool chinese = args.size() > 2 && (args[2] == "zh_CN" || (pages && args.size() > 3 && args[3] == "zh_CN"));
     const bool polish = args.size() > 2 && args[2] == "polish";
     QTranslator translator;
     if (chinese && translator.load(":/i18n/hearth_zh_CN.qm")) app.installTranslator(&translator);
@@ -124,9 +127,19 @@ int main(int argc, char** argv) {
     gui.settings.setChatDefaults(s);
     gui.window->resize(1100, 720);
     if (!QTest::qWaitForWindowExposed(gui.window.get())) return std::puts("the window was not exposed"), 1;
+    if (pages && !chinese) {  // nothing loaded yet: the first start
+        QTest::qWait(300);
+        gui.window->grab().save(out + "/first-start.png");
+    }
     const QString smol = defaultModelPath();
     gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));
     if (!QTest::qWaitFor([&] { return gui.models->model().has_value(); }, 60000)) return std::puts("no model"), 1;
+    if (pages) {
+        gui.conversations->newConversation();
+        QTest::qWait(300);
+        gui.window->grab().save(out + (chinese ? "/welcome-zh_CN.png" : "/welcome.png"));
+        return 0;
+    }
     if (polish) {
         rangeMessageShot(gui, out + "/settings-range.png");
         streamingShot(gui, out + "/streaming.png");
