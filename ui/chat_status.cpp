@@ -180,6 +180,11 @@ void ChatStatus::showConversation(int contextUsed, int contextLength) {
 }
 
 void ChatStatus::setContext(int used, int total) {
+    if (total <= 0 && used <= 0) {  // no model: no figure to show ("context 0 / 0" says nothing)
+        context_->clear();
+        meter_->hide();
+        return;
+    }
     if (total <= 0 && used > 0) context_->setText(tr("context %1").arg(QLocale().toString(used)));
     else context_->setText(tr("context %1 / %2").arg(QLocale().toString(used), QLocale().toString(total)));
     meter_->setRange(0, std::max(1, total));

@@ -57,6 +57,7 @@ void TestStartPages::firstStartWithoutAModel() {
     const QString shown = allText(page) + messagesText(app) + allText(app.window->findChild<ChatStatus*>());
     QVERIFY2(!shown.contains("cannot read or write", Qt::CaseInsensitive), qPrintable(shown));
     QVERIFY2(!shown.contains("packaging/scripts"), qPrintable(shown));
+    QVERIFY2(!shown.contains("context 0 / 0"), qPrintable(shown));  // no figure without a model
     // The folders are the catalog's own, Hearth's first.
     const QString folders = page->findChild<QLabel*>("modelFolders")->text();
     QVERIFY2(folders.startsWith("Hearth: " + hearth::modelsDir()), qPrintable(folders));
