@@ -23,6 +23,7 @@ private slots:
     void init() { dir_ = std::make_unique<QTemporaryDir>(); }
     void firstStartWithoutAModel();
     void welcomePageInANewChat();
+    void aRemoteServerIsAModelInUse();
     void pagesAreInChinese();
 
 private:
@@ -100,6 +101,23 @@ void TestStartPages::welcomePageInANewChat() {
     QTRY_VERIFY(app.window->messageView()->isVisible());
     QVERIFY(!page->isVisible());
     QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 20000);
+}
+
+// Replies on a remote server need no local model: the welcome page names the server's model,
+// and the first-start page comes back when the switch is off again.
+void TestStartPages::aRemoteServerIsAModelInUse() {
+    GuiApp app(dir_->path());
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    QVERIFY(app.window->firstStartPage()->isVisible());
+    const RemoteSettings on{.enabled = true, .baseUrl = "http://127.0.0.1:9", .model = "qwen3", .timeoutSeconds = 5};
+    app.remote->apply(on, std::nullopt);
+    QTRY_VERIFY(app.window->welcomePage()->isVisible());
+    const QString model = app.window->welcomePage()->findChild<QLabel*>("welcomeModel")->text();
+    QVERIFY2(model.contains("qwen3 (remote)"), qPrintable(model));
+    RemoteSettings off = on;
+    off.enabled = false;
+    app.remote->apply(off, std::nullopt);
+    QTRY_VERIFY(app.window->firstStartPage()->isVisible());
 }
 
 // Every word of both pages has its Chinese; names (sources, GGUF, paths) stay as they are.
