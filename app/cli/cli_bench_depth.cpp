@@ -134,6 +134,13 @@ Result<void> runHearthAt(Engine& e, const BenchOptions& o, DepthRow& row, int ru
                            " expected"));
     row.decodeTps.push_back(decode->decodeTokensPerSecond());
     if (!row.prefillMeasured) return {};
+    if (hasWindowGroup(e.kvLayout())) {
+        // Sliding-window layers return the blocks that leave the window, so the decode run above
+        // kept only its last window's: a prefix ending at the depth is reusable only from a
+        // sequence that ended there. One more request of exactly the depth's tokens leaves it.
+        auto seeded = runHearth(e, benchRequest(e, context, 1), -1);
+        if (!seeded) return std::unexpected(seeded.error());
+    }
     const std::vector<TokenId> fresh = randomPrompt(e, o.nPrompt, seed + 1, runIndex + 1);
     context.insert(context.end(), fresh.begin(), fresh.end());
     // The depth's tokens come from the cache (all of them, as the continuation of the previous

@@ -61,7 +61,9 @@ struct DepthProfile {
 // decode steps and prints where their time went.
 bool profileDepth(Model& m, Backend& cpu, int depth, int nSteps, const char* path, DepthProfile& out) {
     TimingBackend backend(cpu);
-    KvCache cache(m.kvLayout(), depth + nSteps + 16);
+    KvLayout layout = m.kvLayout();
+    layout.kDimMajor = cpu.prefersDimMajorK() && layout.blockSize % 8 == 0;  // as Engine::load lays it out
+    KvCache cache(layout, depth + nSteps + 16);
     KvSequence seq;
     std::vector<float> logits(static_cast<size_t>(m.config().nVocab));
     std::vector<int32_t> prompt;
