@@ -52,6 +52,14 @@ int main(int argc, char** argv) {
     std::vector<float> kRows(static_cast<size_t>(depth) * rowStride), vRows(kRows.size());
     std::vector<int32_t> positions(static_cast<size_t>(depth));
     for (int p = 0; p < depth; ++p) positions[static_cast<size_t>(p)] = p;
+    const auto layerView = [&](int l) {
+        return PagedKvLayer{.kBlocks = kTables[static_cast<size_t>(l)].data(),
+                            .vBlocks = vTables[static_cast<size_t>(l)].data(),
+                            .blockSize = blockSize,
+                            .rowStride = rowStride,
+                            .type = type,
+                            .kDimMajor = dimMajor};
+    };
     for (int l = 0; l < nLayers; ++l) {
         for (int b = 0; b < nBlocks; ++b) {
             storage.emplace_back(blockBytes + 64);
@@ -61,13 +69,7 @@ int main(int argc, char** argv) {
         }
         for (float& x : kRows) x = normal(rng);
         for (float& x : vRows) x = normal(rng);
-        PagedKvLayer layer{.kBlocks = kTables[static_cast<size_t>(l)].data(),
-                           .vBlocks = vTables[static_cast<size_t>(l)].data(),
-                           .blockSize = blockSize,
-                           .rowStride = rowStride,
-                           .type = type,
-                           .kDimMajor = dimMajor};
-        backend->kvWrite(layer, kRows.data(), vRows.data(), positions.data(), depth);
+        backend->kvWrite(layerView(l), kRows.data(), vRows.data(), positions.data(), depth);
     }
     const AttentionShape shape{.nHeads = nHeads,
                                .nKvHeads = nKvHeads,
@@ -80,13 +82,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         for (int l = 0; l < nLayers; ++l) {
-            PagedKvLayer layer{.kBlocks = kTables[static_cast<size_t>(l)].data(),
-                               .vBlocks = vTables[static_cast<size_t>(l)].data(),
-                               .blockSize = blockSize,
-                               .rowStride = rowStride,
-                               .type = type,
-                               .kDimMajor = dimMajor};
-            backend->attention(layer, shape, q.data(), &last, 1, out.data());
+            backend->attention(layerView(l), shape, q.data(), &last, 1, out.data());
             checksum += out[0];
         }
         best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

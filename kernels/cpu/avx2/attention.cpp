@@ -17,6 +17,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/attention_pieces.h"
 #include "kernels/cpu/reference/softmax_exp.h"
+#include "kernels/cpu/avx2/attention_prefetch.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/simd.h"
 #include "kernels/cpu/avx2/softmax_exp_avx2.h"
@@ -69,18 +70,6 @@ void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
         transpose8x8(in, dims);
         for (int i = 0; i < 8; ++i) kT[i0 + i] = _mm256_cvtph_ps(dims[i]);
     }
-}
-
-// Dimension-major K: the head's K of the block after the one holding p (headDim * blockSize
-// halves, contiguous), fetched into the cache while this block's scores are computed. Blocks
-// hold every layer, so the next block's K is far away and the hardware's prefetch misses it.
-inline void prefetchNextKBlock(const AttentionHead& h, int p, int end) {
-    const int next = (p / h.blockSize + 1) * h.blockSize;
-    if (next >= end) return;
-    const char* k =
-        reinterpret_cast<const char*>(h.kBlocks[next / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize);
-    const int bytes = h.headDim * h.blockSize * static_cast<int>(sizeof(f16_t));
-    for (int b = 0; b < bytes; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
 }
 
 // For each of nq (at most 4) queries and nc (1 or 2) chunks of 8 positions from p:
@@ -289,14 +278,7 @@ void accumulateShared(const AttentionHead& h, int d0, int a, int b, const float*
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
         const f16_t* v = kvRow(h.vBlocks, h, p) + d0;
-        if (d0 == 0 && blockEnd < b) {  // the next block's rows of this head, while this one is summed
-            const int rowBytes = h.headDim * static_cast<int>(sizeof(f16_t));
-            const auto* next = reinterpret_cast<const char*>(kvRow(h.vBlocks, h, blockEnd));
-            for (int r = 0; r < std::min(h.blockSize, b - blockEnd); ++r)
-                for (int o = 0; o < rowBytes + 63; o += 64)  // rows need not start on a line
-                    _mm_prefetch(next + static_cast<int64_t>(r) * h.rowStride * 2 + std::min(o, rowBytes - 1),
-                                 _MM_HINT_T0);
-        }
+        if (d0 == 0 && blockEnd < b) prefetchVRows(h, blockEnd, b);  // while this block is summed
         for (; p < blockEnd; ++p, v += h.rowStride) {
             __m256 row[nv];
             for (int k = 0; k < nv; ++k)

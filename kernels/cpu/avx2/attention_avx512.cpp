@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/avx2/attention_prefetch.h"
 #include "kernels/cpu/avx2/kernels.h"
 
 // GCC 12's avx512fintrin.h seeds _mm512_cvtph_ps with an _mm512_undefined_ps value that
@@ -20,16 +21,6 @@ namespace {
 
 inline __m512 loadHalves16(const f16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// The head's K of the block after the one holding p, fetched while this one is scored.
-inline void prefetchNextKBlock(const AttentionHead& h, int p, int end) {
-    const int next = (p / h.blockSize + 1) * h.blockSize;
-    if (next >= end) return;
-    const char* k =
-        reinterpret_cast<const char*>(h.kBlocks[next / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize);
-    const int bytes = h.headDim * h.blockSize * static_cast<int>(sizeof(f16_t));
-    for (int b = 0; b < bytes; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
 }
 
 // out[r][16c + j] = (Σ_i q_r[i]·k_{p+16c+j}[i]) · scale for nq queries and nc chunks of sixteen
@@ -69,18 +60,11 @@ void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, 
     __m512 sum[nq][nv];
     for (int r = 0; r < nq; ++r)
         for (int k = 0; k < nv; ++k) sum[r][k] = _mm512_loadu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k);
-    const int rowBytes = h.headDim * static_cast<int>(sizeof(f16_t));
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
         const f16_t* v =
             h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
-        if (d0 == 0 && blockEnd < b) {  // the next block's rows of this head, while this one is summed
-            const auto* next = reinterpret_cast<const char*>(h.vBlocks[blockEnd / h.blockSize] + h.kvOffset);
-            for (int r = 0; r < std::min(h.blockSize, b - blockEnd); ++r)
-                for (int o = 0; o < rowBytes + 63; o += 64)
-                    _mm_prefetch(next + static_cast<int64_t>(r) * h.rowStride * 2 + std::min(o, rowBytes - 1),
-                                 _MM_HINT_T0);
-        }
+        if (d0 == 0 && blockEnd < b) prefetchVRows(h, blockEnd, b);  // while this block is summed
         for (; p < blockEnd; ++p, v += h.rowStride) {
             __m512 row[nv];
             for (int k = 0; k < nv; ++k) row[k] = loadHalves16(v + 16 * k);
