@@ -134,6 +134,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         if (!fp) return std::unexpected(fp.error());
         fingerprint = *fp;
     }
+    // After the fingerprint, whose hashing maps the whole file: the repacked copy and the
+    // fingerprint's mapping are never resident together.
+    e->model_->packWeights(*e->backend_, options.loadProgress);
     e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout, e->backend_->name());
     const KvChainRoot root{e->kvRoot_.key};
     auto cache = KvCache::create(layout, e->contextLength_, root);

@@ -57,6 +57,9 @@ struct EngineOptions {
     // when it cannot start, the best CPU backend and backendNote() says why.
     enum class BackendKind { Best, Reference, Cuda };
     BackendKind backend = BackendKind::Best;
+    // Called during load() after each weight matrix the backend lays out for its kernels (the
+    // CPU backends repack the 32-block types: Model::packWeights), with matrices done and total.
+    std::function<void(int done, int total)> loadProgress;
 };
 
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s

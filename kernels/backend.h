@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,28 @@
 
 namespace hearth {
 
-// A weight matrix as stored in the GGUF file: nRows rows of nCols elements of type `type`.
+// A copy of a weight's rows in a layout a backend made for its kernels at load
+// (Backend::packWeight): the backend that made it reads data instead of the file's rows; any
+// other backend ignores it. layout names the layout (a backend's own constant, 0: none).
+struct PackedRows {
+    const void* data = nullptr;
+    uint32_t layout = 0;
+};
+
+// A weight matrix as stored in the GGUF file: nRows rows of nCols elements of type `type`,
+// and optionally its repacked copy.
 struct WeightView {
     DType type = DType::F32;
     const void* data = nullptr;
     int64_t nRows = 0;
     int64_t nCols = 0;
+    PackedRows packed = {};
+};
+
+// Memory a backend allocated for a weight's packed copy; the model holds it as long as its views.
+class WeightBuffer {
+public:
+    virtual ~WeightBuffer() = default;
 };
 
 enum class RopeStyle {
@@ -76,6 +93,22 @@ public:
 
     // y[t][r] = dot(row r of w, x[t]) for t < nTokens. x: [nTokens, w.nCols]; y: [nTokens, w.nRows].
     virtual void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) = 0;
+    // ys[i] = x · ws[i]ᵀ for matrices of the same nCols (Q/K/V, gate/up), each ys[i] bitwise what
+    // matmul(ws[i], ...) gives: the backend may quantize x once and hand all the rows to its
+    // threads in one go.
+    virtual void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
+                            std::span<float* const> ys) {
+        for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
+    }
+    // Called once per matrix at load, before any matmul: the backend may copy w's rows into a
+    // layout of its own (w.packed set, the buffer returned for the caller to keep as long as w)
+    // with the same results, bit for bit. Null (the default): w is read as it is in the file.
+    // After a packed copy is made, the file's rows of w are not read by this backend (the caller
+    // may release their pages), embeddingRows included.
+    virtual std::unique_ptr<WeightBuffer> packWeight(WeightView& w) {
+        (void)w;
+        return nullptr;
+    }
     // out[i] = row ids[i] of the table, dequantized. out: [n, table.nCols].
     virtual void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;
     // y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w for each of nRows rows of n. y may alias x.

@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -109,6 +110,7 @@ struct BenchResults {
     std::vector<double> prefillTps, decodeTps, oraclePrefillTps, oracleDecodeTps;
     int64_t peakRssKb = 0;
     bool rssIncludesProbe = false;
+    double loadSeconds = 0;  // Engine::load: mapping, checks, fingerprint, the backend's repacking
     QString oracleVersion;
     double bandwidth() const { return std::max(spreadOf(readGBps).median, spreadOf(triadGBps).median); }
 };
@@ -222,6 +224,7 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
                   {"fma_peak_avx512_gflops", r.fma.avx512Gflops},
                   {"prefill_pct_of_avx512_fma_peak", d.prefillPctAvx512},
                   {"peak_rss_mb", static_cast<double>(r.peakRssKb) / 1024.0},
+                  {"load_s", r.loadSeconds},
                   {"peak_rss_includes_probe", r.rssIncludesProbe},
                   {"weights_mb", static_cast<double>(cost.tensorBytes) / (1 << 20)},
                   {"kv_cache_mb", static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20)}};
@@ -262,6 +265,10 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
         std::snprintf(buf, sizeof buf, "AVX-512 FMA peak (the same chains on ZMM): %.1f GFLOP/s\n", r.fma.avx512Gflops);
         t += buf;
     }
+    const char* repack = std::getenv("HEARTH_REPACK");
+    std::snprintf(buf, sizeof buf, "load: %.2f s%s\n", r.loadSeconds,
+                  repack && std::string(repack) == "0" ? " (HEARTH_REPACK=0: weights kept in the file's layout)" : "");
+    t += buf;
     t += strCat("hearth     prefill t/s ", spreadText(r.prefillTps), "   decode t/s ", spreadText(r.decodeTps), "\n");
     if (!r.oracleDecodeTps.empty()) {
         t += strCat("llama.cpp  prefill t/s ", spreadText(r.oraclePrefillTps), "   decode t/s ",
@@ -315,8 +322,10 @@ int cmdBench(const QCommandLineParser& p) {
     options.nThreads = o.nThreads;
     options.contextLength = o.nPrompt + o.nGen + 16;
     options.scheduler.tokenBudget = o.nPrompt;  // the whole prompt in one batch, as llama.cpp's n_batch 512
+    const auto loadStart = std::chrono::steady_clock::now();
     auto engine = Engine::load(p.value("model").toStdString(), options);
     if (!engine) return failWith(engine.error());
+    const double loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
     Engine& e = **engine;
     if (e.contextLength() < options.contextLength)
         return failWith(
@@ -331,6 +340,7 @@ int cmdBench(const QCommandLineParser& p) {
         oracle = std::move(*started);
         r.oracleVersion = oracle->version();
     }
+    r.loadSeconds = loadSeconds;
     ThreadPool pool(o.nThreads);
     if (auto ok = runAll(e, oracle.get(), pool, o, r); !ok) return failWith(ok.error());
     const ModelCost cost = modelCost(e.file(), e.config());

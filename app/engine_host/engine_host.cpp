@@ -65,6 +65,12 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     if (options.maxRunning > 0) engineOptions.scheduler.maxRunning = options.maxRunning;
     if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
         if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;
+    // Reading the file was 0-90%; the backend laying out the weights (the CPU's repacking) 90-99%.
+    int lastPercent = 90;
+    engineOptions.loadProgress = [&](int done, int total) {
+        const int percent = 90 + done * 9 / std::max(1, total);
+        if (percent != lastPercent) emit loadProgress(lastPercent = percent);
+    };
     auto engine = Engine::load(path.toStdString(), engineOptions);
     if (cancelledLoad_.load() == serial) {
         emit loadCancelled();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,7 @@ public:
     explicit DecoderModel(const DecoderOptions& options) : options_(options) {}
     Result<void> bind(const GgufFile& file, ModelConfig config);
     Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
+    size_t packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) override;
 
 private:
     Result<void> bindLayer(const GgufFile& file, int il);
@@ -85,7 +87,9 @@ private:
     static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
 
     DecoderOptions options_;
+    const GgufFile* file_ = nullptr;
     OutputHead head_;
+    std::vector<std::unique_ptr<WeightBuffer>> packedBuffers_;  // the backend's copies (packWeights)
     std::vector<DecoderLayer> layers_;
 
     // The batch's rows (nTokens of them, all items together) and their positions.
@@ -121,6 +125,7 @@ std::string describe(const ModelConfig& c, const DecoderOptions& o, bool fusedQk
 }
 
 Result<void> DecoderModel::bind(const GgufFile& file, ModelConfig config) {
+    file_ = &file;
     config_ = std::move(config);
     if (options_.attentionScale == 0.0f)
         options_.attentionScale = 1.0f / std::sqrt(static_cast<float>(config_.headDim));
@@ -195,14 +200,45 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
     return {};
 }
 
+// Matrix by matrix, in file order: the backend's copy is made, every view of the same rows
+// (a tied output matrix is the token embedding) takes it, and the file's pages of those rows
+// are released, so that memory holds one copy of each weight while loading and after.
+size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) {
+    std::vector<WeightView*> views{&head_.output, &head_.tokenEmbd};
+    for (DecoderLayer& L : layers_)
+        for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown}) views.push_back(w);
+    const auto sameRows = [](const WeightView& a, const WeightView& b) {
+        return a.data == b.data && a.type == b.type && a.nRows == b.nRows && a.nCols == b.nCols;
+    };
+    size_t packedBytes = 0;
+    const int total = static_cast<int>(views.size());
+    for (int i = 0; i < total; ++i) {
+        WeightView& w = *views[static_cast<size_t>(i)];
+        // The token embedding is packed only as the tied output matrix (i == 0 covers it); an
+        // untied one is read a few rows per step and stays as it is.
+        if (i == 1 || w.packed.layout != 0) continue;
+        std::unique_ptr<WeightBuffer> buffer = backend.packWeight(w);
+        if (buffer) {
+            const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
+            for (WeightView* other : views)
+                if (other != &w && sameRows(*other, w)) other->packed = w.packed;
+            packedBuffers_.push_back(std::move(buffer));
+            packedBytes += bytes;
+            file_->releasePages({static_cast<const uint8_t*>(w.data), bytes});
+        }
+        if (progress) progress(i + 1, total);
+    }
+    return packedBytes;
+}
+
 void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
     b.rmsNorm(x_.data(), L.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(L.wq, xn_.data(), nTokens, q_.data());
-    b.matmul(L.wk, xn_.data(), nTokens, k_.data());
-    b.matmul(L.wv, xn_.data(), nTokens, v_.data());
+    const WeightView qkv[] = {L.wq, L.wk, L.wv};
+    float* const qkvOut[] = {q_.data(), k_.data(), v_.data()};
+    b.matmulMany(qkv, xn_.data(), nTokens, qkvOut);
     addBias(b, q_.data(), L.bq, nTokens, qDim);
     addBias(b, k_.data(), L.bk, nTokens, kvDim);
     addBias(b, v_.data(), L.bv, nTokens, kvDim);
@@ -249,8 +285,9 @@ void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
     b.rmsNorm(x_.data(), L.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
-    b.matmul(L.wGate, xn_.data(), nTokens, gate_.data());
-    b.matmul(L.wUp, xn_.data(), nTokens, up_.data());
+    const WeightView gateUp[] = {L.wGate, L.wUp};
+    float* const gateUpOut[] = {gate_.data(), up_.data()};
+    b.matmulMany(gateUp, xn_.data(), nTokens, gateUpOut);
     if (options_.activation == FfnActivation::Gelu) b.geglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
     else b.swiglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
     b.matmul(L.wDown, gate_.data(), nTokens, proj_.data());

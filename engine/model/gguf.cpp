@@ -143,6 +143,11 @@ std::span<const uint8_t> GgufFile::tensorData(const GgufTensorInfo& t) const {
     return holder.bytes_.subspan(holder.dataOffset_ + t.offset, t.nBytes);
 }
 
+void GgufFile::releasePages(std::span<const uint8_t> range) const {
+    if (mapping_) mapping_->release(range);
+    for (const auto& part : otherParts_) part->releasePages(range);
+}
+
 uint64_t GgufFile::modelBytes() const {
     uint64_t n = bytes_.size();
     for (const auto& part : otherParts_) n += part->bytes_.size();

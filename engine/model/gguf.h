@@ -136,6 +136,10 @@ public:
     // The tensor's bytes inside the mapping of the part that holds them (already validated to
     // lie within that file).
     std::span<const uint8_t> tensorData(const GgufTensorInfo& t) const;
+    // Gives back the memory of the whole pages inside range (bytes of this file's or a part's
+    // mapping) that the process holds: they are read from the file again if touched. Nothing
+    // for bytes outside the mappings (fromBytes) or on Windows.
+    void releasePages(std::span<const uint8_t> range) const;
 
 private:
     GgufFile() = default;

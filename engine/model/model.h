@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -117,6 +118,16 @@ public:
     // on error nothing is computed and, with several items, the message starts "item I: ".
     // Errors: InvalidArgument.
     virtual Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) = 0;
+    // Lets the backend lay out every matrix for its kernels (Backend::packWeight) once, before
+    // the first forward pass with it, and releases the file's pages of each matrix it copied, one
+    // matrix at a time (memory never holds both copies of more than one). The model then runs
+    // with that backend or any other, with the same results. progress(done, total) after each
+    // matrix. Returns the bytes of the file's rows that were repacked (0: the backend keeps the
+    // file's layout).
+    virtual size_t packWeights(Backend& backend, const std::function<void(int done, int total)>& progress = {}) {
+        (void)backend, (void)progress;
+        return 0;
+    }
     // What forwardBatch checks of one item without touching the cache: a sequence, token ids
     // in the vocabulary, logits of whole rows for at most every token.
     Result<void> checkItem(const ForwardItem& item) const;

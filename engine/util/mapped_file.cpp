@@ -85,6 +85,8 @@ MappedFile::~MappedFile() {
     if (mapping_ != nullptr) UnmapViewOfFile(mapping_);
 }
 
+void MappedFile::release(std::span<const uint8_t>) const {}
+
 #else
 
 Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
@@ -122,6 +124,15 @@ Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
     if (mapping_ != nullptr) ::munmap(mapping_, bytes_.size());
+}
+
+void MappedFile::release(std::span<const uint8_t> range) const {
+    const auto begin = reinterpret_cast<uintptr_t>(range.data()), end = begin + range.size();
+    const auto mapBegin = reinterpret_cast<uintptr_t>(bytes_.data()), mapEnd = mapBegin + bytes_.size();
+    if (range.empty() || begin < mapBegin || end > mapEnd) return;
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 #endif

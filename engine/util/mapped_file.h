@@ -23,6 +23,10 @@ public:
 
     // Valid while this object lives; any thread may read it.
     std::span<const uint8_t> bytes() const { return bytes_; }
+    // Drops the whole pages of range that lie in this mapping from the process's memory (they
+    // are read from the file again when touched; the mapping is read-only, so nothing is lost).
+    // Other bytes are ignored. No-op on Windows.
+    void release(std::span<const uint8_t> range) const;
 
 private:
     MappedFile() = default;

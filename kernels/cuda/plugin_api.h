@@ -11,7 +11,7 @@ class Backend;
 
 // Bumped whenever these signatures or the Backend interface change, so that a stale plugin
 // is refused instead of crashing.
-#define HEARTH_CUDA_PLUGIN_ABI 4
+#define HEARTH_CUDA_PLUGIN_ABI 5
 
 extern "C" {
 // HEARTH_CUDA_PLUGIN_ABI of the plugin.

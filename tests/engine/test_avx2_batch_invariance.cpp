@@ -91,14 +91,30 @@ std::vector<float> TestAvx2BatchInvariance::lastLogits(Model& model, Backend& ba
 
 void TestAvx2BatchInvariance::prefillDecodeAndChunksAgree_data() {
     QTest::addColumn<int>("type");
-    for (DType t : {DType::Q8_0, DType::F32, DType::F16}) QTest::newRow(dtypeInfo(t).name) << int(t);
+    QTest::addColumn<bool>("repacked");
+    for (DType t : {DType::Q8_0, DType::F32, DType::F16}) QTest::newRow(dtypeInfo(t).name) << int(t) << false;
+    // The weights repacked at load (Backend::packWeight): panels and matrix-vector tiles read
+    // the packed copy, the tied output's embedding rows too; same bits as the file's layout.
+    QTest::newRow("Q8_0 repacked") << int(DType::Q8_0) << true;
 }
 
 void TestAvx2BatchInvariance::prefillDecodeAndChunksAgree() {
     QFETCH(int, type);
+    QFETCH(bool, repacked);
     std::unique_ptr<GgufFile> file;
     std::unique_ptr<Model> typed;
-    if (static_cast<DType>(type) != DType::Q8_0) {  // the same shape with other weights
+    if (repacked) {
+        auto loaded = Model::load(*file_);
+        QVERIFY2(loaded, loaded ? "" : loaded.error().message.c_str());
+        typed = std::move(*loaded);
+        auto packer = makeCpuAvx2Backend(2);
+        const size_t bytes = typed->packWeights(*packer);
+        // Every matrix (7 per layer and the tied output) is Q8_0: all of them repacked.
+        size_t want = 0;
+        for (const GgufTensorInfo& t : file_->tensors())
+            if (t.type == DType::Q8_0) want += t.nBytes;
+        QCOMPARE(bytes, want);
+    } else if (static_cast<DType>(type) != DType::Q8_0) {  // the same shape with other weights
         test::TinyLlamaShape shape;
         shape.weightType = static_cast<DType>(type);
         shape.context = 1024;
@@ -135,6 +151,7 @@ void TestAvx2BatchInvariance::prefillDecodeAndChunksAgree() {
     if (static_cast<DType>(type) != DType::Q8_0) return;
     auto reference = makeCpuReferenceBackend();
     QVERIFY2(sameBits(prefill, lastLogits(*reference, 0)), "the reference backend differs");
+    if (repacked) QVERIFY2(sameBits(prefill, this->lastLogits(*model_, *avx2, 0)), "the file's layout differs");
 }
 
 // The engine's scheduler interleaves chunked prefill and decode of several requests; the

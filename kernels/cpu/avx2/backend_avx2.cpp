@@ -6,8 +6,16 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <span>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
+#if defined(_WIN32)
+#include <malloc.h>
+#else
+#include <sys/mman.h>
+#endif
 
 #include "kernels/cpu/attention_pieces.h"
 #include "kernels/cpu/avx2/elementwise.h"
@@ -113,6 +121,51 @@ constexpr int64_t kElementGrain = 8192;
 // Tokens per block when building RoPE angles (a token: nRot / 2 cosines and sines from libm).
 constexpr int64_t kRopeTokenGrain = 4;
 
+// PackedRows::layout of the 32-block types' rows repacked for the decode tiles (kernels.h,
+// packRowsQ32).
+constexpr uint32_t kPackedQ32 = 0x32335150;  // "PQ32"
+
+// A packed copy's memory: 64-byte aligned; a copy of 2 MiB or more starts on a 2 MiB boundary
+// with transparent huge pages asked for on Linux (decode streams every weight once per token:
+// fewer TLB misses). Sizes are not rounded up: a huge page is used only where one fits whole,
+// so small matrices do not each hold a mostly empty 2 MiB page.
+class AlignedWeightBuffer final : public WeightBuffer {
+public:
+    static std::unique_ptr<AlignedWeightBuffer> make(size_t bytes) {
+        constexpr size_t kHuge = size_t{2} << 20;
+        const size_t size = (bytes + 63) / 64 * 64;
+#if defined(_WIN32)
+        void* p = _aligned_malloc(size, 64);
+#else
+        void* p = nullptr;
+        if (posix_memalign(&p, size >= kHuge ? kHuge : 64, size) != 0) p = nullptr;
+#if defined(MADV_HUGEPAGE)
+        if (p && size >= kHuge) madvise(p, size / kHuge * kHuge, MADV_HUGEPAGE);  // advice only
+#endif
+#endif
+        if (!p) return nullptr;
+        return std::unique_ptr<AlignedWeightBuffer>(new AlignedWeightBuffer(p));
+    }
+    ~AlignedWeightBuffer() override {
+#if defined(_WIN32)
+        _aligned_free(data_);
+#else
+        std::free(data_);
+#endif
+    }
+    void* data() const { return data_; }
+
+private:
+    explicit AlignedWeightBuffer(void* p) : data_(p) {}
+    void* data_;
+};
+
+// HEARTH_REPACK=0 keeps the file's layout (to compare both in one build); anything else repacks.
+bool repackEnabled() {
+    const char* env = std::getenv("HEARTH_REPACK");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 class CpuAvx2Backend final : public Backend {
 public:
     explicit CpuAvx2Backend(int nThreads) : pool_(nThreads), reference_(makeCpuReferenceBackend()) {}
@@ -141,18 +194,97 @@ public:
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
             ? static_cast<const void*>(x)
             : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
+        if (w.packed.layout == kPackedQ32) args.packed = w.packed.data;
         if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
+        if (args.packed) return matmulPacked(args, w.nRows);
         const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
             avx2::matmulRows(args, begin * kRowGroup, std::min(end * kRowGroup, w.nRows));
         });
     }
 
+    // Matrices of one type, layout and width, 1 to 3 tokens (decode, small batches): the
+    // activations quantized once and every matrix's row groups in one hand-off to the threads,
+    // each group as matmul computes it. Anything else: one matmul per matrix.
+    void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
+                    std::span<float* const> ys) override {
+        const auto alike = [&](const WeightView& w) {
+            return w.type == ws[0].type && w.nCols == ws[0].nCols && w.packed.layout == ws[0].packed.layout;
+        };
+        const DType actType = ws.empty() ? DType::F32 : ref::vecDotType(ws[0].type);
+        if (ws.size() < 2 || nTokens >= kPanelMinTokens || actType == DType::F32 ||
+            !std::all_of(ws.begin(), ws.end(), alike)) {
+            for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
+            return;
+        }
+        avx2::MatmulArgs base;
+        base.wType = ws[0].type;
+        base.nCols = ws[0].nCols;
+        base.weightRowBytes = rowBytes(base.wType, base.nCols);
+        base.actRowBytes = rowBytes(actType, base.nCols);
+        base.nTokens = nTokens;
+        base.avxVnni = avxVnni_;
+        base.avx512 = avx512_;
+        base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
+        const bool packed = ws[0].packed.layout == kPackedQ32;
+        if (packed) {
+            const size_t perToken = avx2::gemmActInfoBytes(base.wType, base.nCols);
+            actInfo_.resize((perToken * static_cast<size_t>(nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
+            avx2::gemmActInfo(base, 0, nTokens, actInfo_.data());
+        }
+        // Row groups of all the matrices in a row: group g of matrix i is firstGroup[i] + g.
+        std::array<int64_t, 9> firstGroup{};
+        const size_t n = std::min<size_t>(ws.size(), firstGroup.size() - 1);
+        for (size_t i = 0; i < n; ++i) firstGroup[i + 1] = firstGroup[i] + (ws[i].nRows + kRowGroup - 1) / kRowGroup;
+        pool_.parallelFor(firstGroup[n], [&](int64_t begin, int64_t end) {
+            for (size_t i = 0; i < n; ++i) {
+                const int64_t lo = std::max(begin, firstGroup[i]), hi = std::min(end, firstGroup[i + 1]);
+                if (lo >= hi) continue;
+                avx2::MatmulArgs args = base;
+                args.weights = ws[i].data;
+                args.packed = packed ? ws[i].packed.data : nullptr;
+                args.y = ys[i];
+                args.yStride = ws[i].nRows;
+                const int64_t rowBegin = (lo - firstGroup[i]) * kRowGroup;
+                const int64_t rowEnd = std::min((hi - firstGroup[i]) * kRowGroup, ws[i].nRows);
+                if (packed) avx2::gemmPackedRows(args, actInfo_.data(), rowBegin, rowEnd);
+                else avx2::matmulRows(args, rowBegin, rowEnd);
+            }
+        });
+        for (size_t i = n; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
+    }
+
+    // The 32-block types are repacked (kernels.h, packRowsQ32), groups of rows spread over the
+    // threads; the others keep the file's layout.
+    std::unique_ptr<WeightBuffer> packWeight(WeightView& w) override {
+        const size_t bytes = repack_ ? avx2::packedBytesQ32(w.type, w.nRows, w.nCols) : 0;
+        if (bytes == 0 || w.data == nullptr) return nullptr;
+        auto buffer = AlignedWeightBuffer::make(bytes);
+        if (!buffer) return nullptr;  // no memory for a copy: the file's layout still works
+        const int64_t nGroups = (w.nRows + avx2::kPanelRows - 1) / avx2::kPanelRows;
+        pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
+            avx2::packRowsQ32(w.type, w.data, w.nRows, w.nCols, begin, end, buffer->data());
+        });
+        w.packed = {buffer->data(), kPackedQ32};
+        return buffer;
+    }
+
     // The row-wise operators below (the reference's code, or AVX2 code with its bits) run over
     // blocks of rows or tokens spread on the threads: run on the engine thread alone they held
     // the workers idle between the matmuls of a prefill.
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
+        if (table.packed.layout == kPackedQ32) {  // a tied table: its rows back from the packed copy
+            const size_t rowSize = rowBytes(table.type, table.nCols);
+            forEachBlock(n, grainFor(table.nCols), [&](int64_t begin, int64_t end) {
+                std::vector<unsigned char> row(rowSize);
+                for (int64_t i = begin; i < end; ++i) {
+                    avx2::unpackRowQ32(table.type, table.packed.data, table.nCols, ids[i], row.data());
+                    ref::dequantizeRow(table.type, row.data(), out + i * table.nCols, table.nCols);
+                }
+            });
+            return;
+        }
         forEachBlock(n, grainFor(table.nCols), [&](int64_t begin, int64_t end) {
             reference_->embeddingRows(table, ids + begin, end - begin, out + begin * table.nCols);
         });
@@ -452,7 +584,21 @@ private:
             for (int64_t p = begin; p < end; ++p)
                 avx2::gemmPanel(args, info, p * avx2::kPanelRows, panels_[static_cast<size_t>(thread)].data());
         });
-        if (nPanels * avx2::kPanelRows < nRows) avx2::matmulRows(args, nPanels * avx2::kPanelRows, nRows);
+        if (nPanels * avx2::kPanelRows == nRows) return;
+        if (args.packed) avx2::gemmPackedRows(args, info, nPanels * avx2::kPanelRows, nRows);
+        else avx2::matmulRows(args, nPanels * avx2::kPanelRows, nRows);
+    }
+
+    // Repacked weights, 1 to 3 tokens: each thread streams whole groups of 8 rows.
+    void matmulPacked(const avx2::MatmulArgs& args, int64_t nRows) {
+        const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols);
+        actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
+        avx2::gemmActInfo(args, 0, args.nTokens, actInfo_.data());
+        const int64_t nGroups = (nRows + avx2::kPanelRows - 1) / avx2::kPanelRows;
+        pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
+            avx2::gemmPackedRows(args, actInfo_.data(), begin * avx2::kPanelRows,
+                                 std::min(end * avx2::kPanelRows, nRows));
+        });
     }
 
     // Returns [nTokens] rows of actType in scratch_, which only grows (no allocation once the
@@ -474,6 +620,7 @@ private:
     std::unique_ptr<Backend> reference_;
     const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
     const bool avx512_ = avx512Enabled();  // likewise
+    const bool repack_ = repackEnabled();
     std::vector<unsigned char> scratch_;
     std::array<RopeTable, 2> ropeTables_;
     size_t ropeNext_ = 0;

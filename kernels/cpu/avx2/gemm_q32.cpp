@@ -18,26 +18,26 @@ namespace {
 struct DotAvx2 {
     // Token by token: the panel's vectors are reloaded from L1 for each token (loads are
     // cheap) so that few vectors are live and the tile's accumulators stay in registers.
-    template <class T, int NT>
-    static void addBlock(const PanelBlock& pb, const ActBlock* a, __m256* acc) {
-        const __m256 dw = _mm256_load_ps(pb.d);
+    template <class T, int NT, class PB>
+    static void addBlock(const PB& pb, const ActBlock* a, __m256* acc) {
+        const __m256 dw = panelD(pb);
 #pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) addBlockTerm<T>(acc[t], dw, pb, a[t], blockSum<T>(pb, a[t]));
     }
 
-    template <class T>
-    static __m256i blockSum(const PanelBlock& pb, const ActBlock& a) {
+    template <class T, class PB>
+    static __m256i blockSum(const PB& pb, const ActBlock& a) {
         const __m256i ones = _mm256_set1_epi16(1);
         __m256i sum = _mm256_setzero_si256();
         __m256i part = T::kOffset != 0 ? _mm256_set1_epi32(static_cast<int>(a.offsets)) : _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
             if constexpr (T::kSigned) {
-                const __m256i prod = _mm256_maddubs_epi16(panelVec(pb.q[k]),
-                                                          _mm256_sign_epi8(broadcast4(a.q + 4 * k), panelVec(pb.w[k])));
+                const __m256i prod =
+                    _mm256_maddubs_epi16(panelQ(pb, k), _mm256_sign_epi8(broadcast4(a.q + 4 * k), panelW(pb, k)));
                 sum = _mm256_add_epi32(sum, _mm256_madd_epi16(prod, ones));
             } else {
-                const __m256i prod = _mm256_maddubs_epi16(panelVec(pb.q[k]), broadcast4(a.q + 4 * k));
+                const __m256i prod = _mm256_maddubs_epi16(panelQ(pb, k), broadcast4(a.q + 4 * k));
                 part = k % T::kGroup == 0 && T::kOffset == 0 ? prod : _mm256_add_epi16(part, prod);
                 if (k % T::kGroup == T::kGroup - 1) {
                     const __m256i wide = _mm256_madd_epi16(part, ones);
@@ -76,6 +76,57 @@ void gemmActInfoQ32(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEnd, v
 void gemmPanelQ32(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
     if (m.avxVnni) return gemmPanelQ32Vnni(m, actInfo, row0, scratch);
     gemmPanelWith<DotAvx2>(m, actInfo, row0, scratch);
+}
+
+void gemmPackedRows(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+    if (m.avxVnni) return gemmPackedRowsQ32Vnni(m, actInfo, rowBegin, rowEnd);
+    gemmPackedRowsWith<DotAvx2>(m, actInfo, rowBegin, rowEnd);
+}
+
+size_t packedBytesQ32(DType w, int64_t nRows, int64_t nCols) {
+    const auto bytes = [&](size_t blockBytes) {
+        return static_cast<size_t>((nRows + kPanelRows - 1) / kPanelRows * (nCols / kQK)) * blockBytes;
+    };
+    switch (w) {
+    case DType::Q4_0: return bytes(Packed<TQ4_0>::kBytes);
+    case DType::Q4_1: return bytes(Packed<TQ4_1>::kBytes);
+    case DType::Q5_0: return bytes(Packed<TQ5_0>::kBytes);
+    case DType::Q5_1: return bytes(Packed<TQ5_1>::kBytes);
+    case DType::Q8_0: return bytes(Packed<TQ8_0>::kBytes);
+    default: return 0;
+    }
+}
+
+void unpackRowQ32(DType w, const void* packed, int64_t nCols, int64_t row, void* out) {
+    const auto* src = static_cast<const uint8_t*>(packed);
+    auto* dst = static_cast<uint8_t*>(out);
+    const int64_t nBlocks = nCols / kQK;
+    switch (w) {
+    case DType::Q4_0: return unpackRow<TQ4_0>(src, nBlocks, row, dst);
+    case DType::Q4_1: return unpackRow<TQ4_1>(src, nBlocks, row, dst);
+    case DType::Q5_0: return unpackRow<TQ5_0>(src, nBlocks, row, dst);
+    case DType::Q5_1: return unpackRow<TQ5_1>(src, nBlocks, row, dst);
+    case DType::Q8_0: return unpackRow<TQ8_0>(src, nBlocks, row, dst);
+    default: return;
+    }
+}
+
+void packRowsQ32(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+                 void* packed) {
+    const auto* src = static_cast<const uint8_t*>(rows);
+    auto* out = static_cast<uint8_t*>(packed);
+    const size_t rowSize = rowBytes(w, nCols);
+    const int64_t nBlocks = nCols / kQK;
+    for (int64_t g = groupBegin; g < groupEnd; ++g) {
+        switch (w) {
+        case DType::Q4_0: packGroup<TQ4_0>(src, rowSize, nRows, nBlocks, g, out); break;
+        case DType::Q4_1: packGroup<TQ4_1>(src, rowSize, nRows, nBlocks, g, out); break;
+        case DType::Q5_0: packGroup<TQ5_0>(src, rowSize, nRows, nBlocks, g, out); break;
+        case DType::Q5_1: packGroup<TQ5_1>(src, rowSize, nRows, nBlocks, g, out); break;
+        case DType::Q8_0: packGroup<TQ8_0>(src, rowSize, nRows, nBlocks, g, out); break;
+        default: return;
+        }
+    }
 }
 
 }  // namespace hearth::avx2

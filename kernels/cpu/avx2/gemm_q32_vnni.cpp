@@ -15,15 +15,15 @@ namespace {
 struct DotVnni {
     // Panel vector by panel vector, each kept in a register for the NT tokens: one load of
     // the panel per block rather than one per token (the loads, not vpdpbusd, bound a tile).
-    template <class T, int NT>
-    static void addBlock(const PanelBlock& pb, const ActBlock* a, __m256* acc) {
+    template <class T, int NT, class PB>
+    static void addBlock(const PB& pb, const ActBlock* a, __m256* acc) {
         __m256i sum[NT];
         for (int t = 0; t < NT; ++t)
             sum[t] = T::kOffset != 0 ? _mm256_set1_epi32(static_cast<int>(a[t].offsets)) : _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
-            const __m256i q = panelVec(pb.q[k]);
-            const __m256i w = T::kSigned ? panelVec(pb.w[k]) : q;
+            const __m256i q = panelQ(pb, k);
+            const __m256i w = T::kSigned ? panelW(pb, k) : q;
 #pragma GCC unroll 8
             for (int t = 0; t < NT; ++t) {
                 __m256i acts = broadcast4(a[t].q + 4 * k);
@@ -31,7 +31,7 @@ struct DotVnni {
                 sum[t] = _mm256_dpbusd_avx_epi32(sum[t], q, acts);
             }
         }
-        const __m256 dw = _mm256_load_ps(pb.d);
+        const __m256 dw = panelD(pb);
 #pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) addBlockTerm<T>(acc[t], dw, pb, a[t], sum[t]);
     }
@@ -53,6 +53,10 @@ void gemmActInfoQ32Vnni(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEn
 
 void gemmPanelQ32Vnni(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
     gemmPanelWith<DotVnni>(m, actInfo, row0, scratch);
+}
+
+void gemmPackedRowsQ32Vnni(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+    gemmPackedRowsWith<DotVnni>(m, actInfo, rowBegin, rowEnd);
 }
 
 }  // namespace hearth::avx2

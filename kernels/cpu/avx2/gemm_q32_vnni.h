@@ -14,5 +14,6 @@ namespace hearth::avx2 {
 void gemmActInfoQ32Vnni(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
 void gemmPanelQ32Vnni(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 void matmulRowsQ32Vnni(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
+void gemmPackedRowsQ32Vnni(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
 
 }  // namespace hearth::avx2

@@ -2,7 +2,7 @@
 // matrix-vector tiles (dot_q32_tiles.h), in their AVX2 and AVX-VNNI builds: every token count
 // from 1 to 14 (each tile width and remainder), 128 (a full forward pass) and 131, panels at row
 // offsets, ragged row ranges (the 2- and 3-token pair tiles among them), extreme quants and
-// scales; each (row, token) value must be bitwise
+// scales, and the weights repacked at load (both paths); each (row, token) value must be bitwise
 // ref::vecDot. Each build is skipped on a CPU that cannot run it.
 #include <QTest>
 
@@ -191,6 +191,70 @@ private slots:
                     }
                 }
             }
+    }
+
+    // Weights repacked at load (packRowsQ32): the matrix-vector path (gemmPackedRows) for 1 to 7
+    // tokens and 131 (token groups of 6 and a shorter last one), over all rows and over a range
+    // that ends in the padded last group, and the panels built from the repacked rows (prefill):
+    // every value bitwise ref::vecDot, rows outside the range untouched. 37 rows: the last
+    // group holds 5 rows and 3 zero rows of padding.
+    void repackedWeightsAreBitwiseVecDot_data() { addVariants(); }
+    void repackedWeightsAreBitwiseVecDot() {
+        QFETCH(bool, vnni);
+        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        std::mt19937 rng(2029);
+        const int64_t nRows = 37, nCols = 352;
+        for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+            const DType actType = ref::vecDotType(t);
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(actType, nCols);
+            const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+            const size_t packedBytes = avx2::packedBytesQ32(t, nRows, nCols);
+            QCOMPARE(packedBytes, static_cast<size_t>(5 * nCols / 32) * 8 * dtypeInfo(t).blockBytes);
+            std::vector<uint64_t> packed(packedBytes / 8 + 1);
+            avx2::packRowsQ32(t, w.data(), nRows, nCols, 0, 3, packed.data());  // in two calls, as a loader may
+            avx2::packRowsQ32(t, w.data(), nRows, nCols, 3, 5, packed.data());
+            std::vector<uint8_t> row(wRow);
+            for (int64_t r = 0; r < nRows; ++r) {  // each row back as the file had it (tied embeddings)
+                avx2::unpackRowQ32(t, packed.data(), nCols, r, row.data());
+                QVERIFY2(std::memcmp(row.data(), w.data() + static_cast<size_t>(r) * wRow, wRow) == 0,
+                         (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " unpacked").c_str());
+            }
+            for (int64_t nTokens : {1, 2, 3, 4, 5, 6, 7, 131}) {
+                const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
+                std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
+                const auto check = [&](const std::vector<float>& y, int64_t rowBegin, int64_t rowEnd,
+                                       const char* path) {
+                    for (int64_t k = 0; k < nTokens; ++k)
+                        for (int64_t r = 0; r < nRows; ++r) {
+                            const bool inRange = r >= rowBegin && r < rowEnd;
+                            const float want = inRange ? ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                                     acts.data() + static_cast<size_t>(k) * aRow, nCols)
+                                                       : -1.0f;
+                            QVERIFY2(sameFloat(y[static_cast<size_t>(k * nRows + r)], want),
+                                     (std::string(path) + " " + dtypeInfo(t).name + " row " + std::to_string(r) +
+                                      " token " + std::to_string(k) + " of " + std::to_string(nTokens))
+                                         .c_str());
+                        }
+                };
+                for (int64_t rowBegin : {0, 16}) {
+                    std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                    avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                    m.packed = packed.data();
+                    avx2::gemmActInfo(m, 0, nTokens, info.data());
+                    avx2::gemmPackedRows(m, info.data(), rowBegin, nRows);
+                    check(y, rowBegin, nRows, "packed rows");
+                }
+                std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                avx2::MatmulArgs m{t, nullptr, wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                m.packed = packed.data();  // the file's rows are not read (weights is null)
+                avx2::gemmActInfo(m, 0, nTokens, info.data());
+                std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
+                void* aligned =
+                    reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                for (int64_t row0 = 0; row0 + 8 <= nRows; row0 += 8) avx2::gemmPanel(m, info.data(), row0, aligned);
+                check(y, 0, nRows / 8 * 8, "packed panels");
+            }
+        }
     }
 
 private:
