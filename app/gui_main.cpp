@@ -5,9 +5,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
-#include <QLocale>
 #include <QMessageBox>
-#include <QTranslator>
 
 #include "app/chat/app_settings.h"
 #include "app/chat/conversation_controller.h"
@@ -21,16 +19,10 @@
 #include "app/common/error_text.h"
 #include "app/common/paths.h"
 #include "ui/appearance.h"
+#include "ui/interface_language.h"
 #include "ui/main_window.h"
 
 namespace {
-
-// The language: the settings' override, else the system's. English needs no file.
-void installTranslator(QApplication& app, QTranslator& translator, const QString& language) {
-    const QLocale locale = language.isEmpty() ? QLocale::system() : QLocale(language);
-    if (translator.load(locale, QStringLiteral("hearth"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        app.installTranslator(&translator);
-}
 
 std::unique_ptr<hearth::ConversationStore> openStore(const QString& path, int budgetMb) {
     QDir().mkpath(QFileInfo(path).absolutePath());
@@ -56,8 +48,7 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(HEARTH_VERSION);
     QApplication::setDesktopFileName("hearth");
     hearth::AppSettings settings;
-    QTranslator translator;
-    installTranslator(app, translator, settings.language());
+    const hearth::InterfaceLanguage language(settings.language());  // the settings' override, else the system's
     QCommandLineParser parser;
     parser.setApplicationDescription(QObject::tr("Local LLM chat with its own inference engine."));
     parser.addHelpOption();

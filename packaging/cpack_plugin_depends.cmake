@@ -1,6 +1,7 @@
 # Run by cpack (CPACK_PROJECT_CONFIG_FILE) before each generator: adds the Qt plugin packages
 # that shlibdeps and rpm's ELF scan cannot see, judged from what the built binaries link —
-# the xcb platform plugin for the GUI (libQt6Gui), the SQLite driver for Qt SQL (libQt6Sql) -
+# the xcb platform plugin for the GUI (libQt6Gui), Qt's translations for the window (libQt6Widgets),
+# the SQLite driver for Qt SQL (libQt6Sql) -
 # and poppler-utils, whose pdftotext reads attached PDFs.
 find_program(_hearth_readelf readelf)
 if(NOT _hearth_readelf)
@@ -20,6 +21,12 @@ set(_rpm "")
 if(_needed MATCHES "libQt6Gui\\.so")
   list(APPEND _deb qt6-qpa-plugins)
   list(APPEND _rpm qt6-qtbase-gui)
+endif()
+# Qt's own catalogues (qtbase: OK/Cancel, the file dialog) for the window's language; loaded by
+# path at run time (ui/interface_language.cpp).
+if(_needed MATCHES "libQt6Widgets\\.so")
+  list(APPEND _deb qt6-translations-l10n)
+  list(APPEND _rpm qt6-qttranslations)
 endif()
 if(_needed MATCHES "libQt6Sql\\.so")
   list(APPEND _deb libqt6sql6-sqlite)  # Fedora ships the SQLite driver in qt6-qtbase itself

@@ -33,6 +33,7 @@ needs() {  # needs SONAME-PATTERN PACKAGE: the package must be in Depends when a
 needs libc.so.6 libc6
 needs libQt6Core.so.6 libqt6core6
 needs libQt6Gui.so.6 qt6-qpa-plugins
+needs libQt6Widgets.so.6 qt6-translations-l10n
 needs libQt6Sql.so.6 libqt6sql6-sqlite
 needs libsqlite3.so.0 libsqlite3-0
 needs libsentencepiece.so.0 libsentencepiece0

@@ -14,6 +14,8 @@ packages=(
   # pdftotext: the text of PDFs attached to a chat (app/docs/document_reader.cpp), run as a
   # child process so that a malformed PDF cannot take the window down.
   poppler-utils
+  # Qt's own words in the window's language (OK/Cancel, the file dialog): ui/interface_language.cpp
+  qt6-translations-l10n
 )
 # Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
 if [ "$mode" = test ] || [ "$mode" = package ]; then

@@ -58,3 +58,12 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_error_texts LABELS gui LIBS hearth_ui SOURCES test_error_texts.cpp gui_app.h TIMEOUT 120)
 endif()
+# Issue 27's zh_CN coverage, part one: the catalogue is complete and holds every tr() string of
+# the sources (lupdate over update_translations' project, on a copy).
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_translation_catalogue LABELS unit SOURCES test_translation_catalogue.cpp chinese_words.h
+                  TIMEOUT 120)
+  target_compile_definitions(test_translation_catalogue PRIVATE
+    HEARTH_LUPDATE="$<TARGET_FILE:Qt6::lupdate>"
+    HEARTH_LUPDATE_PROJECT="${PROJECT_BINARY_DIR}/ui/.lupdate/hearth_ui_project.cmake")
+endif()
