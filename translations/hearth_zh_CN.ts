@@ -594,6 +594,21 @@ Choose another model with **Model…** (Ctrl+O).</source>
         <source>Conversations saved to %1; Hearth goes on with this copy.</source>
         <translation>对话已保存到 %1；Hearth 将继续使用此副本。</translation>
     </message>
+    <message>
+        <location filename="../ui/main_window.cpp"/>
+        <source>%1 (base model — not tuned for chat)</source>
+        <translation>%1（基础模型——未针对对话调优）</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window_engine.cpp"/>
+        <source>%1 (base model) ▾</source>
+        <translation>%1（基础模型）▾</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window_engine.cpp"/>
+        <source>A base model, not tuned for chat: it continues text rather than answering.</source>
+        <translation>基础模型，未针对对话调优：它会续写文本，而不是回答问题。</translation>
+    </message>
 </context>
 <context>
     <name>hearth::MemoryFit</name>
@@ -834,6 +849,16 @@ Choose another model with **Model…** (Ctrl+O).</source>
         <location filename="../ui/model_picker.cpp" line="257"/>
         <source> — &lt;b&gt;%1&lt;/b&gt;: %2 available now</source>
         <translation> — &lt;b&gt;%1&lt;/b&gt;：当前可用 %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp"/>
+        <source>base model</source>
+        <translation>基础模型</translation>
+    </message>
+    <message>
+        <location filename="../ui/model_picker.cpp"/>
+        <source>&lt;b&gt;Base model, not tuned for chat&lt;/b&gt;: it continues text rather than answering. For conversations, choose an instruct or chat version.&lt;br&gt;</source>
+        <translation>&lt;b&gt;基础模型，未针对对话调优&lt;/b&gt;：它会续写文本，而不是回答问题。用于对话时，请选择经过指令或对话调优的版本。&lt;br&gt;</translation>
     </message>
 </context>
 <context>
@@ -1728,6 +1753,31 @@ OpenAI 客户端：%1/v1</translation>
         <location filename="../app/chat/backend_choices.cpp"/>
         <source>CUDA cannot start (%1)</source>
         <translation>CUDA 无法启动（%1）</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>CPU (AVX2, %n thread(s))</source>
+        <translation>
+            <numerusform>CPU（AVX2，%n 个线程）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>CPU (AVX2)</source>
+        <translation>CPU（AVX2）</translation>
+    </message>
+    <message>
+        <location filename="../app/chat/backend_choices.cpp"/>
+        <source>CPU (reference kernels, slow)</source>
+        <translation>CPU（参考内核，较慢）</translation>
+    </message>
+</context>
+<context>
+    <name>hearth::ConversationListModel</name>
+    <message>
+        <location filename="../app/chat/conversation_list_model.cpp"/>
+        <source>New chat</source>
+        <translation>新对话</translation>
     </message>
 </context>
 </TS>

@@ -8,7 +8,8 @@
 namespace hearth {
 
 InterfaceLanguage::InterfaceLanguage(const QString& language)
-    : locale_(language.isEmpty() ? QLocale::system() : QLocale(language)) {
+    : locale_(language.isEmpty() ? QLocale::system() : QLocale(language)), previousLocale_(QLocale()) {
+    QLocale::setDefault(locale_);  // dates and numbers in the interface's language too
     const QString separator = QStringLiteral("_");
     if (hearth_.load(locale_, QStringLiteral("hearth"), separator, QStringLiteral(":/i18n")))
         hearthInstalled_ = QCoreApplication::installTranslator(&hearth_);
@@ -19,6 +20,7 @@ InterfaceLanguage::InterfaceLanguage(const QString& language)
 InterfaceLanguage::~InterfaceLanguage() {
     if (qtInstalled_) QCoreApplication::removeTranslator(&qt_);
     if (hearthInstalled_) QCoreApplication::removeTranslator(&hearth_);
+    QLocale::setDefault(previousLocale_);
 }
 
 }  // namespace hearth

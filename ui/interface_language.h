@@ -1,7 +1,7 @@
 // The interface's language: Hearth's own catalogue (embedded as :/i18n/hearth_<locale>.qm) and
 // Qt's (qtbase_<locale>.qm from Debian's qt6-translations-l10n: the standard buttons OK/Cancel,
 // the file dialog, the text fields' context menu), installed on the application for as long as
-// the object lives. GUI thread only; one per process (gui_main.cpp's, or a test's).
+// the object lives, and QLocale's default (dates, numbers). GUI thread only; one per process (gui_main.cpp's, or a test's).
 #pragma once
 
 #include <QLocale>
@@ -23,7 +23,7 @@ public:
     bool hasQtCatalogue() const { return qtInstalled_; }  // false: the package is not installed
 
 private:
-    QLocale locale_;
+    QLocale locale_, previousLocale_;
     QTranslator hearth_, qt_;
     bool hearthInstalled_ = false, qtInstalled_ = false;
 };

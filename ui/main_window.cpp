@@ -235,7 +235,9 @@ void MainWindow::updateChatPage() {
             welcome_->setModelName(tr("%1 (remote)").arg(model.isEmpty() ? tr("no model chosen") : model));
             page = welcome_;
         } else if (models_.model()) {
-            welcome_->setModelName(models_.model()->file.name);
+            const ModelFileInfo& file = models_.model()->file;
+            welcome_->setModelName(file.chatTuned ? file.name
+                                                  : tr("%1 (base model — not tuned for chat)").arg(file.name));
             page = welcome_;
         } else if (loading_) {
             welcome_->setModelName(tr("loading %1…").arg(QFileInfo(models_.loadingPath()).fileName()));

@@ -91,12 +91,17 @@ void MainWindow::showEngine() {
         return;
     }
     const LoadedModel& model = *models_.model();
-    modelButton_->setText(tr("%1 ▾").arg(model.file.name));
+    modelButton_->setText(model.file.chatTuned ? tr("%1 ▾").arg(model.file.name)
+                                               : tr("%1 (base model) ▾").arg(model.file.name));
     modelButton_->setToolTip(
         tr("%1 · %2 · %3 · context %4 · %5 chat format")
             .arg(model.file.architecture, model.file.quantization, formatBytes(model.file.fileBytes))
             .arg(model.contextLength)
-            .arg(model.file.chatFormat));
+            .arg(model.file.chatFormat) +
+        (model.file.chatTuned ? QString()
+                              : QStringLiteral("\n") +
+                 tr("A base model, not tuned for chat: it continues "
+                    "text rather than answering.")));
     status_->setModel(model);
     status_->setContext(conversations_.contextUsed(), model.contextLength);
     composer_->setReady(true);

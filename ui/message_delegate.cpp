@@ -285,6 +285,9 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
         const QString ending = index.data(MessageListModel::EndingRole).toString();
         if (ending == QLatin1String("stopped")) chips.push_back({Action::Marker, tr("stopped")});
         if (ending == QLatin1String("interrupted")) chips.push_back({Action::Marker, tr("interrupted")});
+        // Which model wrote the reply, when the chat's replies come from more than one.
+        if (const QString model = index.data(MessageListModel::ModelLabelRole).toString(); !model.isEmpty())
+            chips.insert(chips.begin(), {Action::Marker, model});
         chips.push_back({Action::CopyMessage, tr("Copy")});
     }
     if (isUser(index)) chips.push_back({Action::Edit, tr("Edit")});

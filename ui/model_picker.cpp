@@ -194,6 +194,8 @@ void ModelPicker::updateLine(QListWidgetItem* item) {
     else
         summary =
             QStringLiteral("%1 · %2 · %3").arg((*info)->family, formatParams((*info)->nParams), (*info)->quantization);
+    if (*info && (*info)->unsupported.isEmpty() && !(*info)->chatTuned)
+        summary += QStringLiteral(" · ") + tr("base model");
     if (catalog_ && *info && (*info)->unsupported.isEmpty()) {
         summary += QStringLiteral(" · %1").arg(formatBytes((*info)->fileBytes));
         if ((*info)->memory.verdict != MemoryVerdict::Unknown)
@@ -248,6 +250,10 @@ void ModelPicker::showFacts(const QString& path) {
            "Trained context: %6<br>Size: %7<br>Chat format: %8<br>")
             .arg(info.name.toHtmlEscaped(), info.family.toHtmlEscaped(), info.architecture.toHtmlEscaped(),
                  formatParams(info.nParams), info.quantization.toHtmlEscaped(), context, size, info.chatFormat);
+    if (!info.chatTuned)
+        text +=
+            tr("<b>Base model, not tuned for chat</b>: it continues text rather than answering. For "
+               "conversations, choose an instruct or chat version.<br>");
     if (!info.source.isEmpty())
         text += tr("Found in: %1 (%2)<br>").arg(info.source, QDir::toNativeSeparators(path).toHtmlEscaped());
     const MemoryEstimate& m = info.memory;

@@ -314,10 +314,10 @@ QWidget* SettingsDialog::enginePage() {
     backend_->addItem(tr("Best available"), QString());
     QString reasons;
     for (const BackendChoice& b : backendChoices()) {
-        backend_->addItem(b.available ? b.name : tr("%1 — unavailable").arg(b.name), b.name);
+        backend_->addItem(b.available ? b.label : tr("%1 — unavailable").arg(b.label), b.name);
         if (!b.available) {
             backend_->setItemData(backend_->count() - 1, false, Qt::UserRole - 1);  // disables the item
-            reasons += tr("%1 is unavailable: %2").arg(b.name, b.reason) + QLatin1Char('\n');
+            reasons += tr("%1 is unavailable: %2").arg(b.label, b.reason) + QLatin1Char('\n');
         }
     }
     auto* why = new QLabel(reasons.trimmed());

@@ -2,13 +2,27 @@
 #include "app/chat/backend_choices.h"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 
 #include "kernels/backend.h"
 
 namespace hearth {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("hearth::BackendChoices", text); }
+QString tr(const char* text, int n = -1) {
+    return QCoreApplication::translate("hearth::BackendChoices", text, nullptr, n);
+}
+
+// The registry's names are identifiers ("CPU (AVX2, 8 threads)"); the label says the same in the
+// interface's words, with the thread count the name carries.
+QString labelOf(const QString& name) {
+    if (name.startsWith(QLatin1String("CPU (AVX2"))) {
+        const auto threads = QRegularExpression(QStringLiteral("\\d+")).match(name.mid(9));
+        return threads.hasMatch() ? tr("CPU (AVX2, %n thread(s))", threads.captured().toInt()) : tr("CPU (AVX2)");
+    }
+    if (name == QLatin1String("CPU (reference)")) return tr("CPU (reference kernels, slow)");
+    return name;  // "CUDA": a name
+}
 
 }  // namespace
 
@@ -30,6 +44,7 @@ QList<BackendChoice> backendChoices() {
         const QString name = QString::fromStdString(b.name), technical = QString::fromStdString(b.reason);
         const BackendProblem problem = b.available ? BackendProblem::None : b.problem;
         out.append({.name = name,
+                    .label = labelOf(name),
                     .available = b.available,
                     .reason = b.available ? QString() : backendProblemText(name, problem, technical),
                     .details = technical,

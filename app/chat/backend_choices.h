@@ -12,7 +12,8 @@
 namespace hearth {
 
 struct BackendChoice {
-    QString name;  // "CPU (reference)", "CPU (AVX2)", "CUDA"
+    QString name;  // "CPU (reference)", "CPU (AVX2)", "CUDA": the registry's, kept in the settings
+    QString label = {};  // the name in the interface's language
     bool available = false;
     QString reason = {};  // empty when available; plain words
     QString details = {};  // the registry's reason, for people debugging (English)

@@ -13,7 +13,7 @@ namespace hearth {
 QString titleFromMessage(const QString& text) {
     QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
     if (line.size() > 48) line = line.left(47).trimmed() + QChar(0x2026);
-    return line.isEmpty() ? QString::fromLatin1(kNewChatTitle) : line;
+    return line;
 }
 
 ConversationController::ConversationController(ConversationStore& store, EngineHost& host, QObject* parent)
@@ -75,7 +75,7 @@ void ConversationController::setKvDiskBudget(qint64 bytes) {
 }
 
 void ConversationController::newConversation() {
-    auto c = store_->createConversation(kNewChatTitle);
+    auto c = store_->createConversation({});  // untitled until its first message
     if (!ok(c)) return;
     ok(list_.refresh());
     openConversation(c->id);
@@ -99,7 +99,7 @@ void ConversationController::reloadMessages() {
     for (const Message& m : *branch) {
         MessageRow r{.id = m.id, .role = m.role, .text = QString::fromStdString(m.text)};
         if (m.role == ChatRole::User) turnSources = QString::fromStdString(m.documentsJson);
-        if (m.role == ChatRole::Assistant) r.sources = turnSources;
+        if (m.role == ChatRole::Assistant) r.sources = turnSources, r.model = QString::fromStdString(m.model);
         if (auto sib = store_->siblings(m.id); sib && sib->size() > 1) {
             r.siblingCount = static_cast<int>(sib->size());
             for (size_t i = 0; i < sib->size(); ++i)

@@ -89,9 +89,10 @@ private:
     ReplyInFlight* reply_ = nullptr;
 };
 
-// The title of a conversation that has no message yet.
-inline constexpr char kNewChatTitle[] = "New chat";
-// The title a conversation gets from its first message: its first line, shortened.
+// A conversation that has no message yet is stored with an empty title, which the list shows as
+// "New chat" in the interface's language (ConversationListModel), so that switching the language
+// shows the right words; its first message gives it its title.
+// The title a conversation gets from its first message: its first line, shortened ("" when blank).
 QString titleFromMessage(const QString& text);
 
 }  // namespace hearth

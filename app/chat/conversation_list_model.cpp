@@ -3,6 +3,7 @@
 #include "app/chat/conversation_list_model.h"
 
 #include <QDateTime>
+#include <QLocale>
 
 namespace hearth {
 
@@ -17,9 +18,9 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) return {};
     const Conversation& c = rows_[static_cast<size_t>(index.row())];
     switch (role) {
-    case Qt::DisplayRole:
-    case Qt::EditRole: return QString::fromStdString(c.title);
-    case Qt::ToolTipRole: return QDateTime::fromMSecsSinceEpoch(c.updatedMs).toString(Qt::TextDate);
+    case Qt::DisplayRole: return c.title.empty() ? tr("New chat") : QString::fromStdString(c.title);
+    case Qt::EditRole: return QString::fromStdString(c.title);  // "" for an untitled chat
+    case Qt::ToolTipRole: return QLocale().toString(QDateTime::fromMSecsSinceEpoch(c.updatedMs), QLocale::ShortFormat);
     case IdRole: return QVariant::fromValue<qint64>(c.id);
     case UpdatedRole: return QVariant::fromValue<qint64>(c.updatedMs);
     default: return {};

@@ -12,6 +12,8 @@ namespace hearth {
 class ConversationListModel : public QAbstractListModel {
     Q_OBJECT
 public:
+    // Qt::DisplayRole: the title, or "New chat" (translated) for an untitled one; Qt::EditRole:
+    // the stored title.
     enum Roles { IdRole = Qt::UserRole + 1, UpdatedRole };
     explicit ConversationListModel(ConversationStore& store, QObject* parent = nullptr);
 

@@ -37,4 +37,6 @@ void EngineSwitch::stop(quint64 ticket) {
 
 QString EngineSwitch::remoteTarget() const { return remote_.active() ? remote_.engine().remoteTarget() : QString(); }
 
+QString EngineSwitch::remoteModel() const { return remote_.active() ? remote_.settings().model : QString(); }
+
 }  // namespace hearth

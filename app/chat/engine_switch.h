@@ -18,6 +18,7 @@ public:
     quint64 generate(ReplyRequest request) override;
     void stop(quint64 ticket) override;
     QString remoteTarget() const override;
+    QString remoteModel() const override;
 
 private:
     void forward(ReplyEngine& engine);

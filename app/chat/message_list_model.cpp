@@ -60,6 +60,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ReasoningExpandedRole: return expanded_.contains(r->id);
     case EndingRole: return r->ending;
     case SourcesRole: return r->sources;
+    case ModelLabelRole: return severalModels_ && r->role == ChatRole::Assistant ? r->model : QString();
     case IsLastAssistantRole: {
         for (int i = rowCount() - 1; i >= 0; --i)
             if (rows_[static_cast<size_t>(i)].role == ChatRole::Assistant) return i == index.row();
@@ -86,10 +87,13 @@ bool MessageListModel::setData(const QModelIndex& index, const QVariant& value, 
 void MessageListModel::setRows(std::vector<MessageRow> rows) {
     beginResetModel();
     rows_ = std::move(rows);
+    QSet<QString> models;
     for (MessageRow& r : rows_) {
         r.textEpoch = nextEpoch_++;
         split(r);
+        if (r.role == ChatRole::Assistant && !r.model.isEmpty()) models.insert(r.model);
     }
+    severalModels_ = models.size() > 1;
     endResetModel();
 }
 

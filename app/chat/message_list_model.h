@@ -39,6 +39,7 @@ struct MessageRow {
     // An assistant row: the documents its turn carried (the user message's sources JSON,
     // app/docs/passages.h), cited under the reply; "" when none.
     QString sources = {};
+    QString model = {};  // an assistant row: the model that wrote it (Message::model); "" unknown
 
     bool isNotice() const { return !role.has_value(); }
 };
@@ -63,6 +64,9 @@ public:
         ReasoningExpandedRole,  // bool, settable: the reasoning is shown, not only its header
         EndingRole,  // MessageRow::ending
         SourcesRole,  // MessageRow::sources
+        // An assistant row's model, when the rows' replies come from more than one model (the
+        // label that tells them apart); "" otherwise.
+        ModelLabelRole,
     };
     using QAbstractListModel::QAbstractListModel;
 
@@ -93,6 +97,7 @@ private:
     quint64 nextEpoch_ = 1;
     ReasoningSpan span_;
     QSet<qint64> expanded_;  // ids of the rows whose reasoning is shown
+    bool severalModels_ = false;  // the replies shown name more than one model
 };
 
 }  // namespace hearth

@@ -49,7 +49,7 @@ bool ReplyController::send(const QString& text) {
     ConversationStore& store = conversations_.store();
     auto conv = store.conversation(current);
     if (!ok(conv) || !*conv) return false;
-    if ((*conv)->activeLeafId == 0 && QString::fromStdString((*conv)->title) == QLatin1String(kNewChatTitle))
+    if ((*conv)->activeLeafId == 0 && (*conv)->title.empty())
         ok(store.renameConversation(current, titleFromMessage(text).toStdString()));
     conversations_.messages()->removeNotices();
     auto user = store.appendMessage(current, (*conv)->activeLeafId, ChatRole::User, text.toStdString());
@@ -82,6 +82,7 @@ bool ReplyController::startReply(qint64 parentId) {
     auto reply = store.appendMessage(current, parentId, ChatRole::Assistant, "", false);
     if (!ok(reply)) return false;
     const QString remote = host_.remoteTarget();
+    ok(store.setMessageModel(reply->id, replyModelName().toStdString()));
     if (!remote.isEmpty()) {
         ok(store.setModel(current, remote.toStdString()));
         conversations_.messages()->setReasoningSpan(std::nullopt);  // reasoning_content comes as <think>...</think>
@@ -103,6 +104,11 @@ bool ReplyController::startReply(qint64 parentId) {
     conversations_.messages()->setStreaming(reply->id, true);
     emit generatingChanged(true);
     return true;
+}
+
+QString ReplyController::replyModelName() const {
+    if (!host_.remoteTarget().isEmpty()) return host_.remoteModel();
+    return models_.model() ? models_.model()->file.name : QString();
 }
 
 void ReplyController::stop() {

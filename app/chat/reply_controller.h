@@ -60,6 +60,7 @@ private:
         return conversations_.ok(r);
     }
     bool startReply(qint64 parentId);
+    QString replyModelName() const;  // the readable name of the model the next reply runs on
     QList<ChatTurn> turnsTo(qint64 messageId);
     int documentBudget() const;  // tokens of documents a turn may carry on the loaded model
     void onText(quint64 ticket, const QString& text);

@@ -100,6 +100,8 @@ Result<StoredTurnResult> runStoredTurn(Engine& engine, ConversationStore& store,
     const auto replyRow = [&]() -> Result<int64_t> {
         auto reply = store.appendMessage(conversationId, user->id, ChatRole::Assistant, "", false);
         if (!reply) return std::unexpected(reply.error());
+        if (!options.modelName.empty())
+            if (auto m = store.setMessageModel(reply->id, options.modelName); !m) return std::unexpected(m.error());
         return reply->id;
     };
     auto r = runRecorded(engine, store,

@@ -31,6 +31,7 @@ Result<Conversation> findConversation(ConversationStore& store, const std::strin
 struct StoredTurnOptions {
     bool kvRestore = true;  // false: the prompt is computed in full
     bool enableThinking = true;  // TurnInput::enableThinking
+    std::string modelName = {};  // recorded with the reply (Message::model); "" records none
 };
 
 // request: sampling and limits (its prompt is replaced). onText sees the reply's text as it

@@ -156,8 +156,7 @@ public:
             auto c = store_.createConversation(title, system_);
             if (!c) return std::unexpected(c.error());
             id_ = c->id;
-        } else if (auto c = store_.conversation(id_);
-                   c && *c && (*c)->activeLeafId == 0 && (*c)->title == kNewChatTitle) {
+        } else if (auto c = store_.conversation(id_); c && *c && (*c)->activeLeafId == 0 && (*c)->title.empty()) {
             (void)store_.renameConversation(id_, title);  // an empty one the window made
         }
         return taken(runStoredTurn(e_, store_, id_, userText, req_, options_, onText));
@@ -346,8 +345,11 @@ int cmdChat(const QCommandLineParser& p) {
             conversationId = conv->id;
             nMessages = branch->size();
         }
-        session = std::make_unique<StoredSession>(*engine, *store, conversationId, req, system,
-                                                  StoredTurnOptions{!p.isSet("no-kv-restore"), thinks(p)});
+        session =
+            std::make_unique<StoredSession>(*engine, *store, conversationId, req, system,
+                                            StoredTurnOptions{.kvRestore = !p.isSet("no-kv-restore"),
+                                                              .enableThinking = thinks(p),
+                                                              .modelName = core::readableModelName(engine->file())});
     }
     std::fprintf(stderr, "Chatting with %s (%s); %s", core::readableModelName(engine->file()).c_str(),
                  engine->backendName().c_str(), session->where().c_str());

@@ -62,11 +62,12 @@ std::string cpuText() {
 }
 
 std::string modelFileText(const ModelFacts& m) {
-    return strCat("Model: ", m.name, "\n  file: ", m.path, "\n  architecture: ", m.architecture, " (family ", m.family,
-                  ")\n  parameters: ", formatParams(m.nParams), " (", m.nParams, ")\n  quantization: ", m.quantization,
-                  "\n  trained context: ", m.contextLength, " tokens\n  chat format: ", m.chatFormat, "\n  ",
-                  m.unsupported.empty() ? std::string("Hearth runs it") : "Hearth cannot run it: " + m.unsupported,
-                  "\n");
+    return strCat(
+        "Model: ", m.name, "\n  file: ", m.path, "\n  architecture: ", m.architecture, " (family ", m.family,
+        ")\n  parameters: ", formatParams(m.nParams), " (", m.nParams, ")\n  quantization: ", m.quantization,
+        "\n  trained context: ", m.contextLength, " tokens\n  chat format: ", m.chatFormat,
+        m.chatTuned ? "" : "\n  base model: not tuned for chat (it continues text rather than answering)", "\n  ",
+        m.unsupported.empty() ? std::string("Hearth runs it") : "Hearth cannot run it: " + m.unsupported, "\n");
 }
 
 std::string modelInfoText(const Engine& e) {

@@ -3,6 +3,8 @@
 #include "app/cli_core/model_facts.h"
 
 #include <algorithm>
+#include <cctype>
+#include <utility>
 #include <map>
 #include <vector>
 
@@ -159,7 +161,33 @@ ModelFacts describeModelFacts(const GgufFile& f, const ChatFormat* format) {
         info.contextLength = static_cast<int>(v->asUInt().value_or(0));
     const std::string tmpl = stringKey(f, "tokenizer.chat_template");
     info.chatFormat = format ? format->name() : ChatFormat::detect(tmpl, info.architecture).name();
+    info.chatTuned = isChatTuned({.basename = stringKey(f, "general.basename"),
+                                  .sizeLabel = {},
+                                  .finetune = stringKey(f, "general.finetune"),
+                                  .name = stringKey(f, "general.name"),
+                                  .path = f.path()},
+                                 !tmpl.empty());
     return info;
+}
+
+bool isChatTuned(const ModelNameFields& fields, bool hasChatTemplate) {
+    std::vector<std::string> words;
+    for (const std::string& text : {fields.finetune, fields.name, fields.basename, cleanedModelFileName(fields.path)}) {
+        std::string word;
+        for (const char c : text + ' ') {
+            if (std::isalnum(static_cast<unsigned char>(c)))
+                word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            else if (!word.empty()) words.push_back(std::exchange(word, {}));
+        }
+    }
+    const auto has = [&](std::initializer_list<const char*> set) {
+        return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+            return std::any_of(set.begin(), set.end(), [&](const char* s) { return w == s; });
+        });
+    };
+    if (has({"instruct", "chat", "it", "sft", "dpo", "rlhf", "orpo", "assistant"})) return true;
+    if (has({"base"})) return false;
+    return hasChatTemplate;
 }
 
 std::string cleanedModelFileName(const std::string& path) {

@@ -27,6 +27,7 @@ struct ModelFacts {
     int64_t fileBytes = 0;
     int contextLength = 0;  // <arch>.context_length: the trained context
     std::string unsupported = {};  // why Hearth cannot run the file; empty: it can
+    bool chatTuned = true;  // false: a base model (isChatTuned), which continues text rather than answering
 };
 
 // What a readable model name is made of: GGUF's naming fields (../shared/GGUF.md, general.*)
@@ -54,6 +55,13 @@ struct ModelNameFields {
 // quantization suffix (".Q4_1", "-q4_k_m", "-IQ3_XS", ".F16", "-BF16"): "SmolLM2-135M-Instruct".
 // Empty when nothing is left or the name is a content hash ("sha256-<hex>", or 32+ hex digits).
 [[nodiscard]] std::string cleanedModelFileName(const std::string& path);
+
+// Whether a model was tuned to follow a chat (instruct/chat/"it" fine-tunes) rather than being a
+// base (pretrained) model, from its naming fields and file name, and whether it ships a chat
+// template: a name word "instruct", "chat", "it", "sft", "dpo", "rlhf", "orpo" or "assistant" says
+// tuned; else the word "base" says base; else a chat template says tuned, and its absence base
+// (Gemma 3 270M, the base model, has neither; its "-it" sibling has both).
+[[nodiscard]] bool isChatTuned(const ModelNameFields& fields, bool hasChatTemplate);
 
 // The metadata facts of a file; format: the chat format loading detected (null: detected from
 // the template and the architecture alone). Sets no `unsupported`.

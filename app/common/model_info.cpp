@@ -24,6 +24,7 @@ ModelFileInfo fromFacts(const cli::core::ModelFacts& f) {
     info.fileBytes = f.fileBytes;
     info.contextLength = f.contextLength;
     info.unsupported = QString::fromStdString(f.unsupported);
+    info.chatTuned = f.chatTuned;
     return info;
 }
 

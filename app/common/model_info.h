@@ -29,6 +29,7 @@ struct ModelFileInfo {
     int contextLength = 0;  // <arch>.context_length: the trained context
     ChatSettings defaults;  // modelDefaults(file)
     QString unsupported;  // why Hearth cannot run the file (loadModelParts' error, described); empty: it can
+    bool chatTuned = true;  // false: a base model, not tuned for chat (cli::core::isChatTuned)
     QString source;  // where it was found ("LM Studio", "Ollama", ...: modelSourceName); empty: opened directly
     qint64 weightBytes = 0;  // the tensors' bytes
     KvLayout kvLayout;  // the engine's KV layout for the model (nLayers 0: unknown, when it cannot run)

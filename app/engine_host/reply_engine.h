@@ -25,6 +25,8 @@ public:
     // Where the next reply runs when that is not this machine's engine: "MODEL at URL", for the
     // conversation's record. Empty: the local engine (the default).
     virtual QString remoteTarget() const { return {}; }
+    // The remote server's model name alone (a reply's label); empty: the local engine.
+    virtual QString remoteModel() const { return {}; }
 
 signals:
     void replyStarted(const hearth::ReplyStarted& info);

@@ -55,6 +55,9 @@ struct Message {
     // A user message's documents: the sources JSON (app/docs/passages.h) of the documents and
     // passages that went into its turn, before the text; "" when none.
     std::string documentsJson = {};
+    // An assistant reply's model, by its readable name (or a remote server's model name), as
+    // recorded when the reply began; "" for other messages and replies older than schema v4.
+    std::string model = {};
 };
 
 class ConversationStore {
@@ -107,6 +110,8 @@ public:
     // A streamed reply's text so far (complete=false) or final text with its statistics.
     Result<void> updateMessage(int64_t messageId, const std::string& text, bool complete,
                                const GenerationStats* stats = nullptr);
+    // Records the model that writes a reply (Message::model).
+    Result<void> setMessageModel(int64_t messageId, const std::string& model);
     Result<std::optional<Message>> message(int64_t messageId) const;
     Result<std::vector<Message>> activeBranch(int64_t conversationId) const;  // first message .. active leaf
     // Every message of every branch, oldest first (a parent before its children).

@@ -55,6 +55,15 @@ Result<void> ConversationStore::updateMessage(int64_t messageId, const std::stri
     return touch((*m)->conversationId);
 }
 
+Result<void> ConversationStore::setMessageModel(int64_t messageId, const std::string& model) {
+    auto st = db_->prepare("UPDATE messages SET model = ? WHERE id = ?");
+    if (!st) return std::unexpected(st.error());
+    st->bind(1, std::string_view(model)).bind(2, messageId);
+    if (auto r = st->run(); !r) return r;
+    if (db_->changes() == 0) return fail(ErrorCode::InvalidArgument, strCat("no message ", messageId));
+    return {};
+}
+
 Result<std::optional<Message>> ConversationStore::message(int64_t messageId) const {
     auto all = readMessages(*db_, strCat(kMessageSelect, " WHERE id = ?1"), messageId);
     if (!all) return std::unexpected(all.error());

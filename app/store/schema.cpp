@@ -1,7 +1,8 @@
 // Schema versions and the steps between them. v1: conversations, messages (a tree), KV roots,
 // blocks and which conversation uses which. v2: conversations.kv_used_ms (the budget's LRU)
 // and the model fingerprint cache by (path, size, mtime). v3: attachments, their passages with
-// an FTS5 trigram index, and the documents each user turn carried.
+// an FTS5 trigram index, and the documents each user turn carried. v4: messages.model (the
+// readable name of the model that wrote a reply), and untitled chats stored with an empty title.
 #include "app/store/schema.h"
 
 #include "app/store/sqlite_db.h"
@@ -92,10 +93,19 @@ CREATE TABLE turn_documents(
   sources_json TEXT NOT NULL);
 )sql";
 
+// Replies name their model (older replies: '', unknown). A chat without a message was stored as
+// "New chat" in English, whatever the interface's language; it is now stored untitled and shown
+// as "New chat" in the language of the moment. Chats with messages keep their titles.
+constexpr const char* kV4 = R"sql(
+ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT '';
+UPDATE conversations SET title = '' WHERE title = 'New chat' AND active_leaf_id IS NULL;
+)sql";
+
 Result<void> step(SqliteDb& db, int to) {
     Transaction t(db);
     if (auto r = t.begin(); !r) return r;
-    if (auto r = db.exec(to == 1 ? kV1 : to == 2 ? kV2 : kV3); !r) return r;
+    const char* const steps[] = {kV1, kV2, kV3, kV4};
+    if (auto r = db.exec(steps[to - 1]); !r) return r;
     if (auto r = db.exec(strCat("PRAGMA user_version = ", to)); !r) return r;
     return t.commit();
 }

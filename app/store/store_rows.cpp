@@ -52,7 +52,8 @@ Result<std::vector<Message>> readMessages(SqliteDb& db, const std::string& sql, 
                               .complete = st->int64(5) != 0,
                               .createdMs = st->int64(6),
                               .stats = statsFromJson(st->text(7)),
-                              .documentsJson = st->text(8)});
+                              .documentsJson = st->text(8),
+                              .model = st->text(9)});
     }
     return out;
 }

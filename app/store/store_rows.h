@@ -18,7 +18,7 @@ inline constexpr const char* kConversationSelect =
     " coalesce(active_leaf_id, 0) FROM conversations";
 inline constexpr const char* kMessageSelect =
     "SELECT id, conversation_id, coalesce(parent_id, 0), role, text, complete, created_ms, stats_json,"
-    " coalesce((SELECT sources_json FROM turn_documents WHERE message_id = messages.id), '') FROM messages";
+    " coalesce((SELECT sources_json FROM turn_documents WHERE message_id = messages.id), ''), model FROM messages";
 
 // Runs sql (with ?1 bound to text when given) and reads every row.
 Result<std::vector<Conversation>> readConversations(SqliteDb& db, const std::string& sql,

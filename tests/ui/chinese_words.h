@@ -34,7 +34,8 @@ inline const QSet<QString>& allowedNames() {
               "zephyr", "deepseek", "deepseek-r1", "smollm2", "n-gram",
               // programs, systems and encodings named in instructions
               "pdftotext", "poppler-utils", "debian", "ubuntu", "sudo", "apt", "install", "gnome", "keyring", "kwallet",
-              "utf-8", "python", "vllm", "sglang", "llama-server"}) {
+              // a language named in its own words (the settings' language choice)
+              "english", "utf-8", "python", "vllm", "sglang", "llama-server"}) {
             s.insert(QString::fromLatin1(w));
         }
         return s;

@@ -67,3 +67,12 @@ if(HEARTH_BUILD_GUI)
     HEARTH_LUPDATE="$<TARGET_FILE:Qt6::lupdate>"
     HEARTH_LUPDATE_PROJECT="${PROJECT_BINARY_DIR}/ui/.lupdate/hearth_ui_project.cmake")
 endif()
+# Issue 27's zh_CN coverage, part two: the window and its dialogs under the Chinese interface.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_chinese_ui LABELS gui LIBS hearth_ui SOURCES test_chinese_ui.cpp chinese_words.h gui_app.h
+                  TIMEOUT 180)
+endif()
+# Issue 27: replies labelled with their model when a chat has several; base models flagged.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_model_labels LABELS gui;model LIBS hearth_ui SOURCES test_model_labels.cpp gui_app.h TIMEOUT 180)
+endif()

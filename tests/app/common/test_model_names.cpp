@@ -38,6 +38,9 @@ private slots:
     void realFiles_data();
     void realFiles();
     void syntheticFiles();
+    void baseOrChatTuned_data();
+    void baseOrChatTuned();
+    void baseModelFiles();
 
 private:
     QTemporaryDir dir_;
@@ -200,6 +203,49 @@ void TestModelNames::syntheticFiles() {
 
     const QString missing = dir_.filePath("Absent-1B-Instruct.Q4_0.gguf");
     QCOMPARE(modelDisplayName(missing), QString("Absent-1B-Instruct"));
+}
+
+void TestModelNames::baseOrChatTuned_data() {
+    QTest::addColumn<QString>("finetune");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<bool>("chatTemplate");
+    QTest::addColumn<bool>("tuned");
+    QTest::newRow("instruct file") << ""
+                                   << "SmolLM2-135M-Instruct.Q4_1.gguf" << false << true;
+    QTest::newRow("-it") << ""
+                         << "gemma-3-270m-it-Q8_0.gguf" << false << true;
+    QTest::newRow("chat finetune") << "Chat"
+                                   << "tinyllama.gguf" << false << true;
+    QTest::newRow("no words, a template") << ""
+                                          << "Meta-Llama-3.1-8B.Q4_K_M.gguf" << true << true;
+    QTest::newRow("no words, no template") << ""
+                                           << "Meta-Llama-3.1-8B.Q4_K_M.gguf" << false << false;
+    QTest::newRow("base, with a template") << ""
+                                           << "Qwen2.5-7B-Base-Q4_K_M.gguf" << true << false;
+    QTest::newRow("'it' inside a word") << ""
+                                        << "with-kit-1B.gguf" << false << false;
+}
+
+// A base model continues text; chat-tuned ones follow turns. The name decides first (instruct,
+// chat, it, ... / base), the chat template after.
+void TestModelNames::baseOrChatTuned() {
+    QFETCH(QString, finetune);
+    QFETCH(QString, file);
+    QFETCH(bool, chatTemplate);
+    QFETCH(bool, tuned);
+    const ModelNameFields fields{.finetune = finetune.toStdString(), .path = "/m/" + file.toStdString()};
+    QCOMPARE(cli::core::isChatTuned(fields, chatTemplate), tuned);
+}
+
+// The real files: SmolLM2 Instruct is chat-tuned; Gemma 3 270M (no chat template, no "it") is
+// the base model.
+void TestModelNames::baseModelFiles() {
+    const QString smol = test::modelFile("SmolLM2-135M-Instruct.Q4_1.gguf"),
+                  gemma = test::modelFile("gemma-3-270m-q4_k_m.gguf");
+    HEARTH_REQUIRE_FILE(smol);
+    HEARTH_REQUIRE_FILE(gemma);
+    QVERIFY(inspectModel(smol)->chatTuned);
+    QVERIFY(!inspectModel(gemma)->chatTuned);
 }
 
 QTEST_MAIN(TestModelNames)

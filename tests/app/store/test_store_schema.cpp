@@ -57,6 +57,15 @@ private slots:
                         "INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(7, 'old', 1, 2)"));
                     QVERIFY((*db)->exec(
                         "INSERT INTO messages(conversation_id, role, text, created_ms) VALUES(7, 'user', 'hello', 1)"));
+                    // Before v4 an untitled chat was stored as "New chat"; one with messages is a real title.
+                    QVERIFY((*db)->exec(
+                        "INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(8, 'New chat', 1, 2)"));
+                    QVERIFY((*db)->exec(
+                        "INSERT INTO conversations(id, title, created_ms, updated_ms) VALUES(9, 'New chat', 1, 2)"));
+                    QVERIFY(
+                        (*db)->exec("INSERT INTO messages(id, conversation_id, role, text, created_ms) "
+                                    "VALUES(90, 9, 'user', 'named so', 1)"));
+                    QVERIFY((*db)->exec("UPDATE conversations SET active_leaf_id = 90 WHERE id = 9"));
                 }
             }
             QCOMPARE(pragma(p, "PRAGMA user_version"), int64_t{from});
@@ -71,6 +80,11 @@ private slots:
                 QVERIFY(c && *c);
                 QCOMPARE(QString::fromStdString((*c)->title), QString("old"));
                 QCOMPARE(pragma(p, "SELECT count(*) FROM messages WHERE text = 'hello'"), int64_t{1});
+                QCOMPARE(QString::fromStdString((*s->conversation(8))->title), QString());  // untitled now
+                QCOMPARE(QString::fromStdString((*s->conversation(9))->title), QString("New chat"));
+                const auto branch = s->messages(7);
+                QVERIFY(branch && branch->size() == 1);
+                QCOMPARE(QString::fromStdString(branch->front().model), QString());  // unknown, not guessed
             }
             QCOMPARE(pragma(p, "PRAGMA auto_vacuum"), int64_t{2});
         }
@@ -112,6 +126,22 @@ private slots:
         QVERIFY(!*s->conversation(a->id));
         QCOMPARE(pragma(path("c.db"), "SELECT count(*) FROM messages"), int64_t{0});
         QVERIFY(!s->deleteConversation(a->id));
+    }
+
+    // A reply records the model that wrote it; regenerated with another, each keeps its own.
+    void repliesNameTheirModel() {
+        auto s = openOk(path("m.db"));
+        auto c = s->createConversation({});
+        auto u = s->appendMessage(c->id, 0, ChatRole::User, "hi");
+        auto a = s->appendMessage(c->id, u->id, ChatRole::Assistant, "hello");
+        auto b = s->appendMessage(c->id, u->id, ChatRole::Assistant, "hey");
+        QVERIFY(c && u && a && b);
+        QVERIFY(s->setMessageModel(a->id, "SmolLM2-135M-Instruct"));
+        QVERIFY(s->setMessageModel(b->id, "gemma-3-270m"));
+        QVERIFY(!s->setMessageModel(12345, "x"));
+        QCOMPARE(QString::fromStdString((*s->message(a->id))->model), QString("SmolLM2-135M-Instruct"));
+        QCOMPARE(QString::fromStdString(s->activeBranch(c->id)->back().model), QString("gemma-3-270m"));
+        QCOMPARE(QString::fromStdString((*s->message(u->id))->model), QString());
     }
 
     // A regenerated reply is a sibling; switching branches changes the active path.
