@@ -90,22 +90,23 @@ void TestModelPicker::groupsBySource() {
     QTRY_VERIFY_WITH_TIMEOUT(picker.inspected(), 20000);
     QCOMPARE(finished.size(), 1);
     auto* list = picker.findChild<QListWidget*>("modelList");
+    // The tiny Llamas have no chat template and no instruct/chat name: base models, flagged so.
     QCOMPARE(lines(list).join('\n'), QStringLiteral(R"(# Hearth
-  big-00001-of-00003.gguf — Llama · 79 K · F32 · 0.3 MB · fits
-  tiny.gguf — Llama · 79 K · F32 · 0.3 MB · fits
+  big-00001-of-00003.gguf — Llama · 79 K · F32 · base model · 0.3 MB · fits
+  tiny.gguf — Llama · 79 K · F32 · base model · 0.3 MB · fits
 # LM Studio
-  someone/Long-GGUF/long-512k.gguf — Llama · 79 K · F32 · 0.3 MB · tight
+  someone/Long-GGUF/long-512k.gguf — Llama · 79 K · F32 · base model · 0.3 MB · tight
 # Ollama
-  tinyllama:latest — Llama · 79 K · F32 · 0.3 MB · fits
+  tinyllama:latest — Llama · 79 K · F32 · base model · 0.3 MB · fits
 # Jan
-  huge/huge-1m.gguf — Llama · 79 K · F32 · 0.3 MB · too big
+  huge/huge-1m.gguf — Llama · 79 K · F32 · base model · 0.3 MB · too big
 # Hugging Face
-  org/Tiny-GGUF · tiny-q8.gguf — Llama · 79 K · F32 · 0.3 MB · fits
+  org/Tiny-GGUF · tiny-q8.gguf — Llama · 79 K · F32 · base model · 0.3 MB · fits
 # Opened files
-  current.gguf — Llama · 79 K · F32 · 0.3 MB · fits)"));
+  current.gguf — Llama · 79 K · F32 · base model · 0.3 MB · fits)"));
     // The current model is chosen; its facts have no source.
     auto* facts = picker.findChild<QLabel*>("modelFacts");
-    QCOMPARE(list->currentItem()->text(), QString("current.gguf — Llama · 79 K · F32 · 0.3 MB · fits"));
+    QCOMPARE(list->currentItem()->text(), QString("current.gguf — Llama · 79 K · F32 · base model · 0.3 MB · fits"));
     QVERIFY2(!facts->text().contains("Found in"), qPrintable(facts->text()));
     QVERIFY(picker.findChild<QPushButton*>("loadButton")->isEnabled());
     auto* notes = picker.findChild<QLabel*>("scanNotes");
