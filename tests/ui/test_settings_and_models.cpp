@@ -138,7 +138,7 @@ void TestSettingsAndModels::pickerTellsWhatEachFileIs() {
     auto* list = picker.findChild<QListWidget*>("modelList");
     QCOMPARE(list->count(), 2);
     QCOMPARE(list->item(0)->text(), QString("mamba.gguf — Mamba · not supported"));
-    QCOMPARE(list->item(1)->text(), QString("tiny.gguf — Llama · 79 K · F32"));
+    QCOMPARE(list->item(1)->text(), QString("tiny.gguf — Llama · 79 K · F32 · base model"));  // no chat template
     auto* facts = picker.findChild<QLabel*>("modelFacts");
     auto* load = picker.findChild<QPushButton*>("loadButton");
     list->setCurrentRow(0);
