@@ -38,23 +38,45 @@ struct TypeKernels {
     size_t (*gemmActInfoBytes)(DType w, int64_t nCols);
     void (*gemmActInfo)(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, void* info);
     void (*gemmPanel)(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
+    // The layout repacked at load (kernels.h, packedBytes: 0 when the family has none).
+    size_t (*packedBytes)(DType w, int64_t nRows, int64_t nCols);
+    void (*packRows)(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+                     void* packed);
+    void (*unpackRow)(DType w, const void* packed, int64_t nCols, int64_t row, void* out);
+    void (*gemmPackedRows)(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
 };
+
+// The families without a packed layout.
+constexpr size_t noPackedBytes(DType, int64_t, int64_t) { return 0; }
+void noPackRows(DType, const void*, int64_t, int64_t, int64_t, int64_t, void*) {}
+void noUnpackRow(DType, const void*, int64_t, int64_t, void*) {}
+void noPackedRows(const MatmulArgs&, const void*, int64_t, int64_t) {}
 
 constexpr TypeKernels kFloatKernels{&vecDotFloat,
                                     &matmulRowsFloat,
                                     [](DType, int64_t nCols) { return gemmPanelBytesFloat(nCols); },
                                     [](DType, int64_t nCols) { return gemmActInfoBytesFloat(nCols); },
                                     &gemmActInfoFloat,
-                                    &gemmPanelFloat};
+                                    &gemmPanelFloat,
+                                    &noPackedBytes,
+                                    &noPackRows,
+                                    &noUnpackRow,
+                                    &noPackedRows};
 constexpr TypeKernels kQ32Kernels{&vecDotQ32,
                                   &matmulRowsQ32,
                                   [](DType, int64_t nCols) { return gemmPanelBytesQ32(nCols); },
                                   [](DType, int64_t nCols) { return gemmActInfoBytesQ32(nCols); },
                                   &gemmActInfoQ32,
-                                  &gemmPanelQ32};
+                                  &gemmPanelQ32,
+                                  &packedBytesQ32,
+                                  &packRowsQ32,
+                                  &unpackRowQ32,
+                                  &gemmPackedRowsQ32};
 constexpr TypeKernels kKQuantKernels{
     &vecDotK,           &matmulRowsK,  [](DType, int64_t nCols) { return gemmPanelBytesK(nCols); },
-    &gemmActInfoBytesK, &gemmActInfoK, &gemmPanelK};
+    &gemmActInfoBytesK, &gemmActInfoK, &gemmPanelK,
+    &packedBytesK,      &packRowsK,    &unpackRowK,
+    &gemmPackedRowsK};
 // Types that are no weight format (Q8_1, Q8_K: activations only): a zero product, no rows
 // written, no panels — what the family kernels answer for a type they do not know.
 constexpr TypeKernels kNoKernels{[](DType, const void*, const void*, int64_t) { return 0.0f; },
@@ -62,7 +84,11 @@ constexpr TypeKernels kNoKernels{[](DType, const void*, const void*, int64_t) { 
                                  [](DType, int64_t) { return size_t{0}; },
                                  [](DType, int64_t) { return size_t{0}; },
                                  [](const MatmulArgs&, int64_t, int64_t, void*) {},
-                                 [](const MatmulArgs&, const void*, int64_t, void*) {}};
+                                 [](const MatmulArgs&, const void*, int64_t, void*) {},
+                                 &noPackedBytes,
+                                 &noPackRows,
+                                 &noUnpackRow,
+                                 &noPackedRows};
 
 // Weight type -> its kernels, indexed by the DType value (GGUF's type numbers, BF16 = 30 the largest).
 constexpr size_t kNTypeValues = static_cast<size_t>(DType::BF16) + 1;
@@ -97,6 +123,17 @@ void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, v
 void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch) {
     kernelsOf(args.wType).gemmPanel(args, actInfo, row0, scratch);
 }
+size_t packedBytes(DType w, int64_t nRows, int64_t nCols) { return kernelsOf(w).packedBytes(w, nRows, nCols); }
+void packRows(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+              void* packed) {
+    kernelsOf(w).packRows(w, rows, nRows, nCols, groupBegin, groupEnd, packed);
+}
+void unpackRow(DType w, const void* packed, int64_t nCols, int64_t row, void* out) {
+    kernelsOf(w).unpackRow(w, packed, nCols, row, out);
+}
+void gemmPackedRows(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+    kernelsOf(args.wType).gemmPackedRows(args, actInfo, rowBegin, rowEnd);
+}
 
 }  // namespace avx2
 
@@ -121,9 +158,27 @@ constexpr int64_t kElementGrain = 8192;
 // Tokens per block when building RoPE angles (a token: nRot / 2 cosines and sines from libm).
 constexpr int64_t kRopeTokenGrain = 4;
 
-// PackedRows::layout of the 32-block types' rows repacked for the decode tiles (kernels.h,
-// packRowsQ32).
+// PackedRows::layout of the rows repacked for the decode tiles (kernels.h, packRows): the
+// 32-block types' layout and the K-quants'.
 constexpr uint32_t kPackedQ32 = 0x32335150;  // "PQ32"
+constexpr uint32_t kPackedK = 0x4b4b5150;  // "PQKK"
+
+uint32_t packedLayoutOf(DType t) {
+    switch (t) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0: return kPackedQ32;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return kPackedK;
+    default: return 0;
+    }
+}
+
+// Whether w's packed copy is this backend's (its rows are read from it).
+bool isPacked(const WeightView& w) { return w.packed.layout != 0 && w.packed.layout == packedLayoutOf(w.type); }
 
 // A packed copy's memory: 64-byte aligned; a copy of 2 MiB or more starts on a 2 MiB boundary
 // with transparent huge pages asked for on Linux (decode streams every weight once per token:
@@ -194,7 +249,7 @@ public:
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
             ? static_cast<const void*>(x)
             : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
-        if (w.packed.layout == kPackedQ32) args.packed = w.packed.data;
+        if (isPacked(w)) args.packed = w.packed.data;
         if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
         if (args.packed) return matmulPacked(args, w.nRows);
@@ -227,7 +282,7 @@ public:
         base.avxVnni = avxVnni_;
         base.avx512 = avx512_;
         base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
-        const bool packed = ws[0].packed.layout == kPackedQ32;
+        const bool packed = isPacked(ws[0]);
         if (packed) {
             const size_t perToken = avx2::gemmActInfoBytes(base.wType, base.nCols);
             actInfo_.resize((perToken * static_cast<size_t>(nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
@@ -255,18 +310,18 @@ public:
         for (size_t i = n; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
     }
 
-    // The 32-block types are repacked (kernels.h, packRowsQ32), groups of rows spread over the
-    // threads; the others keep the file's layout.
+    // The 32-block types and the K-quants are repacked (kernels.h, packRows), groups of rows
+    // spread over the threads; the others keep the file's layout.
     std::unique_ptr<WeightBuffer> packWeight(WeightView& w) override {
-        const size_t bytes = repack_ ? avx2::packedBytesQ32(w.type, w.nRows, w.nCols) : 0;
+        const size_t bytes = repack_ ? avx2::packedBytes(w.type, w.nRows, w.nCols) : 0;
         if (bytes == 0 || w.data == nullptr) return nullptr;
         auto buffer = AlignedWeightBuffer::make(bytes);
         if (!buffer) return nullptr;  // no memory for a copy: the file's layout still works
         const int64_t nGroups = (w.nRows + avx2::kPanelRows - 1) / avx2::kPanelRows;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
-            avx2::packRowsQ32(w.type, w.data, w.nRows, w.nCols, begin, end, buffer->data());
+            avx2::packRows(w.type, w.data, w.nRows, w.nCols, begin, end, buffer->data());
         });
-        w.packed = {buffer->data(), kPackedQ32};
+        w.packed = {buffer->data(), packedLayoutOf(w.type)};
         return buffer;
     }
 
@@ -274,12 +329,12 @@ public:
     // blocks of rows or tokens spread on the threads: run on the engine thread alone they held
     // the workers idle between the matmuls of a prefill.
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
-        if (table.packed.layout == kPackedQ32) {  // a tied table: its rows back from the packed copy
+        if (isPacked(table)) {  // a tied table: its rows back from the packed copy
             const size_t rowSize = rowBytes(table.type, table.nCols);
             forEachBlock(n, grainFor(table.nCols), [&](int64_t begin, int64_t end) {
                 std::vector<unsigned char> row(rowSize);
                 for (int64_t i = begin; i < end; ++i) {
-                    avx2::unpackRowQ32(table.type, table.packed.data, table.nCols, ids[i], row.data());
+                    avx2::unpackRow(table.type, table.packed.data, table.nCols, ids[i], row.data());
                     ref::dequantizeRow(table.type, row.data(), out + i * table.nCols, table.nCols);
                 }
             });

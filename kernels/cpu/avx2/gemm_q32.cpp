@@ -78,7 +78,7 @@ void gemmPanelQ32(const MatmulArgs& m, const void* actInfo, int64_t row0, void* 
     gemmPanelWith<DotAvx2>(m, actInfo, row0, scratch);
 }
 
-void gemmPackedRows(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+void gemmPackedRowsQ32(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
     if (m.avxVnni) return gemmPackedRowsQ32Vnni(m, actInfo, rowBegin, rowEnd);
     gemmPackedRowsWith<DotAvx2>(m, actInfo, rowBegin, rowEnd);
 }

@@ -32,8 +32,9 @@ struct MatmulArgs {
     int64_t yStride = 0;
     bool avxVnni = false;  // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
     bool avx512 = false;  // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
-    // The 32-block types' rows repacked by packRowsQ32, or null. When set, gemmPanel reads them
-    // instead of weights, and gemmPackedRows is the matrix-vector path; the results are the same bits.
+    // The rows repacked by packRows (32-block types and K-quants), or null. When set, gemmPanel
+    // reads them instead of weights, and gemmPackedRows is the matrix-vector path; the results
+    // are the same bits.
     const void* packed = nullptr;
 };
 
@@ -58,21 +59,35 @@ void gemmActInfo(const MatmulArgs& args, int64_t tokenBegin, int64_t tokenEnd, v
 // y for rows [row0, row0 + kPanelRows) and every token of args; actInfo from gemmActInfo.
 void gemmPanel(const MatmulArgs& args, const void* actInfo, int64_t row0, void* scratch);
 
-// Weights repacked for decode (gemm_q32_panels.h, "Packed"): the rows of a 32-block type
-// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) in groups of kPanelRows, each block of a group stored as the
-// panel's vectors before unpacking: as many bytes as the file's blocks (the last group padded),
-// read as one stream, and one integer dot product per 4 bytes of 8 rows with no horizontal sums.
-// packedBytesQ32: the bytes for nRows rows, 0 when the type has no packed layout.
-size_t packedBytesQ32(DType w, int64_t nRows, int64_t nCols);
+// Weights repacked for decode, by type family: the rows in groups of kPanelRows, each block
+// (super-block) of a group stored as the panel's vectors before unpacking, read as one stream,
+// and one integer dot product per 4 bytes of 8 rows with no horizontal sums.
+//   32-block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0; gemm_q32_panels.h, "Packed"): as many bytes
+//     as the file's blocks (the last group padded).
+//   K-quants (Q4_K, Q5_K, Q6_K; gemm_kquants.cpp, packGroupK): the sub-block scales and mins
+//     decoded to a byte each: x1.028 (Q4_K), x1.023 (Q5_K), x1.0095 (Q6_K) the file's bytes.
+// packedBytes: the bytes for nRows rows, 0 when the type has no packed layout.
+size_t packedBytes(DType w, int64_t nRows, int64_t nCols);
 // Groups [groupBegin, groupEnd) of the packed copy of rows [0, nRows) (rows of rowBytes(w, nCols)).
-void packRowsQ32(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
-                 void* packed);
+void packRows(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+              void* packed);
 // Row `row` of a packed copy back in the file's layout (rowBytes(w, nCols) bytes into out).
-void unpackRowQ32(DType w, const void* packed, int64_t nCols, int64_t row, void* out);
+void unpackRow(DType w, const void* packed, int64_t nCols, int64_t row, void* out);
 // y for rows [rowBegin, rowEnd) (rowBegin a multiple of kPanelRows) and every token of args from
 // args.packed, unpacked block by block in registers (no scratch); actInfo from gemmActInfo.
 // Each value bitwise matmulRows' (and vecDot's).
 void gemmPackedRows(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
+// The same by family (the functions above hand over to these).
+size_t packedBytesQ32(DType w, int64_t nRows, int64_t nCols);
+void packRowsQ32(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+                 void* packed);
+void unpackRowQ32(DType w, const void* packed, int64_t nCols, int64_t row, void* out);
+void gemmPackedRowsQ32(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
+size_t packedBytesK(DType w, int64_t nRows, int64_t nCols);
+void packRowsK(DType w, const void* rows, int64_t nRows, int64_t nCols, int64_t groupBegin, int64_t groupEnd,
+               void* packed);
+void unpackRowK(DType w, const void* packed, int64_t nCols, int64_t row, void* out);
+void gemmPackedRowsK(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
 
 // Attention over one layer of the paged F16 or Q8_0 KV cache, for one KV head of the layer:
 // bitwise the reference backend's (backend_ref.cpp, attendOneHead[Q8]) for every query,

@@ -4,14 +4,19 @@
 // sub-block scales against activations of ±127 (the int16 partial sums at their bound); every
 // (row, token) value must be bitwise ref::vecDot, through gemmPanel and through the threaded
 // backend, for the AVX2 tiles and the AVX-VNNI ones (where the CPU has them; the backend takes
-// them unless HEARTH_CPU=avx2). Skipped on a CPU without AVX2/FMA/F16C.
+// them unless HEARTH_CPU=avx2), and with the weights repacked at load (packRows: the
+// matrix-vector tiles and the panels built from the packed copy, rows unpacked back, the
+// backend's packWeight, matmul, matmulMany and embeddingRows). Skipped on a CPU without AVX2/FMA/F16C.
 #include <QTest>
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -189,6 +194,130 @@ private slots:
                             }
                     }
                 }
+    }
+
+    // Weights repacked at load (packRows): the matrix-vector path (gemmPackedRows) for 1 to 7
+    // tokens and 131 (tiles of 4 tokens and a shorter last one), over all rows and over a range
+    // that ends in the padded last group, and the panels built from the repacked rows (prefill,
+    // the file's rows not read): every value bitwise ref::vecDot, rows outside the range
+    // untouched; each row unpacked back equal to the file's bytes. 37 rows: the last group holds
+    // 5 rows and 3 zero rows of padding. The AVX2 sums, and the AVX-VNNI ones where the CPU has them.
+    void repackedWeightsAreBitwiseVecDot_data() {
+        QTest::addColumn<bool>("avxVnni");
+        QTest::newRow("avx2") << false;
+        QTest::newRow("avx-vnni") << true;
+    }
+    void repackedWeightsAreBitwiseVecDot() {
+        QFETCH(bool, avxVnni);
+        if (avxVnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        std::mt19937 rng(2031);
+        const int64_t nRows = 37, nCols = 768;
+        // Bytes per super-block of 8 rows: the file's, plus the scales (and mins) as a byte each
+        // (Q4_K, Q5_K: 32 more) or the padding that keeps Q6_K's vectors aligned (16).
+        const std::pair<DType, size_t> kPackedBlockBytes[] = {
+            {DType::Q4_K, 8 * 144 + 32}, {DType::Q5_K, 8 * 176 + 32}, {DType::Q6_K, 8 * 210 + 16}};
+        for (const auto& [t, blockBytes] : kPackedBlockBytes) {
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(DType::Q8_K, nCols);
+            const std::vector<uint8_t> w = weightsOf(t, nRows, nCols, rng);
+            const size_t packedBytes = avx2::packedBytes(t, nRows, nCols);
+            QCOMPARE(packedBytes, static_cast<size_t>(5 * nCols / 256) * blockBytes);
+            std::vector<uint64_t> packed(packedBytes / 8 + 4);
+            void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(packed.data()) + 31) & ~uintptr_t{31});
+            avx2::packRows(t, w.data(), nRows, nCols, 0, 2, aligned);  // in two calls, as a loader may
+            avx2::packRows(t, w.data(), nRows, nCols, 2, 5, aligned);
+            std::vector<uint8_t> row(wRow);
+            for (int64_t r = 0; r < nRows; ++r) {  // each row back as the file had it (tied embeddings)
+                avx2::unpackRow(t, aligned, nCols, r, row.data());
+                QVERIFY2(std::memcmp(row.data(), w.data() + static_cast<size_t>(r) * wRow, wRow) == 0,
+                         (std::string(dtypeInfo(t).name) + " row " + std::to_string(r) + " unpacked").c_str());
+            }
+            for (int64_t nTokens : {1, 2, 3, 4, 5, 6, 7, 131}) {
+                const std::vector<uint8_t> acts = quantized(activationsOf(nTokens, nCols, rng), nTokens, nCols);
+                std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
+                const auto check = [&](const std::vector<float>& y, int64_t rowBegin, int64_t rowEnd,
+                                       const char* path) {
+                    for (int64_t k = 0; k < nTokens; ++k)
+                        for (int64_t r = 0; r < nRows; ++r) {
+                            const bool inRange = r >= rowBegin && r < rowEnd;
+                            const float want = inRange ? ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                                     acts.data() + static_cast<size_t>(k) * aRow, nCols)
+                                                       : -1.0f;
+                            QVERIFY2(sameFloat(y[static_cast<size_t>(k * nRows + r)], want),
+                                     (std::string(path) + " " + where(t, r, k, nTokens, nCols)).c_str());
+                        }
+                };
+                for (int64_t rowBegin : {0, 16}) {
+                    std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                    avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, avxVnni};
+                    m.packed = aligned;
+                    avx2::gemmActInfo(m, 0, nTokens, info.data());
+                    avx2::gemmPackedRows(m, info.data(), rowBegin, nRows);
+                    check(y, rowBegin, nRows, "packed rows");
+                }
+                std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                avx2::MatmulArgs m{t, nullptr, wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, avxVnni};
+                m.packed = aligned;  // the file's rows are not read (weights is null)
+                avx2::gemmActInfo(m, 0, nTokens, info.data());
+                std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
+                void* scratch =
+                    reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
+                for (int64_t row0 = 0; row0 + 8 <= nRows; row0 += 8) avx2::gemmPanel(m, info.data(), row0, scratch);
+                check(y, 0, nRows / 8 * 8, "packed panels");
+            }
+        }
+    }
+
+    // The backend with the weights repacked (packWeight, as a model does at load; HEARTH_REPACK
+    // unset): matmul through the packed tiles (1-3 tokens) and the panels with the packed tail
+    // (4 and more), matmulMany over two packed matrices, each value bitwise the reference's;
+    // embeddingRows of the packed table bitwise the file's rows dequantized.
+    void backendRepackedIsBitwiseReference() {
+        if (const char* env = std::getenv("HEARTH_REPACK"); env && std::string(env) == "0")
+            QSKIP("HEARTH_REPACK=0: the backend keeps the file's layout");
+        std::mt19937 rng(11);
+        const int64_t nRows = 21, nCols = 1280;
+        for (DType t : kTypes) {
+            const size_t wRow = rowBytes(t, nCols), aRow = rowBytes(DType::Q8_K, nCols);
+            const std::vector<uint8_t> w1 = weightsOf(t, nRows, nCols, rng), w2 = weightsOf(t, nRows - 8, nCols, rng);
+            auto backend = makeCpuAvx2Backend(2);
+            WeightView v1{t, w1.data(), nRows, nCols}, v2{t, w2.data(), nRows - 8, nCols};
+            const std::unique_ptr<WeightBuffer> b1 = backend->packWeight(v1), b2 = backend->packWeight(v2);
+            QVERIFY2(b1 && b2 && v1.packed.data && v1.packed.layout != 0, dtypeInfo(t).name);
+            QCOMPARE(v1.packed.layout, v2.packed.layout);
+            for (int64_t nTokens : {1, 2, 3, 4, 9}) {
+                const std::vector<float> x = activationsOf(nTokens, nCols, rng);
+                const std::vector<uint8_t> acts = quantized(x, nTokens, nCols);
+                std::vector<float> y1(static_cast<size_t>(nTokens * nRows), -1.0f);
+                std::vector<float> y2(static_cast<size_t>(nTokens * (nRows - 8)), -1.0f);
+                backend->matmul(v1, x.data(), nTokens, y1.data());
+                const WeightView both[] = {v1, v2};
+                std::vector<float> many1(y1.size(), -1.0f);
+                float* const outs[] = {many1.data(), y2.data()};
+                backend->matmulMany(both, x.data(), nTokens, outs);
+                const auto check = [&](const std::vector<uint8_t>& w, const std::vector<float>& y, int64_t rows,
+                                       const char* what) {
+                    for (int64_t k = 0; k < nTokens; ++k)
+                        for (int64_t r = 0; r < rows; ++r) {
+                            const float want = ref::vecDot(t, w.data() + static_cast<size_t>(r) * wRow,
+                                                           acts.data() + static_cast<size_t>(k) * aRow, nCols);
+                            QVERIFY2(sameFloat(y[static_cast<size_t>(k * rows + r)], want),
+                                     (std::string(what) + " " + where(t, r, k, nTokens, nCols)).c_str());
+                        }
+                };
+                check(w1, y1, nRows, "matmul");
+                check(w1, many1, nRows, "matmulMany, first");
+                check(w2, y2, nRows - 8, "matmulMany, second");
+            }
+            const int32_t ids[] = {20, 0, 7, 16, 20};
+            std::vector<float> rows(std::size(ids) * static_cast<size_t>(nCols)), want(static_cast<size_t>(nCols));
+            backend->embeddingRows(v1, ids, std::ssize(ids), rows.data());
+            for (size_t i = 0; i < std::size(ids); ++i) {
+                ref::dequantizeRow(t, w1.data() + static_cast<size_t>(ids[i]) * wRow, want.data(), nCols);
+                QVERIFY2(std::memcmp(want.data(), rows.data() + i * static_cast<size_t>(nCols),
+                                     want.size() * sizeof(float)) == 0,
+                         (std::string(dtypeInfo(t).name) + " embedding row " + std::to_string(ids[i])).c_str());
+            }
+        }
     }
 };
 
