@@ -11,6 +11,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/appearance.h"
+
 namespace hearth {
 
 Composer::Composer(QWidget* parent)
@@ -27,6 +29,8 @@ Composer::Composer(QWidget* parent)
     input_->setObjectName("composer");
     send_->setObjectName("sendButton");
     regenerate_->setObjectName("regenerateButton");
+    send_->setIcon(themeIcon(QStringLiteral("mail-send")));
+    regenerate_->setIcon(themeIcon(QStringLiteral("view-refresh")));
     editBanner_->setObjectName("editBanner");
     input_->setPlaceholderText(tr("Message Hearth… (Enter sends, Shift+Enter adds a line)"));
     input_->setFixedHeight(input_->fontMetrics().lineSpacing() * 4 + 12);
@@ -39,7 +43,7 @@ Composer::Composer(QWidget* parent)
     attach_->setObjectName("attachButton");
     // The theme's paperclip where there is one; the word where not (an emoji needs a font that
     // has it, and offscreen or minimal desktops often lack one).
-    attach_->setIcon(QIcon::fromTheme(QStringLiteral("mail-attachment")));
+    attach_->setIcon(themeIcon(QStringLiteral("mail-attachment")));
     attach_->setText(tr("Attach…"));
     attach_->setToolButtonStyle(attach_->icon().isNull() ? Qt::ToolButtonTextOnly : Qt::ToolButtonIconOnly);
     attach_->setToolTip(tr("Attach documents (text, Markdown, source code, PDF)…"));
@@ -117,6 +121,7 @@ void Composer::submit() {
 void Composer::setGenerating(bool generating) {
     generating_ = generating;
     send_->setText(generating ? tr("Stop") : tr("Send"));
+    send_->setIcon(themeIcon(generating ? QStringLiteral("media-playback-stop") : QStringLiteral("mail-send")));
     send_->setToolTip(generating ? tr("Stop the reply (Esc)") : tr("Send (Enter)"));
     regenerate_->setEnabled(!generating && ready_ && hasReply_);
 }

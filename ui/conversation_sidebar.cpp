@@ -12,13 +12,14 @@
 #include <QVBoxLayout>
 
 #include "app/chat/conversation_controller.h"
+#include "ui/appearance.h"
 
 namespace hearth {
 
 ConversationSidebar::ConversationSidebar(ConversationController& conversations, QWidget* parent)
     : QWidget(parent),
       conversations_(conversations),
-      newChat_(new QPushButton(tr("+ New chat"))),
+      newChat_(new QPushButton(tr("New chat"))),
       search_(new QLineEdit),
       list_(new QListView),
       searchDelay_(new QTimer(this)) {
@@ -38,6 +39,11 @@ ConversationSidebar::ConversationSidebar(ConversationController& conversations, 
     auto* settings = new QPushButton(tr("Settings"));
     model->setObjectName("modelButton");
     settings->setObjectName("settingsButton");
+    // Theme icons (ui/appearance.h); a name the theme lacks leaves the word alone.
+    newChat_->setIcon(themeIcon(QStringLiteral("list-add")));
+    model->setIcon(themeIcon(QStringLiteral("cpu")));
+    settings->setIcon(themeIcon(QStringLiteral("configure")));
+    search_->addAction(themeIcon(QStringLiteral("edit-find")), QLineEdit::LeadingPosition);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 8, 4, 8);
     layout->addWidget(newChat_);

@@ -198,7 +198,8 @@ void MainWindow::onDelegateAction(int action, const QModelIndex& index) {
         break;
     case MessageDelegate::Action::ToggleReasoning: break;  // the delegate folds it itself
     case MessageDelegate::Action::Source: break;  // DocumentsUi opens it
-    case MessageDelegate::Action::Marker: break;  // not clickable
+    case MessageDelegate::Action::Marker:
+    case MessageDelegate::Action::BranchPosition: break;  // not clickable
     }
 }
 

@@ -1,11 +1,14 @@
-// Geometry: each row is [margin][bubble with the document][footer chips][margin]. Hit
-// rectangles come from the same layout() that paint() uses, so clicks land where chips are drawn.
+// Geometry: each row is [gap][bubble with the document][footer chips][gap], inside a centred
+// column of at most kColumnChars average characters (long lines tire the eye). Hit rectangles
+// come from the same layout() that paint() uses, so clicks land where chips are drawn.
 #include "ui/message_delegate.h"
 
 #include <QAbstractScrollArea>
 #include <QAbstractTextDocumentLayout>
+#include <QIcon>
 #include <QApplication>
 #include <QClipboard>
+#include <QCursor>
 #include <QFontDatabase>
 #include <QLocale>
 #include <QMouseEvent>
@@ -13,15 +16,19 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextCursor>
+#include <cmath>
 
 #include "app/chat/message_list_model.h"
+#include "app/common/code_highlighter.h"
 #include "app/docs/passages.h"
 
 namespace hearth {
 
 namespace {
 
-constexpr int kMargin = 12, kPad = 10, kGap = 6, kReasoningIndent = 12;
+constexpr int kMargin = 16, kPad = 14, kGap = 8, kReasoningIndent = 12;
+constexpr int kColumnChars = 130;  // the column's width in average characters, at most
+constexpr int kCodePad = 10, kChipPad = 8, kIcon = 16, kRadius = 12;
 
 std::optional<ChatRole> roleOf(const QModelIndex& i) {
     const QVariant v = i.data(MessageListModel::RoleRole);
@@ -46,54 +53,122 @@ QString reasoningHeader(const QModelIndex& i) {
     return (reasoningExpanded(i) ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + label;
 }
 
-// Code blocks (fenced or indented; Qt's Markdown reader marks both with BlockCodeLanguage)
-// get a monospace font and a shaded background; consecutive ones form one block to copy.
-void styleCodeBlocks(QTextDocument* doc, QTextBlock from = {}) {
+bool isCodeBlock(const QTextBlock& b) {
+    return b.isValid() && b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage);
+}
+
+// Consecutive code blocks: one frame, one language label, one text to copy.
+struct CodeRun {
+    QTextBlock first, last;
+    QString text() const {
+        QString out = first.text();
+        for (QTextBlock b = first; b != last;) b = b.next(), out += QLatin1Char('\n') + b.text();
+        return out;
+    }
+    QString language() const { return first.blockFormat().property(QTextFormat::BlockCodeLanguage).toString(); }
+};
+
+CodeRun runFrom(const QTextBlock& first) {
+    CodeRun r{first, first};
+    while (isCodeBlock(r.last.next())) r.last = r.last.next();
+    return r;
+}
+
+int codeHeaderHeight(const QFontMetrics& fm) { return fm.height() + 12; }
+
+// The tokens of the run's text as colours (comments also italic); the run's text positions map
+// one to one onto the document's (a block break is one position, as the '\n' is one character).
+void highlightRun(QTextDocument* doc, const CodeRun& run, const SyntaxColors& colors) {
+    const QString text = run.text();
+    QTextCursor c(doc);
+    for (const CodeToken& t : highlightCode(text, run.language())) {
+        QTextCharFormat f;
+        switch (t.kind) {
+        case CodeTokenKind::Keyword: f.setForeground(colors.keyword); break;
+        case CodeTokenKind::String: f.setForeground(colors.string); break;
+        case CodeTokenKind::Number: f.setForeground(colors.number); break;
+        case CodeTokenKind::Comment:
+            f.setForeground(colors.comment);
+            f.setFontItalic(true);
+            break;
+        }
+        c.setPosition(run.first.position() + t.start);
+        c.setPosition(run.first.position() + t.start + t.length, QTextCursor::KeepAnchor);
+        c.mergeCharFormat(f);
+    }
+}
+
+// Code blocks (fenced or indented; Qt's Markdown reader marks both with BlockCodeLanguage) get a
+// monospace font, an inset, room above the first for the header (language, Copy) and syntax
+// colours; the frame behind them is painted by paint(). From a block on: a streamed reply's tail.
+void styleCodeBlocks(QTextDocument* doc, const SyntaxColors& colors, QTextBlock from = {}) {
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    const int header = codeHeaderHeight(QFontMetrics(doc->defaultFont()));
     for (QTextBlock b = from.isValid() ? from : doc->begin(); b.isValid(); b = b.next()) {
-        if (!b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage)) continue;
-        QTextCursor c(b);
-        QTextBlockFormat bf;
-        bf.setBackground(QColor(127, 127, 127, 40));
-        c.mergeBlockFormat(bf);
-        c.select(QTextCursor::BlockUnderCursor);
+        if (!isCodeBlock(b)) continue;
+        const CodeRun run = runFrom(b);
+        QTextCursor c(run.first);
+        c.setPosition(run.last.position() + run.last.length() - 1, QTextCursor::KeepAnchor);
+        QTextBlockFormat inset;
+        inset.setLeftMargin(kCodePad);
+        inset.setRightMargin(kCodePad);
+        inset.setTopMargin(0);
+        inset.setBottomMargin(0);
+        c.mergeBlockFormat(inset);
         QTextCharFormat cf;
         cf.setFont(mono);
         cf.setFontFixedPitch(true);
         c.mergeCharFormat(cf);
+        QTextBlockFormat edge;
+        edge.setTopMargin(isCodeBlock(run.first.previous()) ? 0 : header);  // a streamed tail's run may go on one above
+        QTextCursor(run.first).mergeBlockFormat(edge);
+        QTextBlockFormat bottom;
+        bottom.setBottomMargin(kCodePad);
+        QTextCursor(run.last).mergeBlockFormat(bottom);
+        highlightRun(doc, run, colors);
+        b = run.last;
     }
 }
 
-struct CodeBlock {
-    QTextBlock first;
-    QString text;
-};
-
-bool isCodeBlock(const QTextBlock& b) { return b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage); }
-
-// The code blocks that begin between docTop and docBottom (document coordinates): painting a
-// long streamed reply looks only at its visible blocks. A block's text runs to its end.
-std::vector<CodeBlock> codeBlocks(QTextDocument* doc, qreal docTop = -1, qreal docBottom = 1e18) {
-    std::vector<CodeBlock> out;
+// The code runs that reach into [docTop, docBottom] (document coordinates), with those begun
+// above it: painting a long streamed reply looks only at its visible blocks.
+std::vector<CodeRun> codeRuns(QTextDocument* doc, qreal docTop = -1, qreal docBottom = 1e18) {
+    std::vector<CodeRun> out;
     QTextBlock b = doc->begin();
     if (docTop > 0) b = doc->findBlock(doc->documentLayout()->hitTest(QPointF(0, docTop), Qt::FuzzyHit));
-    bool inCode = b.previous().isValid() && isCodeBlock(b.previous());  // begun above: not listed
-    bool listing = false;
+    while (isCodeBlock(b) && isCodeBlock(b.previous())) b = b.previous();
     for (; b.isValid(); b = b.next()) {
-        const bool code = isCodeBlock(b);
-        if (code && !inCode) {
-            if (b.layout()->position().y() > docBottom) break;
-            out.push_back({b, b.text()});
-            listing = true;
-        } else if (code && listing) {
-            out.back().text += QLatin1Char('\n') + b.text();
-        } else if (!code && b.layout()->position().y() > docBottom) {
-            break;
-        }
-        if (!code) listing = false;
-        inCode = code;
+        if (b.layout()->position().y() > docBottom) break;
+        if (!isCodeBlock(b)) continue;
+        out.push_back(runFrom(b));
+        b = out.back().last;
     }
     return out;
+}
+
+// The run's frame in document coordinates: its header (the first block's top margin), its
+// lines and the bottom inset, across the text's width.
+QRectF codeFrame(const CodeRun& run, qreal textWidth) {
+    const qreal top = run.first.layout()->position().y() - run.first.blockFormat().topMargin();
+    const QTextLayout* last = run.last.layout();
+    const qreal bottom = last->position().y() + last->boundingRect().height() + kCodePad;
+    return QRectF(0, top, textWidth, bottom - top);
+}
+
+// Each run's frame and its header's language label (document coordinates; "code" when unnamed).
+void paintCodeFrames(QPainter* p, const QFontMetrics& fm, const std::vector<CodeRun>& runs, int textWidth,
+                     const MessageColors& colors, const QString& unnamed) {
+    const int header = codeHeaderHeight(fm);
+    for (const CodeRun& run : runs) {
+        const QRectF frame = codeFrame(run, textWidth);
+        p->setPen(Qt::NoPen);
+        p->setBrush(colors.codeBackground);
+        p->drawRoundedRect(frame, 8, 8);
+        const QString language = run.language().section(QLatin1Char(' '), 0, 0);
+        p->setPen(colors.codeLabel);
+        p->drawText(QRectF(frame.left() + kCodePad, frame.top(), frame.width() / 2, header),
+                    Qt::AlignLeft | Qt::AlignVCenter, language.isEmpty() ? unnamed : language);
+    }
 }
 
 // Where text that is final ends in the unparsed tail of a streamed reply: after its last blank
@@ -109,14 +184,51 @@ qsizetype lastParagraphBreak(QStringView tail) {
     return best;
 }
 
-int footerHeight(const QStyleOptionViewItem& option) { return option.fontMetrics.height() + 8; }
+int footerHeight(const QStyleOptionViewItem& option) { return option.fontMetrics.height() + 14; }
+
+// The theme's icon of a per-message button; null where the button is a word only.
+QIcon chipIcon(MessageDelegate::Action action) {
+    using A = MessageDelegate::Action;
+    switch (action) {
+    case A::CopyMessage:
+    case A::CopyCode: return themeIcon(QStringLiteral("edit-copy"));
+    case A::Edit: return themeIcon(QStringLiteral("document-edit"));
+    case A::Regenerate: return themeIcon(QStringLiteral("view-refresh"));
+    case A::SaveCopy: return themeIcon(QStringLiteral("document-save-as"));
+    default: return {};
+    }
+}
+
+int chipWidth(const QFontMetrics& fm, const QString& label, MessageDelegate::Action action) {
+    return fm.horizontalAdvance(label) + 2 * kChipPad + (chipIcon(action).isNull() ? 0 : kIcon + 4);
+}
+
+// The readable column of a row: centred, at most kColumnChars wide, inside the row's margins.
+QRect columnOf(const QStyleOptionViewItem& option) {
+    const QRect r = option.rect;
+    const int width = std::min(r.width(), kColumnChars * option.fontMetrics.averageCharWidth() + 2 * kMargin);
+    return QRect(r.left() + (r.width() - width) / 2, r.top(), width, r.height()).adjusted(kMargin, 0, -kMargin, 0);
+}
 
 }  // namespace
 
-MessageDelegate::MessageDelegate(QObject* parent) : QStyledItemDelegate(parent) { documents_.setMaxCost(400); }
+MessageDelegate::MessageDelegate(QObject* parent)
+    : QStyledItemDelegate(parent),
+      darkDocuments_(isDarkPalette(QApplication::palette())),
+      syntax_(syntaxColors(QApplication::palette())) {
+    documents_.setMaxCost(400);
+}
+
+void MessageDelegate::syncPalette(const QPalette& palette) const {
+    if (isDarkPalette(palette) == darkDocuments_) return;
+    darkDocuments_ = !darkDocuments_;
+    syntax_ = syntaxColors(palette);
+    documents_.clear();
+    stream_ = Stream{};
+}
 
 int MessageDelegate::textWidthFor(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    const int full = option.rect.width() - 2 * kMargin - 2 * kPad;
+    const int full = columnOf(option).width() - 2 * kPad;
     return std::max(80, isUser(index) ? full * 3 / 4 : full);
 }
 
@@ -154,7 +266,7 @@ QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int 
     }
     if (s.committedPos > 0) c.insertBlock();
     c.insertMarkdown(text.mid(s.committedChars) + QStringLiteral(" \u258D"));
-    styleCodeBlocks(s.doc.get(), firstNew);
+    styleCodeBlocks(s.doc.get(), syntax_, firstNew);
     c.endEditBlock();
     return s.doc.get();
 }
@@ -172,7 +284,7 @@ QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth
     // User text is shown as written; replies and notices are Markdown.
     if (isUser(index)) doc->setPlainText(text);
     else doc->setMarkdown(text);
-    styleCodeBlocks(doc);
+    styleCodeBlocks(doc, syntax_);
     doc->setTextWidth(textWidth);
     if (isUser(index)) doc->setTextWidth(std::min<qreal>(textWidth, doc->idealWidth() + 1));
     documents_.insert(key, doc);
@@ -208,17 +320,17 @@ MessageDelegate::Layout MessageDelegate::layout(const QStyleOptionViewItem& opti
         if (QTextDocument* reasoning = reasoningDocument(index, textWidth - kReasoningIndent))
             above += static_cast<int>(reasoning->size().height()) + kGap;
     }
-    const int w = static_cast<int>(size.width()) + 2 * kPad;
-    const int h = static_cast<int>(size.height()) + 2 * kPad + above;
-    const QRect r = option.rect;
-    const int left = isUser(index) ? r.right() - kMargin - w : r.left() + kMargin;
-    l.bubble = QRect(left, r.top() + kGap, isUser(index) ? w : r.width() - 2 * kMargin, h);
+    const int w = static_cast<int>(std::ceil(size.width())) + 2 * kPad;
+    const int h = static_cast<int>(std::ceil(size.height())) + 2 * kPad + above;
+    const QRect column = columnOf(option);
+    const int left = isUser(index) ? column.right() + 1 - w : column.left();
+    l.bubble = QRect(left, column.top() + kGap, isUser(index) ? w : column.width(), h);
     if (!l.reasoningHeader.isEmpty()) {
         l.reasoningHeader.moveTopLeft(l.bubble.topLeft() + QPoint(kPad, kPad));
         l.reasoningTopLeft = l.reasoningHeader.bottomLeft() + QPoint(kReasoningIndent, kGap + 1);
     }
     l.textTopLeft = l.bubble.topLeft() + QPoint(kPad, kPad + above);
-    l.footer = QRect(r.left() + kMargin, l.bubble.bottom() + 1, r.width() - 2 * kMargin, footerHeight(option));
+    l.footer = QRect(column.left(), l.bubble.bottom() + 3, column.width(), footerHeight(option));
     if (!index.data(MessageListModel::SourcesRole).toString().isEmpty())
         l.sources = l.footer.translated(0, l.footer.height());
     return l;
@@ -264,55 +376,65 @@ std::vector<MessageDelegate::Hit> MessageDelegate::visibleHits(const QStyleOptio
     std::vector<Hit> out;
     const Layout l = layout(option, index);
     const QFontMetrics& fm = option.fontMetrics;
-    for (const CodeBlock& c : codeBlocks(document(index, textWidthFor(option, index)), docTop, docBottom)) {
-        const QRectF br = c.first.layout()->boundingRect().translated(c.first.layout()->position());
+    const int textWidth = textWidthFor(option, index);
+    for (const CodeRun& run : codeRuns(document(index, textWidth), docTop, docBottom)) {
+        const QRect frame = codeFrame(run, textWidth).toAlignedRect().translated(l.textTopLeft);
         const QString label = tr("Copy code");
-        const int cw = fm.horizontalAdvance(label) + 12;
-        const QPoint topRight =
-            l.textTopLeft + QPoint(static_cast<int>(l.bubble.width() - 2 * kPad), static_cast<int>(br.top()));
-        out.push_back({Action::CopyCode, QRect(topRight.x() - cw, topRight.y(), cw, fm.height() + 4), label, c.text});
+        const int cw = chipWidth(fm, label, Action::CopyCode), ch = fm.height() + 6;
+        const int header = codeHeaderHeight(fm);
+        out.push_back({Action::CopyCode, QRect(frame.right() - 6 - cw, frame.top() + (header - ch) / 2, cw, ch), label,
+                       run.text()});
     }
     if (!l.reasoningHeader.isEmpty())
         out.push_back({Action::ToggleReasoning, l.reasoningHeader, reasoningHeader(index), {}});
     if (index.data(MessageListModel::StreamingRole).toBool()) return out;
-    std::vector<std::pair<Action, QString>> chips;
-    if (isNotice(index)) {
-        if (index.data(MessageListModel::NoticeActionRole).toString() == QLatin1String("save-copy"))
-            chips.push_back({Action::SaveCopy, tr("Save a copy…")});
-        if (!index.data(MessageListModel::NoticeDetailsRole).toString().isEmpty())
-            chips.push_back({Action::Details, tr("Details…")});
-    } else {
-        const QString ending = index.data(MessageListModel::EndingRole).toString();
-        if (ending == QLatin1String("stopped")) chips.push_back({Action::Marker, tr("stopped")});
-        if (ending == QLatin1String("interrupted")) chips.push_back({Action::Marker, tr("interrupted")});
-        // Which model wrote the reply, when the chat's replies come from more than one.
-        if (const QString model = index.data(MessageListModel::ModelLabelRole).toString(); !model.isEmpty())
-            chips.insert(chips.begin(), {Action::Marker, model});
-        chips.push_back({Action::CopyMessage, tr("Copy")});
-    }
-    if (isUser(index)) chips.push_back({Action::Edit, tr("Edit")});
-    if (index.data(MessageListModel::IsLastAssistantRole).toBool())
-        chips.push_back({Action::Regenerate, tr("Regenerate")});
+    footerHits(option, index, l, out);
+    if (!l.sources.isEmpty()) sourceHits(option, index, l.sources, out);
+    return out;
+}
+
+// The footer's chips: a notice's ways forward, or how a reply ended, Copy, Edit, Regenerate; the
+// branch switcher first, as one control of three parts (‹, "2/3", ›). A user's are right-aligned.
+void MessageDelegate::footerHits(const QStyleOptionViewItem& option, const QModelIndex& index, const Layout& l,
+                                 std::vector<Hit>& out) const {
+    const QFontMetrics& fm = option.fontMetrics;
+    std::vector<Hit> chips;
     const int n = index.data(MessageListModel::SiblingCountRole).toInt();
     if (n > 1) {
         const int i = index.data(MessageListModel::SiblingIndexRole).toInt();
-        chips.insert(chips.begin(),
-                     {{Action::PreviousBranch, QStringLiteral("<")},
-                      {Action::NextBranch, QStringLiteral("%1/%2 >").arg(i + 1).arg(n)}});
+        const QString position = QStringLiteral("%1/%2").arg(i + 1).arg(n);
+        const int arrow = fm.horizontalAdvance(QStringLiteral("›")) + 2 * kChipPad;
+        chips.push_back({Action::PreviousBranch, QRect(0, 0, arrow, 0), QStringLiteral("‹"), {}, i > 0});
+        chips.push_back({Action::BranchPosition, QRect(0, 0, fm.horizontalAdvance(position) + 4, 0), position, {}});
+        chips.push_back({Action::NextBranch, QRect(0, 0, arrow, 0), QStringLiteral("›"), {}, i + 1 < n});
     }
-    int x = l.bubble.left();
-    if (isUser(index)) {
-        int total = 0;
-        for (const auto& [a, label] : chips) total += fm.horizontalAdvance(label) + 16;
-        x = l.bubble.right() - total;
+    const auto add = [&](Action action, const QString& label) {
+        chips.push_back({action, QRect(0, 0, chipWidth(fm, label, action), 0), label, {}});
+    };
+    if (isNotice(index)) {
+        if (index.data(MessageListModel::NoticeActionRole).toString() == QLatin1String("save-copy"))
+            add(Action::SaveCopy, tr("Save a copy…"));
+        if (!index.data(MessageListModel::NoticeDetailsRole).toString().isEmpty()) add(Action::Details, tr("Details…"));
+    } else {
+        // Which model wrote the reply, when the chat's replies come from more than one.
+        if (const QString model = index.data(MessageListModel::ModelLabelRole).toString(); !model.isEmpty())
+            add(Action::Marker, model);
+        const QString ending = index.data(MessageListModel::EndingRole).toString();
+        if (ending == QLatin1String("stopped")) add(Action::Marker, tr("stopped"));
+        if (ending == QLatin1String("interrupted")) add(Action::Marker, tr("interrupted"));
+        add(Action::CopyMessage, tr("Copy"));
     }
-    for (const auto& [action, label] : chips) {
-        const int cw = fm.horizontalAdvance(label) + 12;
-        out.push_back({action, QRect(x, l.footer.top() + 2, cw, l.footer.height() - 4), label, {}});
-        x += cw + 4;
+    if (isUser(index)) add(Action::Edit, tr("Edit"));
+    if (index.data(MessageListModel::IsLastAssistantRole).toBool()) add(Action::Regenerate, tr("Regenerate"));
+    const auto grouped = [](Action a) { return a == Action::PreviousBranch || a == Action::BranchPosition; };
+    int total = 0;
+    for (const Hit& h : chips) total += h.rect.width() + (grouped(h.action) ? 0 : 4);
+    int x = isUser(index) ? l.bubble.right() + 1 - (total - 4) : l.bubble.left();
+    for (Hit& h : chips) {
+        h.rect = QRect(x, l.footer.top() + 2, h.rect.width(), l.footer.height() - 4);
+        x += h.rect.width() + (grouped(h.action) ? 0 : 4);
+        out.push_back(std::move(h));
     }
-    if (!l.sources.isEmpty()) sourceHits(option, index, l.sources, out);
-    return out;
 }
 
 // "Sources (~812 tokens): handbook.txt ¶150  notes.md  +3": as many as the line holds,
@@ -349,17 +471,15 @@ void MessageDelegate::sourceHits(const QStyleOptionViewItem& option, const QMode
 
 void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const {
     if (!option.rect.isValid()) return;  // a row not placed yet (a batched layout is running)
+    syncPalette(option.palette);
     const Layout l = layout(option, index);
     const QPalette& pal = option.palette;
+    const MessageColors colors = messageColors(pal);
     p->save();
     p->setRenderHint(QPainter::Antialiasing);
-    if (isUser(index) || isNotice(index)) {
-        QColor fill = isNotice(index) ? QColor(220, 60, 60, 40) : pal.color(QPalette::Highlight);
-        if (isUser(index)) fill.setAlpha(45);
-        p->setPen(isNotice(index) ? QPen(QColor(200, 60, 60), 1) : Qt::NoPen);
-        p->setBrush(fill);
-        p->drawRoundedRect(l.bubble, 8, 8);
-    }
+    p->setPen(isNotice(index) ? QPen(colors.noticeBorder, 1) : Qt::NoPen);
+    p->setBrush(isNotice(index) ? colors.noticeBubble : isUser(index) ? colors.userBubble : colors.replyBubble);
+    p->drawRoundedRect(QRectF(l.bubble).adjusted(0.5, 0.5, -0.5, -0.5), kRadius, kRadius);
     const int textWidth = textWidthFor(option, index);
     QTextDocument* doc = document(index, textWidth);
     // Draw only what is visible: a long streamed reply is mostly outside the viewport (the
@@ -369,7 +489,7 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
     if (QTextDocument* reasoning = reasoningDocument(index, textWidth - kReasoningIndent)) {
         QAbstractTextDocumentLayout::PaintContext muted;  // set apart from the answer: muted, with a rule on its left
         muted.palette = pal;
-        muted.palette.setColor(QPalette::Text, pal.color(QPalette::PlaceholderText));
+        muted.palette.setColor(QPalette::Text, colors.mutedText);
         muted.clip = QRectF(visible).translated(-l.reasoningTopLeft);
         p->setPen(QPen(pal.color(QPalette::Mid), 2));
         const int ruleX = l.reasoningTopLeft.x() - kReasoningIndent / 2;
@@ -382,27 +502,59 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
     p->translate(l.textTopLeft);
     QAbstractTextDocumentLayout::PaintContext ctx;
     ctx.palette = pal;
+    ctx.palette.setColor(QPalette::Text, isUser(index) ? colors.userText : colors.replyText);
     ctx.clip = p->hasClipping() ? p->clipBoundingRect() : QRectF(visible).translated(-l.textTopLeft);
+    paintCodeFrames(p, option.fontMetrics, codeRuns(doc, ctx.clip.top(), ctx.clip.bottom()), textWidth, colors,
+                    tr("code"));
     doc->documentLayout()->draw(p, ctx);
     p->translate(-l.textTopLeft);
-    for (const Hit& h : visibleHits(option, index, ctx.clip.top() - option.fontMetrics.height(), ctx.clip.bottom())) {
-        const bool hover = (option.state & QStyle::State_MouseOver) != 0;
-        if (h.action == Action::Marker) {  // a word, not a button: italic, no box
-            QFont italic = p->font();
-            italic.setItalic(true);
-            p->save();
-            p->setFont(italic);
-            p->setPen(pal.color(QPalette::PlaceholderText));
-            p->drawText(h.rect, Qt::AlignCenter, h.label);
-            p->restore();
-            continue;
-        }
-        p->setPen(pal.color(hover ? QPalette::Text : QPalette::PlaceholderText));
-        p->setBrush(QColor(127, 127, 127, h.action == Action::CopyCode ? 60 : 25));
-        p->drawRoundedRect(h.rect, 4, 4);
-        p->drawText(h.rect, Qt::AlignCenter, h.label);
+    const QPoint mouse = (option.state & QStyle::State_MouseOver) && view
+        ? view->viewport()->mapFromGlobal(QCursor::pos())
+        : QPoint(-1, -1);
+    const std::vector<Hit> hits =
+        visibleHits(option, index, ctx.clip.top() - option.fontMetrics.height(), ctx.clip.bottom());
+    QRect switcher;  // the branch switcher's one frame, under its three parts
+    for (const Hit& h : hits)
+        if (h.action == Action::PreviousBranch || h.action == Action::NextBranch) switcher |= h.rect;
+    if (!switcher.isEmpty()) {
+        p->setPen(Qt::NoPen);
+        p->setBrush(colors.chipBackground);
+        p->drawRoundedRect(QRectF(switcher), switcher.height() / 2.0, switcher.height() / 2.0);
     }
+    for (const Hit& h : hits) paintChip(p, h, h.rect.contains(mouse), colors);
     p->restore();
+}
+
+// A per-message button: readable at rest (the text colour on a light fill), tinted under the
+// mouse; markers and the branch position are words; a disabled arrow is dimmed.
+void MessageDelegate::paintChip(QPainter* p, const Hit& h, bool hovered, const MessageColors& colors) const {
+    if (h.action == Action::Marker) {  // a word, not a button: italic, no box
+        QFont italic = p->font();
+        italic.setItalic(true);
+        p->save();
+        p->setFont(italic);
+        p->setPen(colors.mutedText);
+        p->drawText(h.rect, Qt::AlignCenter, h.label);
+        p->restore();
+        return;
+    }
+    const bool branch =
+        h.action == Action::PreviousBranch || h.action == Action::BranchPosition || h.action == Action::NextBranch;
+    const qreal radius = h.rect.height() / 2.0;
+    p->setPen(Qt::NoPen);
+    if (!branch || (hovered && h.enabled && h.action != Action::BranchPosition)) {
+        p->setBrush(hovered && h.enabled ? colors.chipHoverBackground : colors.chipBackground);
+        p->drawRoundedRect(QRectF(h.rect), radius, radius);
+    }
+    p->setPen(h.enabled ? colors.chipText : colors.chipDisabledText);
+    QRect text = h.rect;
+    if (const QIcon icon = chipIcon(h.action); !icon.isNull()) {
+        const QRect box(h.rect.left() + kChipPad, h.rect.center().y() - kIcon / 2 + 1, kIcon, kIcon);
+        icon.paint(p, box, Qt::AlignCenter, h.enabled ? QIcon::Normal : QIcon::Disabled);
+        text.setLeft(box.right() + 4);
+        text.setRight(h.rect.right() - kChipPad);
+    }
+    p->drawText(text, Qt::AlignCenter, h.label);
 }
 
 bool MessageDelegate::editorEvent(QEvent* event, QAbstractItemModel* model, const QStyleOptionViewItem& option,
@@ -410,7 +562,8 @@ bool MessageDelegate::editorEvent(QEvent* event, QAbstractItemModel* model, cons
     if (event->type() == QEvent::MouseButtonRelease) {
         const QPoint pos = static_cast<QMouseEvent*>(event)->position().toPoint();
         for (const Hit& h : hits(option, index)) {
-            if (!h.rect.contains(pos) || h.action == Action::Marker) continue;
+            if (!h.rect.contains(pos) || h.action == Action::Marker || h.action == Action::BranchPosition || !h.enabled)
+                continue;
             if (h.action == Action::CopyCode) QApplication::clipboard()->setText(h.payload);
             if (h.action == Action::CopyMessage)
                 QApplication::clipboard()->setText(answerOf(index));  // not the reasoning
@@ -437,7 +590,7 @@ void MessageDelegate::setEditorData(QWidget* editor, const QModelIndex& index) c
     auto* browser = static_cast<QTextBrowser*>(editor);
     if (isUser(index)) browser->setPlainText(answerOf(index));
     else browser->setMarkdown(answerOf(index));
-    styleCodeBlocks(browser->document());
+    styleCodeBlocks(browser->document(), syntax_);
 }
 
 void MessageDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option,

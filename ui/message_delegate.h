@@ -1,7 +1,9 @@
 // Paints one message of the message view: Markdown rendered by QTextDocument (headings,
-// lists, tables, code blocks in a monospace font with a Copy chip), user messages as bubbles
-// on the right, notices framed (with their way forward, e.g. "Save a copy…"), and a footer of
-// actions (copy, edit, regenerate, < 2/3 >); under a reply whose turn carried documents, a line
+// lists, tables, code blocks in a monospace font, highlighted, framed under a header with the
+// language and a Copy chip), user messages as tinted bubbles on the right, replies as cards on
+// the left, both within a column of readable width, notices framed (with their way forward,
+// e.g. "Save a copy…"), and a footer of actions (copy, edit, regenerate, the ‹ 2/3 › branch
+// switcher drawn as one control); colours from ui/appearance.h. Under a reply whose turn carried documents, a line
 // citing them (file name and passage, each clickable: actionTriggered(Source, index, "i")). A thinking model's reasoning is folded under a
 // "Thinking…" header above the answer (click to show it); Copy copies the answer only.
 // Rendered documents are cached by (text epoch, version, width), so scrolling does not re-parse.
@@ -13,6 +15,8 @@
 #include <QStyledItemDelegate>
 #include <QTextDocument>
 #include <memory>
+
+#include "ui/appearance.h"
 
 namespace hearth {
 
@@ -30,13 +34,15 @@ public:
         Details,  // a notice's technical text (NoticeDetailsRole)
         ToggleReasoning,
         Source,  // a document the reply's turn carried; payload: its index in the row's sources
-        Marker  // not a button: how a reply ended ("stopped", "interrupted"), drawn among the chips
+        Marker,  // not a button: how a reply ended ("stopped", "interrupted"), drawn among the chips
+        BranchPosition  // not a button: the "2/3" between the branch switcher's arrows
     };
     struct Hit {
         Action action;
         QRect rect;  // in the view's viewport coordinates
         QString label;
         QString payload;  // the code, for CopyCode
+        bool enabled = true;  // false: drawn dimmed and not clickable (the first branch's ‹)
     };
 
     explicit MessageDelegate(QObject* parent = nullptr);
@@ -92,6 +98,10 @@ private:
     // hits() for painting: code blocks are looked for only between docTop and docBottom.
     std::vector<Hit> visibleHits(const QStyleOptionViewItem& option, const QModelIndex& index, qreal docTop,
                                  qreal docBottom) const;
+    // The footer's chips (appended to out).
+    void footerHits(const QStyleOptionViewItem& option, const QModelIndex& index, const Layout& l,
+                    std::vector<Hit>& out) const;
+    void paintChip(QPainter* p, const Hit& h, bool hovered, const MessageColors& colors) const;
     // The chips of a reply's cited documents on line (appended to out).
     void sourceHits(const QStyleOptionViewItem& option, const QModelIndex& index, const QRect& line,
                     std::vector<Hit>& out) const;
@@ -106,6 +116,11 @@ private:
         std::unique_ptr<QTextDocument> doc;
     };
     QTextDocument* streamingDocument(const QModelIndex& index, int textWidth) const;
+
+    // Syntax colours are baked into the documents: a palette that turns light or dark drops them.
+    void syncPalette(const QPalette& palette) const;
+    mutable bool darkDocuments_ = false;
+    mutable SyntaxColors syntax_;
 
     mutable Stream stream_;
     mutable QCache<DocKey, QTextDocument> documents_;

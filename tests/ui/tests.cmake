@@ -76,3 +76,8 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_model_labels LABELS gui;model LIBS hearth_ui SOURCES test_model_labels.cpp gui_app.h TIMEOUT 180)
 endif()
+# Issue 27's design pass: WCAG AA contrast of both palettes and the message view's colours, the
+# chips readable at rest, the branch switcher as one control, theme icons with a fallback.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_appearance LABELS gui LIBS hearth_ui SOURCES test_appearance.cpp TIMEOUT 60)
+endif()

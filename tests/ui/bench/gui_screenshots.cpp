@@ -3,7 +3,8 @@
 // Loads SmolLM2 (else the small test model), asks it a question, and saves the main window,
 // the settings panel (sampling and engine pages), a thinking model's reply folded and unfolded
 // (the test model of tests/app/chat/thinking_model.h), the model picker (the models folder's
-// files and a test file of an architecture Hearth does not run) and the dark palette; with
+// files and a test file of an architecture Hearth does not run) and the code conversation in the
+// dark palette (the others in Hearth's light one); with
 // zh_CN, the main window in Simplified Chinese; with polish, only the settings panel with a
 // range message and the window while a reply streams (live tokens/s in the status line); with
 // pages (and optionally zh_CN after it), the first-start page before any model is loaded and the
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
     const bool pages = args.size() > 2 && args[2] == "pages";
     const bool chinese = args.size() > 2 && (args[2] == "zh_CN" || (pages && args.size() > 3 && args[3] == "zh_CN"));
     const bool polish = args.size() > 2 && args[2] == "polish";
+    applyAppearance(app, "light");  // Hearth's own palette and icon theme, as a user who chose Light sees them
     QTranslator translator;
     if (chinese && translator.load(":/i18n/hearth_zh_CN.qm")) app.installTranslator(&translator);
     QTemporaryDir dir;
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
     QTest::qWait(300);
     gui.window->grab().save(out + (chinese ? "/main-window-zh_CN.png" : "/main-window.png"));
     if (chinese) return 0;
+    const qint64 codeChat = gui.conversations->current();  // shown again in the dark palette
     settingsShot(gui, out + "/settings.png");
     EngineSettings engine = gui.settings.engine();
     engine.spec.enabled = true;  // the group shown in use
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
     settingsShot(gui, out + "/settings-engine.png", 2);
     thinkingShots(gui, dir.path(), out);
     pickerShot(dir.path(), out);
+    gui.conversations->openConversation(codeChat);
     applyAppearance(app, "dark");
     QTest::qWait(300);
     gui.window->grab().save(out + "/dark.png");
