@@ -1,7 +1,7 @@
 # Run by cpack (CPACK_PROJECT_CONFIG_FILE) before each generator: adds the Qt plugin packages
 # that shlibdeps and rpm's ELF scan cannot see, judged from what the built binaries link —
-# the xcb platform plugin for the GUI (libQt6Gui), Qt's translations for the window (libQt6Widgets),
-# the SQLite driver for Qt SQL (libQt6Sql) -
+# the xcb platform plugin for the GUI (libQt6Gui), the SQLite driver for Qt SQL (libQt6Sql), Qt's
+# translations, the icon theme and the SVG icon engine for the widgets (libQt6Widgets) -
 # and poppler-utils, whose pdftotext reads attached PDFs.
 find_program(_hearth_readelf readelf)
 if(NOT _hearth_readelf)
@@ -27,6 +27,9 @@ endif()
 if(_needed MATCHES "libQt6Widgets\\.so")
   list(APPEND _deb qt6-translations-l10n)
   list(APPEND _rpm qt6-qttranslations)
+  # The window's icons: the Breeze theme (light and dark) and Qt's SVG icon engine plugin.
+  list(APPEND _deb breeze-icon-theme libqt6svg6)
+  list(APPEND _rpm breeze-icon-theme qt6-qtsvg)
 endif()
 if(_needed MATCHES "libQt6Sql\\.so")
   list(APPEND _deb libqt6sql6-sqlite)  # Fedora ships the SQLite driver in qt6-qtbase itself

@@ -288,8 +288,8 @@ Move it aside and start with an empty one? (The old file is kept, renamed.)</sou
     <name>hearth::ConversationSidebar</name>
     <message>
         <location filename="../ui/conversation_sidebar.cpp" line="19"/>
-        <source>+ New chat</source>
-        <translation>+ 新对话</translation>
+        <source>New chat</source>
+        <translation>新对话</translation>
     </message>
     <message>
         <location filename="../ui/conversation_sidebar.cpp" line="24"/>
@@ -670,6 +670,11 @@ Choose another model with **Model…** (Ctrl+O).</source>
         <location filename="../ui/message_delegate.cpp" line="253"/>
         <source>Copy code</source>
         <translation>复制代码</translation>
+    </message>
+    <message>
+        <location filename="../ui/message_delegate.cpp" line="505"/>
+        <source>code</source>
+        <translation>代码</translation>
     </message>
     <message>
         <location filename="../ui/message_delegate.cpp" line="265"/>

@@ -128,6 +128,10 @@ MessageColors messageColors(const QPalette& p) {
     return c;
 }
 
+QColor errorTextColor(const QPalette& palette) {
+    return isDarkPalette(palette) ? QColor(0xff, 0x8a, 0x80) : QColor(0xb3, 0x26, 0x1e);
+}
+
 SyntaxColors syntaxColors(const QPalette& p) {
     if (isDarkPalette(p))
         return {QColor(0xd2, 0xa8, 0xff), QColor(0x7e, 0xe7, 0x87), QColor(0x9d, 0xa5, 0xae), QColor(0xff, 0xa6, 0x57)};

@@ -31,6 +31,9 @@ struct MessageColors {
 };
 MessageColors messageColors(const QPalette& palette);
 
+// Error text (a setting out of range), readable on the palette's Window and Base.
+QColor errorTextColor(const QPalette& palette);
+
 // Code tokens' colours (app/common/code_highlighter.h), readable on MessageColors::codeBackground.
 struct SyntaxColors {
     QColor keyword, string, comment, number;

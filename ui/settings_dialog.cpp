@@ -24,6 +24,7 @@
 
 #include "app/chat/backend_choices.h"
 #include "app/common/memory_fit.h"
+#include "ui/appearance.h"
 
 namespace hearth {
 
@@ -178,7 +179,7 @@ SettingsDialog::SettingsDialog(SettingsController& app, const SettingsValues& cu
     rangeMessage_ = new QLabel;
     rangeMessage_->setObjectName("rangeMessage");
     rangeMessage_->setWordWrap(true);
-    rangeMessage_->setStyleSheet(QStringLiteral("color: #d0342c;"));
+    rangeMessage_->setStyleSheet(QStringLiteral("color: %1;").arg(errorTextColor(palette()).name()));
     rangeMessage_->hide();
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(tabs_);

@@ -35,6 +35,8 @@ needs libQt6Core.so.6 libqt6core6
 needs libQt6Gui.so.6 qt6-qpa-plugins
 needs libQt6Widgets.so.6 qt6-translations-l10n
 needs libQt6Sql.so.6 libqt6sql6-sqlite
+needs libQt6Widgets.so.6 breeze-icon-theme
+needs libQt6Widgets.so.6 libqt6svg6
 needs libsqlite3.so.0 libsqlite3-0
 needs libsentencepiece.so.0 libsentencepiece0
 needs libqt6keychain.so.1 libqt6keychain1

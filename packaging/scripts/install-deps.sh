@@ -16,6 +16,9 @@ packages=(
   poppler-utils
   # Qt's own words in the window's language (OK/Cancel, the file dialog): ui/interface_language.cpp
   qt6-translations-l10n
+  # The icon theme (ui/appearance.cpp: Breeze, light and dark) and Qt's SVG icon engine that
+  # draws it (a plugin in libqt6svg6, invisible to shlibdeps).
+  breeze-icon-theme libqt6svg6
 )
 # Packaging (package.sh): icon rendering, dpkg-shlibdeps, rpmbuild.
 if [ "$mode" = test ] || [ "$mode" = package ]; then

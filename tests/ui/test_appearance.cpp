@@ -53,6 +53,8 @@ std::vector<Pair> pairsOf(const QPalette& p) {
         {"PlaceholderText/Base", c(R::PlaceholderText), c(R::Base), 4.5},
         {"Link/Base", c(R::Link), c(R::Base), 4.5},
         {"ToolTipText/ToolTipBase", c(R::ToolTipText), c(R::ToolTipBase), 4.5},
+        {"error text/Window", errorTextColor(p), c(R::Window), 4.5},
+        {"error text/Base", errorTextColor(p), c(R::Base), 4.5},
         // Disabled controls: WCAG exempts them; 3:1 keeps a greyed field legible.
         {"Disabled Text/Base", c(R::Text, R::Disabled), c(R::Base), 3.0},
         {"Disabled WindowText/Window", c(R::WindowText, R::Disabled), c(R::Window), 3.0},
