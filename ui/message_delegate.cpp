@@ -16,6 +16,7 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextCursor>
+#include <array>
 #include <cmath>
 
 #include "app/chat/message_list_model.h"
@@ -186,16 +187,28 @@ qsizetype lastParagraphBreak(QStringView tail) {
 
 int footerHeight(const QStyleOptionViewItem& option) { return option.fontMetrics.height() + 14; }
 
-// The theme's icon of a per-message button; null where the button is a word only.
+// The theme's icon of a per-message button; null where the button is a word only. Looked up
+// once per icon theme: a theme lookup that finds nothing searches the theme's folders again
+// each time, and every painted row asks for its chips' icons.
 QIcon chipIcon(MessageDelegate::Action action) {
     using A = MessageDelegate::Action;
+    static std::optional<QString> theme;
+    static std::array<QIcon, 5> icons;  // copy, edit, regenerate, save-copy; [4] null
+    if (const QString now = QIcon::themeName() + QLatin1Char('/') + QIcon::fallbackThemeName(); now != theme) {
+        theme = now;
+        const char* const names[] = {"edit-copy", "document-edit", "view-refresh", "document-save-as"};
+        for (size_t i = 0; i < 4; ++i) {
+            const QIcon icon = themeIcon(QLatin1String(names[i]));
+            icons[i] = icon.isNull() ? QIcon() : icon;
+        }
+    }
     switch (action) {
     case A::CopyMessage:
-    case A::CopyCode: return themeIcon(QStringLiteral("edit-copy"));
-    case A::Edit: return themeIcon(QStringLiteral("document-edit"));
-    case A::Regenerate: return themeIcon(QStringLiteral("view-refresh"));
-    case A::SaveCopy: return themeIcon(QStringLiteral("document-save-as"));
-    default: return {};
+    case A::CopyCode: return icons[0];
+    case A::Edit: return icons[1];
+    case A::Regenerate: return icons[2];
+    case A::SaveCopy: return icons[3];
+    default: return icons[4];
     }
 }
 
@@ -479,13 +492,15 @@ void MessageDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, con
     p->setRenderHint(QPainter::Antialiasing);
     p->setPen(isNotice(index) ? QPen(colors.noticeBorder, 1) : Qt::NoPen);
     p->setBrush(isNotice(index) ? colors.noticeBubble : isUser(index) ? colors.userBubble : colors.replyBubble);
-    p->drawRoundedRect(QRectF(l.bubble).adjusted(0.5, 0.5, -0.5, -0.5), kRadius, kRadius);
     const int textWidth = textWidthFor(option, index);
     QTextDocument* doc = document(index, textWidth);
     // Draw only what is visible: a long streamed reply is mostly outside the viewport (the
-    // painter's clip is the system clip, which hasClipping() does not report).
+    // painter's clip is the system clip, which hasClipping() does not report). The bubble too: a
+    // rounded rectangle thousands of pixels tall costs its whole outline at each frame.
     const auto* view = qobject_cast<const QAbstractScrollArea*>(option.widget);
     const QRect visible = view ? option.rect & view->viewport()->rect() : option.rect;
+    const QRect bubble = l.bubble & visible.adjusted(0, -2 * kRadius, 0, 2 * kRadius);
+    p->drawRoundedRect(QRectF(bubble).adjusted(0.5, 0.5, -0.5, -0.5), kRadius, kRadius);
     if (QTextDocument* reasoning = reasoningDocument(index, textWidth - kReasoningIndent)) {
         QAbstractTextDocumentLayout::PaintContext muted;  // set apart from the answer: muted, with a rule on its left
         muted.palette = pal;

@@ -18,6 +18,7 @@
 #include <ctime>
 
 #include "tests/ui/gui_app.h"
+#include "ui/appearance.h"
 
 using namespace hearth;
 using Clock = std::chrono::steady_clock;
@@ -91,6 +92,7 @@ void produce(QObject* gui, const std::function<void(QString)>& deliver, std::vec
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
+    applyAppearance(app, "light");  // Hearth's palette and icon theme: chips paint their icons
     QTemporaryDir dir;
     test::GuiApp gui(dir.path());
     gui.window->resize(1100, 760);
