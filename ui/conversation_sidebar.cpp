@@ -41,7 +41,7 @@ ConversationSidebar::ConversationSidebar(ConversationController& conversations, 
     settings->setObjectName("settingsButton");
     // Theme icons (ui/appearance.h); a name the theme lacks leaves the word alone.
     newChat_->setIcon(themeIcon(QStringLiteral("list-add")));
-    model->setIcon(themeIcon(QStringLiteral("cpu")));
+    model->setIcon(themeIcon(QStringLiteral("document-open")));
     settings->setIcon(themeIcon(QStringLiteral("configure")));
     search_->addAction(themeIcon(QStringLiteral("edit-find")), QLineEdit::LeadingPosition);
     auto* layout = new QVBoxLayout(this);

@@ -162,6 +162,10 @@ int main(int argc, char** argv) {
     settingsShot(gui, out + "/settings-engine.png", 2);
     thinkingShots(gui, dir.path(), out);
     pickerShot(dir.path(), out);
+    gui.window->loadModel(QFileInfo::exists(smol) ? smol : test::smallModel(dir.path()));  // after the thinking model
+    if (!QTest::qWaitFor(
+            [&] { return gui.models->model() && !gui.models->model()->file.path.endsWith("thinking.gguf"); }, 60000))
+        std::puts("the chat model did not load again in 60 s; the dark screenshot names the thinking model");
     gui.conversations->openConversation(codeChat);
     applyAppearance(app, "dark");
     QTest::qWait(300);
