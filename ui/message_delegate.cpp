@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kMargin = 16, kPad = 14, kGap = 8, kReasoningIndent = 12;
 constexpr int kColumnChars = 130;  // the column's width in average characters, at most
-constexpr int kCodePad = 10, kChipPad = 8, kIcon = 16, kRadius = 12;
+constexpr int kCodePad = 10, kCodeGap = 6, kChipPad = 8, kIcon = 16, kRadius = 12;
 
 std::optional<ChatRole> roleOf(const QModelIndex& i) {
     const QVariant v = i.data(MessageListModel::RoleRole);
@@ -99,14 +99,28 @@ void highlightRun(QTextDocument* doc, const CodeRun& run, const SyntaxColors& co
     }
 }
 
+// Markdown paragraphs (not list items, not table cells) get half a line of space below, which
+// Qt's Markdown reader does not give them: a reply reads as paragraphs, not as a wall of lines.
+void spaceParagraph(const QTextBlock& b, int spacing) {
+    if (b.textList() || b.blockFormat().bottomMargin() >= spacing || QTextCursor(b).currentTable()) return;
+    QTextBlockFormat f;
+    f.setBottomMargin(spacing);
+    QTextCursor(b).mergeBlockFormat(f);
+}
+
 // Code blocks (fenced or indented; Qt's Markdown reader marks both with BlockCodeLanguage) get a
 // monospace font, an inset, room above the first for the header (language, Copy) and syntax
 // colours; the frame behind them is painted by paint(). From a block on: a streamed reply's tail.
-void styleCodeBlocks(QTextDocument* doc, const SyntaxColors& colors, QTextBlock from = {}) {
+// markdown: the document is a reply's Markdown (a user's plain text has a block per line).
+void styleBlocks(QTextDocument* doc, const SyntaxColors& colors, bool markdown, QTextBlock from = {}) {
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    const int header = codeHeaderHeight(QFontMetrics(doc->defaultFont()));
+    const QFontMetrics fm(doc->defaultFont());
+    const int header = codeHeaderHeight(fm);
     for (QTextBlock b = from.isValid() ? from : doc->begin(); b.isValid(); b = b.next()) {
-        if (!isCodeBlock(b)) continue;
+        if (!isCodeBlock(b)) {
+            if (markdown && b.next().isValid()) spaceParagraph(b, fm.height() / 2);  // not below the last
+            continue;
+        }
         const CodeRun run = runFrom(b);
         QTextCursor c(run.first);
         c.setPosition(run.last.position() + run.last.length() - 1, QTextCursor::KeepAnchor);
@@ -121,10 +135,11 @@ void styleCodeBlocks(QTextDocument* doc, const SyntaxColors& colors, QTextBlock 
         cf.setFontFixedPitch(true);
         c.mergeCharFormat(cf);
         QTextBlockFormat edge;
-        edge.setTopMargin(isCodeBlock(run.first.previous()) ? 0 : header);  // a streamed tail's run may go on one above
+        // A streamed tail's run may go on from the block above it: no header then.
+        edge.setTopMargin(isCodeBlock(run.first.previous()) ? 0 : kCodeGap + header);
         QTextCursor(run.first).mergeBlockFormat(edge);
         QTextBlockFormat bottom;
-        bottom.setBottomMargin(kCodePad);
+        bottom.setBottomMargin(kCodePad + kCodeGap);
         QTextCursor(run.last).mergeBlockFormat(bottom);
         highlightRun(doc, run, colors);
         b = run.last;
@@ -147,10 +162,11 @@ std::vector<CodeRun> codeRuns(QTextDocument* doc, qreal docTop = -1, qreal docBo
     return out;
 }
 
-// The run's frame in document coordinates: its header (the first block's top margin), its
-// lines and the bottom inset, across the text's width.
+// The run's frame in document coordinates: its header (the first block's top margin, less the
+// gap above the frame), its lines and the bottom inset, across the text's width.
 QRectF codeFrame(const CodeRun& run, qreal textWidth) {
-    const qreal top = run.first.layout()->position().y() - run.first.blockFormat().topMargin();
+    const qreal margin = run.first.blockFormat().topMargin();
+    const qreal top = run.first.layout()->position().y() - margin + (margin > 0 ? kCodeGap : 0);
     const QTextLayout* last = run.last.layout();
     const qreal bottom = last->position().y() + last->boundingRect().height() + kCodePad;
     return QRectF(0, top, textWidth, bottom - top);
@@ -279,7 +295,7 @@ QTextDocument* MessageDelegate::streamingDocument(const QModelIndex& index, int 
     }
     if (s.committedPos > 0) c.insertBlock();
     c.insertMarkdown(text.mid(s.committedChars) + QStringLiteral(" \u258D"));
-    styleCodeBlocks(s.doc.get(), syntax_, firstNew);
+    styleBlocks(s.doc.get(), syntax_, true, firstNew);
     c.endEditBlock();
     return s.doc.get();
 }
@@ -297,7 +313,7 @@ QTextDocument* MessageDelegate::document(const QModelIndex& index, int textWidth
     // User text is shown as written; replies and notices are Markdown.
     if (isUser(index)) doc->setPlainText(text);
     else doc->setMarkdown(text);
-    styleCodeBlocks(doc, syntax_);
+    styleBlocks(doc, syntax_, !isUser(index));
     doc->setTextWidth(textWidth);
     if (isUser(index)) doc->setTextWidth(std::min<qreal>(textWidth, doc->idealWidth() + 1));
     documents_.insert(key, doc);
@@ -605,7 +621,7 @@ void MessageDelegate::setEditorData(QWidget* editor, const QModelIndex& index) c
     auto* browser = static_cast<QTextBrowser*>(editor);
     if (isUser(index)) browser->setPlainText(answerOf(index));
     else browser->setMarkdown(answerOf(index));
-    styleCodeBlocks(browser->document(), syntax_);
+    styleBlocks(browser->document(), syntax_, !isUser(index));
 }
 
 void MessageDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option,

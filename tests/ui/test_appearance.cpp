@@ -156,6 +156,7 @@ private slots:
     void palettesPassWcagAA();
     void aLowContrastPaletteFails();
     void delegatePaintsWithMessageColors();
+    void streamedCodeIsHighlighted();
     void chipsAreReadableBeforeHover();
     void branchSwitcherIsOneControl();
     void iconsComeFromTheThemeWithAFallback();
@@ -195,7 +196,29 @@ void TestAppearance::delegatePaintsWithMessageColors() {
                                           {"code block", m.codeBackground},
                                           {"chip", m.chipBackground}})
             QVERIFY2(countPixels(image, color) > 300, name);
+        // The code is highlighted: "def" and "return" in the keyword colour, "1" in the number's.
+        const SyntaxColors syntax = syntaxColors(palette);
+        QVERIFY(countPixels(image, syntax.keyword) > 5);
+        QVERIFY(countPixels(image, syntax.number) > 1);
     }
+}
+
+// A reply being streamed is highlighted as it grows (the streamed document styles its tail).
+void TestAppearance::streamedCodeIsHighlighted() {
+    Conversation c(darkPalette());
+    QVERIFY(QTest::qWaitForWindowExposed(&c.view));
+    c.model.append(MessageRow{3, ChatRole::Assistant, {}, true});
+    for (const char* batch : {"Here:\n\n```py", "thon\nwhile Tr", "ue:\n    x = 4", "2\n"}) {
+        c.model.appendText(3, QString::fromUtf8(batch));
+        QCoreApplication::processEvents();
+    }
+    QTRY_VERIFY(c.view.visualRect(c.model.index(2, 0)).isValid());
+    c.view.scrollToBottom();
+    QCoreApplication::processEvents();
+    const QImage image = c.view.viewport()->grab().toImage();
+    const SyntaxColors syntax = syntaxColors(darkPalette());
+    QVERIFY(countPixels(image, syntax.keyword) > 5);  // while, True
+    QVERIFY(countPixels(image, syntax.number) > 1);  // 42
 }
 
 // At rest (no mouse over the row) a chip's label is drawn in the text colour, at the contrast of

@@ -1,11 +1,12 @@
 // Responsiveness benchmark (not a test): the real window, shown and painted (run it under
-// Xvfb: xvfb-run -a build-gui/tests/gui_bench). Opens a stored conversation of 1,000
+// Xvfb: xvfb-run -a build-gui/tests/gui_bench [code]). Opens a stored conversation of 1,000
 // messages, then feeds synthetic token events at 2,000 per second for 10 seconds into a
-// streaming reply: a producer thread makes the tokens and coalesces them per 16 ms frame, as
-// EngineWorker does, and the GUI appends them to the message model. Meanwhile the producer
-// posts a time-stamped probe to the GUI thread every 5 ms; the delay until the GUI runs it is
-// the event-loop latency. Prints p50/p99 latency, the time to open the conversation, and
-// checks that all 20,000 tokens reached the message view.
+// streaming reply (prose; with code, Python code blocks that the highlighter colours): a
+// producer thread makes the tokens and coalesces them per 16 ms frame, as EngineWorker does,
+// and the GUI appends them to the message model. Meanwhile the producer posts a time-stamped
+// probe to the GUI thread every 5 ms; the delay until the GUI runs it is the event-loop
+// latency. Prints p50/p99 latency, the time to open the conversation, and checks that all
+// 20,000 tokens reached the message view.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QScrollBar>
@@ -55,17 +56,34 @@ double percentile(std::vector<double> v, double p) {
     return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-// The synthetic engine: token i is "w<i>" plus a space, a newline every 12 tokens and a blank
-// line every 60 (Markdown paragraphs), at kTokensPerSecond, flushed every 16 ms.
-void produce(QObject* gui, const std::function<void(QString)>& deliver, std::vector<double>& latencies) {
+// Token i of the prose reply: "w<i>" plus a space, a newline every 12 tokens and a blank line
+// every 60 (Markdown paragraphs).
+QString proseToken(int i) {
+    return QStringLiteral("w%1%2").arg(i).arg(i % 60 == 59 ? "\n\n" : i % 12 == 11 ? "\n" : " ");
+}
+
+// Token i of the code reply: Python blocks of 20 lines (a keyword opens each line, every fifth
+// token is a string, each line ends in a comment) with a sentence between the blocks.
+QString codeToken(int i) {
+    QString t = i % 240 == 0 ? QStringLiteral("```python\n") : QString();
+    if (i % 12 == 0) t += QStringLiteral("return ");
+    t += i % 5 == 0 ? QStringLiteral("\"w%1\"").arg(i) : QStringLiteral("w%1").arg(i);
+    if (i % 12 == 11) t += QStringLiteral("  # note\n");
+    else t += QStringLiteral(" + ");
+    if (i % 240 == 239) t += QStringLiteral("```\n\nThe next block:\n\n");
+    return t;
+}
+
+// The synthetic engine: tokens at kTokensPerSecond, flushed every 16 ms.
+void produce(QObject* gui, const std::function<void(QString)>& deliver, std::vector<double>& latencies,
+             const std::function<QString(int)>& token) {
     const auto start = Clock::now();
     auto lastFlush = start, lastProbe = start;
     QString pending;
     for (int i = 0; i < kTokensPerSecond * kSeconds;) {
         const auto now = Clock::now();
         const auto due = static_cast<int>(std::chrono::duration<double>(now - start).count() * kTokensPerSecond);
-        for (; i < std::min(due, kTokensPerSecond * kSeconds); ++i)
-            pending += QStringLiteral("w%1%2").arg(i).arg(i % 60 == 59 ? "\n\n" : i % 12 == 11 ? "\n" : " ");
+        for (; i < std::min(due, kTokensPerSecond * kSeconds); ++i) pending += token(i);
         if (now - lastFlush >= std::chrono::milliseconds(16) && !pending.isEmpty()) {
             QMetaObject::invokeMethod(
                 gui, [deliver, text = std::move(pending)] { deliver(text); }, Qt::QueuedConnection);
@@ -92,6 +110,7 @@ void produce(QObject* gui, const std::function<void(QString)>& deliver, std::vec
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
+    const bool code = app.arguments().contains("code");  // the streamed reply is Python code blocks
     applyAppearance(app, "light");  // Hearth's palette and icon theme: chips paint their icons
     QTemporaryDir dir;
     test::GuiApp gui(dir.path());
@@ -112,7 +131,8 @@ int main(int argc, char** argv) {
     QThread producer;
     QObject::connect(&producer, &QThread::started, [&] {
         produce(
-            gui.window.get(), [model](const QString& t) { model->appendText(999999, t); }, latencies);
+            gui.window.get(), [model](const QString& t) { model->appendText(999999, t); }, latencies,
+            code ? codeToken : proseToken);
         producer.quit();
     });
     // An event loop that sleeps when idle (processEvents(flags, ms) never waits: a loop of it
@@ -129,12 +149,15 @@ int main(int argc, char** argv) {
     const double guiCpuMs = threadCpuMs() - cpuBefore;
     gui.window->messageView()->viewport()->repaint();
 
-    const QStringList words =
-        model->row(model->rowCount() - 1)->text.split(QRegularExpression("\\s+"), Qt::SkipEmptyParts);
+    QStringList words;  // the tokens' "w<i>", in the order the reply holds them
+    for (const QRegularExpressionMatch& m :
+         QRegularExpression("w\\d+").globalMatch(model->row(model->rowCount() - 1)->text))
+        words << m.captured();
     bool inOrder = words.size() == kTokensPerSecond * kSeconds;
     for (int i = 0; inOrder && i < words.size(); ++i) inOrder = words[i] == QStringLiteral("w%1").arg(i);
     std::printf("conversation of %d messages: openConversation %.1f ms, first frame painted %.1f ms\n", kMessages,
                 openMs, paintedMs);
+    std::printf("streamed reply: %s\n", code ? "Python code blocks (argument code)" : "prose");
     std::printf("tokens delivered to the message view: %lld of %d, in order: %s (%.1f s)\n",
                 static_cast<long long>(words.size()), kTokensPerSecond * kSeconds, inOrder ? "yes" : "NO", feedS);
     std::printf("GUI event-loop latency over %zu probes: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", latencies.size(),
