@@ -136,6 +136,13 @@ QRectF codeFrame(const CodeRun& run, qreal textWidth) {
     return QRectF(0, top, textWidth, bottom - top);
 }
 
+qreal codeFrameOverhang(QTextDocument* doc) {
+    const QTextBlock last = doc->lastBlock();
+    if (!isCodeBlock(last)) return 0;
+    const qreal bottom = last.layout()->position().y() + last.layout()->boundingRect().height() + kCodePad;
+    return std::max<qreal>(0, bottom + kCodeGap - doc->size().height());
+}
+
 // Each run's frame and its header's language label (document coordinates; "code" when unnamed).
 void paintCodeFrames(QPainter* p, const QFontMetrics& fm, const std::vector<CodeRun>& runs, int textWidth,
                      const MessageColors& colors, const QString& unnamed) {

@@ -35,6 +35,10 @@ std::vector<CodeRun> codeRuns(QTextDocument* doc, qreal docTop = -1, qreal docBo
 // A run's frame (header, lines, inset) in document coordinates, across textWidth.
 QRectF codeFrame(const CodeRun& run, qreal textWidth);
 
+// How far a code block that ends the document draws its frame below the document's size (which
+// leaves out the last block's bottom margin); 0 when the document does not end in code.
+qreal codeFrameOverhang(QTextDocument* doc);
+
 // The runs' frames and language labels (unnamed: the label of a fence without a language);
 // the painter is translated to the document's origin.
 void paintCodeFrames(QPainter* p, const QFontMetrics& fm, const std::vector<CodeRun>& runs, int textWidth,

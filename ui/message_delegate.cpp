@@ -216,7 +216,7 @@ MessageDelegate::Layout MessageDelegate::layout(const QStyleOptionViewItem& opti
             above += static_cast<int>(reasoning->size().height()) + kGap;
     }
     const int w = static_cast<int>(std::ceil(size.width())) + 2 * kPad;
-    const int h = static_cast<int>(std::ceil(size.height())) + 2 * kPad + above;
+    const int h = static_cast<int>(std::ceil(size.height() + codeFrameOverhang(doc))) + 2 * kPad + above;
     const QRect column = columnOf(option);
     const int left = isUser(index) ? column.right() + 1 - w : column.left();
     l.bubble = QRect(left, column.top() + kGap, isUser(index) ? w : column.width(), h);
