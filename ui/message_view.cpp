@@ -2,6 +2,7 @@
 // change; a user who scrolls up stops the following until they scroll back down.
 #include "ui/message_view.h"
 
+#include <QMouseEvent>
 #include <QScrollBar>
 #include <QToolButton>
 
@@ -120,6 +121,29 @@ void MessageView::resizeEvent(QResizeEvent* event) {
     QListView::resizeEvent(event);
     doItemsLayout();  // heights depend on the width
     updateJumpButton();
+}
+
+void MessageView::mouseMoveEvent(QMouseEvent* event) {
+    QListView::mouseMoveEvent(event);
+    QRect chip;
+    const QPoint pos = event->position().toPoint();
+    if (const QModelIndex index = indexAt(pos); index.isValid() && state() == NoState)
+        for (const MessageDelegate::Hit& h : hitsAt(index.row()))
+            if (h.rect.contains(pos) && h.enabled && h.action != MessageDelegate::Action::Marker &&
+                h.action != MessageDelegate::Action::BranchPosition)
+                chip = h.rect;
+    if (chip == hoveredChip_) return;
+    viewport()->update(hoveredChip_ | chip);
+    hoveredChip_ = chip;
+    if (chip.isEmpty()) viewport()->unsetCursor();
+    else viewport()->setCursor(Qt::PointingHandCursor);
+}
+
+void MessageView::leaveEvent(QEvent* event) {
+    QListView::leaveEvent(event);
+    viewport()->update(hoveredChip_);
+    hoveredChip_ = {};
+    viewport()->unsetCursor();
 }
 
 std::vector<MessageDelegate::Hit> MessageView::hitsAt(int row) const {

@@ -27,6 +27,9 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    // The chip under the mouse is drawn tinted and shows a pointing hand.
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
 
 private:
     void rowsChanged();
@@ -38,6 +41,7 @@ private:
     QToolButton* jump_;
     bool followEnd_ = true;
     int firstChanged_ = -1, lastChanged_ = -1;  // rows whose text changed since the last measure
+    QRect hoveredChip_;  // viewport coordinates; empty when the mouse is over none
 };
 
 }  // namespace hearth

@@ -267,6 +267,11 @@ void TestAppearance::branchSwitcherIsOneControl() {
     const int y = position->rect.center().y();
     for (int x : {previous->rect.right(), position->rect.left(), position->rect.right(), next->rect.left()})
         QCOMPARE(image.pixelColor(x, y).name(), fill.name());  // no gap between the parts
+    // A pointing hand over a part that does something, not over the disabled › or the count.
+    QTest::mouseMove(c.view.viewport(), previous->rect.center());
+    QTRY_COMPARE(c.view.viewport()->cursor().shape(), Qt::PointingHandCursor);
+    QTest::mouseMove(c.view.viewport(), next->rect.center());
+    QTRY_COMPARE(c.view.viewport()->cursor().shape(), Qt::ArrowCursor);
     QSignalSpy spy(c.view.messageDelegate(), &MessageDelegate::actionTriggered);
     QTest::mouseClick(c.view.viewport(), Qt::LeftButton, {}, next->rect.center());
     QTest::mouseClick(c.view.viewport(), Qt::LeftButton, {}, position->rect.center());
