@@ -58,7 +58,7 @@ struct EngineOptions {
     enum class BackendKind { Best, Reference, Cuda };
     BackendKind backend = BackendKind::Best;
     // Called during load() after each weight matrix the backend lays out for its kernels (the
-    // CPU backends repack the 32-block types: Model::packWeights), with matrices done and total.
+    // CPU backends repack the quantized types: Model::packWeights), with matrices done and total.
     std::function<void(int done, int total)> loadProgress;
 };
 

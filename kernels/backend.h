@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -104,9 +105,12 @@ public:
     // layout of its own (w.packed set, the buffer returned for the caller to keep as long as w)
     // with the same results, bit for bit. Null (the default): w is read as it is in the file.
     // After a packed copy is made, the file's rows of w are not read by this backend (the caller
-    // may release their pages), embeddingRows included.
-    virtual std::unique_ptr<WeightBuffer> packWeight(WeightView& w) {
-        (void)w;
+    // may release their pages), embeddingRows included. A backend that copies a large matrix
+    // piece by piece calls released(bytes of w's rows) for each piece it no longer reads, so that
+    // the caller can release them while the rest is copied.
+    virtual std::unique_ptr<WeightBuffer> packWeight(
+        WeightView& w, const std::function<void(std::span<const uint8_t> rows)>& released = {}) {
+        (void)w, (void)released;
         return nullptr;
     }
     // out[i] = row ids[i] of the table, dequantized. out: [n, table.nCols].

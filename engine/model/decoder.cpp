@@ -217,7 +217,8 @@ size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int 
         // The token embedding is packed only as the tied output matrix (i == 0 covers it); an
         // untied one is read a few rows per step and stays as it is.
         if (i == 1 || w.packed.layout != 0) continue;
-        std::unique_ptr<WeightBuffer> buffer = backend.packWeight(w);
+        std::unique_ptr<WeightBuffer> buffer =
+            backend.packWeight(w, [&](std::span<const uint8_t> rows) { file_->releasePages(rows); });
         if (buffer) {
             const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
             for (WeightView* other : views)
