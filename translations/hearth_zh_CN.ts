@@ -1784,5 +1784,10 @@ OpenAI 客户端：%1/v1</translation>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
+    <message>
+        <location filename="../app/chat/conversation_list_model.cpp"/>
+        <source>in another branch</source>
+        <translation>在另一个分支中</translation>
+    </message>
 </context>
 </TS>

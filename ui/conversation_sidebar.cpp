@@ -1,4 +1,5 @@
-// Search runs 200 ms after the last keystroke so typing stays smooth on large stores.
+// Search runs 200 ms after the last keystroke so typing stays smooth on large stores. A right
+// button press does not select (the selection is the open chat); the menu's chat is outlined.
 #include "ui/conversation_sidebar.h"
 
 #include <QInputDialog>
@@ -6,6 +7,7 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QMenu>
+#include <QMouseEvent>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QTimer>
@@ -13,6 +15,7 @@
 
 #include "app/chat/conversation_controller.h"
 #include "ui/appearance.h"
+#include "ui/conversation_item_delegate.h"
 
 namespace hearth {
 
@@ -22,6 +25,7 @@ ConversationSidebar::ConversationSidebar(ConversationController& conversations, 
       newChat_(new QPushButton(tr("New chat"))),
       search_(new QLineEdit),
       list_(new QListView),
+      delegate_(new ConversationItemDelegate(this)),
       searchDelay_(new QTimer(this)) {
     newChat_->setObjectName("newChatButton");
     search_->setObjectName("searchField");
@@ -33,8 +37,10 @@ ConversationSidebar::ConversationSidebar(ConversationController& conversations, 
     list_->setContextMenuPolicy(Qt::CustomContextMenu);
     list_->setTextElideMode(Qt::ElideRight);
     list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    list_->setUniformItemSizes(true);
+    list_->setItemDelegate(delegate_);
+    list_->setUniformItemSizes(false);  // search results have a second line
     list_->installEventFilter(this);
+    list_->viewport()->installEventFilter(this);
     auto* model = new QPushButton(tr("Model…"));
     auto* settings = new QPushButton(tr("Settings"));
     model->setObjectName("modelButton");
@@ -59,8 +65,12 @@ ConversationSidebar::ConversationSidebar(ConversationController& conversations, 
         selectCurrent();
     });
     connect(newChat_, &QPushButton::clicked, this, [this] { conversations_.newConversation(); });
-    connect(list_, &QListView::clicked, this,
-            [this](const QModelIndex& i) { conversations_.openConversation(conversations_.list()->idAt(i.row())); });
+    connect(list_, &QListView::clicked, this, [this](const QModelIndex& i) {
+        const qint64 id = conversations_.list()->idAt(i.row());
+        const qint64 at = i.data(ConversationListModel::MatchMessageRole).toLongLong();
+        if (at != 0) conversations_.openAt(id, at);
+        else conversations_.openConversation(id);
+    });
     connect(list_, &QListView::customContextMenuRequested, this, &ConversationSidebar::showMenu);
     connect(model, &QPushButton::clicked, this, &ConversationSidebar::modelPickerRequested);
     connect(settings, &QPushButton::clicked, this, &ConversationSidebar::settingsRequested);
@@ -78,6 +88,13 @@ void ConversationSidebar::selectCurrent() {
 }
 
 bool ConversationSidebar::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == list_->viewport()) {
+        const QEvent::Type type = event->type();
+        const bool press = type == QEvent::MouseButtonPress || type == QEvent::MouseButtonDblClick ||
+            type == QEvent::MouseButtonRelease;
+        if (press && static_cast<QMouseEvent*>(event)->button() == Qt::RightButton) return true;  // the menu follows
+        return QWidget::eventFilter(watched, event);
+    }
     if (watched == list_ && event->type() == QEvent::KeyPress) {
         const int key = static_cast<QKeyEvent*>(event)->key();
         const int row = list_->currentIndex().row();
@@ -100,7 +117,11 @@ void ConversationSidebar::showMenu(const QPoint& pos) {
     }
     menu.addAction(tr("Export all…"), this, &ConversationSidebar::exportAllRequested);
     menu.addAction(tr("Import…"), this, &ConversationSidebar::importRequested);
+    delegate_->setMenuRow(row);
+    list_->viewport()->update();
     menu.exec(list_->viewport()->mapToGlobal(pos));
+    delegate_->setMenuRow(-1);
+    list_->viewport()->update();
 }
 
 void ConversationSidebar::renameAt(int row) {

@@ -1,7 +1,8 @@
-// The sidebar: New chat, search (titles and message text), the conversations newest first
-// (click opens; context menu or F2/Delete renames and deletes, deleting after confirmation; the
-// context menu also asks for export and import), and buttons for the model picker and the
-// settings panel.
+// The sidebar: New chat, search (titles and message text; a result shows the text around the
+// match and opens the conversation at it, in its branch), the conversations by their last
+// message (click opens; context menu or F2/Delete renames and deletes, deleting after
+// confirmation; the context menu also asks for export and import, and outlines its chat while
+// the open chat stays selected), and buttons for the model picker and the settings panel.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +15,7 @@ class QTimer;
 namespace hearth {
 
 class ConversationController;
+class ConversationItemDelegate;
 
 class ConversationSidebar : public QWidget {
     Q_OBJECT
@@ -42,6 +44,7 @@ private:
     QPushButton* newChat_;
     QLineEdit* search_;
     QListView* list_;
+    ConversationItemDelegate* delegate_;
     QTimer* searchDelay_;
 };
 

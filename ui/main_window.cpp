@@ -159,6 +159,8 @@ void MainWindow::showOpenedConversation() {
 
 void MainWindow::connectConversations() {
     connect(&conversations_, &ConversationController::conversationOpened, this, &MainWindow::showOpenedConversation);
+    connect(&conversations_, &ConversationController::messageFocused, this,
+            [this](qint64 id) { view_->showRow(conversations_.messages()->rowOfId(id)); });
     MessageListModel* messages = conversations_.messages();
     const auto updateRegenerate = [this, messages] { composer_->setHasReply(messages->hasReply()); };
     connect(messages, &QAbstractItemModel::modelReset, this, updateRegenerate);

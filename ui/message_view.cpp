@@ -101,6 +101,13 @@ void MessageView::jumpToLatest() {
     updateJumpButton();
 }
 
+void MessageView::showRow(int row) {
+    if (!model() || row < 0 || row >= model()->rowCount()) return;
+    followEnd_ = false;
+    scrollTo(model()->index(row, 0), QAbstractItemView::PositionAtTop);
+    updateJumpButton();
+}
+
 // Centred over the bottom of the messages while the view does not follow the end.
 void MessageView::updateJumpButton() {
     const bool show = !followEnd_ && verticalScrollBar()->maximum() > 0;

@@ -22,6 +22,7 @@ public:
     std::vector<MessageDelegate::Hit> hitsAt(int row) const;
     bool followsEnd() const { return followEnd_; }
     void jumpToLatest();
+    void showRow(int row);  // scrolls row to the top of the view; the view stops following the end
     void setModel(QAbstractItemModel* model) override;
     void doItemsLayout() override;
 

@@ -4,6 +4,7 @@
 #include "app/chat/conversation_controller.h"
 
 #include <QFileInfo>
+#include <algorithm>
 
 #include "app/common/error_text.h"
 #include "app/store/kv_block_store.h"
@@ -86,6 +87,18 @@ void ConversationController::openConversation(qint64 id) {
     current_ = id;
     reloadMessages();
     emit conversationOpened(id);
+}
+
+void ConversationController::openAt(qint64 conversationId, qint64 messageId) {
+    const bool writingThere = reply_ && reply_->replyConversation() == conversationId;
+    if (messageId != 0 && !writingThere) {
+        auto branch = store_->activeBranch(conversationId);
+        const bool shown =
+            branch && std::any_of(branch->begin(), branch->end(), [&](const Message& m) { return m.id == messageId; });
+        if (!shown) ok(store_->switchBranch(messageId));
+    }
+    openConversation(conversationId);
+    if (messageId != 0) emit messageFocused(messageId);
 }
 
 void ConversationController::reloadMessages() {

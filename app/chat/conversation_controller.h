@@ -44,6 +44,9 @@ public:
 
     void newConversation();
     void openConversation(qint64 id);  // stops a reply being written elsewhere
+    // Opens a conversation at a message (one search found): its branch becomes the one shown
+    // when it was another (unless a reply is being written there), then messageFocused.
+    void openAt(qint64 conversationId, qint64 messageId);
     void renameConversation(qint64 id, const QString& title);
     void deleteConversation(qint64 id);
     void search(const QString& text);
@@ -75,6 +78,7 @@ public:
 signals:
     void databaseChanged(const QString& path);  // switchToCopy() succeeded
     void conversationOpened(qint64 id);
+    void messageFocused(qint64 messageId);  // openAt(): the view shows this message
 
 private:
     void storeFailed(const Error& error);

@@ -136,9 +136,10 @@ Result<void> ConversationStore::touch(int64_t conversationId) {
 namespace {
 
 Result<void> setColumn(SqliteDb& db, const char* column, int64_t id, const std::string& value) {
-    auto st = db.prepare(strCat("UPDATE conversations SET ", column, " = ?, updated_ms = ? WHERE id = ?"));
+    // updated_ms stays: the list is ordered by the last message, so a rename leaves the chat in place.
+    auto st = db.prepare(strCat("UPDATE conversations SET ", column, " = ? WHERE id = ?"));
     if (!st) return std::unexpected(st.error());
-    if (auto r = st->bind(1, std::string_view(value)).bind(2, storeNowMs()).bind(3, id).run(); !r) return r;
+    if (auto r = st->bind(1, std::string_view(value)).bind(2, id).run(); !r) return r;
     if (db.changes() == 0) return fail(ErrorCode::InvalidArgument, strCat("no conversation ", id));
     return {};
 }

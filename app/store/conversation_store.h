@@ -27,7 +27,7 @@ struct Conversation {
     std::string systemPrompt;
     std::string settingsJson = "{}";  // per-chat sampling parameters, a JSON object's text
     int64_t createdMs = 0;  // Unix time, milliseconds
-    int64_t updatedMs = 0;  // last change to it or its messages
+    int64_t updatedMs = 0;  // when its last message was written (created, before any); renames leave it
     int64_t activeLeafId = 0;  // last message of the active branch; 0 when it has none
 };
 
@@ -60,6 +60,15 @@ struct Message {
     std::string model = {};
 };
 
+// A conversation search found, and where: the first message holding the text, one of the
+// active branch's when it has any; messageId 0 when only the title holds it.
+struct SearchHit {
+    Conversation conversation;
+    int64_t messageId = 0;
+    std::string messageText = {};
+    bool inActiveBranch = true;  // false: the message is in a branch not shown
+};
+
 class ConversationStore {
 public:
     static constexpr int64_t kDefaultDiskBudgetBytes = int64_t{2} << 30;  // 2 GiB
@@ -88,11 +97,12 @@ public:
 
     const std::string& path() const { return path_; }
 
-    // Conversations. list and search: most recently updated first.
+    // Conversations. list and search: the most recent message first (updatedMs).
     Result<Conversation> createConversation(const std::string& title, const std::string& systemPrompt = {},
                                             const std::string& handle = {});
     Result<std::vector<Conversation>> listConversations() const;
     Result<std::vector<Conversation>> searchConversations(const std::string& text) const;  // titles and message text
+    Result<std::vector<SearchHit>> searchMessages(const std::string& text) const;  // the same, with where each matched
     Result<std::optional<Conversation>> conversation(int64_t id) const;
     Result<std::optional<Conversation>> conversationByHandle(const std::string& handle) const;
     Result<void> renameConversation(int64_t id, const std::string& title);
@@ -119,7 +129,9 @@ public:
     Result<std::vector<Message>> branchTo(int64_t messageId) const;  // first message .. messageId
     // Messages with the same parent (itself included), oldest first: the branches to switch between.
     Result<std::vector<Message>> siblings(int64_t messageId) const;
-    // Activates the branch through messageId, down to its most recent descendant.
+    // Activates the branch through messageId, down to the leaf it showed when the user last
+    // switched away from it, else to its most recent descendant. The sibling branch left
+    // remembers its leaf in turn (messages.left_leaf_id). Leaves updatedMs as it is.
     Result<void> switchBranch(int64_t messageId);
 
     // KV blocks and the disk budget (kv_block_store.h).
@@ -133,6 +145,7 @@ private:
     static Result<std::unique_ptr<ConversationStore>> openDb(Result<std::unique_ptr<SqliteDb>> db,
                                                              const std::string& path, int64_t diskBudgetBytes);
     Result<void> touch(int64_t conversationId);
+    Result<int64_t> leafBelow(const Message& m) const;
 
     std::string path_;
     std::unique_ptr<SqliteDb> db_;

@@ -1,5 +1,10 @@
 // ConversationStore's messages: appending (each in its own committed transaction), streamed
-// updates, branches (a path from a first message to a leaf) and switching between siblings.
+// updates, branches (a path from a first message to a leaf), switching between siblings (each
+// branch remembering the leaf it showed) and search with where each conversation matched.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
 #include "app/store/conversation_store.h"
 #include "app/store/kill_point.h"
 #include "app/store/sqlite_db.h"
@@ -112,23 +117,120 @@ Result<std::vector<Message>> ConversationStore::siblings(int64_t messageId) cons
     return readMessages(*db_, sql, messageId);
 }
 
+namespace {
+
+// The messages from id up to the first one of its branch (id itself included); UNION stops at
+// a cycle of a damaged file.
+Result<std::unordered_set<int64_t>> pathUp(SqliteDb& db, int64_t id) {
+    auto st = db.prepare(
+        "WITH RECURSIVE up(id) AS (SELECT ?1 UNION SELECT m.parent_id FROM messages m JOIN up ON m.id = up.id"
+        " WHERE m.parent_id IS NOT NULL) SELECT id FROM up");
+    if (!st) return std::unexpected(st.error());
+    st->bind(1, id);
+    std::unordered_set<int64_t> ids;
+    while (true) {
+        auto row = st->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) return ids;
+        ids.insert(st->int64(0));
+    }
+}
+
+Result<int64_t> queryId(SqliteDb& db, const std::string& sql) {
+    auto st = db.prepare(sql);
+    if (!st) return std::unexpected(st.error());
+    auto row = st->step();
+    if (!row) return std::unexpected(row.error());
+    return *row && !st->isNull(0) ? st->int64(0) : 0;
+}
+
+}  // namespace
+
+// The leaf shown below m: the one remembered when the user last left m's branch, while it
+// still lies below m; else down through the most recent child.
+Result<int64_t> ConversationStore::leafBelow(const Message& m) const {
+    auto left = queryId(*db_, strCat("SELECT left_leaf_id FROM messages WHERE id = ", m.id));
+    if (!left) return left;
+    if (*left != 0) {
+        auto up = pathUp(*db_, *left);
+        if (!up) return std::unexpected(up.error());
+        auto leaf = message(*left);
+        if (!leaf) return std::unexpected(leaf.error());
+        if (up->count(m.id) && *leaf && (*leaf)->conversationId == m.conversationId) return *left;
+    }
+    int64_t leaf = m.id;
+    while (true) {
+        // id > leaf: children come after their parent; in a damaged file this still ends.
+        auto child = queryId(*db_, strCat("SELECT max(id) FROM messages WHERE parent_id = ", leaf, " AND id > ", leaf));
+        if (!child) return child;
+        if (*child == 0) return leaf;
+        leaf = *child;
+    }
+}
+
 Result<void> ConversationStore::switchBranch(int64_t messageId) {
     auto m = message(messageId);
     if (!m) return std::unexpected(m.error());
     if (!*m) return fail(ErrorCode::InvalidArgument, strCat("no message ", messageId));
-    int64_t leaf = messageId;
-    while (true) {  // down through the most recent child
-        // id > leaf: children come after their parent; in a damaged file this still ends.
-        auto st = db_->prepare(strCat("SELECT max(id) FROM messages WHERE parent_id = ", leaf, " AND id > ", leaf));
-        if (!st) return std::unexpected(st.error());
+    auto c = conversation((*m)->conversationId);
+    if (!c) return std::unexpected(c.error());
+    Transaction t(*db_);
+    if (auto r = t.begin(); !r) return r;
+    // The sibling whose branch holds the leaf shown now remembers it. A damaged chain
+    // remembers nothing; the switch itself does not need it.
+    const int64_t shown = *c ? (*c)->activeLeafId : 0;
+    if (auto path = shown != 0 ? branchTo(shown) : Result<std::vector<Message>>{}; path && !path->empty()) {
+        for (const Message& p : *path) {
+            if (p.parentId != (*m)->parentId || p.id == messageId) continue;
+            auto st = db_->prepare("UPDATE messages SET left_leaf_id = ? WHERE id = ?");
+            if (!st) return std::unexpected(st.error());
+            if (auto r = st->bind(1, shown).bind(2, p.id).run(); !r) return r;
+        }
+    }
+    auto leaf = leafBelow(**m);
+    if (!leaf) return std::unexpected(leaf.error());
+    auto st = db_->prepare("UPDATE conversations SET active_leaf_id = ? WHERE id = ?");
+    if (!st) return std::unexpected(st.error());
+    if (auto r = st->bind(1, *leaf).bind(2, (*m)->conversationId).run(); !r) return r;
+    return t.commit();
+}
+
+// instr() over lower(): the same match as searchConversations. Each conversation's hits come
+// oldest first; the first on the active branch is the one shown, else the first of all.
+Result<std::vector<SearchHit>> ConversationStore::searchMessages(const std::string& text) const {
+    auto found = searchConversations(text);
+    if (!found) return std::unexpected(found.error());
+    auto st = db_->prepare(
+        "SELECT conversation_id, id FROM messages WHERE instr(lower(text), lower(?1)) > 0 ORDER BY conversation_id, "
+        "id");
+    if (!st) return std::unexpected(st.error());
+    st->bind(1, std::string_view(text));
+    std::unordered_map<int64_t, std::vector<int64_t>> conversationToHits;
+    while (true) {
         auto row = st->step();
         if (!row) return std::unexpected(row.error());
-        if (!*row || st->isNull(0)) break;
-        leaf = st->int64(0);
+        if (!*row) break;
+        conversationToHits[st->int64(0)].push_back(st->int64(1));
     }
-    auto st = db_->prepare("UPDATE conversations SET active_leaf_id = ?, updated_ms = ? WHERE id = ?");
-    if (!st) return std::unexpected(st.error());
-    return st->bind(1, leaf).bind(2, storeNowMs()).bind(3, (*m)->conversationId).run();
+    std::vector<SearchHit> out;
+    out.reserve(found->size());
+    for (Conversation& c : *found) {
+        SearchHit hit{.conversation = std::move(c)};
+        if (auto it = conversationToHits.find(hit.conversation.id); it != conversationToHits.end()) {
+            auto active = hit.conversation.activeLeafId != 0 ? pathUp(*db_, hit.conversation.activeLeafId)
+                                                             : Result<std::unordered_set<int64_t>>{};
+            if (!active) return std::unexpected(active.error());
+            auto onActive =
+                std::find_if(it->second.begin(), it->second.end(), [&](int64_t id) { return active->count(id) > 0; });
+            hit.messageId = onActive != it->second.end() ? *onActive : it->second.front();
+            hit.inActiveBranch = onActive != it->second.end();
+            auto m = message(hit.messageId);
+            if (!m) return std::unexpected(m.error());
+            if (*m) hit.messageText = (*m)->text;
+        }
+        out.push_back(std::move(hit));
+    }
+    return out;
 }
 
 }  // namespace hearth

@@ -3,6 +3,8 @@
 // and the model fingerprint cache by (path, size, mtime). v3: attachments, their passages with
 // an FTS5 trigram index, and the documents each user turn carried. v4: messages.model (the
 // readable name of the model that wrote a reply), and untitled chats stored with an empty title.
+// v5: messages.left_leaf_id, the leaf a branch showed when the user switched away from it (so
+// switching back restores it).
 #include "app/store/schema.h"
 
 #include "app/store/sqlite_db.h"
@@ -101,10 +103,15 @@ ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT '';
 UPDATE conversations SET title = '' WHERE title = 'New chat' AND active_leaf_id IS NULL;
 )sql";
 
+// Additive: 0 is "none recorded" (the branch then opens at its newest message, as before).
+constexpr const char* kV5 = R"sql(
+ALTER TABLE messages ADD COLUMN left_leaf_id INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 Result<void> step(SqliteDb& db, int to) {
     Transaction t(db);
     if (auto r = t.begin(); !r) return r;
-    const char* const steps[] = {kV1, kV2, kV3, kV4};
+    const char* const steps[] = {kV1, kV2, kV3, kV4, kV5};
     if (auto r = db.exec(steps[to - 1]); !r) return r;
     if (auto r = db.exec(strCat("PRAGMA user_version = ", to)); !r) return r;
     return t.commit();

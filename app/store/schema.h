@@ -9,7 +9,7 @@ namespace hearth {
 
 class SqliteDb;
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Sets the connection's pragmas (WAL, foreign keys, ...) and migrates the database from its
 // user_version up to `target` (kSchemaVersion normally; tests stop earlier to make old

@@ -81,3 +81,7 @@ endif()
 if(HEARTH_BUILD_GUI)
   hearth_add_test(NAME test_appearance LABELS gui LIBS hearth_ui SOURCES test_appearance.cpp TIMEOUT 60)
 endif()
+# Issue 27's sidebar: search snippets and branches, the chosen branch kept, rename in place, the menu's chat.
+if(HEARTH_BUILD_GUI)
+  hearth_add_test(NAME test_sidebar_polish LABELS gui LIBS hearth_ui SOURCES test_sidebar_polish.cpp gui_app.h TIMEOUT 120)
+endif()

@@ -172,6 +172,55 @@ private slots:
         QVERIFY(!s->appendMessage(c->id + 100, 0, ChatRole::User, "orphan"));  // no such conversation
     }
 
+    // Search says where each conversation matched: a message of the branch shown when one
+    // holds the text, else one of another branch; only the title: no message.
+    void searchSaysWhere() {
+        auto s = openOk(path("w.db"));
+        auto c = s->createConversation("Rivers");
+        auto u = s->appendMessage(c->id, 0, ChatRole::User, "Which river crosses Paris?");
+        auto a1 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "The Seine.");
+        auto a2 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "It is the Seine, of course.");
+        auto titled = s->createConversation("Seine trips");
+        QVERIFY(u && a1 && a2 && titled);
+        auto hits = s->searchMessages("SEINE");
+        QCOMPARE(hits->size(), size_t{2});
+        QCOMPARE(hits->at(1).messageId, a2->id);  // the branch shown, though a1 is older
+        QVERIFY(hits->at(1).inActiveBranch);
+        QCOMPARE(hits->at(1).messageText, std::string("It is the Seine, of course."));
+        QCOMPARE(hits->at(0).messageId, int64_t{0});  // the title only
+        hits = s->searchMessages("The Seine.");
+        QCOMPARE(hits->size(), size_t{1});
+        QCOMPARE(hits->front().messageId, a1->id);
+        QVERIFY(!hits->front().inActiveBranch);
+    }
+
+    // Switching back to a branch shows the leaf it showed when it was left; a rename or a
+    // switch leaves the list's order (by the last message) as it was.
+    void switchingBackKeepsTheLeaf() {
+        auto s = openOk(path("k.db"));
+        auto c = s->createConversation("t");
+        auto u = s->appendMessage(c->id, 0, ChatRole::User, "q");
+        auto a1 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "a1");
+        auto u2 = s->appendMessage(c->id, a1->id, ChatRole::User, "u2");
+        auto b1 = s->appendMessage(c->id, u2->id, ChatRole::Assistant, "b1");
+        auto b2 = s->appendMessage(c->id, u2->id, ChatRole::Assistant, "b2");
+        auto a2 = s->appendMessage(c->id, u->id, ChatRole::Assistant, "a2");
+        QTest::qWait(5);
+        auto later = s->createConversation("later");
+        QVERIFY(b1 && b2 && a2 && later);
+        QVERIFY(s->switchBranch(a1->id));
+        QCOMPARE(s->activeBranch(c->id)->back().id, b2->id);  // nothing chosen below a1: the newest
+        QVERIFY(s->switchBranch(b1->id));
+        QVERIFY(s->switchBranch(a2->id));
+        QCOMPARE(s->activeBranch(c->id)->back().id, a2->id);
+        QVERIFY(s->switchBranch(a1->id));
+        QCOMPARE(s->activeBranch(c->id)->back().id, b1->id);  // as left
+        QVERIFY(s->renameConversation(c->id, "renamed"));
+        QCOMPARE(s->listConversations()->front().id, later->id);
+        QVERIFY(s->appendMessage(c->id, b1->id, ChatRole::User, "more"));
+        QCOMPARE(s->listConversations()->front().id, c->id);  // a message moves it up
+    }
+
     // Garbage where the database should be: a clear message naming the file and the way
     // forward; the file is untouched; moveAside() keeps it and a fresh store opens.
     void damagedFile() {
