@@ -176,15 +176,18 @@ Result<void> ConversationStore::switchBranch(int64_t messageId) {
     if (!c) return std::unexpected(c.error());
     Transaction t(*db_);
     if (auto r = t.begin(); !r) return r;
-    // The sibling whose branch holds the leaf shown now remembers it. A damaged chain
-    // remembers nothing; the switch itself does not need it.
+    // The branch left is the first message of the shown path that is not on the way to
+    // messageId (a sibling of it, or of one of its ancestors): it remembers the leaf shown now.
+    // A damaged chain remembers nothing; the switch itself does not need it.
     const int64_t shown = *c ? (*c)->activeLeafId : 0;
-    if (auto path = shown != 0 ? branchTo(shown) : Result<std::vector<Message>>{}; path && !path->empty()) {
-        for (const Message& p : *path) {
-            if (p.parentId != (*m)->parentId || p.id == messageId) continue;
+    auto target = pathUp(*db_, messageId);
+    if (!target) return std::unexpected(target.error());
+    if (auto path = shown != 0 ? branchTo(shown) : Result<std::vector<Message>>{}; path) {
+        auto left = std::find_if(path->begin(), path->end(), [&](const Message& p) { return !target->count(p.id); });
+        if (left != path->end()) {
             auto st = db_->prepare("UPDATE messages SET left_leaf_id = ? WHERE id = ?");
             if (!st) return std::unexpected(st.error());
-            if (auto r = st->bind(1, shown).bind(2, p.id).run(); !r) return r;
+            if (auto r = st->bind(1, shown).bind(2, left->id).run(); !r) return r;
         }
     }
     auto leaf = leafBelow(**m);
