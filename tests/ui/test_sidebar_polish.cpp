@@ -2,7 +2,8 @@
 // (no model needed): search results with a snippet around the match, the match highlighted, a
 // match in a branch not shown named as such and opened there; the chosen branch kept across
 // chats and restarts, also below another branch point; a rename that leaves the chat in its
-// place; right-click marking the menu's chat while the open chat stays the selected one.
+// place; right-click marking the menu's chat while the open chat stays the selected one; the
+// marker on a reply a crash cut short.
 #include <QContextMenuEvent>
 #include <QInputDialog>
 #include <QLineEdit>
@@ -26,6 +27,7 @@ private slots:
     void chosenBranchIsRemembered();
     void renamingLeavesTheChatInPlace();
     void rightClickMarksTheMenusChatOnly();
+    void interruptedReplyIsMarked();
 
 private:
     QString db() const { return dir_->path() + "/chats.sqlite"; }
@@ -263,6 +265,25 @@ void TestSidebarPolish::rightClickMarksTheMenusChatOnly() {
     QCOMPARE(view->currentIndex().row(), 0);
     QCOMPARE(rowImage(view, 1), plain);  // the mark goes with the menu
     QCOMPARE(app.conversations->current(), list->idAt(0));
+}
+
+// A reply a crash cut short (stored incomplete) carries the "interrupted" marker when opened.
+void TestSidebarPolish::interruptedReplyIsMarked() {
+    qint64 conversation = 0;
+    {
+        auto s = openStore();
+        auto c = s->createConversation("Cut short");
+        conversation = c->id;
+        auto u = s->appendMessage(c->id, 0, ChatRole::User, "Tell me a story");
+        QVERIFY(s->appendMessage(c->id, u->id, ChatRole::Assistant, "Once upon a", /*complete=*/false));
+    }
+    GuiApp app(dir_->path());
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    app.conversations->openConversation(conversation);
+    const auto hits = app.window->messageView()->hitsAt(1);
+    QVERIFY(std::any_of(hits.begin(), hits.end(), [](const MessageDelegate::Hit& h) {
+        return h.action == Action::Marker && h.label == "interrupted";
+    }));
 }
 
 QTEST_MAIN(TestSidebarPolish)
