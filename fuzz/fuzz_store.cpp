@@ -113,6 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!store) return 0;
     auto all = (*store)->listConversations();
     (void)(*store)->searchConversations("hi");
+    (void)(*store)->searchMessages("hi");  // and where each matched, over damaged branches
     if (!all) return 0;
     for (size_t i = 0; i < all->size() && i < 8; ++i) readConversation(**store, (*all)[i]);
     for (int64_t id = 1; id <= 8; ++id) (void)(*store)->message(id);
