@@ -204,8 +204,8 @@ Result<std::vector<SearchHit>> ConversationStore::searchMessages(const std::stri
     auto found = searchConversations(text);
     if (!found) return std::unexpected(found.error());
     auto st = db_->prepare(
-        "SELECT conversation_id, id FROM messages WHERE instr(lower(text), lower(?1)) > 0 ORDER BY conversation_id, "
-        "id");
+        "SELECT conversation_id, id FROM messages WHERE instr(lower(text), lower(?1)) > 0"
+        " ORDER BY conversation_id, id");
     if (!st) return std::unexpected(st.error());
     st->bind(1, std::string_view(text));
     std::unordered_map<int64_t, std::vector<int64_t>> conversationToHits;
