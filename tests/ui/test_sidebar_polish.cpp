@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include "tests/ui/gui_app.h"
@@ -24,6 +25,7 @@ private slots:
     void init() { dir_ = std::make_unique<QTemporaryDir>(); }
     void searchShowsASnippetWithTheMatchHighlighted();
     void searchNamesAnotherBranchAndOpensIt();
+    void snippetEdges();
     void chosenBranchIsRemembered();
     void renamingLeavesTheChatInPlace();
     void rightClickMarksTheMenusChatOnly();
@@ -101,6 +103,27 @@ void TestSidebarPolish::searchShowsASnippetWithTheMatchHighlighted() {
     search(app, "");
     QCOMPARE(list->rowCount(), 2);
     QCOMPARE(list->index(0).data(ConversationListModel::SnippetRole).toString(), QString());
+}
+
+// The snippet's edges: a match at the start, lines joined, a long text cut at spaces around it.
+void TestSidebarPolish::snippetEdges() {
+    using Match = ConversationListModel::Match;
+    Match m = ConversationListModel::snippetAround("Kiwi\n\nis a fruit", "kiwi");
+    QCOMPARE(m.snippet, QString("Kiwi is a fruit"));
+    QCOMPARE(m.start, 0);
+    QCOMPARE(m.length, 4);
+    QString words;
+    for (int i = 0; i < 40; ++i) words += QString("word%1 ").arg(i);
+    m = ConversationListModel::snippetAround(words + "the\tneedle here " + words, "NEEDLE");
+    QCOMPARE(m.snippet.mid(m.start, m.length), QString("needle"));
+    QVERIFY2(m.snippet.startsWith(QChar(0x2026)) && m.snippet.endsWith(QChar(0x2026)), qPrintable(m.snippet));
+    QVERIFY2(m.snippet.contains("word39 the needle here word0"), qPrintable(m.snippet));
+    const QRegularExpression wholeWords(QString("^%1word\\d+ .* word\\d+%1$").arg(QChar(0x2026)));
+    QVERIFY2(wholeWords.match(m.snippet).hasMatch() && m.snippet.size() < 120, qPrintable(m.snippet));
+    // No space near the cut: never half a character (an emoji is two UTF-16 units).
+    m = ConversationListModel::snippetAround(QString::fromUtf8("\xF0\x9F\x98\x80").repeated(50) + " x", "x");
+    QVERIFY(m.snippet.at(1).isHighSurrogate());
+    QCOMPARE(m.snippet.mid(m.start, m.length), QString("x"));
 }
 
 // The match is in the first reply's branch, which goes on for many turns; the second reply's
