@@ -127,6 +127,11 @@ Result<void> prepareSchema(SqliteDb& db, int target) {
         return fail(ErrorCode::InvalidFormat,
                     strCat(db.path(), ": schema version ", *version, " is newer than this Hearth knows (",
                            kSchemaVersion, ")"));
+    // user_version is a signed field of the header that Hearth only ever sets to 0..kSchemaVersion:
+    // a negative one is a damaged or foreign file (fuzz_store found one), not a version to migrate.
+    if (*version < 0)
+        return fail(ErrorCode::InvalidFormat,
+                    strCat(db.path(), ": schema version ", *version, " is not one Hearth writes (damaged file?)"));
     // auto_vacuum must be set before the first table exists.
     // 16 KiB pages: KV blocks are blobs of hundreds of KiB, read as chains of overflow pages.
     if (*version == 0)

@@ -104,6 +104,21 @@ private slots:
         QVERIFY(s.error().message.find("newer") != std::string::npos);
     }
 
+    // A negative user_version (a damaged header; fuzz_store's crash input) is refused with a
+    // message, not migrated from: step() indexed its table with it.
+    void refusesANegativeVersion() {
+        const std::string p = path("damaged.db");
+        {
+            auto db = SqliteDb::open(p);
+            QVERIFY((*db)->exec("PRAGMA user_version = -101058055"));
+        }
+        auto s = ConversationStore::open(p);
+        QVERIFY(!s);
+        QVERIFY2(s.error().message.find("not one Hearth writes") != std::string::npos, s.error().message.c_str());
+        auto db = SqliteDb::open(p);  // the file is left as it was
+        QCOMPARE((*db)->queryInt("PRAGMA user_version").value_or(0), int64_t{-101058055});
+    }
+
     void conversationsAndSearch() {
         auto s = openOk(path("c.db"));
         auto a = s->createConversation("Apples", "be brief");
