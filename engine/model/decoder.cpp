@@ -204,31 +204,26 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
 // (a tied output matrix is the token embedding) takes it, and the file's pages of those rows
 // are released, so that memory holds one copy of each weight while loading and after.
 size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) {
-    std::vector<WeightView*> views{&head_.output, &head_.tokenEmbd};
+    std::vector<WeightView*> views{&head_.output};
     for (DecoderLayer& L : layers_)
         for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown}) views.push_back(w);
-    const auto sameRows = [](const WeightView& a, const WeightView& b) {
-        return a.data == b.data && a.type == b.type && a.nRows == b.nRows && a.nCols == b.nCols;
-    };
     size_t packedBytes = 0;
     const int total = static_cast<int>(views.size());
     for (int i = 0; i < total; ++i) {
         WeightView& w = *views[static_cast<size_t>(i)];
-        // The token embedding is packed only as the tied output matrix (i == 0 covers it); an
-        // untied one is read a few rows per step and stays as it is.
-        if (i == 1 || w.packed.layout != 0) continue;
-        std::unique_ptr<WeightBuffer> buffer =
-            backend.packWeight(w, [&](std::span<const uint8_t> rows) { file_->releasePages(rows); });
-        if (buffer) {
-            const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
-            for (WeightView* other : views)
-                if (other != &w && sameRows(*other, w)) other->packed = w.packed;
-            packedBuffers_.push_back(std::move(buffer));
-            packedBytes += bytes;
-            file_->releasePages({static_cast<const uint8_t*>(w.data), bytes});
-        }
+        if (w.packed.layout == 0)
+            if (std::unique_ptr<WeightBuffer> buffer =
+                    backend.packWeight(w, [&](std::span<const uint8_t> rows) { file_->releasePages(rows); })) {
+                const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
+                packedBuffers_.push_back(std::move(buffer));
+                packedBytes += bytes;
+                file_->releasePages({static_cast<const uint8_t*>(w.data), bytes});
+            }
         if (progress) progress(i + 1, total);
     }
+    // A tied output matrix is the token embedding: its rows are read back from the one copy. An
+    // untied embedding is read a few rows per step and stays as it is in the file.
+    if (head_.tied) head_.tokenEmbd.packed = head_.output.packed;
     return packedBytes;
 }
 

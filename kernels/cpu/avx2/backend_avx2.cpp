@@ -282,10 +282,10 @@ public:
         if (isPacked(w)) args.packed = w.packed.data;
         if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
-        if (args.packed) return matmulPacked(args, w.nRows);
+        const void* info = args.packed ? actInfoFor(args) : nullptr;
         const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
-            avx2::matmulRows(args, begin * kRowGroup, std::min(end * kRowGroup, w.nRows));
+            rowRange(args, info, begin * kRowGroup, std::min(end * kRowGroup, w.nRows));
         });
     }
 
@@ -313,11 +313,7 @@ public:
         base.avx512 = avx512_;
         base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
         const bool packed = isPacked(ws[0]);
-        if (packed) {
-            const size_t perToken = avx2::gemmActInfoBytes(base.wType, base.nCols);
-            actInfo_.resize((perToken * static_cast<size_t>(nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
-            avx2::gemmActInfo(base, 0, nTokens, actInfo_.data());
-        }
+        const void* info = packed ? actInfoFor(base) : nullptr;
         // Row groups of all the matrices in a row: group g of matrix i is firstGroup[i] + g.
         std::array<int64_t, 9> firstGroup{};
         const size_t n = std::min<size_t>(ws.size(), firstGroup.size() - 1);
@@ -332,9 +328,7 @@ public:
                 args.y = ys[i];
                 args.yStride = ws[i].nRows;
                 const int64_t rowBegin = (lo - firstGroup[i]) * kRowGroup;
-                const int64_t rowEnd = std::min((hi - firstGroup[i]) * kRowGroup, ws[i].nRows);
-                if (packed) avx2::gemmPackedRows(args, actInfo_.data(), rowBegin, rowEnd);
-                else avx2::matmulRows(args, rowBegin, rowEnd);
+                rowRange(args, info, rowBegin, std::min((hi - firstGroup[i]) * kRowGroup, ws[i].nRows));
             }
         });
         for (size_t i = n; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
@@ -664,15 +658,7 @@ private:
     // Whole panels split over the threads (each unpacks its panel once and runs every token
     // through it); the last nRows % kPanelRows rows take the matrix-vector tiles.
     void matmulPanels(const avx2::MatmulArgs& args, int64_t nRows) {
-        const void* info = nullptr;
-        if (const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols); perToken > 0) {
-            actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) /
-                            sizeof(ScratchLine));
-            pool_.parallelFor(args.nTokens, [&](int64_t begin, int64_t end) {
-                avx2::gemmActInfo(args, begin, end, actInfo_.data());
-            });
-            info = actInfo_.data();
-        }
+        const void* info = actInfoFor(args);
         const size_t nLines =
             (avx2::gemmPanelBytes(args.wType, args.nCols) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine);
         panels_.resize(static_cast<size_t>(pool_.size()));
@@ -683,21 +669,28 @@ private:
             for (int64_t p = begin; p < end; ++p)
                 avx2::gemmPanel(args, info, p * avx2::kPanelRows, panels_[static_cast<size_t>(thread)].data());
         });
-        if (nPanels * avx2::kPanelRows == nRows) return;
-        if (args.packed) avx2::gemmPackedRows(args, info, nPanels * avx2::kPanelRows, nRows);
-        else avx2::matmulRows(args, nPanels * avx2::kPanelRows, nRows);
+        if (nPanels * avx2::kPanelRows < nRows) rowRange(args, info, nPanels * avx2::kPanelRows, nRows);
     }
 
-    // Repacked weights, 1 to 3 tokens: each thread streams whole groups of 8 rows.
-    void matmulPacked(const avx2::MatmulArgs& args, int64_t nRows) {
+    // What the panels and the repacked tiles need of the activations besides their values
+    // (gemmActInfo), for every token of args, in actInfo_ (tokens spread over the threads); null
+    // when the type needs none.
+    const void* actInfoFor(const avx2::MatmulArgs& args) {
         const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols);
+        if (perToken == 0) return nullptr;
         actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
-        avx2::gemmActInfo(args, 0, args.nTokens, actInfo_.data());
-        const int64_t nGroups = (nRows + avx2::kPanelRows - 1) / avx2::kPanelRows;
-        pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
-            avx2::gemmPackedRows(args, actInfo_.data(), begin * avx2::kPanelRows,
-                                 std::min(end * avx2::kPanelRows, nRows));
-        });
+        if (args.nTokens == 1) avx2::gemmActInfo(args, 0, 1, actInfo_.data());
+        else
+            pool_.parallelFor(args.nTokens,
+                              [&](int64_t b, int64_t e) { avx2::gemmActInfo(args, b, e, actInfo_.data()); });
+        return actInfo_.data();
+    }
+
+    // Rows [rowBegin, rowEnd) of one matrix for every token, without panels: from the repacked
+    // copy when args has one (info from actInfoFor), else from the file's rows.
+    static void rowRange(const avx2::MatmulArgs& args, const void* info, int64_t rowBegin, int64_t rowEnd) {
+        if (args.packed) avx2::gemmPackedRows(args, info, rowBegin, rowEnd);
+        else avx2::matmulRows(args, rowBegin, rowEnd);
     }
 
     // Returns [nTokens] rows of actType in scratch_, which only grows (no allocation once the
