@@ -1,14 +1,17 @@
 // Paged KV memory over one BlockPool per attention group: planning and committing reservations
 // (reuse of cached prefix blocks, copy-on-write of a shared partly filled block, release of
 // window blocks the window slid past), publishing full blocks, rollback, and the per-layer block
-// pointers the kernels read. A group's block memory: [its layers][K, V][blockSize] rows of the
-// element type, allocated on first use.
+// pointers the kernels read. A group's block memory: chunks of consecutive blocks, each
+// [its layers][K, V][chunk's blocks][blockSize] rows of the element type, allocated on first use.
 #include "engine/kv/kv_cache.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "engine/str_cat.h"
 
@@ -45,7 +48,11 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
         Group& grp = groups_.emplace_back(Group{BlockPool(nBlocks, layout_.blockSize)});
         grp.nLayers = nGroupLayers(layout_, g);
         grp.bytesPerBlock = static_cast<size_t>(grp.nLayers) * 2 * static_cast<size_t>(layout_.blockSize) * rowBytes_;
-        grp.blocks.resize(static_cast<size_t>(nBlocks));
+        // Runs of at least 64 KiB of one layer's K (or V), of at most 64 blocks and no more than the cache has.
+        while (grp.chunkBlocks < 64 && static_cast<size_t>(grp.chunkBlocks) * partBytes() < (size_t{64} << 10) &&
+               grp.chunkBlocks < nBlocks)
+            grp.chunkBlocks *= 2;
+        grp.chunks.resize(static_cast<size_t>((nBlocks + grp.chunkBlocks - 1) / grp.chunkBlocks));
     }
     int nSeen[2] = {0, 0};
     for (int l = 0; l < layout_.nLayers; ++l) {
@@ -56,6 +63,16 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
 }
 
 KvCache::~KvCache() = default;
+
+KvCache::BlockMemory KvCache::allocateChunk(size_t bytes) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t alignment = bytes >= kHuge ? kHuge : 64;
+    auto* p = static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{alignment}, std::nothrow));
+#if defined(__linux__)
+    if (p && alignment == kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // advice: failure is harmless
+#endif
+    return BlockMemory(p, ChunkFree{alignment});
+}
 
 size_t KvCache::bytesPerBlock() const {
     size_t n = 0;
@@ -204,14 +221,27 @@ Result<KvReservation> KvCache::plan(const KvSequence& seq, int32_t nTokens,
 // nFromFreed of the nTaken blocks come from blocks the commit frees first (they have memory).
 Result<void> KvCache::ensureMemory(int g, int32_t nTaken, std::span<const BlockId> toShare, int32_t nFromFreed) {
     Group& grp = group(g);
-    for (BlockId b : grp.pool.peekAllocations(std::max(0, nTaken - nFromFreed), toShare)) {
-        auto& slot = grp.blocks[static_cast<size_t>(b)];
-        // Not value-initialised: every position is written before attention reads it.
-        if (!slot) slot = allocateBlock(grp.bytesPerBlock);
-        if (!slot)
-            return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
-    }
+    for (BlockId b : grp.pool.peekAllocations(std::max(0, nTaken - nFromFreed), toShare))
+        if (auto m = ensureBlockMemory(g, b); !m) return m;
     return {};
+}
+
+Result<void> KvCache::ensureBlockMemory(int g, BlockId block) {
+    Group& grp = group(g);
+    auto& chunk = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)];
+    // Not value-initialised: every position is written before attention reads it.
+    const size_t bytes = static_cast<size_t>(grp.chunkBlocks) * grp.bytesPerBlock;
+    if (!chunk) chunk = allocateChunk(bytes);
+    if (!chunk) return fail(ErrorCode::OutOfMemory, strCat("cannot allocate KV memory (", bytes, " bytes)"));
+    return {};
+}
+
+uint8_t* KvCache::partOf(int g, BlockId block, size_t part) const {
+    const Group& grp = group(g);
+    uint8_t* chunk = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)].get();
+    if (!chunk) return nullptr;
+    const size_t index = part * static_cast<size_t>(grp.chunkBlocks) + static_cast<size_t>(block % grp.chunkBlocks);
+    return chunk + index * partBytes();
 }
 
 void KvCache::unshare(int g, KvSequence& seq, KvReservation::Unshare how) {
@@ -334,22 +364,22 @@ KvSequence KvCache::fork(const KvSequence& seq) {
     return seq;
 }
 
-std::span<const uint8_t> KvCache::blockBytes(BlockId block, int g) const {
-    const Group& grp = group(g);
-    const auto& slot = grp.blocks[static_cast<size_t>(block)];
-    return slot ? std::span<const uint8_t>(slot.get(), grp.bytesPerBlock) : std::span<const uint8_t>();
+std::vector<uint8_t> KvCache::blockBytes(BlockId block, int g) const {
+    if (!partOf(g, block, 0)) return {};
+    std::vector<uint8_t> out(group(g).bytesPerBlock);
+    for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)
+        std::memcpy(out.data() + part * partBytes(), partOf(g, block, part), partBytes());
+    return out;
 }
 
 Result<bool> KvCache::importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes) {
     Group& grp = group(g);
     if (grp.pool.find(key) >= 0) return false;
     if (grp.pool.nAvailable() == 0) return fail(ErrorCode::OutOfMemory, "no KV block is available to import into");
-    auto& slot = grp.blocks[static_cast<size_t>(grp.pool.peekAllocations(1, {}).front())];
-    if (!slot) slot = allocateBlock(grp.bytesPerBlock);
-    if (!slot)
-        return fail(ErrorCode::OutOfMemory, strCat("cannot allocate a KV block (", grp.bytesPerBlock, " bytes)"));
+    if (auto m = ensureBlockMemory(g, grp.pool.peekAllocations(1, {}).front()); !m) return std::unexpected(m.error());
     const BlockId b = grp.pool.allocate();
-    std::memcpy(grp.blocks[static_cast<size_t>(b)].get(), bytes.data(), bytes.size());
+    for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)
+        std::memcpy(partOf(g, b, part), bytes.data() + part * partBytes(), partBytes());
     grp.pool.publish(b, key);
     grp.pool.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
     return true;
@@ -379,18 +409,15 @@ void KvCache::copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int3
 
 std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, int32_t nRows) const {
     if (nRows <= 0 || nRows > layout_.blockSize) return {};
-    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t bytes = static_cast<size_t>(nRows) * rowBytes_;
     std::vector<uint8_t> out(tailBytes(nRows));
     uint8_t* to = out.data();
     for (int g = 0; g < nGroups(); ++g) {
         const std::vector<BlockId>& t = table(seq, g);
-        if (index >= t.size() || t[index] == kNoBlock) return {};
-        const auto& slot = group(g).blocks[static_cast<size_t>(t[index])];
-        if (!slot) return {};
+        if (index >= t.size() || t[index] == kNoBlock || !partOf(g, t[index], 0)) return {};
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers);
              ++part, to += bytes)  // K and V of each layer
-            copySlots(to, nRows, slot.get() + part * half, layout_.blockSize, nRows, part % 2 == 0);
+            copySlots(to, nRows, partOf(g, t[index], part), layout_.blockSize, nRows, part % 2 == 0);
     }
     return out;
 }
@@ -406,24 +433,20 @@ Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<c
         if (index >= t.size() || t[index] == kNoBlock)
             return fail(ErrorCode::InvalidArgument, "the sequence holds no block to write the saved rows into");
     }
-    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     const size_t saved = static_cast<size_t>(nSavedRows) * rowBytes_;
     const uint8_t* from = packed.data();
     for (int g = 0; g < nGroups(); ++g) {
-        uint8_t* base = group(g).blocks[static_cast<size_t>(table(seq, g)[index])].get();
+        const BlockId b = table(seq, g)[index];
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part, from += saved)
-            copySlots(base + part * half, layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
+            copySlots(partOf(g, b, part), layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
     }
     return {};
 }
 
 void KvCache::copyRows(int g, BlockId from, BlockId to, int32_t nRows) {
-    Group& grp = group(g);
-    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
-    uint8_t* src = grp.blocks[static_cast<size_t>(from)].get();
-    uint8_t* dst = grp.blocks[static_cast<size_t>(to)].get();
-    for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)  // K and V of each layer
-        copySlots(dst + part * half, layout_.blockSize, src + part * half, layout_.blockSize, nRows, part % 2 == 0);
+    for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)  // K and V of each layer
+        copySlots(partOf(g, to, part), layout_.blockSize, partOf(g, from, part), layout_.blockSize, nRows,
+                  part % 2 == 0);
 }
 
 PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
@@ -432,17 +455,17 @@ PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
     const size_t n = t.size();
     kPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
     vPointers_.resize(n * static_cast<size_t>(layout_.nLayers));
-    const size_t half = static_cast<size_t>(layout_.blockSize) * rowBytes_;
     // Pointers of layer l live at [l * n, (l + 1) * n) so that views of all layers stay valid together.
     f16_t** kOut = kPointers_.data() + static_cast<size_t>(layer) * n;
     f16_t** vOut = vPointers_.data() + static_cast<size_t>(layer) * n;
-    const size_t offset = static_cast<size_t>(layerSlot_[static_cast<size_t>(layer)]) * 2 * half;
+    const size_t kPart = static_cast<size_t>(layerSlot_[static_cast<size_t>(layer)]) * 2;
     for (size_t b = 0; b < n; ++b) {
         // A released window block (outside every window still to be read) is a null pointer:
         // no kernel reads positions before its query's window (AttentionShape::slidingWindow).
-        uint8_t* base = t[b] == kNoBlock ? nullptr : group(g).blocks[static_cast<size_t>(t[b])].get() + offset;
-        kOut[b] = reinterpret_cast<f16_t*>(base);  // rows of 2-byte elements or 34-byte Q8_0 blocks
-        vOut[b] = base ? reinterpret_cast<f16_t*>(base + half) : nullptr;
+        const bool held = t[b] != kNoBlock;
+        // Rows of 2-byte elements or 34-byte Q8_0 blocks.
+        kOut[b] = held ? reinterpret_cast<f16_t*>(partOf(g, t[b], kPart)) : nullptr;
+        vOut[b] = held ? reinterpret_cast<f16_t*>(partOf(g, t[b], kPart + 1)) : nullptr;
     }
     const DType type = layout_.elementType == KvElementType::Q8_0 ? DType::Q8_0 : DType::F16;
     return PagedKvLayer{.kBlocks = kOut,

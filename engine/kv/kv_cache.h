@@ -153,8 +153,9 @@ public:
     KvSequence fork(const KvSequence& seq);
 
     // Persistence (engine/snapshot): a group's block's bytes, bytesPerBlock(group) of them (the
-    // group's layers); empty when the block's memory was never allocated.
-    std::span<const uint8_t> blockBytes(BlockId block, int group = 0) const;
+    // group's layers, each layer's K then V, as [layers][K, V][blockSize] rows); empty when the
+    // block's memory was never allocated.
+    std::vector<uint8_t> blockBytes(BlockId block, int group = 0) const;
     // The bytes saved for block `key`: the full group's (bytesPerBlock(0)) or, with a window
     // group, also the window group's after them (bytesPerBlock() in all). Fills a free (else the
     // least recently used cached) block of each group whose bytes are given and whose pool does
@@ -180,23 +181,33 @@ public:
     PagedKvLayer layerView(const KvSequence& seq, int layer);
 
 private:
-    // A block's memory starts on a cache line (64 bytes), so that a head's K or V slice in it
-    // straddles no more lines than it must.
-    struct LineFree {
-        void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+    // A chunk's memory starts on a cache line (64 bytes), so that a head's K or V slice in it
+    // straddles no more lines than it must; a chunk of 2 MiB or more starts on a 2 MiB boundary
+    // and asks for huge pages (Linux), so that streaming a layer's K and V walks few pages.
+    struct ChunkFree {
+        size_t alignment = 64;
+        void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{alignment}); }
     };
-    using BlockMemory = std::unique_ptr<uint8_t[], LineFree>;
-    static BlockMemory allocateBlock(size_t bytes) {
-        return BlockMemory(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
-    }
-    // One attention group: its pool, and its blocks' memory, [nBlocks] -> [its layers][K, V]
-    // [blockSize] rows, allocated on first use.
+    using BlockMemory = std::unique_ptr<uint8_t[], ChunkFree>;
+    static BlockMemory allocateChunk(size_t bytes);
+    // One attention group: its pool, and its blocks' memory in chunks of chunkBlocks consecutive
+    // block ids, each allocated on first use and laid out [its layers][K, V][chunkBlocks]
+    // [blockSize] rows: one layer's K (or V) of consecutive blocks is one run of memory, so
+    // attention over a sequence (whose blocks a fresh pool hands out in increasing order) streams
+    // each layer's K and V instead of reading a few KiB of every block and jumping to the next.
     struct Group {
         BlockPool pool;
         int nLayers = 0;
         size_t bytesPerBlock = 0;
-        std::vector<BlockMemory> blocks = {};
+        int32_t chunkBlocks = 1;
+        std::vector<BlockMemory> chunks = {};  // [ceil(nBlocks / chunkBlocks)]
     };
+    // Bytes of one layer's K (or V) in one block.
+    size_t partBytes() const { return static_cast<size_t>(layout_.blockSize) * rowBytes_; }
+    // Part `part` (2 * layer slot + 0 for K, 1 for V) of a group's block; null when the block's
+    // chunk was never allocated.
+    uint8_t* partOf(int g, BlockId block, size_t part) const;
+    Result<void> ensureBlockMemory(int g, BlockId block);
     Group& group(int g) { return groups_[static_cast<size_t>(g)]; }
     const Group& group(int g) const { return groups_[static_cast<size_t>(g)]; }
     static const std::vector<BlockId>& table(const KvSequence& seq, int g) {

@@ -107,14 +107,14 @@ std::vector<KvBlockRecord> exportKvBlocks(const KvCache& cache, std::span<const 
     std::vector<KvBlockRecord> out;
     for (size_t i = 0; i < prefix.blocks.size(); ++i) {
         if (skip && skip(prefix.keys[i])) continue;
-        const std::span<const uint8_t> bytes = cache.blockBytes(prefix.blocks[i]);
+        const std::vector<uint8_t> bytes = cache.blockBytes(prefix.blocks[i]);
         if (bytes.empty()) return out;
         KvBlockRecord r;
         r.data.assign(bytes.begin(), bytes.end());
         // The window group's block too where it is still cached (the last window of a held or
         // parked sequence): a restore needs it to go on from the end, never those before it.
         if (const BlockId w = cache.nGroups() > 1 ? cache.pool(1).find(prefix.keys[i]) : -1; w >= 0) {
-            const std::span<const uint8_t> windowBytes = cache.blockBytes(w, 1);
+            const std::vector<uint8_t> windowBytes = cache.blockBytes(w, 1);
             r.data.insert(r.data.end(), windowBytes.begin(), windowBytes.end());
         }
         r.key = prefix.keys[i];

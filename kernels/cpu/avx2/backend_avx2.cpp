@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 #if defined(_WIN32)
 #include <malloc.h>
@@ -596,28 +597,39 @@ private:
         return maxPos >= kAttentionPiece;
     }
 
+    // Jobs in piece-major order (every task's piece k before any task's piece k + perJob), so that
+    // a thread's share of the list covers a run of positions for every KV head: it reads each
+    // block's K and V whole and in order (one layer's blocks are runs of memory, KvCache) instead
+    // of one head's slice of every block, which left the other slices to other threads and the
+    // hardware prefetchers guessing. Each task's jobs stay in piece order for the merge.
     void planPieceJobs(const AttentionShape& shape, const int32_t* positions) {
         pieceJobs_.clear();
         const auto nTasks = static_cast<int64_t>(attentionTasks_.size());
+        taskPieces_.resize(static_cast<size_t>(nTasks));
         int nPieces = 0;
-        for (const AttentionTask& task : attentionTasks_)
-            for (int64_t t = task.token0; t < task.token1; ++t)
-                nPieces = std::max(nPieces, positions[t] / kAttentionPiece + 1);
-        const int64_t perJob = std::max<int64_t>(1, (nTasks * nPieces) / (8 * static_cast<int64_t>(pool_.size())));
-        size_t partial = 0;
         for (int64_t i = 0; i < nTasks; ++i) {
             const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
             int lo = INT32_MAX, hi = 0;
             for (int64_t t = task.token0; t < task.token1; ++t)
                 lo = std::min(lo, queryFirst(shape, positions[t] + 1)), hi = std::max(hi, positions[t] + 1);
-            const int n = static_cast<int>((task.token1 - task.token0) * (task.head1 - task.head0));
-            const int k0 = lo / kAttentionPiece, k1 = (hi - 1) / kAttentionPiece + 1;
-            for (int k = k0; k < k1; k += static_cast<int>(perJob)) {
-                const int kEnd = std::min(k1, k + static_cast<int>(perJob));
-                pieceJobs_.push_back({static_cast<int>(i), k, kEnd, partial});
-                partial += static_cast<size_t>(kEnd - k) * static_cast<size_t>(n);
-            }
+            taskPieces_[static_cast<size_t>(i)] = {lo / kAttentionPiece, (hi - 1) / kAttentionPiece + 1};
+            nPieces = std::max(nPieces, taskPieces_[static_cast<size_t>(i)].second);
         }
+        const int perJob =
+            static_cast<int>(std::max<int64_t>(1, (nTasks * nPieces) / (8 * static_cast<int64_t>(pool_.size()))) /
+                             std::max<int64_t>(1, nTasks));
+        const int step = std::max(1, perJob);
+        size_t partial = 0;
+        for (int k = 0; k < nPieces; k += step)
+            for (int64_t i = 0; i < nTasks; ++i) {
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+                const auto [k0, k1] = taskPieces_[static_cast<size_t>(i)];
+                const int lo = std::max(k, k0), hi = std::min(k + step, k1);
+                if (lo >= hi) continue;
+                const int n = static_cast<int>((task.token1 - task.token0) * (task.head1 - task.head0));
+                pieceJobs_.push_back({static_cast<int>(i), lo, hi, partial});
+                partial += static_cast<size_t>(hi - lo) * static_cast<size_t>(n);
+            }
         pieceParts_.resize(partial);
     }
 
@@ -725,6 +737,7 @@ private:
         size_t firstPartial;  // its partials in pieceParts_: [piece][query]
     };
     std::vector<PieceJob> pieceJobs_;
+    std::vector<std::pair<int, int>> taskPieces_;  // [task] -> its pieces [first, end)
     std::vector<avx2::AttentionPartial> pieceParts_;
     std::vector<AttentionTask> attentionTasks_, zigzag_;
     std::vector<std::vector<ScratchLine>> panels_;  // per thread: one unpacked weight panel
