@@ -42,7 +42,9 @@ EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, c
       nVocab_(model.config().nVocab),
       scheduler_(cache, config),
       runner_(model, backend, cache),
-      specSessions_(tokenizer, nVocab_, backend, contextLength) {}
+      specSessions_(tokenizer, nVocab_, backend, contextLength),
+      // Tree rows attend through host-memory block tables (ForwardBatch): CPU backends only.
+      treesAllowed_(backend.name().starts_with("CPU")) {}
 
 EngineRequests::~EngineRequests() = default;
 
@@ -56,6 +58,7 @@ Result<RequestId> EngineRequests::submit(GenerateRequest request) {
         if (!session) return std::unexpected(session.error());
         r->spec = std::make_unique<SpecRequest>(std::move(*session), request.sampling, request.prompt,
                                                 request.maxTokens, contextLength_);
+        r->spec->allowTrees(treesAllowed_);
     }
     r->sampler.observe(request.prompt);  // the penalties look back over the prompt too
     if (request.timeoutMs > 0) r->deadline = r->submitted + std::chrono::milliseconds(request.timeoutMs);
@@ -95,11 +98,14 @@ std::vector<EngineEvent> EngineRequests::step() {
     return events;
 }
 
-std::vector<int32_t> EngineRequests::propose(RequestId id, std::span<const int32_t> context, int32_t room) {
+PlannedDrafts EngineRequests::propose(RequestId id, std::span<const int32_t> context, int32_t room) {
     auto it = requests_.find(id);
     if (it == requests_.end() || !it->second->spec || it->second->failWith) return {};
     auto drafts = it->second->spec->propose(context, room);
-    if (drafts) return std::move(*drafts);
+    if (drafts) {
+        if (drafts->isChain()) return PlannedDrafts(std::move(drafts->tokens));
+        return PlannedDrafts(std::move(drafts->tokens), std::move(drafts->parents));
+    }
     it->second->failWith = drafts.error();
     return {};
 }
@@ -155,8 +161,9 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
     const int32_t nDrafts = chunk.nDrafts();
     const bool prefill = std::ssize(chunk.tokens) - nDrafts > 1;
     const VerifyOutcome o = r.spec->verify(logits, nVocab_, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
-    for (size_t i = 0; i < o.tokens.size(); ++i) reports.push_back(report(i, o.tokens[i]));
-    return {chunk.seq, o.tokens.back(), std::vector<int32_t>(o.tokens.begin(), o.tokens.end() - 1)};
+    for (size_t i = 0; i < o.tokens.size(); ++i)
+        reports.push_back(report(o.rows.empty() ? i : static_cast<size_t>(o.rows[i]), o.tokens[i]));
+    return {chunk.seq, o.tokens.back(), std::vector<int32_t>(o.tokens.begin(), o.tokens.end() - 1), o.nodes};
 }
 
 std::optional<FinishReason> EngineRequests::stopReason(const Request& r, TokenId token, bool stopString) const {

@@ -62,7 +62,7 @@ private:
     };
 
     void expire(std::vector<EngineEvent>& events);
-    std::vector<int32_t> propose(RequestId id, std::span<const int32_t> context, int32_t room);
+    PlannedDrafts propose(RequestId id, std::span<const int32_t> context, int32_t room);
     void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
                        Clock::time_point stepStart);
     // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's.
@@ -78,6 +78,7 @@ private:
     Scheduler scheduler_;
     Runner runner_;
     SpecSessionPool specSessions_;
+    bool treesAllowed_ = false;
     std::map<RequestId, std::unique_ptr<Request>> requests_;
 };
 

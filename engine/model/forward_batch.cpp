@@ -30,6 +30,9 @@ Result<void> ForwardBatch::prepare(const Model& model, const KvCache& cache, std
     firstRow_.assign(1, 0);
     tokens_.clear();
     positions_.clear();
+    slots_.clear();
+    nInPlace_.clear();
+    runs_.clear();
     if (auto r = check(model, items); !r) return r;
     // Asserted, not reserved: a reservation here would hide a plan that lacks one, and the
     // step's state has one owner (the scheduler, or Model::forward for its own callers).
@@ -47,12 +50,49 @@ Result<void> ForwardBatch::prepare(const Model& model, const KvCache& cache, std
     for (const ForwardItem& item : items) {
         if (item.tokens.empty()) continue;
         items_.push_back(item);
+        const auto row0 = static_cast<int64_t>(tokens_.size());
         tokens_.insert(tokens_.end(), item.tokens.begin(), item.tokens.end());
         const int32_t first = item.seq->nTokens + item.offset;
-        for (size_t t = 0; t < item.tokens.size(); ++t) positions_.push_back(first + static_cast<int32_t>(t));
+        int64_t inPlace = 0;
+        for (size_t t = 0; t < item.tokens.size(); ++t) {
+            const int32_t slot = first + static_cast<int32_t>(t);
+            int32_t pos = slot;
+            if (!item.parents.empty()) {
+                const int32_t parent = item.parents[t];
+                pos = parent < 0 ? first + parent + 1 : positions_[static_cast<size_t>(row0 + parent)] + 1;
+            }
+            // Rows at their slot form a prefix: a position never exceeds the slot.
+            if (pos == slot && inPlace == static_cast<int64_t>(t)) ++inPlace;
+            slots_.push_back(slot);
+            positions_.push_back(pos);
+        }
+        nInPlace_.push_back(inPlace);
         firstRow_.push_back(static_cast<int64_t>(tokens_.size()));
+        if (inPlace < std::ssize(item.tokens)) planTree(items_.size() - 1, item);
     }
     return {};
+}
+
+void ForwardBatch::planTree(size_t item, const ForwardItem& it) {
+    const int64_t row0 = firstRow_[item], n = firstRow_[item + 1] - row0, inPlace = nInPlace_[item];
+    const int32_t first = it.seq->nTokens + it.offset;
+    for (int64_t t = inPlace; t < n; ++t) {
+        const int32_t parent = it.parents[static_cast<size_t>(t)];
+        if (!runs_.empty() && runs_.back().item == item && parent == t - 1 && runs_.back().row1 == row0 + t) {
+            runs_.back().row1 = row0 + t + 1;
+            continue;
+        }
+        runs_.push_back({item, row0 + t, row0 + t + 1, 0, {}});
+    }
+    // Each run's ancestors: from its last row up to the first one off the chain.
+    for (TreeRun& run : runs_) {
+        if (run.item != item) continue;
+        run.ancestors.clear();
+        int64_t t = run.row1 - 1 - row0;
+        for (; t >= inPlace; t = it.parents[static_cast<size_t>(t)]) run.ancestors.push_back(row0 + t);
+        std::reverse(run.ancestors.begin(), run.ancestors.end());
+        run.firstOwn = first + static_cast<int32_t>(t) + 1;
+    }
 }
 
 void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
@@ -63,8 +103,22 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
         // taken right before its item's use.
         const PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
-        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, positions_.data() + row, n);
-        b.attention(kv, shape, q + row * qDim, positions_.data() + row, n, out + row * qDim);
+        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots_.data() + row, n);
+        const int64_t nInPlace = nInPlace_[i];
+        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions_.data() + row, nInPlace, out + row * qDim);
+        for (const TreeRun& run : runs_) {
+            if (run.item != i) continue;
+            const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
+            const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end);
+            const int32_t blockStart = run.firstOwn / kv.blockSize * kv.blockSize;
+            if (kv.kBlocks[blockStart / kv.blockSize] != nullptr)  // else out of every window here
+                for (int32_t p = blockStart; p < run.firstOwn; ++p) copyKvPosition(kv, p, tree, p);
+            for (size_t a = 0; a < run.ancestors.size(); ++a)
+                copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
+                               run.firstOwn + static_cast<int32_t>(a));
+            b.attention(tree, shape, q + run.row0 * qDim, positions_.data() + run.row0, run.row1 - run.row0,
+                        out + run.row0 * qDim);
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/kv/kv_rows.h"
 #include "engine/model/model.h"
 
 namespace hearth {
@@ -29,10 +30,16 @@ public:
 
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
     const int32_t* tokens() const { return tokens_.data(); }  // [nRows]
+    // RoPE and attention positions: the KV slots, but for a tree's rows (ForwardItem::parents)
+    // their parent's position plus one.
     const int32_t* positions() const { return positions_.data(); }  // [nRows]
 
     // Per item: stores its rows of k and v ([nRows, nKvHeads*headDim]) into its sequence's
     // layer, then attends its rows of q ([nRows, nHeads*headDim]) into the same rows of out.
+    // A tree's rows that are not where a chain would put them attend, run by run of a branch,
+    // through a layer whose blocks from their first ancestor off the chain on are private copies
+    // holding the ancestors at their positions: each row is reduced over the same K/V, in the
+    // same pieces and order, as decoding its path one token at a time.
     void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q, const float* k,
                    const float* v, float* out) const;
 
@@ -43,9 +50,23 @@ public:
     void finish(Backend& b, const OutputHead& head, float rmsEps, const float* x);
 
 private:
+    // A run of tree rows [row0, row1) of item `item`, each the parent of the next, attending
+    // through a layer in which positions [firstOwn, ...) hold the last row's ancestors:
+    // ancestors[k] is the item row at position firstOwn + k (-1: in place in the real layer).
+    struct TreeRun {
+        size_t item = 0;
+        int64_t row0 = 0, row1 = 0;
+        int32_t firstOwn = 0;
+        std::vector<int64_t> ancestors;
+    };
+    void planTree(size_t item, const ForwardItem& it);
+
     std::vector<ForwardItem> items_;  // the items with tokens, in order
     std::vector<int64_t> firstRow_;  // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
-    std::vector<int32_t> tokens_, positions_;
+    std::vector<int32_t> tokens_, positions_, slots_;
+    std::vector<int64_t> nInPlace_;  // per item: its leading rows at position == slot
+    std::vector<TreeRun> runs_;
+    mutable KvScratchLayer scratch_;
     std::vector<float> normed_;  // [rows wanting logits, nEmbd]
     std::vector<float> logits_;  // [rows wanting logits, nVocab], when several items want logits
 };

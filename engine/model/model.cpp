@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 
 #include "engine/model/arch_registry.h"
 #include "engine/model/forward_batch.h"
@@ -62,18 +63,37 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
     if (auto r = ForwardBatch().prepare(*this, cache, items); !r) return r;  // every check, before any pass
     const auto nVocab = static_cast<int64_t>(config_.nVocab);
     std::vector<ForwardItem> pass;
+    std::deque<std::vector<int32_t>> rebased;  // pieces' parents, relative to their first token
     int64_t room = kMaxRowsPerPass;
     for (const ForwardItem& item : items) {
         const auto n = static_cast<int64_t>(item.tokens.size());
         const int64_t firstWanted = n - static_cast<int64_t>(item.logits.size()) / nVocab;
+        // A tree's rows off the chain go in one piece (a piece sees the rows before it as a
+        // chain): from the first whose parent is not the token before it.
+        int64_t treeFirst = n;
+        for (int64_t t = 0; t < static_cast<int64_t>(item.parents.size()) && treeFirst == n; ++t)
+            if (item.parents[static_cast<size_t>(t)] != t - 1) treeFirst = t;
         for (int64_t a = 0; a < n;) {
-            const int64_t b = a + std::min(room, n - a);
+            if (treeFirst < n && a >= treeFirst && room < n - a && !pass.empty()) {
+                if (auto r = forwardBatch(backend, cache, pass); !r) return r;
+                pass.clear();
+                room = kMaxRowsPerPass;
+            }
+            int64_t b = a + std::min(room, n - a);
+            if (b < n && b > treeFirst) b = std::max(a, treeFirst);
+            if (b == a) b = n;  // the tree alone: at most kMaxRowsPerPass rows
             const int64_t w = std::max(a, firstWanted);  // rows [w, b) of this piece want logits
             const std::span<float> logits = b > w ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
                                                                         static_cast<size_t>((b - w) * nVocab))
                                                   : std::span<float>();
+            std::span<const int32_t> parents;
+            if (!item.parents.empty()) {
+                rebased.emplace_back(item.parents.begin() + a, item.parents.begin() + b);
+                for (int32_t& p : rebased.back()) p -= static_cast<int32_t>(a);
+                parents = rebased.back();
+            }
             pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
-                            item.offset + static_cast<int32_t>(a)});
+                            item.offset + static_cast<int32_t>(a), parents});
             room -= b - a;
             a = b;
             if (room > 0) continue;
@@ -95,6 +115,16 @@ Result<void> Model::checkItem(const ForwardItem& item) const {
     if (item.logits.size() % nVocab != 0 || item.logits.size() / nVocab > item.tokens.size())
         return fail(ErrorCode::InvalidArgument,
                     "logits buffer must hold nVocab floats per row, for at most every token");
+    if (!item.parents.empty()) {
+        if (item.parents.size() != item.tokens.size())
+            return fail(ErrorCode::InvalidArgument, "a token tree needs one parent per token");
+        const int32_t first = item.seq->nTokens + item.offset;
+        for (size_t t = 0; t < item.parents.size(); ++t)
+            if (item.parents[t] >= static_cast<int32_t>(t) || first + item.parents[t] < -1)
+                return fail(ErrorCode::InvalidArgument,
+                            strCat("token ", t, " of a tree has parent ", item.parents[t],
+                                   "; a parent is an earlier token of the item or a position before it"));
+    }
     return {};
 }
 

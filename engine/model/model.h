@@ -26,11 +26,17 @@ class GgufFile;
 // seq->nTokens + offset + 1, ...; logits [k, nVocab] receives the last k tokens' logits (k may
 // be 0). offset is 0 but for the later pieces of an item that forwardBatch cuts over passes:
 // their earlier tokens are written, not yet counted in seq->nTokens.
+// parents (tree verification, engine/spec): empty for a chain; otherwise one entry per token,
+// parents[t] < t the index of the token that t follows: its RoPE and attention position is its
+// parent's plus one, and it attends to positions before the item and its own ancestors only (a
+// negative index -j names the j-th token before the item, as a chain does with t - 1). Token t's
+// K/V is still written at slot seq->nTokens + offset + t. Model::checkItem checks them.
 struct ForwardItem {
     KvSequence* seq = nullptr;
     std::span<const int32_t> tokens;
     std::span<float> logits;
     int32_t offset = 0;
+    std::span<const int32_t> parents = {};
 };
 
 struct ModelConfig {

@@ -18,7 +18,8 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
             return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, " is planned twice in one step")};
     if (chunk.sample)
         out.logits.resize(static_cast<size_t>(chunk.logitRows) * static_cast<size_t>(model_.config().nVocab));
-    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits}); !r) return r.error();
+    const std::vector<int32_t> parents = chunk.itemParents();
+    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits, 0, parents}); !r) return r.error();
     return std::nullopt;
 }
 
@@ -26,6 +27,7 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
     std::vector<ChunkOutput> outputs(plan.chunks.size());
     std::vector<ForwardItem> items;
     std::vector<size_t> itemChunk;  // items[i] computes plan.chunks[itemChunk[i]]
+    std::vector<std::vector<int32_t>> parents(plan.chunks.size());  // the items' trees (ForwardItem::parents)
     items.reserve(plan.chunks.size());
     for (size_t c = 0; c < plan.chunks.size(); ++c) {
         const PlannedChunk& chunk = plan.chunks[c];
@@ -41,7 +43,8 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
             out.logits.clear();
             continue;
         }
-        items.push_back({&kv, chunk.tokens, out.logits});
+        parents[c] = chunk.itemParents();
+        items.push_back({&kv, chunk.tokens, out.logits, 0, parents[c]});
         itemChunk.push_back(c);
     }
     if (items.empty()) return outputs;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "engine/kv/kv_rows.h"
 #include "engine/str_cat.h"
 
 namespace hearth {
@@ -70,15 +71,36 @@ Result<void> Scheduler::checkPlanned(const PlannedChunk& chunk) const {
 int32_t Scheduler::addDrafts(PlannedChunk& chunk, int32_t room, const DraftSource& drafts) {
     if (!drafts || !chunk.sample || room <= 0) return 0;
     Seq& s = seqs_.at(chunk.seq);
-    std::vector<int32_t> d = drafts(chunk.seq, s.tokens, room);
+    PlannedDrafts planned = drafts(chunk.seq, s.tokens, room);
+    std::vector<int32_t>& d = planned.tokens;
+    // Nodes come after their parents, so cutting the tail leaves a tree.
     if (std::ssize(d) > room) d.resize(static_cast<size_t>(room));
     if (d.empty()) return 0;
+    if (!planned.parents.empty()) {
+        planned.parents.resize(d.size(), -1);
+        bool chain = true;
+        for (size_t i = 0; i < d.size(); ++i) {
+            if (planned.parents[i] < -1 || planned.parents[i] >= static_cast<int32_t>(i)) return 0;  // not a tree
+            chain = chain && planned.parents[i] == static_cast<int32_t>(i) - 1;
+        }
+        if (!chain) chunk.draftParents = std::move(planned.parents);
+    }
     const auto end = static_cast<int32_t>(chunk.start + std::ssize(chunk.tokens) + std::ssize(d));
     auto r = cache_.plan(s.kv, end);
     if (!r || !cache_.commit(s.kv, *r)) return 0;
     chunk.tokens.insert(chunk.tokens.end(), d.begin(), d.end());
     chunk.logitRows = 1 + static_cast<int32_t>(d.size());
     return chunk.logitRows - 1;
+}
+
+std::vector<int32_t> PlannedChunk::itemParents() const {
+    if (draftParents.empty()) return {};
+    const auto nKept = static_cast<int32_t>(tokens.size()) - nDrafts();  // the tokens before the drafts
+    std::vector<int32_t> parents(tokens.size());
+    for (int32_t t = 0; t < nKept; ++t) parents[static_cast<size_t>(t)] = t - 1;
+    for (size_t i = 0; i < draftParents.size(); ++i)
+        parents[static_cast<size_t>(nKept) + i] = draftParents[i] < 0 ? nKept - 1 : nKept + draftParents[i];
+    return parents;
 }
 
 void Scheduler::dropCancelled(StepPlan& plan) {
@@ -223,6 +245,10 @@ void Scheduler::complete(const StepPlan& plan, const StepResult& result) {
             : static_cast<int32_t>(std::min<std::ptrdiff_t>(std::ssize(sampled->accepted), c.nDrafts()));
         if (s.kv.nTokens != c.start) continue;  // not run as planned (checkPlanned): nothing to record
         s.kv.nTokens += static_cast<int32_t>(c.tokens.size());
+        if (c.nDrafts() > 0 && !c.draftParents.empty() && sampled != result.sampled.end())
+            keepKvPath(cache_, s.kv, s.kv.nTokens - c.nDrafts(),
+                       std::span(sampled->acceptedNodes)
+                           .first(std::min<size_t>(sampled->acceptedNodes.size(), static_cast<size_t>(nAccepted))));
         if (c.nDrafts() > 0) cache_.rollback(s.kv, s.kv.nTokens - c.nDrafts() + nAccepted);
         if (sampled != result.sampled.end()) {
             s.tokens.insert(s.tokens.end(), sampled->accepted.begin(), sampled->accepted.begin() + nAccepted);

@@ -43,6 +43,11 @@ struct PlannedChunk {
     bool operator==(const PlannedChunk&) const = default;
     // Drafted tokens at the end of tokens (speculative decoding): not yet part of the sequence.
     int32_t nDrafts() const { return sample ? logitRows - 1 : 0; }
+    // Tree verification: empty when the drafts are a chain; otherwise per drafted token the
+    // index of the drafted token it follows, or -1: the token before the drafts (DraftTree).
+    std::vector<int32_t> draftParents = {};
+    // ForwardItem::parents of the chunk's tokens (empty for a chain).
+    std::vector<int32_t> itemParents() const;
 };
 
 struct StepPlan {
@@ -59,6 +64,9 @@ struct SampledToken {
     // Speculative decoding: the leading drafted tokens of the chunk the verifier kept (at most
     // its nDrafts()); they come before token. The rest of the drafts' positions are rolled back.
     std::vector<int32_t> accepted = {};
+    // With a tree of drafts: the indices of the accepted drafted tokens (a root-to-node path);
+    // their K/V moves to the positions right after the token before the drafts.
+    std::vector<int32_t> acceptedNodes = {};
 };
 struct StepResult {
     std::vector<SampledToken> sampled;  // one per chunk with sample = true that ran
@@ -67,7 +75,14 @@ struct StepResult {
 // Speculative decoding: called while planning a chunk that samples, with the sequence's tokens
 // (prompt and output) and the most drafted tokens that fit the budget; returns the tokens to
 // verify after it (fewer or none is fine). They are computed in the same chunk.
-using DraftSource = std::function<std::vector<int32_t>(SeqId seq, std::span<const int32_t> context, int32_t maxTokens)>;
+// A chain (parents empty) or a tree (parents as PlannedChunk::draftParents) of drafted tokens.
+struct PlannedDrafts {
+    PlannedDrafts(std::vector<int32_t> t = {}, std::vector<int32_t> p = {})  // NOLINT: a chain converts
+        : tokens(std::move(t)), parents(std::move(p)) {}
+    std::vector<int32_t> tokens;
+    std::vector<int32_t> parents;
+};
+using DraftSource = std::function<PlannedDrafts(SeqId seq, std::span<const int32_t> context, int32_t maxTokens)>;
 
 class Scheduler {
 public:
@@ -93,7 +108,9 @@ public:
     Result<void> checkPlanned(const PlannedChunk& chunk) const;
     // Records what ran, the only place a sequence advances: each chunk's positions now hold
     // K/V (full blocks are published for prefix sharing), drafted positions past the accepted
-    // ones are rolled back (blocks freed), and accepted and sampled tokens are appended.
+    // ones are rolled back (blocks freed; with a tree, the accepted path's K/V first moves to
+    // the positions right after the token before the drafts), and accepted and sampled tokens
+    // are appended.
     // Unknown (finished) sequences are skipped, and so is a chunk whose sequence does not hold
     // chunk.start positions (checkPlanned failed; the caller finishes the sequence).
     void complete(const StepPlan& plan, const StepResult& result);

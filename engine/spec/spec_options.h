@@ -19,6 +19,12 @@ struct SpecOptions {
     // The policy may switch speculation off when it does not pay (the exactness tests turn
     // this off, so that every step drafts).
     bool allowSwitchOff = true;
+    // Tree drafting (a drafter's several continuations verified in one pass, engine/spec
+    // DraftTree): the policy chooses each step's extra nodes beyond the chain, up to
+    // maxTreeNodes in all (linear when extra rows do not pay). CPU backends only: elsewhere
+    // the drafts stay a chain. alwaysOn() keeps the tree at its widest.
+    bool tree = false;
+    int32_t maxTreeNodes = 16;
     // A cost model for the policy instead of the wall clock, when stepCostMs > 0: a step is
     // taken to cost stepCostMs + rowCostMs per row it verifies (1 + tokens drafted). For tests
     // of the policy on a real model, whose decisions must not depend on the host's load.
@@ -40,6 +46,13 @@ inline SpecOptions specDraftModel(std::string path, int32_t maxDraft = 4) {
     o.maxDraft = maxDraft;
     return o;
 }
+// The n-gram drafter proposing trees.
+inline SpecOptions specNGramTree(int32_t maxDraft = 8, int32_t maxTreeNodes = 16) {
+    SpecOptions o = specNGram(maxDraft);
+    o.tree = true;
+    o.maxTreeNodes = maxTreeNodes;
+    return o;
+}
 // The same without the policy's switch-off (the exactness tests).
 inline SpecOptions alwaysOn(SpecOptions o) {
     o.allowSwitchOff = false;
@@ -52,6 +65,8 @@ struct SpecStats {
     int32_t rejected = 0;  // drafted tokens the verifier refused (drafted - accepted)
     int32_t rollbacks = 0;  // verify steps that refused one (and rolled back the KV cache)
     int32_t bonus = 0;  // extra tokens from the last row when every drafted one was kept
+    int32_t treeSteps = 0;  // verify steps whose drafts formed a tree (branched)
+    int32_t treeGain = 0;  // tokens kept on a branch beyond what the tree's first path alone kept
     int32_t targetForwards = 0;  // target forward passes that chose output tokens (verify or plain)
     int32_t draftForwards = 0;  // draft-model forward passes (0 for n-gram)
     int32_t switchedOff = 0;  // times the policy turned speculation off, and back on

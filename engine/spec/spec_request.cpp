@@ -19,40 +19,79 @@ SpecRequest::SpecRequest(std::unique_ptr<SpecSession> session, const SamplingPar
     sampler_.observe(prompt);  // the penalties look back over the prompt too
 }
 
-Result<std::vector<int32_t>> SpecRequest::propose(std::span<const int32_t> context, int32_t room) {
+Result<DraftTree> SpecRequest::propose(std::span<const int32_t> context, int32_t room) {
     pending_ = {};
     // One token always follows the drafts: they end before maxTokens and the context's end.
     const auto nGenerated = static_cast<int32_t>(std::ssize(context) - promptSize_);
     const auto ctxRoom = static_cast<int32_t>(contextLength_ - std::ssize(context) - 1);
     const int32_t k = std::min({session_->policy.draftLength(), maxTokens_ - nGenerated - 1, ctxRoom, room});
-    if (k <= 0) return std::vector<int32_t>{};
-    auto d = session_->drafter->propose(context, k, sampler_);
-    if (!d) return std::unexpected(d.error());
-    pending_ = std::move(*d);
-    if (std::ssize(pending_.tokens) > k) pending_.tokens.resize(static_cast<size_t>(k));
-    if (pending_.q.size() > pending_.tokens.size()) pending_.q.resize(pending_.tokens.size());
-    return pending_.tokens;
+    if (k <= 0) return DraftTree{};
+    if (treeMode()) {
+        // Every node takes a KV slot past the context: the slots too stay inside it.
+        const int32_t nodes = std::min({session_->policy.treeNodes(), ctxRoom, room});
+        auto t = session_->drafter->proposeTree(context, std::max(nodes, k), k, sampler_);
+        if (!t) return std::unexpected(t.error());
+        pending_ = std::move(*t);
+    } else {
+        auto d = session_->drafter->propose(context, k, sampler_);
+        if (!d) return std::unexpected(d.error());
+        if (std::ssize(d->tokens) > k) d->tokens.resize(static_cast<size_t>(k));
+        if (d->q.size() > d->tokens.size()) d->q.resize(d->tokens.size());
+        pending_ = DraftTree::fromChain(*d);
+    }
+    if (!pending_.valid()) pending_ = {};  // a drafter's bug must not reach the forward pass
+    return pending_;
+}
+
+bool SpecRequest::treeMode() const {
+    return treesAllowed_ && session_->options.tree && session_->options.maxTreeNodes > 0;
 }
 
 VerifyOutcome SpecRequest::verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts,
                                   std::span<const int32_t> context, bool prefill, double stepMs) {
     SpecPolicy& policy = session_->policy;
     const std::vector<int32_t> guess = policy.active() ? std::vector<int32_t>() : session_->guesser.lookup(context, 1);
-    Draft draft = std::move(pending_);
+    DraftTree tree = std::move(pending_);
     pending_ = {};
-    nDrafts = std::clamp(nDrafts, 0, static_cast<int32_t>(draft.tokens.size()));
-    draft.tokens.resize(static_cast<size_t>(nDrafts));
-    if (!draft.q.empty()) draft.q.resize(static_cast<size_t>(nDrafts));
-    const VerifyOutcome o = session_->verify(rows, nVocab, draft, sampler_);
+    nDrafts = std::clamp(nDrafts, 0, static_cast<int32_t>(tree.size()));
+    const auto n = static_cast<size_t>(nDrafts);  // the scheduler may cut the tail: still a tree
+    tree.tokens.resize(n), tree.parents.resize(n);
+    if (!tree.score.empty()) tree.score.resize(n);
+    if (!tree.q.empty()) tree.q.resize(n);
+    const Draft first = tree.firstPath();
+    const auto nFirst = static_cast<int32_t>(first.tokens.size());
+    const bool chain = tree.isChain();
+    const VerifyOutcome o =
+        chain ? session_->verify(rows, nVocab, first, sampler_) : session_->verifyTree(rows, nVocab, tree, sampler_);
     ++stats_.targetForwards;
     stats_.drafted += nDrafts;
     stats_.accepted += o.nAccepted;
     stats_.rejected += nDrafts - o.nAccepted;
     stats_.rollbacks += nDrafts > 0 && !o.bonus ? 1 : 0;
     stats_.bonus += o.bonus ? 1 : 0;
+    int32_t gain = 0;
+    if (!chain) {
+        // The first path alone keeps the accepted nodes as long as they are its nodes 0, 1, ...
+        int32_t onFirst = 0;
+        int32_t at = -1;
+        for (const int32_t node : o.nodes) {
+            if (tree.child(at, tree.tokens[static_cast<size_t>(node)]) != node ||
+                first.tokens.size() <= size_t(onFirst) ||
+                first.tokens[static_cast<size_t>(onFirst)] != tree.tokens[static_cast<size_t>(node)])
+                break;
+            ++onFirst;
+            at = node;
+        }
+        gain = o.nAccepted - onFirst;
+        ++stats_.treeSteps;
+        stats_.treeGain += gain;
+    }
     const SpecOptions& options = session_->options;
     if (options.stepCostMs > 0) stepMs = options.stepCostMs + options.rowCostMs * (1 + nDrafts);
-    if (!prefill) policy.recordStep(nDrafts, o.nAccepted, static_cast<int32_t>(o.tokens.size()), stepMs);
+    if (!prefill) {
+        policy.recordStep(nDrafts, o.nAccepted, static_cast<int32_t>(o.tokens.size()), stepMs, o.bonus);
+        if (treeMode() && nDrafts > 0) policy.recordTree(nDrafts, chain ? nDrafts : nFirst, gain);
+    }
     if (!policy.active() || nDrafts == 0) policy.recordGuess(!guess.empty() && guess[0] == o.tokens[0]);
     return o;
 }

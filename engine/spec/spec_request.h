@@ -23,11 +23,15 @@ public:
     SpecRequest(std::unique_ptr<SpecSession> session, const SamplingParams& sampling, std::span<const int32_t> prompt,
                 int32_t maxTokens, int32_t contextLength);
 
-    // Tokens to verify after context (prompt and output so far), at most room. None while the
-    // policy decodes plainly. Errors: those of the drafter.
-    Result<std::vector<int32_t>> propose(std::span<const int32_t> context, int32_t room);
+    // Tokens to verify after context (prompt and output so far), at most room: a chain, or a
+    // tree when the options ask for one, the policy finds it pays and trees are allowed. None
+    // while the policy decodes plainly. Errors: those of the drafter.
+    Result<DraftTree> propose(std::span<const int32_t> context, int32_t room);
+    // Whether the backend verifies trees (ForwardItem::parents); chains otherwise.
+    void allowTrees(bool allow) { treesAllowed_ = allow; }
     // The chunk ran: rows holds [nDrafts + 1, nVocab] logits, for the token before the drafts and
-    // each of the first nDrafts proposed tokens. Returns the kept drafts then one more token.
+    // each of the first nDrafts proposed tokens (nodes). Returns the kept drafts then one more
+    // token (with a tree: the kept nodes and the row of each token too).
     // prefill: the chunk also computed prompt tokens (its time does not measure decoding);
     // stepMs: the step's wall time, for the policy.
     VerifyOutcome verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts, std::span<const int32_t> context,
@@ -39,10 +43,13 @@ public:
     std::unique_ptr<SpecSession> release() { return std::move(session_); }
 
 private:
+    bool treeMode() const;
+
     std::unique_ptr<SpecSession> session_;
     SpecSampler sampler_;
     int32_t maxTokens_, contextLength_, promptSize_;
-    Draft pending_;  // the last proposal
+    DraftTree pending_;  // the last proposal
+    bool treesAllowed_ = true;
     SpecStats stats_;
     int32_t draftForwards0_, switchedOn0_, switchedOff0_;
 };

@@ -25,8 +25,15 @@ Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& opti
     SpecPolicyConfig policy;
     policy.maxDraft = options.maxDraft;
     policy.allowSwitchOff = options.allowSwitchOff;
+    if (options.tree) {
+        if (options.maxTreeNodes < options.maxDraft || options.maxTreeNodes > kMaxDraftLimit)
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("the most tree nodes must be from the maximum draft length to ", kMaxDraftLimit));
+        policy.maxTreeNodes = options.maxTreeNodes;
+    }
     return std::unique_ptr<SpecSession>(new SpecSession{options, std::move(drafter), SpecPolicy(policy),
-                                                        NGramDrafter(options.ngramMin, options.ngramMax), verifyDraft});
+                                                        NGramDrafter(options.ngramMin, options.ngramMax), verifyDraft,
+                                                        hearth::verifyTree});
 }
 
 Result<std::unique_ptr<SpecSession>> SpecSessionPool::take(const SpecOptions& options) {

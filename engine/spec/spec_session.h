@@ -29,6 +29,7 @@ struct SpecSession {
     NGramDrafter guesser;  // the policy's repetition check while off
     // The verifier (tests swap in a wrong one as a negative control).
     VerifyOutcome (*verify)(std::span<const float>, int32_t, const Draft&, SpecSampler&) = verifyDraft;
+    VerifyOutcome (*verifyTree)(std::span<const float>, int32_t, const DraftTree&, SpecSampler&) = hearth::verifyTree;
 
     // Errors: those of DraftModelDrafter::load; InvalidArgument (maxDraft, n-gram lengths).
     static Result<std::unique_ptr<SpecSession>> create(const SpecOptions& options, const Tokenizer& targetVocab,

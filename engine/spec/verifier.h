@@ -19,12 +19,26 @@ namespace hearth {
 struct VerifyOutcome {
     std::vector<int32_t> tokens;  // the kept drafted tokens, then one more (correction or bonus)
     int32_t nAccepted = 0;  // drafted tokens kept
-    bool bonus = false;  // every drafted token was kept
+    bool bonus = false;  // every drafted token was kept (a tree: the path reached a leaf)
+    // A tree: the kept nodes, root to node; and for each of tokens the logit row it was chosen
+    // from (0: the token before the drafts, 1 + i: node i). Empty for a chain (rows 0, 1, ...).
+    std::vector<int32_t> nodes = {};
+    std::vector<int32_t> rows = {};
 };
 
 // rows: [draft.tokens.size() + 1, nVocab]. sampler's history is the context; the output tokens
 // are pushed onto it. Precondition: draft.q is empty or has one entry per drafted token.
 VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler);
+
+// Tree verification. rows: [tree.size() + 1, nVocab]: the token before the drafts, then each
+// node. Greedy: from the root, while the target's greedy token at the current node is one of its
+// children, keep it; the longest such path, then the target's token at its end. Sampled:
+// SpecInfer's multi-step speculative sampling (Miao et al., arXiv 2305.09781, section 4.2): at
+// each node its children are tried in order, child c kept with probability min(1, p(c) / q_c(c));
+// a refusal replaces p by norm(max(p - q_c, 0)); when all are refused the next token is drawn from
+// what p has become. q_c: tree.q[c], or a point mass on c's token when the drafter is
+// deterministic. The output is distributed as the target's own sampling.
+VerifyOutcome verifyTree(std::span<const float> rows, int32_t nVocab, const DraftTree& tree, SpecSampler& sampler);
 
 // A token from norm(max(p - q, 0)); q empty: a point mass on `drafted`. Falls back to p when
 // the residual is empty (only reachable through rounding).

@@ -12,3 +12,6 @@ set_property(TEST test_spec_exact_models test_spec_policy_model test_spec_distri
              ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=900000")
 # Speculation inside submit()/step(): mixed batches, preemption, cuts inside accepted runs, cancel.
 hearth_add_test(NAME test_spec_step LABELS tiny LIBS hearth_engine SOURCES test_spec_step.cpp)
+# Tree speculation: the tree type, the n-gram tree, the tree verifiers, and the forward pass of a
+# tree bitwise equal to its paths decoded linearly (reference, AVX2 / AVX-512, both K orders, Q8_0).
+hearth_add_test(NAME test_spec_tree LABELS unit tiny CPU_LEVELS LIBS hearth_engine SOURCES test_spec_tree.cpp)
