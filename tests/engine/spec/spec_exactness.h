@@ -15,6 +15,8 @@ namespace hearth::test {
 
 struct ExactnessTally {
     int prompts = 0, withDrafts = 0, withRejections = 0, mismatches = 0;
+    int withTrees = 0;  // runs that verified a branched tree at least once
+    int treeGain = 0;  // tokens kept on branches beyond the trees' first paths, all runs
 };
 
 // Plain greedy generation of each prompt, then speculative with each of specs; QVERIFY-style
@@ -39,15 +41,23 @@ inline ExactnessTally checkExactness(Engine& e, const std::vector<std::vector<To
             const bool same = sp->tokens == plain->tokens;
             std::printf(
                 "%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
-                "bonus %2d, forwards %2d%s\n",
-                label, i, spec.drafter == SpecDrafter::NGram ? "ngram" : "draft", sp->tokens.size(), s.drafted,
-                s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards, same ? "" : "  MISMATCH");
+                "bonus %2d, forwards %2d, trees %2d gain %2d%s\n",
+                label, i,
+                spec.drafter == SpecDrafter::NGram ? (spec.tree ? "tree" : "ngram") : (spec.tree ? "dtree" : "draft"),
+                sp->tokens.size(), s.drafted, s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards,
+                s.treeSteps, s.treeGain, same ? "" : "  MISMATCH");
             ++t.prompts;
             t.withDrafts += s.drafted > 0;
             t.withRejections += s.rollbacks > 0;
             t.mismatches += !same;
+            t.withTrees += s.treeSteps > 0;
+            t.treeGain += s.treeGain;
         }
     }
+    std::printf(
+        "%s: %d runs, %d mismatches, %d with rejections, %d with branched trees (%d tokens gained on "
+        "branches)\n",
+        label, t.prompts, t.mismatches, t.withRejections, t.withTrees, t.treeGain);
     std::fflush(stdout);
     return t;
 }

@@ -1,5 +1,5 @@
 // Exactness of speculative decoding on the real models (label model): greedy ids with the
-// n-gram drafter and with the draft-model drafter (the same file: no smaller model with the
+// n-gram drafter (chains, and trees of its continuations) and with the draft-model drafter (the same file: no smaller model with the
 // same vocabulary is at hand, so every draft is kept) equal plain decoding's, over the
 // prompts of tests/engine/spec/spec_prompts.h. Also: a draft model with another vocabulary is refused.
 #include <QtTest>
@@ -34,6 +34,15 @@ void checkModel(const QString& path, const char* label) {
     QCOMPARE(n.prompts, static_cast<int>(prompts.size()));
     QCOMPARE(n.withDrafts, n.prompts);
     QVERIFY2(n.withRejections * 2 > n.prompts, "most prompts should reject a draft (rollback exercised)");
+    // Trees of the n-gram drafter's continuations (at their widest: no switching to linear).
+    SpecOptions tree = alwaysOn(specNGramTree(6, 16));
+    tree.ngramMin = 1;
+    const test::ExactnessTally t = test::checkExactness(**engine, prompts, {tree}, kReplyTokens, label);
+    QCOMPARE(t.mismatches, 0);
+    QCOMPARE(t.prompts, static_cast<int>(prompts.size()));
+    QCOMPARE(t.withDrafts, t.prompts);
+    QVERIFY2(t.withRejections * 2 > t.prompts, "most prompts should reject a draft (rollback exercised)");
+    QVERIFY2(t.withTrees * 2 > t.prompts, "most prompts should verify a branched tree");
     // The draft model on a few prompts (it costs a full model per drafted token here).
     prompts.resize(4);
     const test::ExactnessTally d = test::checkExactness(**engine, prompts, {draft}, kReplyTokens / 3, label);

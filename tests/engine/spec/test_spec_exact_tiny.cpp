@@ -90,10 +90,13 @@ private slots:
         auto e = Engine::load(path.toStdString(), {});
         QVERIFY(e.has_value());
         const SpecOptions ngram = alwaysOn(specNGram(5));
-        const test::ExactnessTally t = test::checkExactness(**e, rawPrompts(**e), {ngram}, 48, "stories260K");
+        SpecOptions tree = alwaysOn(specNGramTree(5, 12));
+        tree.ngramMin = 1;  // more matches, more branches
+        const test::ExactnessTally t = test::checkExactness(**e, rawPrompts(**e), {ngram, tree}, 48, "stories260K");
         QCOMPARE(t.mismatches, 0);
         QCOMPARE(t.withDrafts, t.prompts);
         QVERIFY(t.withRejections * 2 > t.prompts);
+        QVERIFY(t.withTrees * 4 > t.prompts);  // the tree runs (half of them) branch
     }
 
     void tinyRandomDraftModel() {
