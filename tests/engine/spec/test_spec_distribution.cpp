@@ -6,8 +6,12 @@
 // against the target's exact p (from its own forward passes) by chi-squared, cells with
 // expected count < 5 pooled.
 // Controls: the plain Sampler passes the same test; a verifier that keeps every draft fails it.
+// Trees (SpecInfer's multi-step speculative sampling, verifyTree): a fixed tree of the target's
+// likeliest first tokens and one it never samples, each with two second tokens, verified the
+// same way; a tree verifier that walks the first children to a leaf fails.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -49,6 +53,46 @@ VerifyOutcome acceptAll(std::span<const float> rows, int32_t nVocab, const Draft
     o.bonus = true;
     return o;
 }
+
+// Keeps the first child at every node down to a leaf (then a token from its row): the wrong tree verifier.
+VerifyOutcome acceptFirstPath(std::span<const float> rows, int32_t nVocab, const DraftTree& tree,
+                              SpecSampler& sampler) {
+    VerifyOutcome o;
+    int32_t at = -1;
+    for (;;) {
+        int32_t next = -1;
+        for (size_t i = 0; i < tree.size() && next < 0; ++i)
+            if (tree.parents[i] == at) next = static_cast<int32_t>(i);
+        if (next < 0) break;
+        sampler.push(tree.tokens[static_cast<size_t>(next)]);
+        o.tokens.push_back(tree.tokens[static_cast<size_t>(next)]);
+        o.rows.push_back(at + 1);
+        o.nodes.push_back(next);
+        ++o.nAccepted;
+        at = next;
+    }
+    const auto row =
+        rows.subspan(static_cast<size_t>(at + 1) * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
+    o.tokens.push_back(sampler.draw(sampler.distribution(row)));
+    o.rows.push_back(at + 1);
+    sampler.push(o.tokens.back());
+    o.bonus = true;
+    return o;
+}
+
+// The same tree for the prompt's context every time; nothing after it.
+class FixedTreeDrafter final : public Drafter {
+public:
+    FixedTreeDrafter(DraftTree tree, size_t promptSize) : tree_(std::move(tree)), promptSize_(promptSize) {}
+    Result<Draft> propose(std::span<const int32_t>, int32_t, const SpecSampler&) override { return Draft{}; }
+    Result<DraftTree> proposeTree(std::span<const int32_t> context, int32_t, int32_t, const SpecSampler&) override {
+        return context.size() == promptSize_ ? tree_ : DraftTree{};
+    }
+
+private:
+    DraftTree tree_;
+    size_t promptSize_;
+};
 
 struct ChiSquare {
     double statistic = 0, critical = 0;
@@ -194,7 +238,92 @@ private slots:
         QVERIFY(!c2.passes());
     }
 
+    void treeSpeculativeMatchesTarget() {
+        const Samples s = sampleTree(false);
+        const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
+        std::printf(
+            "tree: drafted %d accepted %d rejected %d; first chi2 %.1f (%d cells, critical %.1f), "
+            "second chi2 %.1f (%d cells, critical %.1f)\n",
+            s.total.drafted, s.total.accepted, s.total.rejected, c1.statistic, c1.cells, c1.critical, c2.statistic,
+            c2.cells, c2.critical);
+        QVERIFY(s.total.accepted > kTrials / 4);
+        QVERIFY(c1.passes());
+        QVERIFY(c2.passes());
+    }
+
+    void treeAcceptFirstPathFails() {
+        const Samples s = sampleTree(true);
+        const ChiSquare c1 = chiSquare(s.first, p1_, kTrials), c2 = chiSquare(s.second, p2_, kTrials);
+        std::printf(
+            "tree accept-first-path control: first chi2 %.1f (critical %.1f), second chi2 %.1f (critical %.1f)\n",
+            c1.statistic, c1.critical, c2.statistic, c2.critical);
+        QVERIFY(!c1.passes());
+        QVERIFY(!c2.passes());
+    }
+
 private:
+    // The target's likeliest n tokens of a distribution.
+    static std::vector<int32_t> top(const std::map<int32_t, double>& dist, size_t n) {
+        std::vector<std::pair<double, int32_t>> v;
+        for (const auto& [id, p] : dist) v.emplace_back(-p, id);
+        std::sort(v.begin(), v.end());
+        std::vector<int32_t> out;
+        for (size_t i = 0; i < std::min(n, v.size()); ++i) out.push_back(v[i].second);
+        return out;
+    }
+
+    Samples sampleTree(bool wrongVerifier) {
+        Samples out;
+        // Root children: the three likeliest first tokens, then one the target never samples;
+        // under each, the two likeliest tokens after it.
+        DraftTree tree;
+        std::vector<int32_t> roots = top(p1_, 3);
+        for (int32_t id = 3; id < target_.model->config().nVocab; ++id)
+            if (!p1_.contains(id)) {
+                roots.push_back(id);
+                break;
+            }
+        for (const int32_t r : roots) {
+            tree.tokens.push_back(r);
+            tree.parents.push_back(-1);
+        }
+        for (size_t i = 0; i < roots.size(); ++i) {
+            std::vector<int32_t> ctx = prompt_;
+            ctx.push_back(roots[i]);
+            for (const int32_t c : top(target_.next(ctx), 2)) {
+                tree.tokens.push_back(c);
+                tree.parents.push_back(static_cast<int32_t>(i));
+            }
+        }
+        if (!tree.valid()) QTest::qFail("the fixed tree is not a tree", __FILE__, __LINE__);
+        SpecOptions options = alwaysOn(specNGramTree(2, static_cast<int32_t>(tree.size())));
+        auto session =
+            SpecSession::create(options, *target_.vocab, target_.model->config().nVocab, *target_.backend, kContext);
+        if (!session) QTest::qFail(session.error().message.c_str(), __FILE__, __LINE__);
+        if (!session) return out;
+        (*session)->drafter = std::make_unique<FixedTreeDrafter>(tree, prompt_.size());
+        if (wrongVerifier) (*session)->verifyTree = acceptFirstPath;
+        SpecSession* const shared = session->get();
+        EngineRequests requests(*target_.model, *target_.backend, *target_.cache, *target_.vocab, kContext, {});
+        requests.specSessions().put(std::move(*session));
+        for (int i = 0; i < kTrials; ++i) {
+            shared->policy =
+                SpecPolicy({.maxDraft = 2, .allowSwitchOff = false, .maxTreeNodes = static_cast<int32_t>(tree.size())});
+            GenerateRequest req;
+            req.prompt = prompt_;
+            req.maxTokens = 3;
+            req.sampling = params();
+            req.sampling.seed = static_cast<uint64_t>(i);
+            req.spec = options;
+            const std::vector<int32_t> got = run(requests, std::move(req), out.total);
+            if (got.size() != 3) QTest::qFail("a run failed", __FILE__, __LINE__);
+            if (got.size() != 3) return out;
+            ++out.first[got[0]];
+            ++out.second[got[1]];
+        }
+        return out;
+    }
+
     Samples sampleSpeculative(bool wrongVerifier) {
         Samples out;
         const SpecOptions options = alwaysOn(specDraftModel(path_.toStdString(), 2));
