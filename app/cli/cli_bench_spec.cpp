@@ -1,5 +1,5 @@
-// hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter and with
-// a draft model, on three kinds of prompt (repeat/edit a passage, code completion, open-ended
+// hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter (chains,
+// and trees of its continuations with the policy choosing their width) and with a draft model, on three kinds of prompt (repeat/edit a passage, code completion, open-ended
 // chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
 // with the acceptance rate, target forward passes per output token and the speedup. Each
 // speculative reply starts with a fresh policy (and draft model), as in a new engine.
@@ -94,7 +94,14 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     auto engine = Engine::load(path.toStdString(), *options);
     if (!engine) return std::unexpected(engine.error());
     Engine& e = **engine;
-    const std::vector<Mode> modes{{"plain", {}}, {"ngram", specNGram()}, {"draft", specDraftModel(path.toStdString())}};
+    const std::vector<Mode> all{{"plain", {}},
+                                {"ngram", specNGram()},
+                                {"tree", specNGramTree()},
+                                {"draft", specDraftModel(path.toStdString())}};
+    const QStringList wanted = p.value("modes").split(',', Qt::SkipEmptyParts);
+    std::vector<Mode> modes{all[0]};  // plain first: the speedups' base
+    for (size_t i = 1; i < all.size(); ++i)
+        if (wanted.isEmpty() || wanted.contains(QLatin1String(all[i].name))) modes.push_back(all[i]);
     std::map<std::pair<int, int>, Cell> cells;
     for (int run = 0; run < runs; ++run)
         for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
@@ -131,15 +138,17 @@ int cmdBenchSpec(const QCommandLineParser& p) {
 
 QList<QCommandLineOption> benchSpecOptions() {
     return {{"runs", "bench-spec: runs per cell (the median is printed).", "n", "5"},
-            {"threads", "bench-spec: CPU threads.", "n", "2"}};
+            {"threads", "bench-spec: CPU threads.", "n", "2"},
+            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,draft; default all).", "list"}};
 }
 
 }  // namespace
 
 Command benchSpecCommand() {
     return {"bench-spec",
-            "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N]\n"
-            "           output tokens/s with and without speculative decoding (n-gram, draft model)\n",
+            "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N] [--modes LIST]\n"
+            "           output tokens/s with and without speculative decoding (n-gram chains and trees, draft "
+            "model)\n",
             benchSpecOptions, cmdBenchSpec};
 }
 

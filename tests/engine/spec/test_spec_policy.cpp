@@ -3,6 +3,9 @@
 // right n-gram guesses; the draft length follows acceptance.
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/spec/spec_policy.h"
 
 using namespace hearth;
@@ -50,6 +53,36 @@ private slots:
         for (int i = 0; i < 40; ++i) p.recordStep(4, 0, 1, 100.0);
         QVERIFY(p.active());
         QVERIFY(p.draftLength() > 0);
+    }
+
+    // Tree width: steps cost 10 ms + rowMs per row (the line the policy fits); branches that
+    // add more tokens than their rows cost widen the tree, ones that add none narrow it to a
+    // chain, and a probe now and then measures them again.
+    void treeWidthFollowsGainAndRowCost() {
+        const auto run = [](double rowCost, int gainEvery) {
+            SpecPolicy p({.maxDraft = 4, .window = 1000, .maxTreeNodes = 16, .treeWindow = 8, .treeProbeEvery = 4});
+            p.recordStep(0, 0, 1, 10.0 + rowCost);
+            p.recordStep(0, 0, 1, 10.0 + rowCost);
+            for (int i = 0; i < 64; ++i) {
+                const int32_t nodes = p.treeNodes();
+                const int32_t first = std::min(nodes, p.draftLength());
+                const int32_t gain = nodes > first && i % gainEvery == 0 ? 1 : 0;
+                p.recordStep(nodes, 1 + gain, 2 + gain, 10.0 + rowCost * (1 + nodes), false);
+                p.recordTree(nodes, first, gain);
+            }
+            return p;
+        };
+        const SpecPolicy cheap = run(0.1, 1);  // a token per step for cheap rows: widest
+        QCOMPARE(cheap.treeWidth(), 16);
+        QVERIFY(std::abs(cheap.rowMs() - 0.1) < 1e-6);
+        const SpecPolicy useless = run(0.1, 1000000);  // branches never kept: a chain
+        QCOMPARE(useless.treeWidth(), 0);
+        const SpecPolicy dear = run(8.0, 4);  // a token every 4 steps, rows costing most of a step
+        QCOMPARE(dear.treeWidth(), 0);
+        SpecPolicy fixed({.maxDraft = 4, .allowSwitchOff = false, .maxTreeNodes = 12});
+        QCOMPARE(fixed.treeNodes(), 12);  // no switching: the widest tree every step
+        SpecPolicy none({.maxDraft = 4, .allowSwitchOff = false});
+        QCOMPARE(none.treeNodes(), 4);  // no trees: the chain
     }
 
     void draftLengthFollowsAcceptance() {
