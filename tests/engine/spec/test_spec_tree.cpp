@@ -5,13 +5,15 @@
 // the cpu-levels stage reruns it capped), with one thread and two, over F16 K in both orders and
 // Q8_0, short prefixes and ones past the first 256-position attention piece, a Llama and a
 // Gemma 3 with a sliding window; then the accepted path moved into place (keepKvPath) decodes
-// on exactly as the linear path would. Also the greedy and sampled tree verifiers' choices.
+// on exactly as the linear path would. Also the greedy tree verifier's choices, and the fallback
+// to chains on a backend that is not a CPU one.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
 #include <random>
 
+#include "engine/engine_requests.h"
 #include "engine/kv/kv_cache.h"
 #include "engine/kv/kv_rows.h"
 #include "engine/model/gguf.h"
@@ -19,6 +21,8 @@
 #include "engine/model/synth.h"
 #include "engine/spec/ngram_drafter.h"
 #include "engine/spec/verifier.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/support/test_env.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -130,6 +134,60 @@ int checkTree(Model& m, Backend& b, const KvLayout& layout, int prefixLen, std::
     return compared + 1;
 }
 
+// A CPU backend under another name: what the engine sees of a backend that is not a CPU one
+// (the CUDA plugin), for the fallback to chains.
+class RenamedBackend final : public Backend {
+public:
+    explicit RenamedBackend(std::unique_ptr<Backend> b) : b_(std::move(b)) {}
+    std::string name() const override { return "CUDA (test: a CPU backend renamed)"; }
+    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override { b_->matmul(w, x, n, y); }
+    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
+        b_->embeddingRows(t, ids, n, out);
+    }
+    void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
+        b_->rmsNorm(x, w, nRows, n, eps, y);
+    }
+    void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
+              RopeStyle style, const float* freqFactors) override {
+        b_->rope(x, nTokens, nHeads, headDim, nRot, positions, freqBase, style, freqFactors);
+    }
+    void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
+                 int64_t nTokens) override {
+        b_->kvWrite(layer, k, v, positions, nTokens);
+    }
+    void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
+                   int64_t nTokens, float* out) override {
+        b_->attention(layer, shape, q, positions, nTokens, out);
+    }
+    void swiglu(const float* gate, const float* up, int64_t n, float* out) override { b_->swiglu(gate, up, n, out); }
+    void geglu(const float* gate, const float* up, int64_t n, float* out) override { b_->geglu(gate, up, n, out); }
+    void add(float* x, const float* y, int64_t n) override { b_->add(x, y, n); }
+
+private:
+    std::unique_ptr<Backend> b_;
+};
+
+// Greedy tokens of a repetitive prompt through EngineRequests, and the run's counters.
+std::vector<int32_t> generate(Model& m, Backend& b, const Tokenizer& vocab, std::span<const int32_t> prompt,
+                              const SpecOptions& spec, SpecStats& stats) {
+    auto cache = KvCache::create(m.kvLayout(), 512);
+    if (!cache) return {};
+    EngineRequests requests(m, b, **cache, vocab, 512, {});
+    GenerateRequest req;
+    req.prompt.assign(prompt.begin(), prompt.end());
+    req.maxTokens = 40;
+    req.sampling.temperature = 0.0f;
+    req.spec = spec;
+    if (!requests.submit(std::move(req))) return {};
+    std::vector<int32_t> got;
+    while (!requests.idle())
+        for (const EngineEvent& e : requests.step()) {
+            if (e.kind == EngineEvent::Kind::Token) got.push_back(e.token);
+            if (e.kind == EngineEvent::Kind::Finish) stats = e.spec;
+        }
+    return got;
+}
+
 }  // namespace
 
 class TestSpecTree : public QObject {
@@ -208,6 +266,33 @@ private slots:
         o = verifyTree(rows, nVocab, t, s2);
         QCOMPARE(o.tokens, (std::vector<int32_t>{2, 7}));
         QVERIFY(!o.bonus);
+    }
+
+    // Trees on a CPU backend; on another backend (a renamed CPU one here) the same options draft
+    // chains only; greedy output is plain decoding's either way.
+    void nonCpuBackendFallsBackToChains() {
+        const QString path = test::testDataFile("stories260K.gguf");
+        HEARTH_REQUIRE_FILE(path);
+        Loaded l = load(path);
+        QVERIFY(l.model);
+        auto vocab = Tokenizer::fromGguf(*l.file);
+        QVERIFY(vocab.has_value());
+        const std::vector<int32_t> prompt =
+            (*vocab)->encode("The cat sat on the mat. The cat ran to the park. The dog sat on the", true, false);
+        auto cpu = makeBestCpuBackend(1);
+        RenamedBackend renamed(makeBestCpuBackend(1));
+        SpecOptions tree = alwaysOn(specNGramTree(4, 12));
+        tree.ngramMin = 1;
+        SpecStats plainStats, cpuStats, renamedStats;
+        const std::vector<int32_t> plain = generate(*l.model, *cpu, **vocab, prompt, SpecOptions{}, plainStats);
+        QCOMPARE(plain.size(), size_t{40});
+        QCOMPARE(generate(*l.model, *cpu, **vocab, prompt, tree, cpuStats), plain);
+        QCOMPARE(generate(*l.model, renamed, **vocab, prompt, tree, renamedStats), plain);
+        std::printf("cpu: %d tree steps of %d; renamed: %d tree steps of %d, %d drafted\n", cpuStats.treeSteps,
+                    cpuStats.targetForwards, renamedStats.treeSteps, renamedStats.targetForwards, renamedStats.drafted);
+        QVERIFY(cpuStats.treeSteps > 0);
+        QCOMPARE(renamedStats.treeSteps, 0);
+        QVERIFY(renamedStats.drafted > 0);
     }
 
     void treeForwardMatchesPaths_data() {
