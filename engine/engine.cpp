@@ -136,7 +136,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     }
     // After the fingerprint, whose hashing maps the whole file: the repacked copy and the
     // fingerprint's mapping are never resident together.
-    e->model_->packWeights(*e->backend_, options.loadProgress);
+    e->packWeights(fingerprint, options);
     e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout, e->backend_->name());
     const KvChainRoot root{e->kvRoot_.key};
     auto cache = KvCache::create(layout, e->contextLength_, root);
@@ -145,6 +145,23 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     e->requests_ = std::make_unique<EngineRequests>(*e->model_, *e->backend_, *e->cache_, *e->tokenizer_,
                                                     e->contextLength_, options.scheduler);
     return e;
+}
+
+// The backend's layout of the weights, through the disk cache unless it is switched off.
+void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options) {
+    using Outcome = PackCacheReport::Outcome;
+    if (!options.packWeights) return;  // packCache_.outcome stays NotPacked
+    if (!options.packCache || !packCacheEnabledByEnvironment()) {
+        packCache_.outcome = Outcome::Off;
+        packCache_.packedBytes = model_->packWeights(*backend_, options.loadProgress);
+        return;
+    }
+    PackCacheConfig config;
+    config.dir = options.packCacheDir.empty() ? defaultPackCacheDir() : options.packCacheDir;
+    PackCacheResult r = packWithCache(*model_, *backend_, fingerprint, config, options.loadProgress);
+    packCache_ = std::move(r.report);
+    packMapping_ = std::move(r.mapping);
+    packWrite_ = std::move(r.write);
 }
 
 std::vector<TokenId> Engine::chatPrompt(const std::vector<ChatMessage>& messages, const RenderOptions& options) const {

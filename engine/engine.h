@@ -16,6 +16,7 @@
 #include "engine/error.h"
 #include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
+#include "engine/model/pack_cache.h"
 #include "engine/runner/beam_runner.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
@@ -60,6 +61,15 @@ struct EngineOptions {
     // Called during load() after each weight matrix the backend lays out for its kernels (the
     // CPU backends repack the quantized types: Model::packWeights), with matrices done and total.
     std::function<void(int done, int total)> loadProgress;
+    // false: the backend does not lay out the weights for its kernels (no repacking: commands that
+    // only read facts, hearth-cli info); results are the same, computed from the file's layout.
+    bool packWeights = true;
+    // The disk cache of the backend's packed weights (engine/model/pack_cache.h): a later load
+    // maps the copies the first one saved instead of making them again. false, or
+    // HEARTH_PACK_CACHE=0 in the environment: neither read nor written. packCacheDir empty:
+    // defaultPackCacheDir() (HEARTH_PACK_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/hearth/packed).
+    bool packCache = true;
+    std::string packCacheDir;
 };
 
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
@@ -177,6 +187,9 @@ public:
     // Why the backend asked for is not the one running (empty when it is).
     const std::string& backendNote() const { return backendNote_; }
     int32_t contextLength() const { return contextLength_; }
+    // What load() did with the packed weights and their disk cache: hit, miss (the file is written
+    // on a thread of its own; the engine's destructor waits for it), a file ignored (note says why).
+    const PackCacheReport& packCacheReport() const { return packCache_; }
 
     // KV persistence (engine/snapshot/kv_snapshot.h): the chain root this engine's blocks
     // start from, the keys of a token sequence's whole blocks, the cached blocks holding a
@@ -232,6 +245,7 @@ public:
 private:
     Engine();
     Result<void> validatePrompt(const std::vector<TokenId>& prompt) const;
+    void packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options);
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
@@ -243,6 +257,9 @@ private:
     ChatFormat chatFormat_{ChatFormatKind::Plain};
     int32_t contextLength_ = 0;
     KvRootInfo kvRoot_;
+    PackCacheReport packCache_;
+    std::unique_ptr<MappedFile> packMapping_;  // a cache hit's copies, read by the model
+    std::unique_ptr<PackCacheWrite> packWrite_;  // last: destroyed (joined) before the copies it reads
 };
 
 }  // namespace hearth

@@ -18,10 +18,12 @@ namespace hearth {
 
 // A copy of a weight's rows in a layout a backend made for its kernels at load
 // (Backend::packWeight): the backend that made it reads data instead of the file's rows; any
-// other backend ignores it. layout names the layout (a backend's own constant, 0: none).
+// other backend ignores it. layout names the layout (a backend's own constant, 0: none); bytes is
+// the copy's size in host memory (a disk cache of copies, engine/model/pack_cache.h, saves them).
 struct PackedRows {
     const void* data = nullptr;
     uint32_t layout = 0;
+    size_t bytes = 0;
 };
 
 // A weight matrix as stored in the GGUF file: nRows rows of nCols elements of type `type`,

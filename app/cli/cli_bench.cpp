@@ -225,6 +225,8 @@ QJsonObject resultsJson(const Engine& e, const ModelCost& cost, const BenchOptio
                   {"prefill_pct_of_avx512_fma_peak", d.prefillPctAvx512},
                   {"peak_rss_mb", static_cast<double>(r.peakRssKb) / 1024.0},
                   {"load_s", r.loadSeconds},
+                  {"pack_cache", packCacheOutcomeName(e.packCacheReport().outcome)},
+                  {"pack_cache_check_s", e.packCacheReport().checkSeconds},
                   {"peak_rss_includes_probe", r.rssIncludesProbe},
                   {"weights_mb", static_cast<double>(cost.tensorBytes) / (1 << 20)},
                   {"kv_cache_mb", static_cast<double>(cost.kvBytesPerPosition) * e.contextLength() / (1 << 20)}};
@@ -266,9 +268,17 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
         t += buf;
     }
     const char* repack = std::getenv("HEARTH_REPACK");
-    std::snprintf(buf, sizeof buf, "load: %.2f s%s\n", r.loadSeconds,
-                  repack && std::string(repack) == "0" ? " (HEARTH_REPACK=0: weights kept in the file's layout)" : "");
+    const PackCacheReport& pack = e.packCacheReport();
+    std::snprintf(buf, sizeof buf, "load: %.2f s%s; packed weights' disk cache: %s", r.loadSeconds,
+                  repack && std::string(repack) == "0" ? " (HEARTH_REPACK=0: weights kept in the file's layout)" : "",
+                  packCacheOutcomeName(pack.outcome));
     t += buf;
+    if (pack.outcome == PackCacheReport::Outcome::Hit) {
+        std::snprintf(buf, sizeof buf, " (mapped and checked in %.3f s)", pack.checkSeconds);
+        t += buf;
+    }
+    t += "\n";
+    if (!pack.note.empty()) t += pack.note + "\n";
     t += strCat("hearth     prefill t/s ", spreadText(r.prefillTps), "   decode t/s ", spreadText(r.decodeTps), "\n");
     if (!r.oracleDecodeTps.empty()) {
         t += strCat("llama.cpp  prefill t/s ", spreadText(r.oraclePrefillTps), "   decode t/s ",

@@ -80,7 +80,7 @@ int cmdInfo(const OptionView& p, const FullBuildHooks&) {
     if (!p.isSet("model")) return 0;
     // The file is opened and its model and vocabulary built once: by the engine when Hearth runs
     // it; only for a file it cannot run, by inspectModelFacts, for the facts and the reason.
-    auto engine = loadEngine(p);
+    auto engine = loadEngine(p, /*packWeights=*/false);  // facts only: no repacking
     if (!engine) {
         auto inspected = inspectModelFacts(p.value("model"));
         if (!inspected) return failWith(inspected.error());

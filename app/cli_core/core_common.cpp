@@ -221,10 +221,15 @@ Result<EngineOptions> readEngineOptions(const OptionView& p) {
     return options;
 }
 
-Result<std::unique_ptr<Engine>> loadEngine(const OptionView& p) {
+Result<std::unique_ptr<Engine>> loadEngine(const OptionView& p, bool packWeights) {
     auto options = readEngineOptions(p);
     if (!options) return std::unexpected(options.error());
-    return Engine::load(p.value("model"), *options);
+    options->packWeights = packWeights;
+    auto engine = Engine::load(p.value("model"), *options);
+    // A packed-weights cache file that failed its checks was ignored and rewritten: said once.
+    if (engine && !(*engine)->packCacheReport().note.empty())
+        std::fprintf(stderr, "%s\n", (*engine)->packCacheReport().note.c_str());
+    return engine;
 }
 
 // The prompt text of generate's options (--prompt or --prompt-file); usage errors as text.

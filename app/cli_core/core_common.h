@@ -70,7 +70,9 @@ bool number(const OptionView& p, const char* name, T& out, std::string& error) {
 bool readSampling(const OptionView& p, GenerateRequest& req, std::string& error);
 // EngineOptions from --ctx, --kv-type and the other engine options.
 Result<EngineOptions> readEngineOptions(const OptionView& p);
-Result<std::unique_ptr<Engine>> loadEngine(const OptionView& p);
+// Engine::load of --model with those options; packWeights false: no repacking (facts only). A
+// packed-weights cache file ignored as damaged is said on stderr.
+Result<std::unique_ptr<Engine>> loadEngine(const OptionView& p, bool packWeights = true);
 // False with --no-think: the chat prompt turns reasoning off where the format can (RenderOptions).
 bool thinks(const OptionView& p);
 // The prompt text of --prompt or --prompt-file.

@@ -82,6 +82,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     }
     failAll(tr("The model was changed before this reply finished."));
     engine_ = std::move(*engine);
+    if (const std::string& note = engine_->packCacheReport().note; !note.empty()) qWarning("hearth: %s", note.c_str());
     model_ = LoadedModel{.file = describeModel(engine_->file(), &engine_->chatFormat()),
                          .backend = QString::fromStdString(engine_->backendName()),
                          .backendNote = QString::fromStdString(engine_->backendNote()),

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/forward_batch.h"
@@ -77,6 +78,7 @@ public:
     Result<void> bind(const GgufFile& file, ModelConfig config);
     Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
     size_t packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) override;
+    std::vector<PackableWeight> packableWeights() override;
 
 private:
     Result<void> bindLayer(const GgufFile& file, int il);
@@ -204,13 +206,11 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
 // (a tied output matrix is the token embedding) takes it, and the file's pages of those rows
 // are released, so that memory holds one copy of each weight while loading and after.
 size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) {
-    std::vector<WeightView*> views{&head_.output};
-    for (DecoderLayer& L : layers_)
-        for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown}) views.push_back(w);
+    const std::vector<PackableWeight> views = packableWeights();
     size_t packedBytes = 0;
     const int total = static_cast<int>(views.size());
     for (int i = 0; i < total; ++i) {
-        WeightView& w = *views[static_cast<size_t>(i)];
+        WeightView& w = *views[static_cast<size_t>(i)].view;
         if (w.packed.layout == 0)
             if (std::unique_ptr<WeightBuffer> buffer =
                     backend.packWeight(w, [&](std::span<const uint8_t> rows) { file_->releasePages(rows); })) {
@@ -225,6 +225,21 @@ size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int 
     // untied embedding is read a few rows per step and stays as it is in the file.
     if (head_.tied) head_.tokenEmbd.packed = head_.output.packed;
     return packedBytes;
+}
+
+// The output matrix, then each layer's in the order the forward pass reads them; names by role
+// (a fused QKV tensor's three row ranges are attn_q, attn_k and attn_v).
+std::vector<Model::PackableWeight> DecoderModel::packableWeights() {
+    std::vector<PackableWeight> views{{"output", &head_.output}};
+    for (size_t il = 0; il < layers_.size(); ++il) {
+        DecoderLayer& L = layers_[il];
+        const std::string prefix = strCat("blk.", il, ".");
+        const std::pair<const char*, WeightView*> roles[] = {
+            {"attn_q", &L.wq},      {"attn_k", &L.wk},  {"attn_v", &L.wv},     {"attn_output", &L.wo},
+            {"ffn_gate", &L.wGate}, {"ffn_up", &L.wUp}, {"ffn_down", &L.wDown}};
+        for (const auto& [name, w] : roles) views.push_back({prefix + name, w});
+    }
+    return views;
 }
 
 void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {

@@ -126,7 +126,8 @@ public:
     virtual Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) = 0;
     // Lets the backend lay out every matrix for its kernels (Backend::packWeight) once, before
     // the first forward pass with it, and releases the file's pages of each matrix it copied, one
-    // matrix at a time (memory never holds both copies of more than one). The model then runs
+    // matrix at a time (memory never holds both copies of more than one). Matrices whose packed
+    // rows are set already (packableWeights, from a disk cache) are left as they are. The model then runs
     // with that backend or any other, with the same results. progress(done, total) after each
     // matrix. Returns the bytes of the file's rows that were repacked (0: the backend keeps the
     // file's layout).
@@ -134,6 +135,15 @@ public:
         (void)backend, (void)progress;
         return 0;
     }
+    // The matrices packWeights offers the backend, in the order it offers them, each with a name
+    // that is the same for every load of one file ("output", "blk.3.attn_q"): a disk cache of
+    // the backend's copies (engine/model/pack_cache.h) sets w.packed of some of them before
+    // packWeights, which then leaves those alone. Valid as long as the model.
+    struct PackableWeight {
+        std::string name;
+        WeightView* view = nullptr;
+    };
+    virtual std::vector<PackableWeight> packableWeights() { return {}; }
     // What forwardBatch checks of one item without touching the cache: a sequence, token ids
     // in the vocabulary, logits of whole rows for at most every token.
     Result<void> checkItem(const ForwardItem& item) const;

@@ -360,7 +360,7 @@ public:
             const size_t from = static_cast<size_t>(first) * groupBytes;
             if (released) released({rows + from, std::min(rowsBytes, static_cast<size_t>(last) * groupBytes) - from});
         }
-        w.packed = {packed, packedLayoutOf(w.type)};
+        w.packed = {packed, packedLayoutOf(w.type), bytes};
         return buffer;
     }
 

@@ -19,3 +19,6 @@ hearth_add_test(NAME test_synth LABELS unit tiny LIBS hearth_engine Qt6::Core SO
 hearth_add_test(NAME test_gguf_split LABELS unit LIBS hearth_engine Qt6::Core SOURCES test_gguf_split.cpp)
 hearth_add_test(NAME test_gguf_split_models LABELS model LIBS hearth_engine Qt6::Core SOURCES test_gguf_split.cpp)
 target_compile_definitions(test_gguf_split_models PRIVATE HEARTH_SPLIT_REAL_MODELS=1)
+# The disk cache of packed weights (pack_cache.h) on tiny synthetic models: hits bitwise, every
+# damaged file ignored and rewritten, the newest files kept, the switches.
+hearth_add_test(NAME test_pack_cache LABELS unit LIBS hearth_engine Qt6::Core SOURCES test_pack_cache.cpp)
