@@ -389,7 +389,10 @@ PackCacheResult packWithCache(Model& model, Backend& backend, const ModelFingerp
         anyPacked = anyPacked || packed;
         entries.push_back({p.name, w.type, w.nRows, w.nCols, packed ? w.packed : PackedRows{}});
     }
-    if (!anyPacked) return result;
+    if (!anyPacked) {  // a model of types the backend keeps (F32, F16): nothing to save
+        r.outcome = r.outcome == Outcome::Miss ? Outcome::NoLayout : r.outcome;
+        return result;
+    }
     result.write = std::make_unique<PackCacheWrite>(config, r.path, fingerprint, digest, std::move(entries));
     if (config.writeInBackground) {
         result.write->start();

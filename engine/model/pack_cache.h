@@ -88,7 +88,8 @@ struct PackCacheReport {
     enum class Outcome {
         NotPacked,  // nothing packed (EngineOptions::packWeights false: hearth-cli info)
         Off,  // the cache is switched off (HEARTH_PACK_CACHE=0, EngineOptions::packCache): packed
-        NoLayout,  // the backend packs nothing (HEARTH_REPACK=0, the reference): no file
+        NoLayout,  // the backend packs none of the model's matrices (HEARTH_REPACK=0, the reference
+                   // backend, an F32 model): no file
         Hit,  // the copies are the cache file's
         Miss,  // no file: packed, and the file is written (PackCacheResult::write)
         Rejected,  // a file was there but failed a check (note): packed, and written again
