@@ -144,6 +144,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     e->cache_ = std::move(*cache);
     e->requests_ = std::make_unique<EngineRequests>(*e->model_, *e->backend_, *e->cache_, *e->tokenizer_,
                                                     e->contextLength_, options.scheduler);
+    e->history_ = std::make_unique<SuffixIndex>(SuffixIndexConfig{.capTokens = options.historyCapTokens});
+    e->requests_->specSessions().setHistory(e->history_.get());
     return e;
 }
 

@@ -23,6 +23,7 @@
 #include "engine/snapshot/kv_snapshot.h"
 #include "engine/snapshot/model_fingerprint.h"
 #include "engine/spec/spec_options.h"
+#include "engine/spec/suffix_index.h"
 #include "engine/tokenizer/chat_format.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -70,6 +71,9 @@ struct EngineOptions {
     // defaultPackCacheDir() (HEARTH_PACK_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/hearth/packed).
     bool packCache = true;
     std::string packCacheDir;
+    // The history index's cap (SpecDrafter::History): tokens of earlier messages kept, ~8 bytes
+    // each; the oldest are dropped beyond it.
+    int64_t historyCapTokens = int64_t{1} << 21;
 };
 
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
@@ -228,6 +232,12 @@ public:
     // the drafted tokens of speculating requests) and returns what happened, in order. Empty
     // when nothing is in flight.
     std::vector<EngineEvent> step();
+    // The index SpecDrafter::History drafts from: earlier conversations' messages as token
+    // sequences of this model's vocabulary (app/ adds the store's on load and each message as it
+    // is saved). Lives as long as the engine; adding between steps is safe.
+    void addHistory(std::span<const TokenId> tokens) { history_->add(tokens); }
+    const SuffixIndex& history() const { return *history_; }
+    void clearHistory() { history_->clear(); }
     // Forgets the idle speculation sessions (drafters, loaded draft models, policies): the next
     // speculating request starts afresh, as in a new engine (benchmarks that compare prompts).
     void resetSpeculation();
@@ -253,6 +263,7 @@ private:
     std::unique_ptr<Backend> backend_;
     std::string backendNote_;
     std::unique_ptr<KvCache> cache_;
+    std::unique_ptr<SuffixIndex> history_;  // before requests_: their sessions draft from it
     std::unique_ptr<EngineRequests> requests_;  // scheduler, runner and per-request state
     ChatFormat chatFormat_{ChatFormatKind::Plain};
     int32_t contextLength_ = 0;

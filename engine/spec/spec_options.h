@@ -9,13 +9,14 @@
 
 namespace hearth {
 
-enum class SpecDrafter { Off, NGram, DraftModel };
+// History: the engine's index of earlier conversations plus the context (history_drafter.h).
+enum class SpecDrafter { Off, NGram, DraftModel, History };
 
 struct SpecOptions {
     SpecDrafter drafter = SpecDrafter::Off;
     std::string draftModelPath;  // DraftModel: a GGUF with the target's vocabulary
     int32_t maxDraft = 8;  // most tokens drafted per step (1..32)
-    int32_t ngramMin = 2, ngramMax = 4;  // NGram: lengths of the suffix looked up
+    int32_t ngramMin = 2, ngramMax = 4;  // NGram: lengths of the suffix looked up (History: its shortest match)
     // The policy may switch speculation off when it does not pay (the exactness tests turn
     // this off, so that every step drafts).
     bool allowSwitchOff = true;
@@ -51,6 +52,12 @@ inline SpecOptions specNGramTree(int32_t maxDraft = 8, int32_t maxTreeNodes = 16
     SpecOptions o = specNGram(maxDraft);
     o.tree = true;
     o.maxTreeNodes = maxTreeNodes;
+    return o;
+}
+inline SpecOptions specHistory(int32_t maxDraft = 8) {
+    SpecOptions o;
+    o.drafter = SpecDrafter::History;
+    o.maxDraft = maxDraft;
     return o;
 }
 // The same without the policy's switch-off (the exactness tests).

@@ -2,13 +2,14 @@
 #include "engine/spec/spec_session.h"
 
 #include "engine/spec/draft_model_drafter.h"
+#include "engine/spec/history_drafter.h"
 #include "engine/str_cat.h"
 
 namespace hearth {
 
 Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& options, const Tokenizer& targetVocab,
-                                                         int32_t targetNVocab, Backend& backend,
-                                                         int32_t contextLength) {
+                                                         int32_t targetNVocab, Backend& backend, int32_t contextLength,
+                                                         const SuffixIndex* history) {
     if (options.drafter == SpecDrafter::Off) return fail(ErrorCode::InvalidArgument, "speculative decoding is off");
     if (options.maxDraft < 1 || options.maxDraft > kMaxDraftLimit)
         return fail(ErrorCode::InvalidArgument, strCat("the maximum draft length must be 1..", kMaxDraftLimit));
@@ -19,6 +20,9 @@ Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& opti
         auto d = DraftModelDrafter::load(options.draftModelPath, targetVocab, targetNVocab, backend, contextLength);
         if (!d) return std::unexpected(d.error());
         drafter = std::move(*d);
+    } else if (options.drafter == SpecDrafter::History) {
+        if (!history) return fail(ErrorCode::InvalidArgument, "history drafting needs the engine's history index");
+        drafter = std::make_unique<HistoryDrafter>(*history, HistoryDraftConfig{.minMatch = options.ngramMin});
     } else {
         drafter = std::make_unique<NGramDrafter>(options.ngramMin, options.ngramMax);
     }
@@ -43,7 +47,7 @@ Result<std::unique_ptr<SpecSession>> SpecSessionPool::take(const SpecOptions& op
         idle_.erase(std::next(it).base());
         return s;
     }
-    return SpecSession::create(options, vocab_, nVocab_, backend_, contextLength_);
+    return SpecSession::create(options, vocab_, nVocab_, backend_, contextLength_, history_);
 }
 
 void SpecSessionPool::put(std::unique_ptr<SpecSession> session) {

@@ -20,6 +20,7 @@
 namespace hearth {
 
 class Backend;
+class SuffixIndex;
 class Tokenizer;
 
 struct SpecSession {
@@ -31,9 +32,12 @@ struct SpecSession {
     VerifyOutcome (*verify)(std::span<const float>, int32_t, const Draft&, SpecSampler&) = verifyDraft;
     VerifyOutcome (*verifyTree)(std::span<const float>, int32_t, const DraftTree&, SpecSampler&) = hearth::verifyTree;
 
-    // Errors: those of DraftModelDrafter::load; InvalidArgument (maxDraft, n-gram lengths).
+    // history: the engine's index, for SpecDrafter::History (it must outlive the session).
+    // Errors: those of DraftModelDrafter::load; InvalidArgument (maxDraft, n-gram lengths, History
+    // without an index).
     static Result<std::unique_ptr<SpecSession>> create(const SpecOptions& options, const Tokenizer& targetVocab,
-                                                       int32_t targetNVocab, Backend& backend, int32_t contextLength);
+                                                       int32_t targetNVocab, Backend& backend, int32_t contextLength,
+                                                       const SuffixIndex* history = nullptr);
 };
 
 constexpr int32_t kMaxDraftLimit = 32;  // SpecOptions::maxDraft's upper bound
@@ -50,6 +54,8 @@ public:
     // Back to the pool; the oldest idle sessions beyond kMaxIdle are dropped.
     void put(std::unique_ptr<SpecSession> session);
     void clear() { idle_.clear(); }
+    // The index History sessions draft from (the engine's; must outlive the pool).
+    void setHistory(const SuffixIndex* history) { history_ = history; }
     static constexpr size_t kMaxIdle = 4;
 
 private:
@@ -57,6 +63,7 @@ private:
     int32_t nVocab_;
     Backend& backend_;
     int32_t contextLength_;
+    const SuffixIndex* history_ = nullptr;
     std::vector<std::unique_ptr<SpecSession>> idle_;  // oldest first
 };
 

@@ -15,3 +15,8 @@ hearth_add_test(NAME test_spec_step LABELS tiny LIBS hearth_engine SOURCES test_
 # Tree speculation: the tree type, the n-gram tree, the tree verifiers, and the forward pass of a
 # tree bitwise equal to its paths decoded linearly (reference, AVX2 / AVX-512, both K orders, Q8_0).
 hearth_add_test(NAME test_spec_tree LABELS unit tiny CPU_LEVELS LIBS hearth_engine SOURCES test_spec_tree.cpp)
+# History drafting (issue 25): the suffix index against brute force and its memory cap; greedy
+# exactness of the History drafter on SmolLM2 and Gemma 3.
+hearth_add_test(NAME test_suffix_index LABELS unit LIBS hearth_engine SOURCES test_suffix_index.cpp)
+hearth_add_test(NAME test_spec_history LABELS model LIBS hearth_engine SOURCES test_spec_history.cpp TIMEOUT 600)
+set_property(TEST test_spec_history APPEND PROPERTY ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=600000")

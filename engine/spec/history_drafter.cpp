@@ -1,0 +1,30 @@
+// The best continuation of the index's lookup, cut where its estimated probability drops below
+// minProb (SuffixDecoding's threshold on a draft's score, arXiv 2411.04975 §4).
+#include "engine/spec/history_drafter.h"
+
+namespace hearth {
+
+HistoryDrafter::HistoryDrafter(const SuffixIndex& index, HistoryDraftConfig config) : index_(index), config_(config) {}
+
+SuffixLookup HistoryDrafter::candidates(std::span<const int32_t> context, int32_t maxTokens) const {
+    SuffixLookupOptions o;
+    o.maxDepth = maxTokens;
+    o.minMatch = config_.minMatch;
+    o.maxContinuations = config_.maxContinuations;
+    o.maxNodes = 4 * maxTokens + 16;
+    o.minProb = config_.minProb;
+    return index_.lookup(context, o);
+}
+
+Result<Draft> HistoryDrafter::propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler&) {
+    Draft d;
+    if (maxTokens <= 0) return d;
+    const SuffixLookup found = candidates(context, maxTokens);
+    if (found.continuations.empty()) return d;
+    const SuffixContinuation& best = found.continuations.front();
+    for (size_t i = 0; i < best.tokens.size() && best.prob[i] >= config_.minProb; ++i)
+        d.tokens.push_back(best.tokens[i]);
+    return d;
+}
+
+}  // namespace hearth

@@ -1,0 +1,34 @@
+// HistoryDrafter: drafts from the user's history, SuffixDecoding-style (arXiv 2411.04975): the
+// longest suffix of the context found in the engine's SuffixIndex (earlier conversations on this
+// tokenizer) or in the context itself, and the likeliest continuation that followed it. Linear
+// today; candidates() gives the ranked distinct continuations a tree drafter merges.
+// Thread-safety: engine thread only (the index is added to on that thread between steps).
+#pragma once
+
+#include "engine/spec/drafter.h"
+#include "engine/spec/suffix_index.h"
+
+namespace hearth {
+
+struct HistoryDraftConfig {
+    int32_t minMatch = 2;  // tokens of the context's suffix that must match
+    // A drafted token whose estimated probability (the product of the conditional frequencies
+    // up to it) falls below this ends the draft.
+    double minProb = 0.1;
+    int32_t maxContinuations = 4;  // candidates() returns at most this many
+};
+
+class HistoryDrafter final : public Drafter {
+public:
+    // index must outlive the drafter.
+    HistoryDrafter(const SuffixIndex& index, HistoryDraftConfig config);
+    Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
+    // Ranked distinct continuations of at most maxTokens tokens.
+    SuffixLookup candidates(std::span<const int32_t> context, int32_t maxTokens) const;
+
+private:
+    const SuffixIndex& index_;
+    HistoryDraftConfig config_;
+};
+
+}  // namespace hearth
