@@ -42,6 +42,7 @@ std::vector<Entry> commands(const std::vector<cli::core::CoreCommand>& core) {
             full(cli::benchRestoreCommand()),
             full(cli::benchKvCommand()),
             full(cli::benchSpecCommand()),
+            full(cli::benchHistoryCommand()),
             full(cli::benchBatchCommand()),
             full(cli::serveCommand())};
 }

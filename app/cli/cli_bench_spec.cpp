@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "app/cli/bench_spec_history.h"
 #include "app/cli/cli_commands.h"
 
 namespace hearth::cli {
@@ -86,7 +87,8 @@ void printTable(const char* model, const std::vector<Mode>& modes, const std::ma
     std::fflush(stdout);
 }
 
-Result<void> benchModel(const QString& path, const QCommandLineParser& p, int runs, int32_t maxTokens, int threads) {
+Result<void> benchModel(const QString& path, const QCommandLineParser& p, int runs, int32_t maxTokens, int threads,
+                        int historyInstances) {
     auto options = readEngineOptions(p);
     if (!options) return std::unexpected(options.error());
     options->nThreads = threads;
@@ -94,6 +96,8 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     auto engine = Engine::load(path.toStdString(), *options);
     if (!engine) return std::unexpected(engine.error());
     Engine& e = **engine;
+    if (historyInstances > 0)
+        return benchSpecHistory(e, QFileInfo(path).fileName().toStdString(), runs, maxTokens, historyInstances);
     const std::vector<Mode> all{{"plain", {}},
                                 {"ngram", specNGram()},
                                 {"tree", specNGramTree()},
@@ -119,27 +123,42 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
 int cmdBenchSpec(const QCommandLineParser& p) {
     const QStringList models = p.values("model");
     if (models.isEmpty()) return usageError("bench-spec needs --model (repeatable)");
-    int runs = 5, threads = 2;
+    int runs = 5, threads = 2, instances = 4;
     int32_t maxTokens = 0;
     QString error;
     if (!number(p, "runs", runs, error) || !number(p, "threads", threads, error) ||
-        !number(p, "max-tokens", maxTokens, error))
+        !number(p, "max-tokens", maxTokens, error) || !number(p, "instances", instances, error))
         return usageError(error);
-    if (runs < 1 || threads < 1 || maxTokens < 2)
-        return usageError("--runs and --threads must be >= 1, --max-tokens >= 2");
-    std::printf(
-        "greedy, %d tokens per reply, %d threads, median of %d interleaved runs; the draft model is the target's "
-        "own file (no smaller model with the same vocabulary is at hand)\n",
-        maxTokens, threads, runs);
+    if (runs < 1 || threads < 1 || maxTokens < 2 || instances < 1)
+        return usageError("--runs, --threads and --instances must be >= 1, --max-tokens >= 2");
+    const QString workload = p.value("workload");
+    if (workload != "standard" && workload != "history")
+        return usageError("--workload must be standard or history, not '" + workload + "'");
+    const bool history = workload == "history";
+    if (history)
+        std::printf(
+            "greedy, %d tokens per reply, %d threads, median of %d interleaved runs; history workload: %d instances "
+            "each of code-edit, summary and qa per set; the store holds set A's prompts and the model's replies; "
+            "tokens/s per run = the set's decode tokens / decode time; verbatim = share of plain set-B reply tokens "
+            "inside a run of >= %d tokens found in one stored message\n",
+            maxTokens, threads, runs, instances, kVerbatimRun);
+    else
+        std::printf(
+            "greedy, %d tokens per reply, %d threads, median of %d interleaved runs; the draft model is the target's "
+            "own file (no smaller model with the same vocabulary is at hand)\n",
+            maxTokens, threads, runs);
     for (const QString& m : models)
-        if (auto r = benchModel(m, p, runs, maxTokens, threads); !r) return failWith(r.error());
+        if (auto r = benchModel(m, p, runs, maxTokens, threads, history ? instances : 0); !r)
+            return failWith(r.error());
     return 0;
 }
 
 QList<QCommandLineOption> benchSpecOptions() {
     return {{"runs", "bench-spec: runs per cell (the median is printed).", "n", "5"},
             {"threads", "bench-spec: CPU threads.", "n", "2"},
-            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,draft; default all).", "list"}};
+            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,draft; default all).", "list"},
+            {"workload", "bench-spec: standard (three prompts) or history (issue 25's task sets).", "name", "standard"},
+            {"instances", "bench-spec --workload history: instances per task kind and set.", "n", "4"}};
 }
 
 }  // namespace
@@ -147,8 +166,9 @@ QList<QCommandLineOption> benchSpecOptions() {
 Command benchSpecCommand() {
     return {"bench-spec",
             "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N] [--modes LIST]\n"
-            "           output tokens/s with and without speculative decoding (n-gram chains and trees, draft "
-            "model)\n",
+            "           [--workload standard|history] [--instances N]\n"
+            "           output tokens/s with and without speculative decoding (n-gram chains and trees, draft\n"
+            "           model; history: drafting from a store seeded with set A's replies, measured on set B)\n",
             benchSpecOptions, cmdBenchSpec};
 }
 

@@ -15,6 +15,7 @@ Command conversationsCommand();  // cli_conversations.cpp
 Command benchRestoreCommand();  // cli_bench_restore.cpp
 Command benchKvCommand();  // cli_bench_kv.cpp
 Command benchSpecCommand();  // cli_bench_spec.cpp
+Command benchHistoryCommand();  // cli_bench_history.cpp
 Command benchBatchCommand();  // cli_bench_batch.cpp
 Command serveCommand();  // cli_serve.cpp
 // generate and chat with --remote (cli_remote.cpp): command is "generate" or "chat", args

@@ -13,6 +13,10 @@
 
 namespace hearth::test {
 
+inline const char* specLabel(SpecDrafter d) {
+    return d == SpecDrafter::NGram ? "ngram" : d == SpecDrafter::History ? "history" : "draft";
+}
+
 struct ExactnessTally {
     int prompts = 0, withDrafts = 0, withRejections = 0, mismatches = 0;
     int withTrees = 0;  // runs that verified a branched tree at least once
@@ -43,7 +47,7 @@ inline ExactnessTally checkExactness(Engine& e, const std::vector<std::vector<To
                 "%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
                 "bonus %2d, forwards %2d, trees %2d gain %2d%s\n",
                 label, i,
-                spec.drafter == SpecDrafter::NGram ? (spec.tree ? "tree" : "ngram") : (spec.tree ? "dtree" : "draft"),
+                spec.tree ? (spec.drafter == SpecDrafter::NGram ? "tree" : "dtree") : specLabel(spec.drafter),
                 sp->tokens.size(), s.drafted, s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards,
                 s.treeSteps, s.treeGain, same ? "" : "  MISMATCH");
             ++t.prompts;
