@@ -1221,6 +1221,11 @@ Choose another model with **Model…** (Ctrl+O).</source>
         <translation>N-gram 查找（无需额外模型）</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="418"/>
+        <source>Your earlier conversations (history)</source>
+        <translation>你以前的对话（历史）</translation>
+    </message>
+    <message>
         <location filename="../ui/settings_dialog.cpp" line="219"/>
         <location filename="../ui/settings_dialog.cpp" line="229"/>
         <source>Draft model</source>

@@ -415,6 +415,7 @@ QWidget* SettingsDialog::specGroup() {
     maxDraft_->setObjectName("specMaxDraft");
     drafter_->addItem(tr("N-gram lookup (no extra model)"), "ngram");
     drafter_->addItem(tr("Draft model"), "draft");
+    drafter_->addItem(tr("Your earlier conversations (history)"), "history");
     draftModel_->setPlaceholderText(tr("A small GGUF model with the same vocabulary"));
     maxDraft_->setRange(SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
     maxDraft_->setSuffix(tr(" tokens"));

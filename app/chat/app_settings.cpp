@@ -17,7 +17,9 @@ QString writeObject(const QJsonObject& o) { return QString::fromUtf8(QJsonDocume
 SpecOptions toSpecOptions(const SpecSettings& s) {
     SpecOptions o;
     if (!s.enabled) return o;
-    o.drafter = s.drafter == QLatin1String("draft") ? SpecDrafter::DraftModel : SpecDrafter::NGram;
+    o.drafter = s.drafter == QLatin1String("draft") ? SpecDrafter::DraftModel
+        : s.drafter == QLatin1String("history")     ? SpecDrafter::History
+                                                    : SpecDrafter::NGram;
     o.draftModelPath = s.draftModelPath.toStdString();
     o.maxDraft = std::clamp(s.maxDraft, SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
     return o;
@@ -71,8 +73,8 @@ EngineSettings AppSettings::engine() const {
     e.backend = settings_->value("engine/backend").toString();
     e.kvDiskBudgetMb = settings_->value("engine/kvDiskBudgetMb", 2048).toInt();
     e.spec.enabled = settings_->value("engine/spec/enabled", false).toBool();
-    e.spec.drafter =
-        settings_->value("engine/spec/drafter", "ngram").toString() == QLatin1String("draft") ? "draft" : "ngram";
+    const QString drafter = settings_->value("engine/spec/drafter", "ngram").toString();
+    e.spec.drafter = drafter == QLatin1String("draft") || drafter == QLatin1String("history") ? drafter : "ngram";
     e.spec.draftModelPath = settings_->value("engine/spec/draftModel").toString();
     e.spec.maxDraft = std::clamp(settings_->value("engine/spec/maxDraft", 8).toInt(), SpecSettings::kMinDraft,
                                  SpecSettings::kMaxDraft);

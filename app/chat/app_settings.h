@@ -19,7 +19,8 @@ namespace hearth {
 struct SpecSettings {
     static constexpr int kMinDraft = 1, kMaxDraft = 32;  // SpecOptions::maxDraft's range
     bool enabled = false;
-    QString drafter = "ngram";  // "ngram" (lookup in the conversation) or "draft" (a small model)
+    // "ngram" (lookup in the conversation), "draft" (a small model) or "history" (earlier conversations)
+    QString drafter = "ngram";
     QString draftModelPath;  // "draft": a GGUF with the model's vocabulary
     int maxDraft = 8;  // most tokens drafted per step, kMinDraft..kMaxDraft
     bool operator==(const SpecSettings&) const = default;

@@ -91,6 +91,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
                          .thinking = engine_->chatFormat().thinkingMode()};
     emit loadProgress(100);
     emit modelLoaded(model_);
+    startHistoryFeed();
 }
 
 void EngineWorker::failAll(const QString& message) {
@@ -126,8 +127,13 @@ void EngineWorker::submit(const ReplyRequest& r) {
                                .promptTokens = static_cast<int>(turn->prompt.size()),
                                .contextLength = engine_->contextLength(),
                                .omittedTurns = turn->omittedTurns};
-    active_[turn->id] =
-        Active{.ticket = r.ticket, .turn = std::move(*turn), .speculating = r.spec.drafter != SpecDrafter::Off};
+    std::string userText;
+    for (const ChatTurn& t : r.turns)
+        if (t.role == ChatRole::User) userText = t.content.toStdString();
+    active_[turn->id] = Active{.ticket = r.ticket,
+                               .turn = std::move(*turn),
+                               .speculating = r.spec.drafter != SpecDrafter::Off,
+                               .userText = std::move(userText)};
     emit replyStarted(started);
     scheduleStep();
 }
@@ -198,6 +204,7 @@ void EngineWorker::runStep() {
             emit replyFailed(a.ticket, a.turn.error ? describe(*a.turn.error) : tr("The engine failed."));
         } else {
             emit replyFinished(finishedStats(a));
+            addToHistory(a);
             saveKv(a);  // after the GUI has the reply: a long save delays only the next request
         }
         active_.erase(it);

@@ -88,6 +88,9 @@ public:
     // conversations lose their saved KV). No store open: nothing to do.
     Q_INVOKABLE void setKvDiskBudget(qint64 bytes);
     qint64 kvDiskBudgetBytes() const;  // engine thread; -1 when no store is open
+    // Messages the history index holds and whether the store's are all in (engine thread).
+    int64_t historyDocuments() const;
+    bool historyFed() const { return historyFeed_.next >= historyFeed_.conversations.size(); }
 
 signals:
     void loadProgress(int percent);
@@ -110,7 +113,20 @@ private:
         QElapsedTimer sinceFirstToken = {};  // started at the first generated token (live tokens/s)
         bool speculating = false;  // request.spec was on
         std::shared_ptr<const SinkReply> sink = nullptr;  // a sink reply: events go there, not to the signals
+        std::string userText = {};  // the user's message it answers (the history index's)
     };
+    // engine_host_history.cpp: the engine's history index (SpecDrafter::History) fed with the
+    // store's messages of every conversation after a load, in slices between steps, and with
+    // each reply and the message it answers as they finish.
+    struct HistoryFeed {
+        std::vector<int64_t> conversations;  // oldest first
+        size_t next = 0;
+        int64_t cutoffMs = 0;  // messages written later reach the index as replies finish
+        quint64 generation = 0;  // a new model or store starts a new feed
+    };
+    void startHistoryFeed();
+    void feedHistorySlice(quint64 generation);
+    void addToHistory(const Active& a);
     // engine_host_kv.cpp: the store connection, the save after a reply finishes, its statistics.
     void saveKv(const Active& a);
     ReplyStats finishedStats(const Active& a);
@@ -128,6 +144,7 @@ private:
     const std::atomic<quint64>& cancelledLoad_;
     QElapsedTimer sinceFlush_;
     bool stepQueued_ = false;
+    HistoryFeed historyFeed_;
 };
 
 // Owned by the GUI thread: starts the thread, forwards requests, stops and joins on exit. As a

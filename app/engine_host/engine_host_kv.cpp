@@ -18,6 +18,7 @@ void EngineWorker::openKvStore(const KvStoreOptions& options) {
         return;
     }
     store_ = std::move(*store);
+    startHistoryFeed();
 }
 
 void EngineWorker::setKvDiskBudget(qint64 bytes) {
