@@ -7,6 +7,7 @@
 #include <QFile>
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 #include "app/cli/cli_commands.h"
 #include "app/cli/history_workload.h"
@@ -25,6 +26,68 @@ double percentile(std::vector<double> v, double q) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     return v[std::min(v.size() - 1, static_cast<size_t>(q * double(v.size() - 1) + 0.5))];
+}
+
+// Bytes allocated through it, for the trie's memory.
+template <class T>
+struct CountingAllocator {
+    using value_type = T;
+    size_t* bytes;
+    explicit CountingAllocator(size_t* b) : bytes(b) {}
+    template <class U>
+    CountingAllocator(const CountingAllocator<U>& o) : bytes(o.bytes) {}
+    T* allocate(size_t n) {
+        *bytes += n * sizeof(T);
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* ptr, size_t n) {
+        *bytes -= n * sizeof(T);
+        std::allocator<T>().deallocate(ptr, n);
+    }
+    template <class U>
+    bool operator==(const CountingAllocator<U>& o) const {
+        return bytes == o.bytes;
+    }
+};
+
+// The alternative measured: SuffixDecoding's structure, a suffix trie of bounded depth with a
+// count per node (every suffix of every message inserted up to depth tokens), children in one
+// hash map keyed by (parent, token), against the suffix arrays for the same messages.
+void compareWithTrie(const std::vector<std::vector<TokenId>>& messages, int32_t depth) {
+    size_t mapBytes = 0;
+    using Key = uint64_t;
+    std::unordered_map<Key, int32_t, std::hash<Key>, std::equal_to<Key>,
+                       CountingAllocator<std::pair<const Key, int32_t>>>
+        children(16, std::hash<Key>(), std::equal_to<Key>(),
+                 CountingAllocator<std::pair<const Key, int32_t>>(&mapBytes));
+    std::vector<int32_t> counts(1, 0);
+    auto t0 = Clock::now();
+    int64_t nTokens = 0;
+    for (const std::vector<TokenId>& m : messages) {
+        nTokens += std::ssize(m);
+        for (size_t start = 0; start < m.size(); ++start) {
+            int32_t node = 0;
+            for (size_t k = start; k < m.size() && k < start + static_cast<size_t>(depth); ++k) {
+                const Key key = (static_cast<Key>(static_cast<uint32_t>(node)) << 32) | static_cast<uint32_t>(m[k]);
+                auto [it, added] = children.try_emplace(key, static_cast<int32_t>(counts.size()));
+                if (added) counts.push_back(0);
+                node = it->second;
+                ++counts[static_cast<size_t>(node)];
+            }
+        }
+    }
+    const double trieMs = msSince(t0);
+    const size_t trieBytes = mapBytes + counts.capacity() * sizeof(int32_t);
+    SuffixIndex index;
+    t0 = Clock::now();
+    for (const std::vector<TokenId>& m : messages) index.add(m);
+    const double saMs = msSince(t0);
+    std::printf(
+        "choice, on %zu messages (%lld tokens): depth-%d suffix trie %zu nodes, %.2f MiB (%.1f bytes per token), "
+        "built in %.0f ms; suffix arrays %.2f MiB (%.1f bytes per token), built in %.0f ms\n",
+        messages.size(), static_cast<long long>(nTokens), depth, counts.size(), double(trieBytes) / (1 << 20),
+        double(trieBytes) / double(nTokens), trieMs, double(index.memoryBytes()) / (1 << 20),
+        double(index.memoryBytes()) / double(nTokens), saMs);
 }
 
 int cmdBenchHistory(const QCommandLineParser& p) {
@@ -96,6 +159,8 @@ int cmdBenchHistory(const QCommandLineParser& p) {
         stepUs.size(), heldOut, percentile(stepUs, 0.5), percentile(stepUs, 0.9), percentile(stepUs, 0.99),
         percentile(stepUs, 1.0), 100.0 * double(drafts) / double(std::max<size_t>(1, stepUs.size())),
         drafts > 0 ? double(draftedTokens) / double(drafts) : 0.0);
+    // The trie on a tenth of the store (its memory grows with depth x tokens).
+    compareWithTrie({messages.begin(), messages.begin() + static_cast<std::ptrdiff_t>(messages.size() / 10)}, 32);
     std::printf("load average at end: %s\n", loadAverage().c_str());
     return 0;
 }
