@@ -7,6 +7,7 @@
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
+#include "engine/spec/suffix_index.h"
 #include "engine/util/sha256.h"
 #include "kernels/cuda/cuda_backend.h"
 
@@ -228,6 +229,10 @@ KvImportResult Engine::importKv(const KvRootInfo& saved, std::span<const KvBlock
 }
 
 void Engine::cancel(RequestId id) { requests_->cancel(id, FinishReason::Cancelled); }
+
+void Engine::addHistory(std::span<const TokenId> tokens) { history_->add(tokens); }
+
+void Engine::clearHistory() { history_->clear(); }
 
 void Engine::resetSpeculation() { requests_->specSessions().clear(); }
 

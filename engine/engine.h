@@ -23,13 +23,13 @@
 #include "engine/snapshot/kv_snapshot.h"
 #include "engine/snapshot/model_fingerprint.h"
 #include "engine/spec/spec_options.h"
-#include "engine/spec/suffix_index.h"
 #include "engine/tokenizer/chat_format.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace hearth {
 
 class GgufFile;
+class SuffixIndex;
 
 struct EngineOptions {
     // 0 = the model's own. Also the KV cache's size, shared by all requests in flight: when
@@ -235,9 +235,9 @@ public:
     // The index SpecDrafter::History drafts from: earlier conversations' messages as token
     // sequences of this model's vocabulary (app/ adds the store's on load and each message as it
     // is saved). Lives as long as the engine; adding between steps is safe.
-    void addHistory(std::span<const TokenId> tokens) { history_->add(tokens); }
-    const SuffixIndex& history() const { return *history_; }
-    void clearHistory() { history_->clear(); }
+    void addHistory(std::span<const TokenId> tokens);
+    const SuffixIndex& history() const { return *history_; }  // engine/spec/suffix_index.h
+    void clearHistory();
     // Forgets the idle speculation sessions (drafters, loaded draft models, policies): the next
     // speculating request starts afresh, as in a new engine (benchmarks that compare prompts).
     void resetSpeculation();

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "app/cli/history_workload.h"
+#include "engine/spec/suffix_index.h"
 
 namespace hearth::cli {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "app/engine_host/engine_host.h"
 #include "app/store/conversation_store.h"
+#include "engine/spec/suffix_index.h"
 
 namespace hearth {
 

@@ -129,11 +129,18 @@ struct Node {
     std::vector<Range> ranges;
     std::vector<int32_t> contextEnds;  // positions in the context where the continuation starts
     int32_t parent = -1, token = -1, depth = 0, count = 0;
+    // The newest occurrence: (source, position), the context newest, then later segments.
+    int64_t recency = -1;
     double prob = 1.0;
     bool expanded = false;
 };
 
 constexpr int32_t kMaxGroupsPerRange = 256;  // distinct next tokens read per segment range
+constexpr int32_t kRecencyScan = 64;  // positions of a group read for its newest occurrence
+
+int64_t recencyOf(size_t source, int32_t position) {
+    return static_cast<int64_t>(source) << 32 | static_cast<uint32_t>(position);
+}
 
 struct TreeBuilder {
     const std::vector<Segment>& segments;
@@ -159,6 +166,9 @@ struct TreeBuilder {
                     Node& c = out[token];
                     c.ranges.push_back({r.segment, lo, hi});
                     c.count += hi - lo;
+                    for (int32_t k = lo; k < std::min(hi, lo + kRecencyScan); ++k)
+                        c.recency = std::max(c.recency,
+                                             recencyOf(static_cast<size_t>(r.segment), s.sa[static_cast<size_t>(k)]));
                 }
                 lo = hi;
             }
@@ -169,6 +179,7 @@ struct TreeBuilder {
             Node& c = out[context[at]];
             c.contextEnds.push_back(e);
             ++c.count;
+            c.recency = std::max(c.recency, recencyOf(segments.size(), e));
         }
         return out;
     }
@@ -188,8 +199,10 @@ struct TreeBuilder {
             std::map<int32_t, Node> kids = children(i);
             std::vector<std::pair<int32_t, Node*>> byCount;
             for (auto& [token, c] : kids) byCount.emplace_back(token, &c);
-            std::stable_sort(byCount.begin(), byCount.end(),
-                             [](const auto& a, const auto& b) { return a.second->count > b.second->count; });
+            std::stable_sort(byCount.begin(), byCount.end(), [](const auto& a, const auto& b) {
+                if (a.second->count != b.second->count) return a.second->count > b.second->count;
+                return a.second->recency > b.second->recency;
+            });
             const Node parent = nodes[static_cast<size_t>(i)];
             for (auto& [token, c] : byCount) {
                 if (std::ssize(nodes) >= o.maxNodes) break;
@@ -207,6 +220,7 @@ struct TreeBuilder {
     SuffixContinuation path(int32_t leaf) const {
         SuffixContinuation c;
         c.count = nodes[static_cast<size_t>(leaf)].count;
+        c.recency = nodes[static_cast<size_t>(leaf)].recency;
         for (int32_t i = leaf; i > 0; i = nodes[static_cast<size_t>(i)].parent) {
             c.tokens.push_back(nodes[static_cast<size_t>(i)].token);
             c.prob.push_back(nodes[static_cast<size_t>(i)].prob);
@@ -327,6 +341,7 @@ SuffixLookup SuffixIndex::lookup(std::span<const int32_t> context, const SuffixL
         const double ea = a.expectedAccepted(), eb = b.expectedAccepted();
         if (ea != eb) return ea > eb;
         if (a.count != b.count) return a.count > b.count;
+        if (a.recency != b.recency) return a.recency > b.recency;
         return a.tokens < b.tokens;
     });
     if (std::ssize(out.continuations) > o.maxContinuations)

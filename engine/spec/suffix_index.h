@@ -26,13 +26,16 @@ struct SuffixContinuation {
     // along the path): prob[i] for tokens[0..i].
     std::vector<double> prob;
     int32_t count = 0;  // occurrences followed by all of tokens
+    // Orders ties: larger is newer (the context's own occurrences newest, then newer history).
+    int64_t recency = -1;
     double expectedAccepted() const;  // sum of prob: the tokens a greedy verifier is expected to keep
 };
 
 struct SuffixLookup {
     int32_t matchLength = 0;  // tokens of the context's suffix matched (0: none long enough)
     int32_t nOccurrences = 0;  // occurrences of that suffix (history and context together)
-    std::vector<SuffixContinuation> continuations;  // distinct, best (expectedAccepted) first
+    // Distinct; best first: expectedAccepted, then count, then the newest occurrence.
+    std::vector<SuffixContinuation> continuations;
 };
 
 struct SuffixLookupOptions {

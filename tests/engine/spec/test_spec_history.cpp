@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "engine/engine.h"
+#include "engine/spec/suffix_index.h"
 #include "tests/engine/spec/spec_exactness.h"
 #include "tests/engine/spec/spec_prompts.h"
 #include "tests/support/test_env.h"
