@@ -6,11 +6,12 @@ namespace hearth {
 
 HistoryDrafter::HistoryDrafter(const SuffixIndex& index, HistoryDraftConfig config) : index_(index), config_(config) {}
 
-SuffixLookup HistoryDrafter::candidates(std::span<const int32_t> context, int32_t maxTokens) const {
+SuffixLookup HistoryDrafter::candidates(std::span<const int32_t> context, int32_t maxTokens,
+                                        int32_t maxContinuations) const {
     SuffixLookupOptions o;
     o.maxDepth = maxTokens;
     o.minMatch = config_.minMatch;
-    o.maxContinuations = config_.maxContinuations;
+    o.maxContinuations = maxContinuations > 0 ? maxContinuations : config_.maxContinuations;
     o.maxNodes = 4 * maxTokens + 16;
     o.minProb = config_.minProb;
     return index_.lookup(context, o);
@@ -25,6 +26,22 @@ Result<Draft> HistoryDrafter::propose(std::span<const int32_t> context, int32_t 
     for (size_t i = 0; i < best.tokens.size() && best.prob[i] >= config_.minProb; ++i)
         d.tokens.push_back(best.tokens[i]);
     return d;
+}
+
+Result<DraftTree> HistoryDrafter::proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
+                                              const SpecSampler&) {
+    if (maxNodes <= 0 || maxDepth <= 0) return DraftTree{};
+    const SuffixLookup found = candidates(context, maxDepth, maxNodes);
+    std::vector<DraftCandidate> ranked;
+    for (const SuffixContinuation& c : found.continuations) {
+        DraftCandidate d;
+        for (size_t i = 0; i < c.tokens.size() && c.prob[i] >= config_.minProb; ++i) {
+            d.tokens.push_back(c.tokens[i]);
+            d.score = c.prob[i];
+        }
+        if (!d.tokens.empty()) ranked.push_back(std::move(d));
+    }
+    return DraftTree::merge(ranked, maxNodes, maxDepth);
 }
 
 }  // namespace hearth

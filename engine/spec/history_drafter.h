@@ -1,7 +1,7 @@
 // HistoryDrafter: drafts from the user's history, SuffixDecoding-style (arXiv 2411.04975): the
 // longest suffix of the context found in the engine's SuffixIndex (earlier conversations on this
-// tokenizer) or in the context itself, and the likeliest continuation that followed it. Linear
-// today; candidates() gives the ranked distinct continuations a tree drafter merges.
+// tokenizer) or in the context itself, and the likeliest continuation that followed it; as a
+// tree (proposeTree), the ranked distinct continuations merged (DraftTree::merge).
 // Thread-safety: engine thread only (the index is added to on that thread between steps).
 #pragma once
 
@@ -15,7 +15,7 @@ struct HistoryDraftConfig {
     // A drafted token whose estimated probability (the product of the conditional frequencies
     // up to it) falls below this ends the draft.
     double minProb = 0.1;
-    int32_t maxContinuations = 4;  // candidates() returns at most this many
+    int32_t maxContinuations = 4;  // candidates() returns at most this many (unless told)
 };
 
 class HistoryDrafter final : public Drafter {
@@ -23,8 +23,13 @@ public:
     // index must outlive the drafter.
     HistoryDrafter(const SuffixIndex& index, HistoryDraftConfig config);
     Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
+    // The continuations, each cut where its probability falls below minProb, merged best first
+    // with score = the estimated probability of the whole continuation, so that a node's score
+    // is the summed probability of the continuations through it.
+    Result<DraftTree> proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
+                                  const SpecSampler& sampler) override;
     // Ranked distinct continuations of at most maxTokens tokens.
-    SuffixLookup candidates(std::span<const int32_t> context, int32_t maxTokens) const;
+    SuffixLookup candidates(std::span<const int32_t> context, int32_t maxTokens, int32_t maxContinuations = 0) const;
 
 private:
     const SuffixIndex& index_;

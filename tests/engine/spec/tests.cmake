@@ -20,3 +20,4 @@ hearth_add_test(NAME test_spec_tree LABELS unit tiny CPU_LEVELS LIBS hearth_engi
 hearth_add_test(NAME test_suffix_index LABELS unit LIBS hearth_engine SOURCES test_suffix_index.cpp)
 hearth_add_test(NAME test_spec_history LABELS model LIBS hearth_engine SOURCES test_spec_history.cpp TIMEOUT 600)
 set_property(TEST test_spec_history APPEND PROPERTY ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=600000")
+hearth_add_test(NAME test_history_drafter LABELS unit LIBS hearth_engine SOURCES test_history_drafter.cpp)
