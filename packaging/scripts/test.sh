@@ -6,6 +6,9 @@
 # end: each stage with its time and result, then one verdict line; the exit status is non-zero
 # when any stage failed or was skipped.
 set -uo pipefail
+# The disk cache of repacked weights (engine/model/pack_cache.h) is the user's: no stage of the
+# test command writes to it (test_pack_cache points it at a folder of its own).
+export HEARTH_PACK_CACHE=0
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 scripts="$HEARTH_ROOT/packaging/scripts"
 cd "$HEARTH_ROOT"  # ctest --preset reads CMakePresets.json from here
@@ -72,9 +75,6 @@ stage "build (release)" bash "$scripts/build.sh" release
 stage "build (asan+ubsan)" bash "$scripts/build.sh" asan
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-# The disk cache of repacked weights (engine/model/pack_cache.h) is the user's: no stage of the
-# test command writes to it (test_pack_cache points it at a folder of its own).
-export HEARTH_PACK_CACHE=0
 # llama.cpp's own llama-server (and llama-bench), built once from the oracle's sources and cached:
 # test_remote runs the window's remote mode against it.
 stage "llama.cpp tools" bash "$scripts/build-llama-tools.sh"
