@@ -129,7 +129,7 @@ std::vector<CoreCommand> coreCommands() {
 const std::vector<std::string>& fullBuildCommandNames() {
     static const std::vector<std::string> names = {"batch",         "chat",          "synth",    "bench",
                                                    "conversations", "bench-restore", "bench-kv", "bench-spec",
-                                                   "bench-batch",   "serve"};
+                                                   "bench-batch",   "bench-history", "serve"};
     return names;
 }
 
