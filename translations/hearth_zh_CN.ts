@@ -1221,6 +1221,11 @@ Choose another model with **Model…** (Ctrl+O).</source>
         <translation>N-gram 查找（无需额外模型）</translation>
     </message>
     <message>
+        <location filename="../ui/settings_dialog.cpp" line="416"/>
+        <source>Default (this chat and your earlier chats)</source>
+        <translation>默认（本次对话和你以前的对话）</translation>
+    </message>
+    <message>
         <location filename="../ui/settings_dialog.cpp" line="418"/>
         <source>Your earlier conversations (history)</source>
         <translation>你以前的对话（历史）</translation>

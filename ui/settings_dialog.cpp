@@ -413,6 +413,7 @@ QWidget* SettingsDialog::specGroup() {
     drafter_->setObjectName("specDrafter");
     draftModel_->setObjectName("specDraftModel");
     maxDraft_->setObjectName("specMaxDraft");
+    drafter_->addItem(tr("Default (this chat and your earlier chats)"), "default");
     drafter_->addItem(tr("N-gram lookup (no extra model)"), "ngram");
     drafter_->addItem(tr("Draft model"), "draft");
     drafter_->addItem(tr("Your earlier conversations (history)"), "history");

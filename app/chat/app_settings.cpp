@@ -17,11 +17,13 @@ QString writeObject(const QJsonObject& o) { return QString::fromUtf8(QJsonDocume
 SpecOptions toSpecOptions(const SpecSettings& s) {
     SpecOptions o;
     if (!s.enabled) return o;
+    const int32_t maxDraft = std::clamp(s.maxDraft, SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
+    if (s.drafter == QLatin1String("default")) return specAuto(maxDraft);
     o.drafter = s.drafter == QLatin1String("draft") ? SpecDrafter::DraftModel
         : s.drafter == QLatin1String("history")     ? SpecDrafter::History
                                                     : SpecDrafter::NGram;
     o.draftModelPath = s.draftModelPath.toStdString();
-    o.maxDraft = std::clamp(s.maxDraft, SpecSettings::kMinDraft, SpecSettings::kMaxDraft);
+    o.maxDraft = maxDraft;
     return o;
 }
 
@@ -73,8 +75,8 @@ EngineSettings AppSettings::engine() const {
     e.backend = settings_->value("engine/backend").toString();
     e.kvDiskBudgetMb = settings_->value("engine/kvDiskBudgetMb", 2048).toInt();
     e.spec.enabled = settings_->value("engine/spec/enabled", false).toBool();
-    const QString drafter = settings_->value("engine/spec/drafter", "ngram").toString();
-    e.spec.drafter = drafter == QLatin1String("draft") || drafter == QLatin1String("history") ? drafter : "ngram";
+    const QString drafter = settings_->value("engine/spec/drafter", "default").toString();
+    e.spec.drafter = QStringList{"ngram", "draft", "history"}.contains(drafter) ? drafter : "default";
     e.spec.draftModelPath = settings_->value("engine/spec/draftModel").toString();
     e.spec.maxDraft = std::clamp(settings_->value("engine/spec/maxDraft", 8).toInt(), SpecSettings::kMinDraft,
                                  SpecSettings::kMaxDraft);

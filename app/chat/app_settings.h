@@ -19,13 +19,15 @@ namespace hearth {
 struct SpecSettings {
     static constexpr int kMinDraft = 1, kMaxDraft = 32;  // SpecOptions::maxDraft's range
     bool enabled = false;
-    // "ngram" (lookup in the conversation), "draft" (a small model) or "history" (earlier conversations)
-    QString drafter = "ngram";
+    // "default" (n-gram and history continuations as trees, SpecDrafter::Auto), "ngram" (lookup
+    // in the conversation), "draft" (a small model) or "history" (earlier conversations)
+    QString drafter = "default";
     QString draftModelPath;  // "draft": a GGUF with the model's vocabulary
     int maxDraft = 8;  // most tokens drafted per step, kMinDraft..kMaxDraft
     bool operator==(const SpecSettings&) const = default;
 };
-// What each request carries: drafter Off when disabled, maxDraft clamped into its range.
+// What each request carries: drafter Off when disabled, maxDraft clamped into its range;
+// "default" is specAuto() (trees, the policy on).
 SpecOptions toSpecOptions(const SpecSettings& s);
 
 struct EngineSettings {

@@ -88,7 +88,8 @@ Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int3
     }
     std::fprintf(stderr, "store seeded: %zu set-A replies, %lld tokens\n", w.setA.size(),
                  static_cast<long long>(e.history().nTokens()));
-    const std::vector<Mode> modes{{"plain", {}}, {"ngram", specNGram()}, {"history", specHistory()}};
+    const std::vector<Mode> modes{
+        {"plain", {}}, {"ngram", specNGram()}, {"history", specHistory()}, {"auto", specAuto()}};
     std::map<std::pair<int, int>, Cell> cells;
     std::map<int, std::pair<int64_t, int64_t>> verbatim{{0, {}}, {1, {}}, {2, {}}, {3, {}}};
     for (int run = 0; run < runs; ++run) {

@@ -1,5 +1,7 @@
 // hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter (chains,
-// and trees of its continuations with the policy choosing their width) and with a draft model, on three kinds of prompt (repeat/edit a passage, code completion, open-ended
+// and trees of its continuations with the policy choosing their width), the window's Default
+// (auto: n-gram and history trees) and a draft model (chains, and trees branching at its
+// runner-up), on three kinds of prompt (repeat/edit a passage, code completion, open-ended
 // chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
 // with the acceptance rate, target forward passes per output token and the speedup. Each
 // speculative reply starts with a fresh policy (and draft model), as in a new engine.
@@ -38,6 +40,14 @@ struct Mode {
     const char* name;
     SpecOptions spec;
 };
+
+// The draft model branching at its runner-up (DraftModelDrafter::proposeTree).
+SpecOptions draftTree(std::string path) {
+    SpecOptions o = specDraftModel(std::move(path));
+    o.tree = true;
+    o.maxTreeNodes = 12;
+    return o;
+}
 
 struct Cell {
     std::vector<double> tokensPerSecond;
@@ -101,7 +111,9 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     const std::vector<Mode> all{{"plain", {}},
                                 {"ngram", specNGram()},
                                 {"tree", specNGramTree()},
-                                {"draft", specDraftModel(path.toStdString())}};
+                                {"auto", specAuto()},
+                                {"draft", specDraftModel(path.toStdString())},
+                                {"dtree", draftTree(path.toStdString())}};
     const QStringList wanted = p.value("modes").split(',', Qt::SkipEmptyParts);
     std::vector<Mode> modes{all[0]};  // plain first: the speedups' base
     for (size_t i = 1; i < all.size(); ++i)
@@ -156,7 +168,8 @@ int cmdBenchSpec(const QCommandLineParser& p) {
 QList<QCommandLineOption> benchSpecOptions() {
     return {{"runs", "bench-spec: runs per cell (the median is printed).", "n", "5"},
             {"threads", "bench-spec: CPU threads.", "n", "2"},
-            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,draft; default all).", "list"},
+            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,auto,draft,dtree; default all).",
+             "list"},
             {"workload", "bench-spec: standard (three prompts) or history (issue 25's task sets).", "name", "standard"},
             {"instances", "bench-spec --workload history: instances per task kind and set.", "n", "4"}};
 }

@@ -118,7 +118,7 @@ std::vector<CoreCommand> coreCommands() {
          "           [--max-tokens N] [--stop STR]... [--timeout-ms N] [SAMPLING] [--json [--top-logits N]]\n"
          "           [--kv-type f16|q8_0] [--beams K [--beam-length-norm A]]  (beam search: logit bias, penalties, "
          "--stop, --timeout-ms apply; no sampling)\n"
-         "           [--spec ngram|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"
+         "           [--spec ngram|auto|draft:PATH [--spec-max N]]  (speculative decoding; same output)\n"
          "           [--db PATH --conversation ID [--no-kv-restore]]  (a stored conversation's next turn)\n",
          generateOptions, cmdGenerate},
         {"tokenize", "  tokenize --model PATH --text TEXT [--no-bos] [--json]\n", nullptr, cmdTokenize},

@@ -48,7 +48,7 @@ int runCoreCli(const std::vector<std::string>& arguments);
 
 // generate --beams K (K > 1): beam search instead of sampling (generate_beams.cpp).
 int runBeamGenerate(const OptionView& p);
-// generate --spec ngram|draft:PATH: speculative decoding (generate_spec.cpp).
+// generate --spec ngram|auto|draft:PATH: speculative decoding (generate_spec.cpp).
 int runSpecGenerate(const OptionView& p);
 
 }  // namespace hearth::cli::core

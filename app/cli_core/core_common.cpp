@@ -138,7 +138,10 @@ std::vector<OptionSpec> commonOptionSpecs() {
         {"kv-type", "KV cache element type: f16 or q8_0 (half the memory).", "type", "f16"},
         {"beams", "generate: beam search with K beams (1 = off; greedy beams, no sampling).", "k", "1"},
         {"beam-length-norm", "generate --beams: rank beams by sum of log-probs / length^A (0 = off).", "a", "0"},
-        {"spec", "generate: speculative decoding with the n-gram drafter or a draft model.", "ngram|draft:PATH"},
+        {"spec",
+         "generate: speculative decoding with the n-gram drafter, the window's Default (n-gram trees) or a draft "
+         "model.",
+         "ngram|auto|draft:PATH"},
         {"spec-max", "generate --spec: most tokens drafted per step (1..32).", "n", "8"},
         {"no-think", "chat, generate: a thinking model that can skip its reasoning (Qwen 3) answers at once.", ""},
     };

@@ -1,6 +1,7 @@
-// hearth-cli generate --spec ngram|draft:PATH [--spec-max N]: speculative decoding
+// hearth-cli generate --spec ngram|auto|draft:PATH [--spec-max N]: speculative decoding
 // (Engine::generate with GenerateRequest::spec); --json adds the drafted, accepted and bonus
 // counts; without --json they follow the timings on stderr.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/cli_core/core_commands.h"
@@ -13,11 +14,13 @@ bool readSpecOptions(const OptionView& p, SpecOptions& spec, std::string& error)
     const std::string value = p.value("spec");
     if (value == "ngram") {
         spec.drafter = SpecDrafter::NGram;
+    } else if (value == "auto") {  // the window's Default (no store here: the context only)
+        spec = specAuto(spec.maxDraft);
     } else if (value.starts_with("draft:") && value.size() > 6) {
         spec.drafter = SpecDrafter::DraftModel;
         spec.draftModelPath = value.substr(6);
     } else {
-        error = "--spec must be ngram or draft:PATH, not '" + value + "'";
+        error = "--spec must be ngram, auto or draft:PATH, not '" + value + "'";
         return false;
     }
     if (!number(p, "spec-max", spec.maxDraft, error)) return false;
@@ -25,6 +28,7 @@ bool readSpecOptions(const OptionView& p, SpecOptions& spec, std::string& error)
         error = "--spec-max must be 1..32";
         return false;
     }
+    spec.maxTreeNodes = std::max(spec.maxTreeNodes, spec.maxDraft);
     return true;
 }
 

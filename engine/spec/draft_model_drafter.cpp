@@ -3,6 +3,8 @@
 #include "engine/spec/draft_model_drafter.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "engine/str_cat.h"
 
@@ -70,8 +72,30 @@ Result<void> DraftModelDrafter::catchUp(std::span<const int32_t> context) {
     return forward(context.subspan(static_cast<size_t>(seq_.nTokens)));
 }
 
-Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32_t maxTokens,
-                                         const SpecSampler& sampler) {
+namespace {
+
+// The runner-up of logits under a softmax (temperature 1): its id and probability.
+TokenProb runnerUp(std::span<const float> logits, int32_t best) {
+    float top = -std::numeric_limits<float>::infinity();
+    for (const float l : logits) top = std::max(top, l);
+    double sum = 0;
+    TokenProb second{-1, 0.0};
+    float secondLogit = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < logits.size(); ++i) {
+        sum += std::exp(static_cast<double>(logits[i] - top));
+        if (static_cast<int32_t>(i) != best && logits[i] > secondLogit) {
+            secondLogit = logits[i];
+            second.id = static_cast<int32_t>(i);
+        }
+    }
+    if (second.id >= 0) second.p = std::exp(static_cast<double>(secondLogit - top)) / sum;
+    return second;
+}
+
+}  // namespace
+
+Result<Draft> DraftModelDrafter::draftChain(std::span<const int32_t> context, int32_t maxTokens,
+                                            const SpecSampler& sampler, std::vector<TokenProb>* runnersUp) {
     Draft draft;
     if (maxTokens <= 0 || context.empty()) return draft;
     if (auto r = catchUp(context); !r) return std::unexpected(r.error());
@@ -83,6 +107,7 @@ Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32
         int32_t token;
         if (local.greedy()) {
             token = local.greedyToken(logits_);
+            if (runnersUp) runnersUp->push_back(runnerUp(logits_, token));
         } else {
             std::vector<TokenProb> q = local.distribution(logits_);
             token = local.draw(q);
@@ -94,6 +119,29 @@ Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32
             if (auto r = forward(std::span<const int32_t>(&token, 1)); !r) return std::unexpected(r.error());
     }
     return draft;
+}
+
+Result<Draft> DraftModelDrafter::propose(std::span<const int32_t> context, int32_t maxTokens,
+                                         const SpecSampler& sampler) {
+    return draftChain(context, maxTokens, sampler, nullptr);
+}
+
+Result<DraftTree> DraftModelDrafter::proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
+                                                 const SpecSampler& sampler) {
+    std::vector<TokenProb> alternatives;
+    auto chain = draftChain(context, std::min(maxNodes, maxDepth), sampler, sampler.greedy() ? &alternatives : nullptr);
+    if (!chain) return std::unexpected(chain.error());
+    if (!sampler.greedy()) return DraftTree::fromChain(*chain);
+    // The chain's nodes first (node i its i-th token, the first path), then the runners-up.
+    DraftTree t = DraftTree::fromChain(*chain);
+    for (size_t i = 0; i < alternatives.size() && std::ssize(t.tokens) < maxNodes; ++i) {
+        const TokenProb& alt = alternatives[i];
+        if (alt.id < 0 || alt.p < kBranchProb || alt.id == chain->tokens[i]) continue;
+        t.tokens.push_back(alt.id);
+        t.parents.push_back(static_cast<int32_t>(i) - 1);
+        t.score.push_back(alt.p);
+    }
+    return t;
 }
 
 }  // namespace hearth

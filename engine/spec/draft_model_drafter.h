@@ -28,6 +28,13 @@ public:
     ~DraftModelDrafter() override;
 
     Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
+    // Greedy requests: the chain propose() drafts, plus at each level where the draft's
+    // probability is split (its runner-up has at least kBranchProb) the runner-up as a leaf
+    // beside the chain's token, while the tree has room; no extra forward pass. Sampled
+    // requests: the chain (the multi-draft verifier needs siblings drawn from q).
+    Result<DraftTree> proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
+                                  const SpecSampler& sampler) override;
+    static constexpr double kBranchProb = 0.1;
     int32_t nForwards() const override { return nForwards_; }
     // Applied to the draft's logits before the sampler chain (a deliberately different draft
     // for the distribution tests); none by default.
@@ -37,6 +44,9 @@ private:
     explicit DraftModelDrafter(Backend& backend) : backend_(backend) {}
     Result<void> catchUp(std::span<const int32_t> context);
     Result<void> forward(std::span<const int32_t> tokens);
+    // The chain, and per drafted token the runner-up with its softmax probability (-1: none).
+    Result<Draft> draftChain(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler,
+                             std::vector<TokenProb>* runnersUp);
 
     Backend& backend_;
     std::unique_ptr<GgufFile> file_;

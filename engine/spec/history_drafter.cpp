@@ -28,20 +28,26 @@ Result<Draft> HistoryDrafter::propose(std::span<const int32_t> context, int32_t 
     return d;
 }
 
-Result<DraftTree> HistoryDrafter::proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
-                                              const SpecSampler&) {
-    if (maxNodes <= 0 || maxDepth <= 0) return DraftTree{};
-    const SuffixLookup found = candidates(context, maxDepth, maxNodes);
-    std::vector<DraftCandidate> ranked;
+std::vector<DraftCandidate> HistoryDrafter::ranked(std::span<const int32_t> context, int32_t maxDepth,
+                                                   int32_t maxContinuations, int32_t* matchLength) const {
+    const SuffixLookup found = candidates(context, maxDepth, maxContinuations);
+    if (matchLength) *matchLength = found.matchLength;
+    std::vector<DraftCandidate> out;
     for (const SuffixContinuation& c : found.continuations) {
         DraftCandidate d;
         for (size_t i = 0; i < c.tokens.size() && c.prob[i] >= config_.minProb; ++i) {
             d.tokens.push_back(c.tokens[i]);
             d.score = c.prob[i];
         }
-        if (!d.tokens.empty()) ranked.push_back(std::move(d));
+        if (!d.tokens.empty()) out.push_back(std::move(d));
     }
-    return DraftTree::merge(ranked, maxNodes, maxDepth);
+    return out;
+}
+
+Result<DraftTree> HistoryDrafter::proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
+                                              const SpecSampler&) {
+    if (maxNodes <= 0 || maxDepth <= 0) return DraftTree{};
+    return DraftTree::merge(ranked(context, maxDepth, maxNodes), maxNodes, maxDepth);
 }
 
 }  // namespace hearth

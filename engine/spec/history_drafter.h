@@ -28,6 +28,10 @@ public:
     // is the summed probability of the continuations through it.
     Result<DraftTree> proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
                                   const SpecSampler& sampler) override;
+    // proposeTree's candidates before the merge: each continuation cut below minProb, scored by
+    // the probability of the whole; matchLength (when given) receives the lookup's.
+    std::vector<DraftCandidate> ranked(std::span<const int32_t> context, int32_t maxDepth, int32_t maxContinuations,
+                                       int32_t* matchLength = nullptr) const;
     // Ranked distinct continuations of at most maxTokens tokens.
     SuffixLookup candidates(std::span<const int32_t> context, int32_t maxTokens, int32_t maxContinuations = 0) const;
 

@@ -29,7 +29,7 @@ Result<Draft> NGramDrafter::propose(std::span<const int32_t> context, int32_t ma
 }
 
 std::vector<DraftCandidate> NGramDrafter::candidates(std::span<const int32_t> context, int32_t maxDepth,
-                                                     int32_t maxCandidates) const {
+                                                     int32_t maxCandidates, int32_t* matchLength) const {
     struct Hit {
         int64_t from;  // where the continuation starts
         int64_t n;  // the suffix length matched
@@ -48,6 +48,7 @@ std::vector<DraftCandidate> NGramDrafter::candidates(std::span<const int32_t> co
             hits.push_back({from, n, rank++});
         }
     }
+    if (matchLength) *matchLength = hits.empty() ? 0 : static_cast<int32_t>(hits.front().n);
     std::vector<DraftCandidate> out;
     for (const Hit& h : hits) {
         int64_t sameFirst = 0;  // occurrences at this length that continue with the same token

@@ -16,9 +16,10 @@ public:
     Result<Draft> propose(std::span<const int32_t> context, int32_t maxTokens, const SpecSampler& sampler) override;
     Result<DraftTree> proposeTree(std::span<const int32_t> context, int32_t maxNodes, int32_t maxDepth,
                                   const SpecSampler& sampler) override;
-    // The ranked continuations proposeTree merges (at most maxCandidates, each up to maxDepth).
-    std::vector<DraftCandidate> candidates(std::span<const int32_t> context, int32_t maxDepth,
-                                           int32_t maxCandidates) const;
+    // The ranked continuations proposeTree merges (at most maxCandidates, each up to maxDepth);
+    // matchLength (when given) receives the longest suffix matched (0: none).
+    std::vector<DraftCandidate> candidates(std::span<const int32_t> context, int32_t maxDepth, int32_t maxCandidates,
+                                           int32_t* matchLength = nullptr) const;
     // The draft alone, for the policy's repetition check.
     std::vector<int32_t> lookup(std::span<const int32_t> context, int32_t maxTokens) const;
 

@@ -3,6 +3,7 @@
 // engine/spec/spec_request.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -10,7 +11,9 @@
 namespace hearth {
 
 // History: the engine's index of earlier conversations plus the context (history_drafter.h).
-enum class SpecDrafter { Off, NGram, DraftModel, History };
+// Auto: the window's "Default", the n-gram and history drafters' continuations merged
+// (mixed_drafter.h); with specAuto()'s tree and policy.
+enum class SpecDrafter { Off, NGram, DraftModel, History, Auto };
 
 struct SpecOptions {
     SpecDrafter drafter = SpecDrafter::Off;
@@ -58,6 +61,16 @@ inline SpecOptions specHistory(int32_t maxDraft = 8) {
     SpecOptions o;
     o.drafter = SpecDrafter::History;
     o.maxDraft = maxDraft;
+    return o;
+}
+// The window's "Default": n-gram and history continuations as trees, the policy choosing each
+// step's width and switching speculation off when it does not pay.
+inline SpecOptions specAuto(int32_t maxDraft = 8, int32_t maxTreeNodes = 16) {
+    SpecOptions o;
+    o.drafter = SpecDrafter::Auto;
+    o.maxDraft = maxDraft;
+    o.tree = true;
+    o.maxTreeNodes = std::max(maxDraft, maxTreeNodes);
     return o;
 }
 // The same without the policy's switch-off (the exactness tests).

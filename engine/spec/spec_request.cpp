@@ -50,7 +50,18 @@ bool SpecRequest::treeMode() const {
 VerifyOutcome SpecRequest::verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts,
                                   std::span<const int32_t> context, bool prefill, double stepMs) {
     SpecPolicy& policy = session_->policy;
-    const std::vector<int32_t> guess = policy.active() ? std::vector<int32_t>() : session_->guesser.lookup(context, 1);
+    // While off, the policy watches whether a draft would have been right: the n-gram lookup,
+    // or the drafter itself when it is an index lookup too (history: earlier conversations can
+    // switch speculation back on); never a draft model's forward pass.
+    std::vector<int32_t> guess;
+    if (!policy.active()) {
+        const SpecDrafter kind = session_->options.drafter;
+        if (kind == SpecDrafter::History || kind == SpecDrafter::Auto) {
+            if (auto d = session_->drafter->propose(context, 1, sampler_)) guess = std::move(d->tokens);
+        } else {
+            guess = session_->guesser.lookup(context, 1);
+        }
+    }
     DraftTree tree = std::move(pending_);
     pending_ = {};
     nDrafts = std::clamp(nDrafts, 0, static_cast<int32_t>(tree.size()));

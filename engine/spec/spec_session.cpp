@@ -3,6 +3,7 @@
 
 #include "engine/spec/draft_model_drafter.h"
 #include "engine/spec/history_drafter.h"
+#include "engine/spec/mixed_drafter.h"
 #include "engine/str_cat.h"
 
 namespace hearth {
@@ -23,6 +24,8 @@ Result<std::unique_ptr<SpecSession>> SpecSession::create(const SpecOptions& opti
     } else if (options.drafter == SpecDrafter::History) {
         if (!history) return fail(ErrorCode::InvalidArgument, "history drafting needs the engine's history index");
         drafter = std::make_unique<HistoryDrafter>(*history, HistoryDraftConfig{.minMatch = options.ngramMin});
+    } else if (options.drafter == SpecDrafter::Auto) {
+        drafter = std::make_unique<MixedDrafter>(options.ngramMin, options.ngramMax, history);
     } else {
         drafter = std::make_unique<NGramDrafter>(options.ngramMin, options.ngramMax);
     }

@@ -32,7 +32,7 @@ struct SpecSession {
     VerifyOutcome (*verify)(std::span<const float>, int32_t, const Draft&, SpecSampler&) = verifyDraft;
     VerifyOutcome (*verifyTree)(std::span<const float>, int32_t, const DraftTree&, SpecSampler&) = hearth::verifyTree;
 
-    // history: the engine's index, for SpecDrafter::History (it must outlive the session).
+    // history: the engine's index, for SpecDrafter::History and Auto (it must outlive the session).
     // Errors: those of DraftModelDrafter::load; InvalidArgument (maxDraft, n-gram lengths, History
     // without an index).
     static Result<std::unique_ptr<SpecSession>> create(const SpecOptions& options, const Tokenizer& targetVocab,

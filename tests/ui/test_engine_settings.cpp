@@ -53,6 +53,7 @@ class TestEngineSettings : public QObject {
     Q_OBJECT
 private slots:
     void speculationReachesTheRequest();
+    void defaultDrafterIsTreesFromBoth();
     void speculativeReplyEqualsThePlainOne();
     void lowerDiskBudgetIsEnforcedAtOnce();
     void deletedDatabaseIsSavedAsACopy();
@@ -94,6 +95,25 @@ void TestEngineSettings::speculationReachesTheRequest() {
     QCOMPARE(spec.maxDraft, SpecSettings::kMinDraft);
 }
 
+// Switching speculation on without choosing a drafter gives the window's Default: the n-gram
+// and history drafters' trees, the policy free to switch it off.
+void TestEngineSettings::defaultDrafterIsTreesFromBoth() {
+    QTemporaryDir dir;
+    GuiApp app(dir.path());
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    QCOMPARE(app.settings.engine().spec.drafter, QString("default"));
+    QVERIFY(editSettings(app, [](SettingsDialog* d) {
+        QCOMPARE(d->findChild<QComboBox*>("specDrafter")->currentData().toString(), QString("default"));
+        QVERIFY(!d->findChild<QLineEdit*>("specDraftModel")->isEnabled());
+        d->findChild<QGroupBox*>("specGroup")->setChecked(true);
+    }));
+    QVERIFY(app.replies->send("Once upon a time"));
+    const SpecOptions& spec = app.replies->lastRequest().spec;
+    QCOMPARE(spec.drafter, SpecDrafter::Auto);
+    QVERIFY(spec.tree && spec.allowSwitchOff);
+    QVERIFY(spec == specAuto(8));
+}
+
 // Greedy with n-gram speculation equals greedy without (the verifier keeps exactly the tokens
 // the model would choose), and the status line shows the Finish event's counters.
 void TestEngineSettings::speculativeReplyEqualsThePlainOne() {
@@ -117,6 +137,16 @@ void TestEngineSettings::speculativeReplyEqualsThePlainOne() {
     const QString expected =
         QStringLiteral("spec: accepted %1 of %2 drafted").arg(stats.specAccepted).arg(stats.specDrafted);
     QCOMPARE(app.window->findChild<QLabel*>("statusSpec")->text(), expected);
+    // The Default drafter (trees from the conversation and the history the app fed): the same.
+    QVERIFY(editSettings(app, [](SettingsDialog* d) {
+        auto* drafter = d->findChild<QComboBox*>("specDrafter");
+        drafter->setCurrentIndex(drafter->findData("default"));
+    }));
+    app.replies->regenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(!app.replies->generating(), 60000);
+    QCOMPARE(app.replies->lastRequest().spec.drafter, SpecDrafter::Auto);
+    QCOMPARE(app.messages()->rowCount(), 2);
+    QCOMPARE(app.rowText(1), plain);
 }
 
 void TestEngineSettings::lowerDiskBudgetIsEnforcedAtOnce() {

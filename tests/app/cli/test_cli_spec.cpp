@@ -19,7 +19,7 @@ private slots:
             "--temp",   "0",       "--max-tokens", "40",    "--json"};
         const test::CliRun plain = test::runCli(base);
         QCOMPARE(plain.exitCode, 0);
-        for (const QString& spec : {QString("ngram"), "draft:" + model}) {
+        for (const QString& spec : {QString("ngram"), QString("auto"), "draft:" + model}) {
             const test::CliRun sp = test::runCli(base + QStringList{"--spec", spec, "--spec-max", "4"});
             QCOMPARE(sp.exitCode, 0);
             QCOMPARE(sp.json().value("tokens").toArray(), plain.json().value("tokens").toArray());
@@ -39,7 +39,7 @@ private slots:
         const QStringList base{"generate", "--model", model, "--prompt", "Once", "--max-tokens", "4"};
         const test::CliRun bogus = test::runCli(base + QStringList{"--spec", "bogus"});
         QCOMPARE(bogus.exitCode, 2);
-        QVERIFY(bogus.err.contains("--spec must be ngram or draft:PATH"));
+        QVERIFY(bogus.err.contains("--spec must be ngram, auto or draft:PATH"));
         const test::CliRun tooLong = test::runCli(base + QStringList{"--spec", "ngram", "--spec-max", "99"});
         QCOMPARE(tooLong.exitCode, 2);
         const test::CliRun vocab = test::runCli(base + QStringList{"--spec", "draft:" + other});

@@ -14,7 +14,10 @@
 namespace hearth::test {
 
 inline const char* specLabel(SpecDrafter d) {
-    return d == SpecDrafter::NGram ? "ngram" : d == SpecDrafter::History ? "history" : "draft";
+    return d == SpecDrafter::NGram  ? "ngram"
+        : d == SpecDrafter::History ? "history"
+        : d == SpecDrafter::Auto    ? "auto"
+                                    : "draft";
 }
 
 struct ExactnessTally {
@@ -47,7 +50,8 @@ inline ExactnessTally checkExactness(Engine& e, const std::vector<std::vector<To
                 "%s prompt %2zu %-6s: %2zu tokens, drafted %3d accepted %3d rejected %3d (rollbacks %2d) "
                 "bonus %2d, forwards %2d, trees %2d gain %2d%s\n",
                 label, i,
-                spec.tree ? (spec.drafter == SpecDrafter::NGram ? "tree" : "dtree") : specLabel(spec.drafter),
+                spec.tree && spec.drafter != SpecDrafter::Auto ? (spec.drafter == SpecDrafter::NGram ? "tree" : "dtree")
+                                                               : specLabel(spec.drafter),
                 sp->tokens.size(), s.drafted, s.accepted, s.rejected, s.rollbacks, s.bonus, s.targetForwards,
                 s.treeSteps, s.treeGain, same ? "" : "  MISMATCH");
             ++t.prompts;

@@ -1,9 +1,11 @@
 // HistoryDrafter on a hand-made history: the linear draft (the likeliest continuation, ties to
 // the newest occurrence, cut below minProb) and the tree (every continuation merged, a node's
-// score the summed probability of the continuations through it).
+// score the summed probability of the continuations through it); MixedDrafter (the window's
+// Default) taking both sources in turns, the longer match first.
 #include <QtTest>
 
 #include "engine/spec/history_drafter.h"
+#include "engine/spec/mixed_drafter.h"
 
 using namespace hearth;
 
@@ -56,6 +58,34 @@ private slots:
         QCOMPARE(small->size(), size_t(2));
         QVERIFY(small->isChain());
         QCOMPARE(small->tokens.front(), 4);
+    }
+
+    void mixed() {
+        const SuffixIndex index = history();
+        const SpecSampler sampler{SamplingParams{}};
+        MixedDrafter drafter(2, 4, &index);
+        // The history matches 1 2 3 (three tokens), the context's own n-gram only 2 3: the
+        // history's continuations lead, the context's 8 1 2 3 follows as the second branch.
+        const Seq context{9, 2, 3, 8, 1, 2, 3};
+        auto t = drafter.proposeTree(context, 16, 4, sampler);
+        QVERIFY(t.has_value());
+        QVERIFY(t->valid());
+        QCOMPARE(t->firstPath().tokens, (Seq{4, 6}));
+        const int32_t eight = t->child(-1, 8);
+        QVERIFY(eight > 0);
+        QCOMPARE(t->pathTo(t->child(t->child(t->child(eight, 1), 2), 3)).size(), size_t(4));
+        QCOMPARE(drafter.propose(context, 8, sampler)->tokens, (Seq{4, 6}));
+        // The context alone matching longer (4 tokens, beyond the history's): the n-gram leads.
+        const Seq own{5, 1, 2, 3, 7, 5, 1, 2, 3};
+        QCOMPARE(drafter.propose(own, 8, sampler)->tokens, (Seq{7, 5, 1, 2, 3}));
+        // Without an index: the n-gram drafter's tree.
+        MixedDrafter alone(2, 4, nullptr);
+        NGramDrafter ngram(2, 4);
+        const DraftTree a = alone.proposeTree(context, 16, 4, sampler).value();
+        const DraftTree b = ngram.proposeTree(context, 16, 4, sampler).value();
+        QCOMPARE(a.tokens, b.tokens);
+        QCOMPARE(a.parents, b.parents);
+        QVERIFY(alone.propose(Seq{7, 1, 2, 3}, 8, sampler)->tokens.empty());
     }
 };
 

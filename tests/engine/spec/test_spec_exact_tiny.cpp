@@ -112,10 +112,16 @@ private slots:
         const SpecOptions spec = alwaysOn(specDraftModel(draft.toStdString()));
         // The same model as its own draft: every drafted token is kept (batch invariance).
         const SpecOptions self = alwaysOn(specDraftModel(target.toStdString()));
-        const test::ExactnessTally t = test::checkExactness(**e, rawPrompts(**e), {spec, self}, 40, "tiny-random");
+        // The draft model branching at its runner-up where its probability is split.
+        SpecOptions branching = spec;
+        branching.tree = true;
+        branching.maxTreeNodes = 12;
+        const test::ExactnessTally t =
+            test::checkExactness(**e, rawPrompts(**e), {spec, self, branching}, 40, "tiny-random");
         QCOMPARE(t.mismatches, 0);
         QCOMPARE(t.withDrafts, t.prompts);
-        QVERIFY(t.withRejections * 4 > t.prompts);  // the other model's drafts (half the runs) get rejected
+        QVERIFY(t.withRejections * 4 > t.prompts);  // the other model's drafts (two thirds of the runs) get rejected
+        QVERIFY(t.withTrees > 0);
     }
 
     void otherVocabularyRefused() {

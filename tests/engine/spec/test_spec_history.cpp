@@ -1,7 +1,8 @@
 // Exactness of history drafting (SpecDrafter::History) on the real models (label model): the
 // engine's history index is seeded with the model's own greedy replies to reworded prompts
 // (similar replies, not the same ones: some drafts kept, some refused), then greedy ids with the
-// History drafter equal plain decoding's on 20 prompts.
+// History drafter, and with the window's Default (SpecDrafter::Auto: n-gram and history trees),
+// equal plain decoding's on 20 prompts.
 #include <QtTest>
 
 #include "engine/engine.h"
@@ -43,9 +44,12 @@ void checkModel(const QString& path, const char* label) {
     for (const std::string& p : texts) prompts.push_back(e.chatPrompt({{ChatRole::User, p}}));
     SpecOptions history = alwaysOn(specHistory(6));
     history.ngramMin = 1;
-    const test::ExactnessTally t = test::checkExactness(e, prompts, {history}, kReplyTokens, label);
+    // The window's Default: n-gram and history continuations merged into trees.
+    SpecOptions mixed = alwaysOn(specAuto(6, 16));
+    const test::ExactnessTally t = test::checkExactness(e, prompts, {history, mixed}, kReplyTokens, label);
     QCOMPARE(t.mismatches, 0);
-    QCOMPARE(t.prompts, static_cast<int>(prompts.size()));
+    QCOMPARE(t.prompts, 2 * static_cast<int>(prompts.size()));
+    QVERIFY2(t.withTrees > 0, "the Default drafter's trees should branch");
     QVERIFY2(t.withDrafts * 4 >= t.prompts * 3, "most prompts should draft from the history");
     QVERIFY2(t.withRejections * 4 >= t.prompts, "some prompts should refuse a draft (rollback exercised)");
 }
