@@ -274,7 +274,7 @@ void printText(const Engine& e, const ModelCost& cost, const BenchOptions& o, co
                   packCacheOutcomeName(pack.outcome));
     t += buf;
     if (pack.outcome == PackCacheReport::Outcome::Hit) {
-        std::snprintf(buf, sizeof buf, " (mapped and checked in %.3f s)", pack.checkSeconds);
+        std::snprintf(buf, sizeof buf, " (read and checked in %.3f s)", pack.checkSeconds);
         t += buf;
     }
     t += "\n";

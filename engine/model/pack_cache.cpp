@@ -93,13 +93,15 @@ uint64_t tableChecksum(const uint8_t* header, const uint8_t* table, size_t table
     return XXH3_64bits_digest(&state);
 }
 
-// Maps the file at path and checks all of it against the model's matrices (pack_cache.h); on
-// success packed[i] is matrix i's copy in the mapping (bytes 0: none). The error is the reason.
+// Reads the file at path into memory and checks all of it against the model's matrices (pack_cache.h); on
+// success packed[i] is matrix i's copy in that memory (bytes 0: none). The error is the reason.
 Result<std::unique_ptr<MappedFile>> openChecked(const std::string& path, const ModelFingerprint& fingerprint,
                                                 uint64_t digest, const std::vector<Model::PackableWeight>& weights,
                                                 std::vector<PackedRows>& packed,
                                                 const std::function<void(int done, int total)>& progress) {
-    auto mapped = MappedFile::open(path);
+    // Read into memory rather than mapped: decode streams these bytes every token, and a file
+    // mapping's small pages cost it ~6% (1.1B Q4_0, 2 threads: 40.5 vs 43 tokens/s).
+    auto mapped = MappedFile::readIntoMemory(path);
     if (!mapped) return std::unexpected(mapped.error());
     const std::span<const uint8_t> bytes = (*mapped)->bytes();
     const auto bad = [](std::string why) { return fail(ErrorCode::InvalidFormat, std::move(why)); };

@@ -1,5 +1,5 @@
 // A disk cache of the backend's packed weights (Backend::packWeight, Model::packWeights): one file
-// per model and packing layout, so that a later load maps the copies instead of making them again
+// per model and packing layout, so that a later load reads the copies instead of making them again
 // (making them costs the kernel's zeroing of fresh pages, most of a load). A file is keyed by the
 // model's fingerprint and a digest of the backend's packing (its name and what it makes of fixed
 // probe matrices of every type, so a changed layout never matches an old file), and checked whole
@@ -89,7 +89,7 @@ struct PackCacheReport {
         NotPacked,  // nothing packed (EngineOptions::packWeights false: hearth-cli info)
         Off,  // the cache is switched off (HEARTH_PACK_CACHE=0, EngineOptions::packCache): packed
         NoLayout,  // the backend packs none of the model's matrices (HEARTH_REPACK=0, the reference
-                   // backend, an F32 model): no file
+        // backend, an F32 model): no file
         Hit,  // the copies are the cache file's
         Miss,  // no file: packed, and the file is written (PackCacheResult::write)
         Rejected,  // a file was there but failed a check (note): packed, and written again
@@ -97,7 +97,7 @@ struct PackCacheReport {
     Outcome outcome = Outcome::NotPacked;
     std::string path;  // the cache file
     std::string note;  // one line for the log: a rejected file's reason, a write that failed
-    double checkSeconds = 0;  // a hit: mapping and checking the file (checksums included)
+    double checkSeconds = 0;  // a hit: reading and checking the file (checksums included)
     size_t packedBytes = 0;  // bytes of the file's rows the backend reads from copies (Model::packWeights)
 };
 struct PackCacheResult {

@@ -5,7 +5,10 @@
 
 #include "engine/util/file_path.h"
 
+#include <algorithm>
+#include <cstring>
 #include <new>
+#include <string>
 
 #if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN
@@ -83,6 +86,7 @@ Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
     if (mapping_ != nullptr) UnmapViewOfFile(mapping_);
+    if (heap_ != nullptr) ::operator delete[](heap_, std::align_val_t{heapAlignment_});
 }
 
 void MappedFile::release(std::span<const uint8_t>) const {}
@@ -124,9 +128,11 @@ Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
     if (mapping_ != nullptr) ::munmap(mapping_, bytes_.size());
+    if (heap_ != nullptr) ::operator delete[](heap_, std::align_val_t{heapAlignment_});
 }
 
 void MappedFile::release(std::span<const uint8_t> range) const {
+    if (heap_ != nullptr) return;  // a copy: dropping its pages would lose the bytes
     const auto begin = reinterpret_cast<uintptr_t>(range.data()), end = begin + range.size();
     const auto mapBegin = reinterpret_cast<uintptr_t>(bytes_.data()), mapEnd = mapBegin + bytes_.size();
     if (range.empty() || begin < mapBegin || end > mapEnd) return;
@@ -136,5 +142,34 @@ void MappedFile::release(std::span<const uint8_t> range) const {
 }
 
 #endif
+
+Result<std::unique_ptr<MappedFile>> MappedFile::readIntoMemory(const std::string& path) {
+    auto mapped = open(path);
+    if (!mapped) return mapped;
+    const std::span<const uint8_t> src = (*mapped)->bytes();
+    std::unique_ptr<MappedFile> copy(new (std::nothrow) MappedFile());
+    if (!copy) return fail(ErrorCode::OutOfMemory, "out of memory");
+    if (src.empty()) return copy;
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t alignment = src.size() >= kHuge ? kHuge : 64;
+    auto* p = static_cast<uint8_t*>(::operator new[](src.size(), std::align_val_t{alignment}, std::nothrow));
+    if (!p)
+        return fail(ErrorCode::OutOfMemory,
+                    "out of memory reading '" + path + "' (" + std::to_string(src.size()) + " bytes)");
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (alignment == kHuge) ::madvise(p, src.size() / kHuge * kHuge, MADV_HUGEPAGE);  // advice: failure is harmless
+#endif
+    // In slices, each dropped from the mapping once copied: the process never holds both copies.
+    constexpr size_t kSlice = size_t{16} << 20;
+    for (size_t at = 0; at < src.size(); at += kSlice) {
+        const size_t n = std::min(kSlice, src.size() - at);
+        std::memcpy(p + at, src.data() + at, n);
+        (*mapped)->release(src.subspan(at, n));
+    }
+    copy->heap_ = p;
+    copy->heapAlignment_ = alignment;
+    copy->bytes_ = {p, src.size()};
+    return copy;
+}
 
 }  // namespace hearth
