@@ -61,6 +61,9 @@ CpuFeatures detect() {
     if (__get_cpuid_max(0, nullptr) < 7 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
     f.avx2 = (ebx >> 5) & 1u;
     f.avx512f = (ebx >> 16) & 1u;
+    f.avx512bw = (ebx >> 30) & 1u;
+    f.avx512vl = (ebx >> 31) & 1u;
+    f.avx512Vnni = (ecx >> 11) & 1u;
     // AMX-TILE is CPUID.(7,0):EDX bit 24; its state is XCR0 bits 17 (XTILECFG) and 18
     // (XTILEDATA). Linux also gates it per process (ARCH_GET_XCOMP_SUPP lists what it offers).
     f.amxListed = (edx >> 24) & 1u;

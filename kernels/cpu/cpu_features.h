@@ -14,6 +14,8 @@ struct CpuFeatures {
     bool osSavesYmm = false;  // XCR0 has the SSE and AVX state bits: YMM registers survive a context switch
     bool avxVnni = false;  // AVX-VNNI: VEX-encoded vpdpbusd on YMM (needs no more OS state than AVX2)
     bool avx512f = false;  // AVX-512 Foundation
+    bool avx512bw = false, avx512vl = false;  // byte/word instructions; their 128/256-bit forms
+    bool avx512Vnni = false;  // AVX512_VNNI: vpdpbusd on ZMM
     bool osSavesZmm = false;  // XCR0 also has the opmask and both ZMM state bits
     bool amxListed = false;  // CPUID lists AMX-TILE (Hearth has no AMX kernels; reported by `info` only)
     bool amxOsEnabled = false;  // ...and XCR0 has the tile state bits (17, 18) and, on Linux, the kernel offers
@@ -24,6 +26,9 @@ struct CpuFeatures {
     bool canRunAvxVnni() const { return canRunAvx2() && avxVnni; }
     // True when the AVX-512 builds of some AVX2 kernels (kernels/cpu/avx2/*_avx512.cpp) may run.
     bool canRunAvx512() const { return canRunAvx2() && avx512f && osSavesZmm; }
+    // True when the AVX-512 VNNI build of the repacked 32-block decode tiles may run (level
+    // avx512 on a host that also has AVX512BW, AVX512VL and AVX512_VNNI).
+    bool canRunAvx512Vnni() const { return canRunAvx512() && avx512bw && avx512vl && avx512Vnni; }
 };
 
 // Detected on the first call and cached; thread-safe.

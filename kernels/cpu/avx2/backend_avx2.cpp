@@ -22,6 +22,7 @@
 
 #include "kernels/cpu/attention_pieces.h"
 #include "kernels/cpu/avx2/elementwise.h"
+#include "kernels/cpu/avx2/gemm_q32_avx512vnni.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/quants.h"
@@ -277,11 +278,12 @@ public:
         args.yStride = w.nRows;
         args.avxVnni = avxVnni_;
         args.avx512 = avx512_;
+        args.avx512Vnni = avx512Vnni_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
             ? static_cast<const void*>(x)
             : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
         if (isPacked(w)) args.packed = w.packed.data;
-        if (nTokens >= kPanelMinTokens && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
+        if (nTokens >= panelMinTokens(w) && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
         const void* info = args.packed ? actInfoFor(args) : nullptr;
         const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
@@ -299,7 +301,7 @@ public:
             return w.type == ws[0].type && w.nCols == ws[0].nCols && w.packed.layout == ws[0].packed.layout;
         };
         const DType actType = ws.empty() ? DType::F32 : ref::vecDotType(ws[0].type);
-        if (ws.size() < 2 || nTokens >= kPanelMinTokens || actType == DType::F32 ||
+        if (ws.size() < 2 || nTokens >= panelMinTokens(ws[0]) || actType == DType::F32 ||
             !std::all_of(ws.begin(), ws.end(), alike)) {
             for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
             return;
@@ -312,6 +314,7 @@ public:
         base.nTokens = nTokens;
         base.avxVnni = avxVnni_;
         base.avx512 = avx512_;
+        base.avx512Vnni = avx512Vnni_;
         base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
         const bool packed = isPacked(ws[0]);
         const void* info = packed ? actInfoFor(base) : nullptr;
@@ -724,6 +727,12 @@ private:
     std::unique_ptr<Backend> reference_;
     const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
     const bool avx512_ = avx512Enabled();  // likewise
+    const bool avx512Vnni_ = avx512_ && avxVnni_ && cpuFeatures().canRunAvx512Vnni();  // likewise
+    // Tokens from which a matrix goes through the panels (prefill) rather than the row tiles:
+    // the AVX-512 VNNI row tiles of repacked weights stay faster up to a token group (6).
+    int64_t panelMinTokens(const WeightView& w) const {
+        return avx512Vnni_ && isPacked(w) && avx2::packedRowsQ32Avx512VnniHandles(w.type) ? 7 : kPanelMinTokens;
+    }
     const bool repack_ = repackEnabled();
     WeightArena arena_;  // the packed copies (packWeight)
     std::vector<unsigned char> scratch_;

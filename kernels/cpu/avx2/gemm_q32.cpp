@@ -2,6 +2,7 @@
 // sums with maddubs/madd. kernels.h's entry points, which hand over to the AVX-VNNI build of
 // the same algorithm (gemm_q32_vnni.cpp) when MatmulArgs::avxVnni asks for it.
 #include "kernels/cpu/avx2/gemm_q32_panels.h"
+#include "kernels/cpu/avx2/gemm_q32_avx512vnni.h"
 #include "kernels/cpu/avx2/gemm_q32_vnni.h"
 
 namespace hearth::avx2 {
@@ -79,6 +80,8 @@ void gemmPanelQ32(const MatmulArgs& m, const void* actInfo, int64_t row0, void* 
 }
 
 void gemmPackedRowsQ32(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+    if (m.avxVnni && m.avx512Vnni && packedRowsQ32Avx512VnniHandles(m.wType))
+        return gemmPackedRowsQ32Avx512Vnni(m, actInfo, rowBegin, rowEnd);
     if (m.avxVnni) return gemmPackedRowsQ32Vnni(m, actInfo, rowBegin, rowEnd);
     gemmPackedRowsWith<DotAvx2>(m, actInfo, rowBegin, rowEnd);
 }

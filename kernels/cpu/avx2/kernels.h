@@ -32,6 +32,9 @@ struct MatmulArgs {
     int64_t yStride = 0;
     bool avxVnni = false;  // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
     bool avx512 = false;  // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
+    // AVX-512 VNNI code: the repacked 32-block decode tiles (gemm_q32_avx512vnni.h), with
+    // avxVnni's activation info; only if canRunAvx512Vnni()
+    bool avx512Vnni = false;
     // The rows repacked by packRows (32-block types and K-quants), or null. When set, gemmPanel
     // reads them instead of weights, and gemmPackedRows is the matrix-vector path; the results
     // are the same bits.

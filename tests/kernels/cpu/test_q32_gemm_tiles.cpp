@@ -236,13 +236,19 @@ private slots:
                                          .c_str());
                         }
                 };
-                for (int64_t rowBegin : {0, 16}) {
-                    std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
-                    avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
-                    m.packed = packed.data();
-                    avx2::gemmActInfo(m, 0, nTokens, info.data());
-                    avx2::gemmPackedRows(m, info.data(), rowBegin, nRows);
-                    check(y, rowBegin, nRows, "packed rows");
+                // Ranges of 5, 4 and 3 groups: pairs of groups and a last one alone for the
+                // AVX-512 VNNI build, whose second group of a pair may be the padded last one.
+                for (const bool zmm : {false, true}) {
+                    if (zmm && !(vnni && cpuFeatures().canRunAvx512Vnni())) continue;
+                    for (int64_t rowBegin : {0, 8, 16}) {
+                        std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
+                        avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                        m.avx512Vnni = zmm;
+                        m.packed = packed.data();
+                        avx2::gemmActInfo(m, 0, nTokens, info.data());
+                        avx2::gemmPackedRows(m, info.data(), rowBegin, nRows);
+                        check(y, rowBegin, nRows, zmm ? "packed rows (AVX-512 VNNI)" : "packed rows");
+                    }
                 }
                 std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                 avx2::MatmulArgs m{t, nullptr, wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
