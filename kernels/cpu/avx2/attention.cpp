@@ -53,12 +53,18 @@ inline void transpose8x8(const __m128i* in, __m128i* out) {
 // lanes at or past `end` read a row of zeros (the last, partial chunk). With K stored
 // dimension-major (p a multiple of 8) each kT[i] is one load: lanes at or past `end`, or before
 // the caller's range, read whatever the block holds there, scores no query uses.
+// Dimension-major, the same place kPrefetchPositions on is prefetched along the way, a line per
+// line read (attention_prefetch.h).
 void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
     if (h.kDimMajor) {
         const f16_t* base =
             h.kBlocks[p / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + p % h.blockSize;
-        for (int i = 0; i < h.headDim; ++i)
+        const char* ahead = kAhead(h, p, end);
+        const int rowBytes = h.blockSize * static_cast<int>(sizeof(f16_t));
+        for (int i = 0; i < h.headDim; ++i) {
+            if (ahead && (i * rowBytes) % 64 == 0) _mm_prefetch(ahead + i * rowBytes, _MM_HINT_T0);
             kT[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i * h.blockSize)));
+        }
         return;
     }
     alignas(16) static constexpr f16_t kZeros[kMaxAttentionHeadDim] = {};
@@ -159,10 +165,7 @@ void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi,
     __m256* const fill[3] = {kT0, kT1, kT2};
     for (int p = lo; p < hi; p += 24) {
         const int nc = std::min(3, (hi - p + 7) / 8);  // chunks of positions in this step
-        for (int c = 0; c < nc; ++c) {
-            if (h.kDimMajor && (p + 8 * c) % h.blockSize == 0) prefetchNextKBlock(h, p + 8 * c, hi);
-            transposeChunk(h, p + 8 * c, hi, fill[c]);
-        }
+        for (int c = 0; c < nc; ++c) transposeChunk(h, p + 8 * c, hi, fill[c]);
         for (int r0 = 0; r0 < n; r0 += 4) {
             const float* qs[4];
             float* outs[4];
@@ -275,11 +278,12 @@ void accumulateShared(const AttentionHead& h, int d0, int a, int b, const float*
     __m256 sum[nq][nv];
     for (int r = 0; r < nq; ++r)
         for (int k = 0; k < nv; ++k) sum[r][k] = _mm256_load_ps(acc + r * kMaxAttentionHeadDim + d0 + 8 * k);
+    VRowsAhead ahead(h, a, d0 == 0 ? b : a);  // the first run of dimensions streams the rows ahead
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
         const f16_t* v = kvRow(h.vBlocks, h, p) + d0;
-        if (d0 == 0 && blockEnd < b) prefetchVRows(h, blockEnd, b);  // while this block is summed
         for (; p < blockEnd; ++p, v += h.rowStride) {
+            ahead.step();
             __m256 row[nv];
             for (int k = 0; k < nv; ++k)
                 row[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * k)));
@@ -297,10 +301,17 @@ void accumulateShared(const AttentionHead& h, int d0, int a, int b, const float*
 // rows and a weight).
 template <int nq>
 void accumulateSharedQueries(const AttentionHead& h, int a, int b, const float* w, int stride, int lo, float* acc) {
-    constexpr int nv = nq == 1 ? 8 : nq == 2 ? 4 : 3;
+    constexpr int maxNv = nq == 1 ? 8 : nq == 2 ? 4 : 3;
     int d0 = 0;
-    for (; d0 + 8 * nv <= h.headDim; d0 += 8 * nv) accumulateShared<nq, nv>(h, d0, a, b, w, stride, lo, acc);
-    for (; d0 < h.headDim; d0 += 8) accumulateShared<nq, 1>(h, d0, a, b, w, stride, lo, acc);
+    for (; d0 + 8 * maxNv <= h.headDim; d0 += 8 * maxNv) accumulateShared<nq, maxNv>(h, d0, a, b, w, stride, lo, acc);
+    // What is left in one run (three queries over 64 dimensions: 24, 24, then 16 in one pass).
+    switch ((h.headDim - d0) / 8) {
+    case 0: break;
+    case 1: accumulateShared<nq, 1>(h, d0, a, b, w, stride, lo, acc); break;
+    case 2: accumulateShared<nq, 2>(h, d0, a, b, w, stride, lo, acc); break;  // maxNv > 2 here
+    default:
+        for (; d0 < h.headDim; d0 += 8) accumulateShared<nq, 1>(h, d0, a, b, w, stride, lo, acc);
+    }
 }
 
 // The V sums of n queries that share one range [a, b), in groups of at most four.

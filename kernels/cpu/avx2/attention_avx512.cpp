@@ -26,7 +26,7 @@ inline __m512 loadHalves16(const f16_t* p) {
 // out[r][16c + j] = (Σ_i q_r[i]·k_{p+16c+j}[i]) · scale for nq queries and nc chunks of sixteen
 // positions from p: nq·nc independent chains, in dimension order.
 template <int nq, int nc>
-void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* const* out) {
+void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* const* out, const char* const* ahead) {
     const f16_t* base[nc];
     for (int c = 0; c < nc; ++c)
         base[c] = h.kBlocks[(p + 16 * c) / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize +
@@ -34,7 +34,12 @@ void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* 
     __m512 dot[nq][nc];
     for (int r = 0; r < nq; ++r)
         for (int c = 0; c < nc; ++c) dot[r][c] = _mm512_setzero_ps();
+    const int rowBytes = h.blockSize * static_cast<int>(sizeof(f16_t));  // one dimension's positions
     for (int i = 0; i < h.headDim; ++i) {
+        // One prefetch per line consumed (attention_prefetch.h): the same line of a later chunk.
+        if ((i * rowBytes) % 64 == 0)
+            for (int c = 0; c < nc; ++c)
+                if (ahead[c]) _mm_prefetch(ahead[c] + i * rowBytes, _MM_HINT_T0);
         __m512 k[nc];
         for (int c = 0; c < nc; ++c) k[c] = loadHalves16(base[c] + i * h.blockSize);
         for (int r = 0; r < nq; ++r) {
@@ -48,11 +53,12 @@ void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* 
 }
 
 template <int nc>
-void scoreGroup16(int nq, const AttentionHead& h, int p, const float* const* q, float* const* out) {
-    if (nq == 4) scoreChunks16<4, nc>(h, p, q, out);
-    else if (nq == 3) scoreChunks16<3, nc>(h, p, q, out);
-    else if (nq == 2) scoreChunks16<2, nc>(h, p, q, out);
-    else scoreChunks16<1, nc>(h, p, q, out);
+void scoreGroup16(int nq, const AttentionHead& h, int p, const float* const* q, float* const* out,
+                  const char* const* ahead) {
+    if (nq == 4) scoreChunks16<4, nc>(h, p, q, out, ahead);
+    else if (nq == 3) scoreChunks16<3, nc>(h, p, q, out, ahead);
+    else if (nq == 2) scoreChunks16<2, nc>(h, p, q, out, ahead);
+    else scoreChunks16<1, nc>(h, p, q, out, ahead);
 }
 
 template <int nq, int nv>
@@ -60,12 +66,13 @@ void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, 
     __m512 sum[nq][nv];
     for (int r = 0; r < nq; ++r)
         for (int k = 0; k < nv; ++k) sum[r][k] = _mm512_loadu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k);
+    VRowsAhead ahead(h, a, d0 == 0 ? b : a);  // the first run of dimensions streams the rows ahead
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
         const f16_t* v =
             h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
-        if (d0 == 0 && blockEnd < b) prefetchVRows(h, blockEnd, b);  // while this block is summed
         for (; p < blockEnd; ++p, v += h.rowStride) {
+            ahead.step();
             __m512 row[nv];
             for (int k = 0; k < nv; ++k) row[k] = loadHalves16(v + 16 * k);
             for (int r = 0; r < nq; ++r) {
@@ -78,14 +85,28 @@ void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, 
         for (int k = 0; k < nv; ++k) _mm512_storeu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k, sum[r][k]);
 }
 
-// Dimensions in runs of as many vectors as 32 registers hold for nq queries; a last run of
-// eight dimensions (headDim % 16 == 8) by the AVX2 lanes' arithmetic on the low half.
+// Dimensions in runs of as many vectors as 32 registers hold for nq queries, a shorter run for
+// what is left (headDim 64 with three queries: one run of four vectors, one pass over the V
+// rows, rather than four passes of one); a last run of eight dimensions (headDim % 16 == 8) by
+// the AVX2 lanes' arithmetic on the low half.
 template <int nq>
 void accumulateQueries16(const AttentionHead& h, int a, int b, const float* w, int stride, int lo, float* acc) {
-    constexpr int nv = nq <= 2 ? 8 : nq == 3 ? 6 : 5;
+    constexpr int maxNv = nq <= 2 ? 8 : nq == 3 ? 6 : 5;
     int d0 = 0;
-    for (; d0 + 16 * nv <= h.headDim; d0 += 16 * nv) accumulate16<nq, nv>(h, d0, a, b, w, stride, lo, acc);
-    for (; d0 + 16 <= h.headDim; d0 += 16) accumulate16<nq, 1>(h, d0, a, b, w, stride, lo, acc);
+    while (d0 + 16 <= h.headDim) {
+        const int nv = std::min(maxNv, (h.headDim - d0) / 16);
+        switch (nv) {
+        case 8: accumulate16<nq, (maxNv >= 8 ? 8 : 1)>(h, d0, a, b, w, stride, lo, acc); break;
+        case 7: accumulate16<nq, (maxNv >= 7 ? 7 : 1)>(h, d0, a, b, w, stride, lo, acc); break;
+        case 6: accumulate16<nq, (maxNv >= 6 ? 6 : 1)>(h, d0, a, b, w, stride, lo, acc); break;
+        case 5: accumulate16<nq, 5>(h, d0, a, b, w, stride, lo, acc); break;
+        case 4: accumulate16<nq, 4>(h, d0, a, b, w, stride, lo, acc); break;
+        case 3: accumulate16<nq, 3>(h, d0, a, b, w, stride, lo, acc); break;
+        case 2: accumulate16<nq, 2>(h, d0, a, b, w, stride, lo, acc); break;
+        default: accumulate16<nq, 1>(h, d0, a, b, w, stride, lo, acc); break;
+        }
+        d0 += 16 * nv;
+    }
     if (d0 < h.headDim) {  // eight dimensions left
         for (int r = 0; r < nq; ++r) {
             __m256 sum = _mm256_load_ps(acc + r * kMaxAttentionHeadDim + d0);
@@ -103,10 +124,11 @@ void accumulateQueries16(const AttentionHead& h, int a, int b, const float* w, i
 }  // namespace
 
 void scoreQueriesAvx512(const AttentionHead& h, const float* q, int n, int lo, int hi, int stride, float* scores) {
+    const char* none[3] = {nullptr, nullptr, nullptr};
     for (int p = lo; p < hi; p += 48) {
         const int nc = std::min(3, (hi - p + 15) / 16);  // with the queries, enough chains for both FMA units
-        for (int c = 0; c < nc; ++c)
-            if ((p + 16 * c) % h.blockSize == 0) prefetchNextKBlock(h, p + 16 * c, hi);
+        const char* ahead[3] = {nullptr, nullptr, nullptr};
+        for (int c = 0; c < nc; ++c) ahead[c] = kAhead(h, p + 16 * c, hi);
         for (int r0 = 0; r0 < n; r0 += 4) {
             const float* qs[4];
             float* outs[4];
@@ -115,9 +137,10 @@ void scoreQueriesAvx512(const AttentionHead& h, const float* q, int n, int lo, i
                 qs[k] = q + (r0 + k) * kMaxAttentionHeadDim;
                 outs[k] = scores + (r0 + k) * stride + (p - lo);
             }
-            if (nc == 3) scoreGroup16<3>(m, h, p, qs, outs);
-            else if (nc == 2) scoreGroup16<2>(m, h, p, qs, outs);
-            else scoreGroup16<1>(m, h, p, qs, outs);
+            const char* const* pf = r0 == 0 ? ahead : none;  // the first group prefetches
+            if (nc == 3) scoreGroup16<3>(m, h, p, qs, outs, pf);
+            else if (nc == 2) scoreGroup16<2>(m, h, p, qs, outs, pf);
+            else scoreGroup16<1>(m, h, p, qs, outs, pf);
         }
     }
 }

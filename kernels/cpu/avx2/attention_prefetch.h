@@ -1,38 +1,60 @@
-// Prefetches of attention's next KV block, shared by the AVX2 and AVX-512 builds of its loops
-// (attention.cpp, attention_avx512.cpp). A block holds every layer, so one layer's next block is
-// far away and the hardware's prefetchers miss it; these fetch it while the current one is
-// reduced. Internal linkage (static), as softmax_exp_avx2.h: each build keeps its own copy.
+// Prefetches of attention's KV, shared by the AVX2 and AVX-512 builds of its loops
+// (attention.cpp, attention_avx512.cpp). Deep in a conversation the KV streams from memory, and
+// the hardware's prefetchers do not keep up with loops that do this much arithmetic per line
+// (SmolLM2 at depth 8,064 read its KV at 14 GB/s on 2 threads with no software prefetch or with
+// a block's lines prefetched in one burst, which stalls on the line fill buffers). The loops
+// therefore prefetch one line for each line they consume, kPrefetchPositions positions ahead in
+// the same head and at the same place in that position's block: a steady stream as far ahead
+// as three chunks of sixteen positions. Internal linkage (static), as softmax_exp_avx2.h: each
+// build keeps its own copy.
 #pragma once
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/avx2/kernels.h"
 
 namespace hearth::avx2 {
 
-// Dimension-major K: the head's K of the block after the one holding p (headDim * blockSize
-// halves, contiguous), unless that block starts at or past end.
-static inline void prefetchNextKBlock(const AttentionHead& h, int p, int end) {
-    const int next = (p / h.blockSize + 1) * h.blockSize;
-    if (next >= end) return;
-    const char* k =
-        reinterpret_cast<const char*>(h.kBlocks[next / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize);
-    const int bytes = h.headDim * h.blockSize * static_cast<int>(sizeof(f16_t));
-    for (int b = 0; b < bytes; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
+static constexpr int kPrefetchPositions = 48;
+
+// Dimension-major K: where the head's K of position p + kPrefetchPositions starts (dimension 0 of
+// it in its block; dimension i is i * blockSize halves on), or null when that is at or past end.
+static inline const char* kAhead(const AttentionHead& h, int p, int end) {
+    const int far = p + kPrefetchPositions;
+    if (far >= end) return nullptr;
+    return reinterpret_cast<const char*>(h.kBlocks[far / h.blockSize] +
+                                         static_cast<int64_t>(h.kvOffset) * h.blockSize + far % h.blockSize);
 }
 
-// The head's V rows of positions [from, min(end, from + blockSize)), from a block start: rows
-// of headDim halves rowStride apart, which need not start on a cache line.
-static inline void prefetchVRows(const AttentionHead& h, int from, int end) {
-    const int rowBytes = h.headDim * static_cast<int>(sizeof(f16_t));
-    const auto* first = reinterpret_cast<const char*>(
-        h.vBlocks[from / h.blockSize] + static_cast<int64_t>(from % h.blockSize) * h.rowStride + h.kvOffset);
-    for (int r = 0; r < std::min(h.blockSize, end - from); ++r)
-        for (int o = 0; o < rowBytes + 63; o += 64)
-            _mm_prefetch(first + static_cast<int64_t>(r) * h.rowStride * 2 + std::min(o, rowBytes - 1), _MM_HINT_T0);
-}
+// The head's V rows kPrefetchPositions ahead of a loop over positions [p, end) in order: step()
+// once per position prefetches the row as far ahead, until that is at or past end. A division
+// only where the stream enters a new block.
+class VRowsAhead {
+public:
+    VRowsAhead(const AttentionHead& h, int p, int end) : h_(h), far_(p + kPrefetchPositions), end_(end) { seek(); }
+    void step() {
+        if (far_ >= end_) return;
+        // Each line the row touches, once (a row need not start on a line).
+        const auto first = reinterpret_cast<uintptr_t>(row_) & ~uintptr_t{63};
+        const auto last = reinterpret_cast<uintptr_t>(row_) + h_.headDim * sizeof(f16_t) - 1;
+        for (uintptr_t line = first; line <= last; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+        ++far_;
+        if (--left_ == 0) seek();
+        else row_ += static_cast<int64_t>(h_.rowStride) * static_cast<int>(sizeof(f16_t));
+    }
+
+private:
+    void seek() {
+        if (far_ >= end_) return;
+        left_ = h_.blockSize - far_ % h_.blockSize;
+        row_ = reinterpret_cast<const char*>(h_.vBlocks[far_ / h_.blockSize] +
+                                             static_cast<int64_t>(far_ % h_.blockSize) * h_.rowStride + h_.kvOffset);
+    }
+    const AttentionHead& h_;
+    int far_, end_, left_ = 0;
+    const char* row_ = nullptr;
+};
 
 }  // namespace hearth::avx2
