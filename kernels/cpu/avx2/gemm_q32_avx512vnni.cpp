@@ -1,5 +1,5 @@
-// The AVX-512 VNNI build of the repacked 32-block decode tiles (gemmPackedRows for Q4_0, Q4_1
-// and Q8_0): two packed groups of 8 rows side by side in a ZMM register (lanes 0-7 group g,
+// The AVX-512 VNNI build of the repacked 32-block decode tiles (gemmPackedRows for Q4_0, Q4_1,
+// Q5_0, Q5_1 and Q8_0): two packed groups of 8 rows side by side in a ZMM register (lanes 0-7 group g,
 // 8-15 group g + 1), so that one vpdpbusd serves 16 rows and a block's float term is one
 // instruction for 16 values. The AVX-VNNI build's integer sums and float expression lane for
 // lane (gemm_q32_panels.h, addBlockTerm), so every value is bitwise the same. Built with
@@ -8,6 +8,7 @@
 #include "kernels/cpu/avx2/gemm_q32_avx512vnni.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/cpu/avx2/gemm_q32_panels.h"
 
@@ -52,6 +53,24 @@ inline void unpack16(const uint8_t* o0, const uint8_t* o1, Regs16& pr) {
             const __m512i v = join256(q0 + 32 * j, q1 + 32 * j);
             pr.q[j] = _mm512_and_si512(v, mask);
             pr.q[j + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        }
+        if constexpr (T::kFifthBits) {
+            // Q5_x: byte r of quad j holds row r's fifth bits of vectors j (low half) and j + 4
+            // (high half). Each row's byte goes to its lane's four bytes, then bit i (or 4 + i)
+            // of byte i sets 0x10 there, as the AVX-VNNI build's unpackPacked.
+            const __m512i spread =
+                _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+            const __m512i lowBits = _mm512_set1_epi32(0x08040201),
+                          highBits = _mm512_set1_epi32(static_cast<int>(0x80402010u));
+            for (int j = 0; j < 4; ++j) {
+                long long lo, hi;
+                std::memcpy(&lo, q0 + 128 + 8 * j, 8);
+                std::memcpy(&hi, q1 + 128 + 8 * j, 8);
+                const __m512i bytes = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(_mm_set_epi64x(hi, lo)), spread);
+                pr.q[j] = _mm512_or_si512(pr.q[j], _mm512_maskz_set1_epi8(_mm512_test_epi8_mask(bytes, lowBits), 0x10));
+                pr.q[j + 4] =
+                    _mm512_or_si512(pr.q[j + 4], _mm512_maskz_set1_epi8(_mm512_test_epi8_mask(bytes, highBits), 0x10));
+            }
         }
     }
 }
@@ -131,13 +150,17 @@ void packedRows16(const MatmulArgs& m, const ActBlock* info, int64_t rowBegin, i
 
 }  // namespace
 
-bool packedRowsQ32Avx512VnniHandles(DType w) { return w == DType::Q4_0 || w == DType::Q4_1 || w == DType::Q8_0; }
+bool packedRowsQ32Avx512VnniHandles(DType w) {
+    return w == DType::Q4_0 || w == DType::Q4_1 || w == DType::Q5_0 || w == DType::Q5_1 || w == DType::Q8_0;
+}
 
 void gemmPackedRowsQ32Avx512Vnni(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
     const auto* info = static_cast<const ActBlock*>(actInfo);
     switch (m.wType) {
     case DType::Q4_0: return packedRows16<TQ4_0>(m, info, rowBegin, rowEnd);
     case DType::Q4_1: return packedRows16<TQ4_1>(m, info, rowBegin, rowEnd);
+    case DType::Q5_0: return packedRows16<TQ5_0>(m, info, rowBegin, rowEnd);
+    case DType::Q5_1: return packedRows16<TQ5_1>(m, info, rowBegin, rowEnd);
     case DType::Q8_0: return packedRows16<TQ8_0>(m, info, rowBegin, rowEnd);
     default: return;
     }
