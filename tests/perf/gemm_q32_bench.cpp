@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
         }
     const double macs = static_cast<double>(nRows) * static_cast<double>(nCols) * static_cast<double>(m.nTokens);
     std::printf("%s %s %lldx%lld x %lld tokens x %d: best %.4f s, %.2f GMAC/s, %.2f GB/s of weights, mismatches %d\n",
-                m.avx512Vnni ? "AVX-512 VNNI" : m.avxVnni ? "AVX-VNNI" : "AVX2", dtypeInfo(t).name, static_cast<long long>(nRows),
+                m.avx512Vnni ? "AVX-512 VNNI" : m.avxVnni ? "AVX-VNNI" : "AVX2", dtypeInfo(t).name,
+                static_cast<long long>(nRows),
                 static_cast<long long>(nCols), static_cast<long long>(m.nTokens), reps, s, macs / s * 1e-9,
                 static_cast<double>(weightBytes) / s * 1e-9, bad);
     return bad == 0 ? 0 : 1;

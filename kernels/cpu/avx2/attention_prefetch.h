@@ -30,7 +30,10 @@ static inline const char* kAhead(const AttentionHead& h, int p, int end) {
 
 // The head's V rows kPrefetchPositions ahead of a loop over positions [p, end) in order: step()
 // once per position prefetches the row as far ahead, until that is at or past end. A division
-// only where the stream enters a new block.
+// only where the stream enters a new block. In an unnamed namespace, so that its member
+// functions have internal linkage like the functions above: an inline member would otherwise be
+// one function for the linker, and the AVX-512 build's copy could serve the AVX2 loops.
+namespace {
 class VRowsAhead {
 public:
     VRowsAhead(const AttentionHead& h, int p, int end) : h_(h), far_(p + kPrefetchPositions), end_(end) { seek(); }
@@ -39,7 +42,8 @@ public:
         // Each line the row touches, once (a row need not start on a line).
         const auto first = reinterpret_cast<uintptr_t>(row_) & ~uintptr_t{63};
         const auto last = reinterpret_cast<uintptr_t>(row_) + h_.headDim * sizeof(f16_t) - 1;
-        for (uintptr_t line = first; line <= last; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+        for (uintptr_t line = first; line <= last; line += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
         ++far_;
         if (--left_ == 0) seek();
         else row_ += static_cast<int64_t>(h_.rowStride) * static_cast<int>(sizeof(f16_t));
@@ -56,5 +60,6 @@ private:
     int far_, end_, left_ = 0;
     const char* row_ = nullptr;
 };
+}  // namespace
 
 }  // namespace hearth::avx2
