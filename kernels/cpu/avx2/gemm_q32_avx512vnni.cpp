@@ -86,7 +86,15 @@ void packedTile16(const MatmulArgs& m, const ActBlock* a, int64_t stride, int64_
     const uint8_t* p1 = rowEnd - row0 > kPanelRows ? p0 + static_cast<size_t>(nBlocks) * Packed<T>::kBytes : p0;
     __m512 acc[NT];
     for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+    // The next tile's two groups follow this tile's in memory: near the end, the prefetches run
+    // on into them (group g + 2 for p0's stream, g + 3 for p1's).
+    const uint8_t* next = p0 + 2 * static_cast<size_t>(nBlocks) * Packed<T>::kBytes;
     for (int64_t b = 0; b < nBlocks; ++b, a += stride) {
+        const int64_t f = b + kAheadBlocks<T>;
+        prefetchBlock<T>(f < nBlocks ? p0 + static_cast<size_t>(f) * Packed<T>::kBytes
+                                     : next + static_cast<size_t>(f - nBlocks) * Packed<T>::kBytes);
+        prefetchBlock<T>(f < nBlocks ? p1 + static_cast<size_t>(f) * Packed<T>::kBytes
+                                     : next + static_cast<size_t>(f) * Packed<T>::kBytes);
         Regs16 pr;
         unpack16<T>(p0 + static_cast<size_t>(b) * Packed<T>::kBytes, p1 + static_cast<size_t>(b) * Packed<T>::kBytes,
                     pr);
