@@ -6,7 +6,8 @@
 // matrix-vector tiles of the file's layout, matmulRows: the decode path without repacking),
 // `packed` (the weights repacked first, packRows, its time printed, then the repacked decode
 // path, gemmPackedRows), `packed-panels` (the panels built from the repacked weights); `,vnni`
-// after packed or packed-panels takes the AVX-VNNI sums. Prints GMAC/s by wall time, by this
+// after packed or packed-panels takes the AVX-VNNI sums, `,avx512` after packed the AVX-512 VNNI
+// tiles. Prints GMAC/s by wall time, by this
 // thread's CPU time (steadier on a shared machine) and by the fastest repetition's product
 // alone (with the weight bytes read per second), and the number of sampled values that differ from
 // ref::vecDot (bitwise; exit code 1 if any).
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
     std::vector<float> y(static_cast<size_t>(nRows * nTokens));
     avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows};
     m.avxVnni = vnni && cpuFeatures().canRunAvxVnni();
+    // `,avx512` after packed: the AVX-512 VNNI decode tiles (gemm_kquants_avx512vnni.cpp), as the
+    // backend runs them at level avx512.
+    m.avx512Vnni = packedRows && mode.ends_with(",avx512") && cpuFeatures().canRunAvx512Vnni();
     std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
     std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
     void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
@@ -132,7 +136,11 @@ int main(int argc, char** argv) {
         "%s %lldx%lld x %lld tokens x %d%s%s: %.3f s, %.2f GMAC/s (thread CPU time: %.2f GMAC/s; "
         "fastest repetition: %.2f GMAC/s, %.2f GB/s of weights), mismatches %d\n",
         dtypeInfo(t).name, static_cast<long long>(nRows), static_cast<long long>(nCols),
-        static_cast<long long>(nTokens), reps, path, m.avxVnni ? " AVX-VNNI" : "", s, macs / s * 1e-9,
-        macs / cpu * 1e-9, macs / reps / best * 1e-9, static_cast<double>(weightBytes) / best * 1e-9, bad);
+        static_cast<long long>(nTokens), reps, path,
+        m.avx512Vnni    ? " AVX-512 VNNI"
+            : m.avxVnni ? " AVX-VNNI"
+                        : "",
+        s, macs / s * 1e-9, macs / cpu * 1e-9, macs / reps / best * 1e-9,
+        static_cast<double>(weightBytes) / best * 1e-9, bad);
     return bad == 0 ? 0 : 1;
 }

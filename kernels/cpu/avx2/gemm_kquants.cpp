@@ -15,6 +15,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/avx2/gemm_kquants_avx512vnni.h"
+#include "kernels/cpu/avx2/gemm_kquants_packed.h"
 #include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/kquant_unpack.h"
 #include "kernels/cpu/avx2/simd.h"
@@ -34,37 +36,6 @@ struct PanelBlock {
     alignas(32) int32_t pair[8][8];
     alignas(32) float d[8];
     alignas(32) float dmin[8];
-};
-
-// kGroup: maddubs results summed in int16 before a madd (pairs at most 2·63·128 = 16128 for
-// Q6_K, 2·31·128 for Q5_K, 2·15·128 for Q4_K: no overflow). kStepsPerScale: 4-value steps
-// per scale.
-struct TQ4_K {
-    using W = BlockQ4_K;
-    static constexpr int kGroup = 8, kStepsPerScale = 8, kScales = 8;
-    static constexpr bool kHasMins = true, kFifthBits = false;
-    // The packed layout (packGroupK): byte offsets in one super-block of 8 rows.
-    static constexpr size_t kPackedBytes = 1184, kPD = 0, kPDmin = 16, kPScales = 32, kPMins = 96, kPQs = 160;
-    static __m256i chunk(const W& b, int j) { return q4kChunk(b.qs, j); }
-    static __m256i scales16(const W& b) { return scalesMins16(b.scales); }
-};
-struct TQ5_K {
-    using W = BlockQ5_K;
-    static constexpr int kGroup = 4, kStepsPerScale = 8, kScales = 8;
-    static constexpr bool kHasMins = true, kFifthBits = true;
-    static constexpr size_t kPackedBytes = 1440, kPD = 0, kPDmin = 16, kPScales = 32, kPMins = 96, kPQs = 160,
-                            kPQh = 1184;
-    static __m256i chunk(const W& b, int j) { return q5kChunk(b, j); }
-    static __m256i scales16(const W& b) { return scalesMins16(b.scales); }
-};
-struct TQ6_K {
-    using W = BlockQ6_K;
-    static constexpr int kGroup = 2, kStepsPerScale = 4, kScales = 16;
-    static constexpr bool kHasMins = false, kFifthBits = false;
-    // 1680 bytes of data and 16 of padding: every value vector 32-byte aligned.
-    static constexpr size_t kPackedBytes = 1696, kPQl = 0, kPQh = 1024, kPScales = 1536, kPD = 1664;
-    static __m256i chunk(const W& b, int j) { return q6kChunk(b, j); }
-    static __m256i scales16(const W& b) { return scalesQ6(b); }
 };
 
 template <class T>
@@ -247,13 +218,6 @@ HEARTH_AVX_VNNI inline void superBlockSumsVnni(const Panel<T>& pb, const BlockQ8
         groupSumsVnni<T, NT>(pb.q + s0, pb.scale[g], qs, isum);
     }
 }
-
-// What the tiles need of each (token, super-block) of Q4_K/Q5_K besides its values: the sums
-// of the bsums pairs, bsums[2j] + bsums[2j+1] (at most 2·16·128 in magnitude: int16), the
-// operand of the min term, computed once per batch rather than once per panel.
-struct ActInfoK {
-    int16_t pairSums[8];
-};
 
 // Q4_K/Q5_K: msum = Σ_j min_j · (bsums[2j] + bsums[2j+1]) from source = ActInfoK::pairSums;
 // Q6_K: Σ_g scale_g · bsums[g] from source = bsums. The sums are broadcast straight from memory
@@ -778,6 +742,7 @@ void unpackRowK(DType w, const void* packed, int64_t nCols, int64_t row, void* o
 }
 
 void gemmPackedRowsK(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+    if (m.avx512Vnni) return gemmPackedRowsKAvx512Vnni(m, actInfo, rowBegin, rowEnd);
     const auto* info = static_cast<const ActInfoK*>(actInfo);
     switch (m.wType) {
     case DType::Q4_K: return packedRowsK<TQ4_K>(m, info, rowBegin, rowEnd);

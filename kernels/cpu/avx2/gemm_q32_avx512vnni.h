@@ -10,7 +10,8 @@
 
 namespace hearth::avx2 {
 
-// The types it has a build for (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0); the K-quants stay on the AVX-VNNI build.
+// The types it has a build for (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0); the K-quants have theirs in
+// gemm_kquants_avx512vnni.h.
 bool packedRowsQ32Avx512VnniHandles(DType w);
 void gemmPackedRowsQ32Avx512Vnni(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
 

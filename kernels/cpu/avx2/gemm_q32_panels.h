@@ -176,8 +176,8 @@ struct Packed {
 // end). 2 KiB measured best end to end on 2 threads (1, 3 and 4 KiB slower).
 inline constexpr int64_t kAheadBytes = 2048;
 template <class T>
-inline constexpr int64_t kAheadBlocks =
-    (kAheadBytes + static_cast<int64_t>(Packed<T>::kBytes) - 1) / static_cast<int64_t>(Packed<T>::kBytes);
+inline constexpr int64_t kAheadBlocks = (kAheadBytes + static_cast<int64_t>(Packed<T>::kBytes) - 1) /
+    static_cast<int64_t>(Packed<T>::kBytes);
 template <class T>
 inline void prefetchBlock(const uint8_t* block) {
     for (size_t o = 0; o < Packed<T>::kBytes; o += 64)

@@ -6,7 +6,8 @@
 // backend, for the AVX2 tiles and the AVX-VNNI ones (where the CPU has them; the backend takes
 // them unless HEARTH_CPU=avx2), and with the weights repacked at load (packRows: the
 // matrix-vector tiles and the panels built from the packed copy, rows unpacked back, the
-// backend's packWeight, matmul, matmulMany and embeddingRows). Skipped on a CPU without AVX2/FMA/F16C.
+// backend's packWeight, matmul, matmulMany and embeddingRows), and the AVX-512 VNNI build of the
+// repacked matrix-vector tiles where the CPU has it. Skipped on a CPU without AVX2/FMA/F16C.
 #include <QTest>
 
 #include <bit>
@@ -201,15 +202,21 @@ private slots:
     // that ends in the padded last group, and the panels built from the repacked rows (prefill,
     // the file's rows not read): every value bitwise ref::vecDot, rows outside the range
     // untouched; each row unpacked back equal to the file's bytes. 37 rows: the last group holds
-    // 5 rows and 3 zero rows of padding. The AVX2 sums, and the AVX-VNNI ones where the CPU has them.
+    // 5 rows and 3 zero rows of padding. The AVX2 sums, the AVX-VNNI ones where the CPU has them,
+    // and the AVX-512 VNNI tiles (gemm_kquants_avx512vnni.cpp: pairs of groups, a last one alone)
+    // where it has those.
     void repackedWeightsAreBitwiseVecDot_data() {
         QTest::addColumn<bool>("avxVnni");
-        QTest::newRow("avx2") << false;
-        QTest::newRow("avx-vnni") << true;
+        QTest::addColumn<bool>("zmm");
+        QTest::newRow("avx2") << false << false;
+        QTest::newRow("avx-vnni") << true << false;
+        QTest::newRow("avx512-vnni") << true << true;
     }
     void repackedWeightsAreBitwiseVecDot() {
         QFETCH(bool, avxVnni);
+        QFETCH(bool, zmm);
         if (avxVnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        if (zmm && !cpuFeatures().canRunAvx512Vnni()) QSKIP("this CPU lacks AVX-512 VNNI (with BW and VL)");
         std::mt19937 rng(2031);
         const int64_t nRows = 37, nCols = 768;
         // Bytes per super-block of 8 rows: the file's, plus the scales (and mins) as a byte each
@@ -246,14 +253,18 @@ private slots:
                                      (std::string(path) + " " + where(t, r, k, nTokens, nCols)).c_str());
                         }
                 };
-                for (int64_t rowBegin : {0, 16}) {
+                // Ranges of 5, 4 and 3 groups: for the AVX-512 VNNI tiles, a pair's second group
+                // may be the padded last one, or the last group may be alone.
+                for (int64_t rowBegin : {0, 8, 16}) {
                     std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                     avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, avxVnni};
+                    m.avx512Vnni = zmm;
                     m.packed = aligned;
                     avx2::gemmActInfo(m, 0, nTokens, info.data());
                     avx2::gemmPackedRows(m, info.data(), rowBegin, nRows);
-                    check(y, rowBegin, nRows, "packed rows");
+                    check(y, rowBegin, nRows, zmm ? "packed rows (AVX-512 VNNI)" : "packed rows");
                 }
+                if (zmm) continue;  // the panels have no AVX-512 VNNI build
                 std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                 avx2::MatmulArgs m{t, nullptr, wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, avxVnni};
                 m.packed = aligned;  // the file's rows are not read (weights is null)
