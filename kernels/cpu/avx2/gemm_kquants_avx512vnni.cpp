@@ -207,6 +207,8 @@ void packedRowsK16(const MatmulArgs& m, const ActInfoK* info, int64_t rowBegin, 
 
 }  // namespace
 
+bool packedRowsKAvx512VnniHandles(DType w) { return w == DType::Q4_K || w == DType::Q5_K || w == DType::Q6_K; }
+
 void gemmPackedRowsKAvx512Vnni(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
     const auto* info = static_cast<const ActInfoK*>(actInfo);
     switch (m.wType) {

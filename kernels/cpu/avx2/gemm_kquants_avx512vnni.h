@@ -10,6 +10,8 @@
 
 namespace hearth::avx2 {
 
+// The types it has a build for: Q4_K, Q5_K, Q6_K.
+bool packedRowsKAvx512VnniHandles(DType w);
 void gemmPackedRowsKAvx512Vnni(const MatmulArgs& args, const void* actInfo, int64_t rowBegin, int64_t rowEnd);
 
 }  // namespace hearth::avx2

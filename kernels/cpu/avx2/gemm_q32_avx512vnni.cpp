@@ -137,13 +137,16 @@ void packedTile16(const MatmulArgs& m, const ActBlock* a, int64_t stride, int64_
     }
 }
 
+// Rows outer, token groups inner: a tile's 16 rows are read from memory once and stay in the
+// core's caches for every group of tokens (a batch, a prefill chunk), while the activations,
+// far smaller than the weights, are what is read again.
 template <class T>
 void packedRows16(const MatmulArgs& m, const ActBlock* info, int64_t rowBegin, int64_t rowEnd) {
     const int64_t nBlocks = m.nCols / kQK;
-    for (int64_t g = 0; g < m.nTokens; g += kTileTokens) {
-        const GroupSpan span = groupSpan(g, m.nTokens, nBlocks);
-        const ActBlock* group = info + span.first;
-        for (int64_t row0 = rowBegin; row0 < rowEnd; row0 += 2 * kPanelRows) {
+    for (int64_t row0 = rowBegin; row0 < rowEnd; row0 += 2 * kPanelRows) {
+        for (int64_t g = 0; g < m.nTokens; g += kTileTokens) {
+            const GroupSpan span = groupSpan(g, m.nTokens, nBlocks);
+            const ActBlock* group = info + span.first;
             switch (span.stride) {
             case 1: packedTile16<T, 1>(m, group, 1, row0, rowEnd, g, nBlocks); break;
             case 2: packedTile16<T, 2>(m, group, 2, row0, rowEnd, g, nBlocks); break;
