@@ -1,6 +1,7 @@
 // Where a decode step's time goes, operator by operator (not a test): loads MODEL, prefills a
 // PROMPT-token prompt (default 512) on the best CPU backend with THREADS threads, then decodes
-// STEPS tokens (default 64) through a backend that times each call it forwards, and prints
+// STEPS tokens (default 64) through a backend that times each call it forwards (the weights
+// repacked by the backend first, as the engine loads them), and prints
 // each operator's share of the decode time, the matrix products split by weight shape, and
 // the time spent outside the backend (the model's own code between calls). PROMPT may list
 // several depths (512,4096,8064): each is profiled in turn on a fresh sequence, and a last
@@ -129,6 +130,10 @@ int main(int argc, char** argv) {
                                 m.config().contextLength),
                    2;
     auto cpu = makeBestCpuBackend(threads);
+    // The weights repacked by the backend, as Engine::load does (HEARTH_REPACK=0 keeps the file's
+    // layout): without this the matrices ran the file layout's slower tiles, not the engine's.
+    const size_t packed = m.packWeights(*cpu, {});
+    std::printf("weights repacked by the backend: %.1f MB\n", static_cast<double>(packed) / 1e6);
     std::vector<DepthProfile> profiles;
     for (const int d : depths) {
         DepthProfile p;
