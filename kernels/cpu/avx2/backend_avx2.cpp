@@ -293,7 +293,8 @@ public:
         });
     }
 
-    // Matrices of one type, layout and width, 1 to 3 tokens (decode, small batches): the
+    // Matrices of one type, layout and width, fewer tokens than go to the panels (decode and
+    // small batches; every batch where the AVX-512 VNNI row tiles take every step): the
     // activations quantized once and every matrix's row groups in one hand-off to the threads,
     // each group as matmul computes it. Anything else: one matmul per matrix.
     void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
