@@ -560,10 +560,12 @@ void packedTile(const MatmulArgs& m, const ActInfoK* info, int64_t row0, int64_t
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b) {
         const uint8_t* o = base + static_cast<size_t>(b) * T::kPackedBytes;
+        const uint8_t* far = o + kAheadSuperBlocks<T> * T::kPackedBytes;
         __m256i isum[NT];
         for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int g = 0; g < T::kScales; ++g) {
+            prefetchShare<T>(far, g);
             const __m256i scale = scaleTwice(scalePairs<T>(o, g / 2), g % 2);
 #pragma GCC unroll 2
             for (int s0 = g * T::kStepsPerScale; s0 < (g + 1) * T::kStepsPerScale; s0 += T::kGroup) {
@@ -601,10 +603,12 @@ HEARTH_AVX_VNNI void packedTileVnni(const MatmulArgs& m, const ActInfoK* info, i
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b) {
         const uint8_t* o = base + static_cast<size_t>(b) * T::kPackedBytes;
+        const uint8_t* far = o + kAheadSuperBlocks<T> * T::kPackedBytes;
         __m256i isum[NT];
         for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int g = 0; g < T::kScales; ++g) {
+            prefetchShare<T>(far, g);
             __m256i even[NT], odd[NT];
             for (int t = 0; t < NT; ++t) even[t] = odd[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8

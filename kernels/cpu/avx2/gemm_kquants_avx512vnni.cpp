@@ -106,21 +106,6 @@ inline __m512 blockTerm16(const uint8_t* o0, const uint8_t* o1, const BlockQ8_K&
     }
 }
 
-// Decode streams the packed super-blocks from memory: as the 32-block tiles
-// (gemm_q32_panels.h), each stream is prefetched kAheadBytes on, here spread over the
-// sub-blocks (sub-block g prefetches its share of that super-block's lines) so that the
-// stream runs steadily instead of in bursts.
-constexpr size_t kAheadBytes = 2048;
-template <class T>
-constexpr size_t kAheadSuperBlocks = (kAheadBytes + T::kPackedBytes - 1) / T::kPackedBytes;
-template <class T>
-inline void prefetchShare(const uint8_t* block, int g) {
-    constexpr int kLines = static_cast<int>((T::kPackedBytes + 63) / 64);
-    constexpr int kPer = (kLines + T::kScales - 1) / T::kScales;
-    for (int l = g * kPer; l < (g + 1) * kPer && l < kLines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(block + 64 * l), _MM_HINT_T0);
-}
-
 // NT tokens from token0 against groups row0 / 8 and row0 / 8 + 1 (or the first alone, twice,
 // when it is the range's last): y rows [row0, min(rowEnd, row0 + 16)).
 template <class T, int NT>
