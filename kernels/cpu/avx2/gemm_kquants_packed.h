@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/dtype.h"
+#include "kernels/cpu/avx2/kernels.h"
 #include "kernels/cpu/avx2/kquant_unpack.h"
 
 namespace hearth::avx2 {
@@ -55,14 +56,13 @@ struct ActInfoK {
 };
 
 // Decode streams the packed super-blocks from memory: as the 32-block tiles
-// (gemm_q32_panels.h), each stream is prefetched kAheadBytes on, spread over the sub-blocks
+// (gemm_q32_panels.h), each stream is prefetched kDecodeAheadBytes on, spread over the sub-blocks
 // (sub-block g prefetches its share of that super-block's lines) so that the stream runs
 // steadily instead of in bursts. A group's super-blocks are followed in memory by the next
 // group's, so near a group's end the prefetches run on into the next (prefetches do not fault
 // past the end of the copy). Used by every build of the packed decode tiles.
-constexpr size_t kAheadBytes = 2048;
 template <class T>
-constexpr size_t kAheadSuperBlocks = (kAheadBytes + T::kPackedBytes - 1) / T::kPackedBytes;
+constexpr size_t kAheadSuperBlocks = (static_cast<size_t>(kDecodeAheadBytes) + T::kPackedBytes - 1) / T::kPackedBytes;
 template <class T>
 inline void prefetchShare(const uint8_t* block, int g) {
     constexpr int kLines = static_cast<int>((T::kPackedBytes + 63) / 64);

@@ -171,12 +171,11 @@ struct Packed {
 // Decode streams the packed weights from memory, and with this much arithmetic per line the
 // hardware's prefetchers alone fall behind, as they do in attention (attention_prefetch.h): the
 // 1.1B Q4_0's 65,536 x 4,096 rows read 10.8 GB/s on one thread without software prefetch,
-// 13.3 with it. The tiles therefore prefetch, for each block they read, the block kAheadBytes on
-// in the same stream (running on into the next group, which follows in memory, near a group's
-// end). 2 KiB measured best end to end on 2 threads (1, 3 and 4 KiB slower).
-inline constexpr int64_t kAheadBytes = 2048;
+// 13.3 with it. The tiles therefore prefetch, for each block they read, the block
+// kDecodeAheadBytes on in the same stream (running on into the next group, which follows in
+// memory, near a group's end). 2 KiB measured best end to end on 2 threads (1, 3 and 4 KiB slower).
 template <class T>
-inline constexpr int64_t kAheadBlocks = (kAheadBytes + static_cast<int64_t>(Packed<T>::kBytes) - 1) /
+inline constexpr int64_t kAheadBlocks = (kDecodeAheadBytes + static_cast<int64_t>(Packed<T>::kBytes) - 1) /
     static_cast<int64_t>(Packed<T>::kBytes);
 template <class T>
 inline void prefetchBlock(const uint8_t* block) {

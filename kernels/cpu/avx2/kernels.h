@@ -51,6 +51,9 @@ void matmulRows(const MatmulArgs& args, int64_t rowBegin, int64_t rowEnd);
 // into per-thread scratch so that each activation load feeds the panel's rows (gemm_q32.cpp,
 // gemm_kquants.cpp, gemm_float.cpp). Every value is bitwise the vecDot of its row and token, as matmulRows.
 constexpr int64_t kPanelRows = 8;
+// How far ahead in its stream every build of the repacked decode tiles prefetches the weights
+// (the 32-block types' and the K-quants'; gemm_q32_panels.h says why and how it was measured).
+constexpr int64_t kDecodeAheadBytes = 2048;
 // Bytes of panel scratch (32-byte aligned) for rows of nCols of wType; 0 when wType has no
 // panel kernel (use matmulRows).
 size_t gemmPanelBytes(DType wType, int64_t nCols);
