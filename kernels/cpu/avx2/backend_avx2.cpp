@@ -144,9 +144,21 @@ void gemmPackedRows(const MatmulArgs& args, const void* actInfo, int64_t rowBegi
 
 namespace {
 
-// From this many tokens on, a matmul goes through the panels (gemmPanel): unpacking a panel
-// costs about as much as one token's products, so a few tokens already pay for it.
+// From this many tokens on, a matmul goes through the panels (gemmPanel) rather than the row
+// tiles. Rows in the file's layout: unpacking a panel costs about as much as one token's
+// products, so a few tokens already pay for it. Repacked rows unpack in registers, and below
+// the panels a step's matrices of one input share one hand-off to the threads (matmulMany), so
+// the row tiles stay ahead for longer. Measured on an AMD EPYC (Zen 3, AVX2) host, 2 threads,
+// `hearth-cli bench-batch` aggregate tokens/s, panels from 4 tokens against these limits:
+// 1.1B Q4_0 4 sequences 46-56 -> 84-89, 8: 63-69 -> 77-92, 12: 73-86 -> 109-111, 16: 67-87 ->
+// 95-98; Q8_0 4: 31-35 -> 59-60, 16: 55-59 -> 66; SmolLM2 (Q4_1) 4: 299-305 -> 423-479, 8:
+// 346-386 -> 502-533. The K-quant row tiles take 4 tokens at a time; they lead up to 6
+// (Q4_K_M 4: 52-56 -> 67-73, 6: 60-64 -> 72-84) and trail from 8 (8: 73-80 -> 72-74, 16:
+// 87-92 -> 73-80). A 512-token prefill of the 1.1B Q4_0 is the same either way (86-99 t/s
+// through the panels, 98-105 through the row tiles, within the host's noise).
 constexpr int64_t kPanelMinTokens = 4;
+constexpr int64_t kPanelMinTokensPackedQ32 = 17;
+constexpr int64_t kPanelMinTokensPackedK = 8;
 
 // Per-thread panel scratch: 64-byte aligned chunks (the panels' vector stores need 32).
 struct alignas(64) ScratchLine {
@@ -739,7 +751,9 @@ private:
     int64_t panelMinTokens(const WeightView& w) const {
         const bool zmmRows = avx512Vnni_ && isPacked(w) &&
             (avx2::packedRowsQ32Avx512VnniHandles(w.type) || avx2::packedRowsKAvx512VnniHandles(w.type));
-        return zmmRows ? INT64_MAX : kPanelMinTokens;
+        if (zmmRows) return INT64_MAX;
+        if (!isPacked(w)) return kPanelMinTokens;
+        return packedLayoutOf(w.type) == kPackedQ32 ? kPanelMinTokensPackedQ32 : kPanelMinTokensPackedK;
     }
     const bool repack_ = repackEnabled();
     WeightArena arena_;  // the packed copies (packWeight)
