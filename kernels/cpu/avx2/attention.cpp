@@ -151,6 +151,57 @@ void pieceQ8(const AttentionHead& h, const BlockQ8_0* q, int a, int b, float* sc
     part.count = b - a, part.max = runningMax, part.sum = runningSum;
 }
 
+// scoreChunks for dimension-major K with the chunks read where they lie: chunk c's dimension i
+// is one load at k[c] + i * blockSize, converted as the fused multiply-adds need it (the same
+// chains, so the same bits). transposeChunk's copy costs a 256-bit store per dimension and chunk,
+// and a CPU with one such store a cycle (AMD Zen 3) spent more on those than on the arithmetic.
+// Each chunk prefetches as transposeChunk does (ahead[c]: kAhead, or null).
+template <int nq, int nc>
+void scoreChunksDimMajor(const f16_t* const* k, const char* const* ahead, int blockSize, int headDim,
+                         const float* const* q, float scale, float* const* out) {
+    const int rowBytes = blockSize * static_cast<int>(sizeof(f16_t));
+    __m256 dot[nq][nc];
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_setzero_ps();
+    for (int i = 0; i < headDim; ++i) {
+        __m256 kc[nc];
+        for (int c = 0; c < nc; ++c) {
+            if (ahead[c] && (i * rowBytes) % 64 == 0) _mm_prefetch(ahead[c] + i * rowBytes, _MM_HINT_T0);
+            kc[c] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k[c] + i * blockSize)));
+        }
+        for (int r = 0; r < nq; ++r) {
+            const __m256 qi = _mm256_broadcast_ss(q[r] + i);
+            for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_fmadd_ps(qi, kc[c], dot[r][c]);
+        }
+    }
+    for (int r = 0; r < nq; ++r)
+        for (int c = 0; c < nc; ++c) _mm256_storeu_ps(out[r] + 8 * c, _mm256_mul_ps(dot[r][c], _mm256_set1_ps(scale)));
+}
+
+// scoreQueries for at most four queries over dimension-major K: chunks in threes (two for four
+// queries, whose twelve sums would leave too few registers for the chunks), read in place.
+template <int nq>
+void scoreQueriesDimMajor(const AttentionHead& h, const float* q, int lo, int hi, int stride, float* scores) {
+    constexpr int kStep = nq == 4 ? 2 : 3;
+    const float* qs[nq];
+    for (int r = 0; r < nq; ++r) qs[r] = q + r * kMaxAttentionHeadDim;
+    for (int p = lo; p < hi; p += 8 * kStep) {
+        const int nc = std::min(kStep, (hi - p + 7) / 8);
+        const f16_t* k[kStep];
+        const char* ahead[kStep];
+        for (int c = 0; c < nc; ++c) {
+            const int x = p + 8 * c;
+            k[c] = h.kBlocks[x / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + x % h.blockSize;
+            ahead[c] = kAhead(h, x, hi);
+        }
+        float* outs[nq];
+        for (int r = 0; r < nq; ++r) outs[r] = scores + r * stride + (p - lo);
+        if (nc == kStep) scoreChunksDimMajor<nq, kStep>(k, ahead, h.blockSize, h.headDim, qs, h.scale, outs);
+        else if (nc == 2) scoreChunksDimMajor<nq, 2>(k, ahead, h.blockSize, h.headDim, qs, h.scale, outs);
+        else scoreChunksDimMajor<nq, 1>(k, ahead, h.blockSize, h.headDim, qs, h.scale, outs);
+    }
+}
+
 // A query's row of scores: the span rounded up to whole 8-position chunks.
 inline int scoreStride(int lo, int hi) { return (hi - lo + 7) & ~7; }
 
@@ -160,6 +211,14 @@ inline int scoreStride(int lo, int hi) { return (hi - lo + 7) & ~7; }
 // query) and never read. Three chunks of eight positions at a time: with the queries, enough
 // independent chains of fused multiply-adds to keep both FMA units busy.
 void scoreQueries(const AttentionHead& h, const float* q, int n, int lo, int hi, int stride, float* scores) {
+    if (h.kDimMajor && n <= 4) {
+        switch (n) {
+        case 4: return scoreQueriesDimMajor<4>(h, q, lo, hi, stride, scores);
+        case 3: return scoreQueriesDimMajor<3>(h, q, lo, hi, stride, scores);
+        case 2: return scoreQueriesDimMajor<2>(h, q, lo, hi, stride, scores);
+        default: return scoreQueriesDimMajor<1>(h, q, lo, hi, stride, scores);
+        }
+    }
     alignas(32) __m256 kT0[kMaxAttentionHeadDim], kT1[kMaxAttentionHeadDim], kT2[kMaxAttentionHeadDim];
     const __m256* const kT[3] = {kT0, kT1, kT2};
     __m256* const fill[3] = {kT0, kT1, kT2};
