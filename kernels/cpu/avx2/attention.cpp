@@ -57,8 +57,7 @@ inline void transpose8x8(const __m128i* in, __m128i* out) {
 // line read (attention_prefetch.h).
 void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
     if (h.kDimMajor) {
-        const f16_t* base =
-            h.kBlocks[p / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + p % h.blockSize;
+        const f16_t* base = kDimMajorAt(h, p);
         const char* ahead = kAhead(h, p, end);
         const int rowBytes = h.blockSize * static_cast<int>(sizeof(f16_t));
         for (int i = 0; i < h.headDim; ++i) {
@@ -151,9 +150,9 @@ void pieceQ8(const AttentionHead& h, const BlockQ8_0* q, int a, int b, float* sc
     part.count = b - a, part.max = runningMax, part.sum = runningSum;
 }
 
-// scoreChunks for dimension-major K with the chunks read where they lie: chunk c's dimension i
-// is one load at k[c] + i * blockSize, converted as the fused multiply-adds need it (the same
-// chains, so the same bits). transposeChunk's copy costs a 256-bit store per dimension and chunk,
+// scoreChunks for dimension-major K with the chunks read where they lie, as the AVX-512 build's
+// scoreChunks16 does: chunk c's dimension i is one load at k[c] + i * blockSize, converted as
+// the fused multiply-adds need it (the same chains, so the same bits). transposeChunk's copy costs a 256-bit store per dimension and chunk,
 // and a CPU with one such store a cycle (AMD Zen 3) spent more on those than on the arithmetic.
 // Each chunk prefetches as transposeChunk does (ahead[c]: kAhead, or null).
 template <int nq, int nc>
@@ -194,7 +193,7 @@ void scoreQueriesDimMajor(const AttentionHead& h, const float* q, int lo, int hi
         const char* ahead[kStep];
         for (int c = 0; c < nc; ++c) {
             const int x = p + 8 * c;
-            k[c] = h.kBlocks[x / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + x % h.blockSize;
+            k[c] = kDimMajorAt(h, x);
             ahead[c] = kAhead(h, x, hi);
         }
         float* outs[nq];
@@ -391,7 +390,7 @@ void accumulateSharedQueries(const AttentionHead& h, int a, int b, const float* 
     constexpr int maxNv = nq == 1 ? 8 : nq == 2 ? 4 : nq == 3 ? 4 : 3;
     int d0 = 0;
     for (; d0 + 8 * maxNv <= h.headDim; d0 += 8 * maxNv) accumulateShared<nq, maxNv>(h, d0, a, b, w, stride, lo, acc);
-    // What is left in one run (three queries over 64 dimensions: 24, 24, then 16 in one pass).
+    // What is left in one run (four queries over 64 dimensions: 24, 24, then 16 in one pass).
     switch ((h.headDim - d0) / 8) {
     case 0: break;
     case 1: accumulateShared<nq, 1>(h, d0, a, b, w, stride, lo, acc); break;

@@ -28,9 +28,7 @@ inline __m512 loadHalves16(const f16_t* p) {
 template <int nq, int nc>
 void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* const* out, const char* const* ahead) {
     const f16_t* base[nc];
-    for (int c = 0; c < nc; ++c)
-        base[c] = h.kBlocks[(p + 16 * c) / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize +
-            (p + 16 * c) % h.blockSize;
+    for (int c = 0; c < nc; ++c) base[c] = kDimMajorAt(h, p + 16 * c);
     __m512 dot[nq][nc];
     for (int r = 0; r < nq; ++r)
         for (int c = 0; c < nc; ++c) dot[r][c] = _mm512_setzero_ps();

@@ -19,13 +19,17 @@ namespace hearth::avx2 {
 
 static constexpr int kPrefetchPositions = 48;
 
-// Dimension-major K: where the head's K of position p + kPrefetchPositions starts (dimension 0 of
-// it in its block; dimension i is i * blockSize halves on), or null when that is at or past end.
+// Dimension-major K: where the head's K of position p starts (dimension 0 of it in its block;
+// dimension i is i * blockSize halves on).
+static inline const f16_t* kDimMajorAt(const AttentionHead& h, int p) {
+    return h.kBlocks[p / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + p % h.blockSize;
+}
+
+// kDimMajorAt(p + kPrefetchPositions), or null when that is at or past end.
 static inline const char* kAhead(const AttentionHead& h, int p, int end) {
     const int far = p + kPrefetchPositions;
     if (far >= end) return nullptr;
-    return reinterpret_cast<const char*>(h.kBlocks[far / h.blockSize] +
-                                         static_cast<int64_t>(h.kvOffset) * h.blockSize + far % h.blockSize);
+    return reinterpret_cast<const char*>(kDimMajorAt(h, far));
 }
 
 // The head's V rows kPrefetchPositions ahead of a loop over positions [p, end) in order: step()
