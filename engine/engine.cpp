@@ -123,6 +123,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     layout.elementType = options.kvType;
     layout.kDimMajor = options.kvKDimMajor && options.kvType == KvElementType::F16 && layout.blockSize % 8 == 0 &&
         e->backend_->prefersDimMajorK();
+    if (options.kvVHeadMajor && options.kvType == KvElementType::F16 && e->backend_->prefersHeadMajorV())
+        layout.vHeadDim = e->config().headDim;
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
         return fail(ErrorCode::Unsupported,
                     strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK, "; this model's is ",

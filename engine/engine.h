@@ -46,6 +46,10 @@ struct EngineOptions {
     // backends: attention loads eight positions of a dimension at once); false keeps K rows
     // token-major (for comparisons: attention_bench, hearth-cli bench --kv-k rows).
     bool kvKDimMajor = true;
+    // F16 V stored head by head within each block when the backend prefers it (the CPU backends:
+    // attention reads a head's rows of a block as one run); false keeps V rows token-major (for
+    // comparisons: hearth-cli bench --kv-v rows).
+    bool kvVHeadMajor = true;
     SchedulerConfig scheduler{};  // token budget per step, most sequences at once
     // The model file's fingerprint when the caller has it cached (by path, size and mtime);
     // when absent, load() hashes every byte of the file.

@@ -51,8 +51,8 @@ enum class RopeStyle {
 // blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride,
 // or with kDimMajor element c (0 <= c < rowStride) of the K row at kBlocks[block] + c * blockSize
 // + slot (each head's K dimension by dimension, the block's positions side by side, so attention
-// loads eight positions' dimension c at once; blockSize a multiple of 8); V rows are always
-// token-major. Q8_0 (never kDimMajor): the block's memory holds rows of rowStride / 32
+// loads eight positions' dimension c at once; blockSize a multiple of 8); V rows token-major, or
+// with vHeadDim head by head (below). Q8_0 (never kDimMajor): the block's memory holds rows of rowStride / 32
 // BlockQ8_0 (GGUF's Q8_0), the row at byte offset slot * kvRowBytes(layer); a head's slice
 // starts on a block (headDim % 32 == 0).
 struct PagedKvLayer {
@@ -63,7 +63,20 @@ struct PagedKvLayer {
     int rowStride = 0;  // nKvHeads * headDim
     DType type = DType::F16;  // F16 or Q8_0
     bool kDimMajor = false;  // F16 only: K stored dimension-major within each block (above)
+    // F16 only: 0, V rows token-major (above); or the head dimension, the block's V stored head
+    // by head, element c of the V row at vBlocks[block] + ((c / vHeadDim) * blockSize + slot) *
+    // vHeadDim + c % vHeadDim (one head's rows of the block side by side, as attention reads them;
+    // attention needs vHeadDim == AttentionShape::headDim).
+    int vHeadDim = 0;
 };
+// Element c of position p's V row in an F16 layer, in either V order.
+inline f16_t* kvVElement(const PagedKvLayer& layer, int p, int c) {
+    f16_t* block = layer.vBlocks[p / layer.blockSize];
+    const int slot = p % layer.blockSize;
+    if (layer.vHeadDim == 0) return block + static_cast<int64_t>(slot) * layer.rowStride + c;
+    const int head = c / layer.vHeadDim;
+    return block + (static_cast<int64_t>(head) * layer.blockSize + slot) * layer.vHeadDim + c % layer.vHeadDim;
+}
 // Element c of position p's K row in an F16 layer, in either K order.
 inline f16_t* kvKElement(const PagedKvLayer& layer, int p, int c) {
     f16_t* block = layer.kBlocks[p / layer.blockSize];
@@ -93,6 +106,9 @@ public:
     // Whether this backend's attention is fastest over F16 K stored dimension-major
     // (PagedKvLayer::kDimMajor); every backend reads both orders correctly or refuses.
     virtual bool prefersDimMajorK() const { return false; }
+    // Whether its attention is fastest over F16 V stored head by head (PagedKvLayer::vHeadDim);
+    // every backend reads both orders correctly or refuses.
+    virtual bool prefersHeadMajorV() const { return false; }
 
     // y[t][r] = dot(row r of w, x[t]) for t < nTokens. x: [nTokens, w.nCols]; y: [nTokens, w.nRows].
     virtual void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) = 0;

@@ -371,7 +371,11 @@ QList<QCommandLineOption> benchOptions() {
             {"depth", "Depth mode: decode and a prefill at each of these context depths (N[,N...]).", "n,n"},
             {"kv-k",
              "With --depth: K order in the KV cache, dims (dimension-major, the CPU default) or rows (token-major).",
-             "order", "dims"}};
+             "order", "dims"},
+            {"kv-v",
+             "With --depth: V order in the KV cache, heads (each head's rows of a block together, the CPU "
+             "default) or rows (token-major).",
+             "order", "heads"}};
 }
 
 }  // namespace
@@ -383,6 +387,7 @@ Command benchCommand() {
             "           prefill and decode tokens/s against the measured bandwidth and fp32 FMA peak\n"
             "  bench    --model PATH --depth N[,N...] [--threads N] [--prompt-tokens 512] [--gen-tokens 128]\n"
             "           [--repeat R] [--json] [--compare-oracle] [--kv-k dims|rows]\n"
+            "           [--kv-v heads|rows]\n"
             "           decode at position N and a prefill at depth N, against the bandwidth bound\n",
             benchOptions, cmdBench};
 }

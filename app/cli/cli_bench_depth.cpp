@@ -384,6 +384,9 @@ int runDepthBench(const QCommandLineParser& p, const BenchOptions& o) {
     if (const QString order = p.value("kv-k"); order != "dims" && order != "rows")
         return usageError("--kv-k must be dims or rows");
     options.kvKDimMajor = p.value("kv-k") == "dims";
+    if (const QString order = p.value("kv-v"); order != "heads" && order != "rows")
+        return usageError("--kv-v must be heads or rows");
+    options.kvVHeadMajor = p.value("kv-v") == "heads";
     int needed = 0;
     {
         auto file = GgufFile::open(model.toStdString());

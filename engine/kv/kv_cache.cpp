@@ -25,6 +25,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const KvLayout& layout, int32_t
                     strCat("invalid KV layout (", describe(layout), ") or size (", maxTokens, " tokens)"));
     if (layout.kDimMajor && (layout.elementType != KvElementType::F16 || layout.blockSize % 8 != 0))
         return fail(ErrorCode::InvalidArgument, "dimension-major K needs an F16 cache and blocks of a multiple of 8");
+    if (layout.vHeadDim != 0 &&
+        (layout.elementType != KvElementType::F16 || layout.vHeadDim < 0 || layout.rowStride % layout.vHeadDim != 0))
+        return fail(ErrorCode::InvalidArgument, "head-major V needs an F16 cache and rows of whole heads");
     if (layout.elementType == KvElementType::Q8_0 && layout.rowStride % kQK != 0)
         return fail(ErrorCode::InvalidArgument,
                     strCat("a q8_0 KV cache needs rows of a multiple of ", kQK, " elements; this model's are ",
@@ -400,11 +403,15 @@ Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> 
 
 void KvCache::copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
                         bool kPart) const {
-    if (!(kPart && layout_.kDimMajor)) return (void)std::memcpy(dst, src, static_cast<size_t>(nRows) * rowBytes_);
-    for (int c = 0; c < layout_.rowStride; ++c)  // K dimension-major: nRows elements of each row element c
-        std::memcpy(dst + static_cast<size_t>(c) * static_cast<size_t>(dstSlots) * sizeof(f16_t),
-                    src + static_cast<size_t>(c) * static_cast<size_t>(srcSlots) * sizeof(f16_t),
-                    static_cast<size_t>(nRows) * sizeof(f16_t));
+    // Dimension-major K keeps each row element's run of slots, head-major V each head's run of
+    // rows: runs of `width` elements a slot, rowStride / width of them.
+    const int width = kPart ? (layout_.kDimMajor ? 1 : 0) : layout_.vHeadDim;
+    if (width == 0) return (void)std::memcpy(dst, src, static_cast<size_t>(nRows) * rowBytes_);
+    const size_t runBytes = static_cast<size_t>(width) * sizeof(f16_t);
+    for (int r = 0; r < layout_.rowStride / width; ++r)
+        std::memcpy(dst + static_cast<size_t>(r) * static_cast<size_t>(dstSlots) * runBytes,
+                    src + static_cast<size_t>(r) * static_cast<size_t>(srcSlots) * runBytes,
+                    static_cast<size_t>(nRows) * runBytes);
 }
 
 std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, int32_t nRows) const {
@@ -473,7 +480,8 @@ PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
                         .blockSize = layout_.blockSize,
                         .rowStride = layout_.rowStride,
                         .type = type,
-                        .kDimMajor = layout_.kDimMajor};
+                        .kDimMajor = layout_.kDimMajor,
+                        .vHeadDim = layout_.vHeadDim};
 }
 
 }  // namespace hearth

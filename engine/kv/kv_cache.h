@@ -224,7 +224,8 @@ private:
     void copyRows(int g, BlockId from, BlockId to, int32_t nRows);
     // The first nRows slots of one layer's K (kPart) or V from src, whose K or V holds srcSlots
     // slots, into dst, which holds dstSlots: rows, or with dimension-major K each element's run
-    // of slots (PagedKvLayer::kDimMajor). Packed snapshot rows use the cache's own order.
+    // of slots (PagedKvLayer::kDimMajor), with head-major V each head's run of rows
+    // (PagedKvLayer::vHeadDim). Packed snapshot rows use the cache's own order.
     void copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
                    bool kPart) const;
     Result<bool> importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes);

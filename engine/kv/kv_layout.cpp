@@ -46,6 +46,7 @@ std::string describe(const KvLayout& layout) {
     std::string out = strCat("kv-layout/", grouped ? "v2" : "v1", " layers=", layout.nLayers, " row=", layout.rowStride,
                              " block=", layout.blockSize, " type=", kvElementTypeName(layout.elementType));
     if (layout.kDimMajor) out += " k=dim-major";  // saves in the other order are refused, never misread
+    if (layout.vHeadDim > 0) out += strCat(" v=head-major/", layout.vHeadDim);
     if (!grouped) return out;
     out += strCat(" window=", layout.window, " window_layers=");
     const char* sep = "";

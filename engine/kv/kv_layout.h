@@ -26,8 +26,11 @@ struct KvLayout {
     int blockSize = 16;  // tokens per block
     KvElementType elementType = KvElementType::F16;
     // F16 only: K stored dimension-major within each block (PagedKvLayer::kDimMajor), the order
-    // the CPU backends' attention reads fastest; V rows stay token-major.
+    // the CPU backends' attention reads fastest.
     bool kDimMajor = false;
+    // F16 only: 0, V rows token-major; or the head dimension, each block's V stored head by head
+    // (PagedKvLayer::vHeadDim), so that attention reads one head's rows of a block as one run.
+    int vHeadDim = 0;
     // Per-group pools (engine/kv/kv_cache.h): the layers with windowLayers[l] set attend only
     // over the last `window` positions, and keep their K/V in a pool of their own whose blocks
     // are freed once they fall out of the window. window 0 or windowLayers empty: one group, every
@@ -41,7 +44,8 @@ bool hasWindowGroup(const KvLayout& layout);
 // Layers of the full-attention group (group 0) and of the window group (group 1).
 int nGroupLayers(const KvLayout& layout, int group);
 
-// "kv-layout/v1 layers=L row=R block=B type=f16" (+ " k=dim-major"): stable bytes for KvChainRoot::derive. A
+// "kv-layout/v1 layers=L row=R block=B type=f16" (+ " k=dim-major", " v=head-major/D"): stable
+// bytes for KvChainRoot::derive, so blocks saved in another order are refused, never misread. A
 // layout with a window group is "kv-layout/v2 ... window=W window_layers=0,1,2,...": its saved
 // blocks carry each group's bytes (engine/snapshot), so v1 saves are refused under it.
 std::string describe(const KvLayout& layout);

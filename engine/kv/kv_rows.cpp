@@ -19,8 +19,13 @@ uint8_t* rowAt(f16_t* const* blocks, const PagedKvLayer& layer, int32_t p) {
 
 void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to) {
     const size_t bytes = kvRowBytes(src);
-    std::memmove(rowAt(dst.vBlocks, dst, to), rowAt(src.vBlocks, src, from), bytes);
-    if (src.type != DType::F16 || (!src.kDimMajor && !dst.kDimMajor)) {
+    const bool f16 = src.type == DType::F16;
+    if (!f16 || (src.vHeadDim == 0 && dst.vHeadDim == 0)) {
+        std::memmove(rowAt(dst.vBlocks, dst, to), rowAt(src.vBlocks, src, from), bytes);
+    } else {
+        for (int c = 0; c < src.rowStride; ++c) *kvVElement(dst, to, c) = *kvVElement(src, from, c);
+    }
+    if (!f16 || (!src.kDimMajor && !dst.kDimMajor)) {
         std::memmove(rowAt(dst.kBlocks, dst, to), rowAt(src.kBlocks, src, from), bytes);
         return;
     }

@@ -1,5 +1,5 @@
 // Copying one position's K and V rows between paged KV layers (PagedKvLayer's layouts: F16 in
-// either K order, Q8_0), and a layer of private blocks holding a sequence's positions in another
+// either K order and either V order, Q8_0), and a layer of private blocks holding a sequence's positions in another
 // order: what tree verification (engine/spec) uses to let a drafted token attend to its
 // ancestors as if they were a chain, and to move the accepted path's rows into place.
 // Thread-safety: a value used by one thread.
@@ -14,8 +14,8 @@
 
 namespace hearth {
 
-// K and V of position `from` in src into position `to` of dst (the same type, rowStride and K
-// order; any block sizes). The blocks read and written must be allocated; from may equal to only
+// K and V of position `from` in src into position `to` of dst (the same type and rowStride;
+// any block sizes, K and V orders). The blocks read and written must be allocated; from may equal to only
 // when src and dst are different layers.
 void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to);
 

@@ -53,19 +53,19 @@ private slots:
     void sameBitsAloneAndInABatch_data() {
         QTest::addColumn<int>("threads");
         QTest::addColumn<bool>("batch");
-        QTest::addColumn<bool>("kDimMajor");
+        QTest::addColumn<bool>("cpuOrders");  // K dimension-major, V head-major; else both token-major
         for (int t : {1, 2, 3})
             for (bool batch : {false, true})
                 if (t != 1 || batch)
                     QTest::addRow("%d thread(s)%s", t, batch ? ", in a batch" : ", alone") << t << batch << true;
-        QTest::newRow("2 threads, in a batch, K token-major") << 2 << true << false;
+        QTest::newRow("2 threads, in a batch, K and V token-major") << 2 << true << false;
     }
 
     void sameBitsAloneAndInABatch() {
         QFETCH(int, threads);
         QFETCH(bool, batch);
-        QFETCH(bool, kDimMajor);
-        const Trace got = run(threads, batch, kDimMajor);
+        QFETCH(bool, cpuOrders);
+        const Trace got = run(threads, batch, cpuOrders);
         QCOMPARE(got.tokens, alone_.tokens);
         QCOMPARE(got.logits.size(), alone_.logits.size());
         for (size_t s = 0; s < got.logits.size(); ++s)
@@ -76,11 +76,12 @@ private slots:
     }
 
 private:
-    Trace run(int threads, bool batch, bool kDimMajor) {
+    Trace run(int threads, bool batch, bool cpuOrders) {
         EngineOptions options;
         options.nThreads = threads;
         options.contextLength = 8192;
-        options.kvKDimMajor = kDimMajor;
+        options.kvKDimMajor = cpuOrders;
+        options.kvVHeadMajor = cpuOrders;
         auto engine = Engine::load(path_, options);
         if (!engine) {
             qWarning("%s", engine.error().message.c_str());

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     const int headDim = argc > 7 ? std::atoi(argv[7]) : 64;
     const DType type = argc > 8 && std::string(argv[8]) == "q8_0" ? DType::Q8_0 : DType::F16;
     const bool dimMajor = type == DType::F16 && !(argc > 9 && std::string(argv[9]) == "rows");
+    const bool vHeads = type == DType::F16 && argc > 10 && std::string(argv[10]) == "vheads";
     if (depth < 1 || threads < 1 || reps < 1 || nLayers < 1 || nHeads < 1 || nKvHeads < 1 || nHeads % nKvHeads != 0 ||
         headDim < 8) {
         std::fprintf(stderr,
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
                             .blockSize = blockSize,
                             .rowStride = rowStride,
                             .type = type,
-                            .kDimMajor = dimMajor};
+                            .kDimMajor = dimMajor,
+                            .vHeadDim = vHeads ? headDim : 0};
     };
     for (int l = 0; l < nLayers; ++l) {
         for (int b = 0; b < nBlocks; ++b) {

@@ -64,6 +64,7 @@ bool profileDepth(Model& m, Backend& cpu, int depth, int nSteps, const char* pat
     TimingBackend backend(cpu);
     KvLayout layout = m.kvLayout();
     layout.kDimMajor = cpu.prefersDimMajorK() && layout.blockSize % 8 == 0;  // as Engine::load lays it out
+    if (cpu.prefersHeadMajorV()) layout.vHeadDim = m.config().headDim;
     KvCache cache(layout, depth + nSteps + 16);
     KvSequence seq;
     std::vector<float> logits(static_cast<size_t>(m.config().nVocab));

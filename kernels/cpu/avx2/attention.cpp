@@ -322,7 +322,7 @@ void accumulateV(const AttentionHead& h, const AttentionQuery* qs, int n, int lo
     for (int p0 = lo; p0 < hi; p0 += slabRows) {
         const int p1 = std::min(hi, p0 + slabRows);
         for (int p = p0; p < p1; ++p) {
-            const f16_t* v = kvRow(h.vBlocks, h, p);
+            const f16_t* v = vRowAt(h, p);
             for (int i = 0; i < h.headDim; i += 8)
                 _mm256_store_ps(slab + (p - p0) * h.headDim + i,
                                 _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
@@ -347,14 +347,15 @@ void accumulateShared(const AttentionHead& h, int d0, int a, int b, const float*
     VRowsAhead ahead(h, a, d0 == 0 ? b : a);  // the first run of dimensions streams the rows ahead
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
-        const f16_t* v = kvRow(h.vBlocks, h, p) + d0;
+        const f16_t* v = vRowAt(h, p) + d0;
+        const int step = vRowStep(h);
         // The block's run on copies of the sums: GCC otherwise stores every sum back to the
         // stack after each position (12 stores a position for four queries), which on a CPU
         // with one 256-bit store a cycle (AMD Zen 3) costs more than the arithmetic.
         __m256 run[nq][nv];
         for (int r = 0; r < nq; ++r)
             for (int k = 0; k < nv; ++k) run[r][k] = sum[r][k];
-        for (; p < blockEnd; ++p, v += h.rowStride) {
+        for (; p < blockEnd; ++p, v += step) {
             ahead.step();
             if constexpr (nq * nv + nq + 1 <= 16) {  // the weights live, one row vector at a time
                 __m256 wp[nq];

@@ -67,9 +67,9 @@ void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, 
     VRowsAhead ahead(h, a, d0 == 0 ? b : a);  // the first run of dimensions streams the rows ahead
     for (int p = a; p < b;) {
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
-        const f16_t* v =
-            h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
-        for (; p < blockEnd; ++p, v += h.rowStride) {
+        const f16_t* v = vRowAt(h, p) + d0;
+        const int step = vRowStep(h);
+        for (; p < blockEnd; ++p, v += step) {
             ahead.step();
             __m512 row[nv];
             for (int k = 0; k < nv; ++k) row[k] = loadHalves16(v + 16 * k);
@@ -109,8 +109,7 @@ void accumulateQueries16(const AttentionHead& h, int a, int b, const float* w, i
         for (int r = 0; r < nq; ++r) {
             __m256 sum = _mm256_load_ps(acc + r * kMaxAttentionHeadDim + d0);
             for (int p = a; p < b; ++p) {
-                const f16_t* v =
-                    h.vBlocks[p / h.blockSize] + static_cast<int64_t>(p % h.blockSize) * h.rowStride + h.kvOffset + d0;
+                const f16_t* v = vRowAt(h, p) + d0;
                 sum = _mm256_fmadd_ps(_mm256_set1_ps(w[r * stride + (p - lo)]),
                                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v))), sum);
             }

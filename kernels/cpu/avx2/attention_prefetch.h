@@ -25,6 +25,16 @@ static inline const f16_t* kDimMajorAt(const AttentionHead& h, int p) {
     return h.kBlocks[p / h.blockSize] + static_cast<int64_t>(h.kvOffset) * h.blockSize + p % h.blockSize;
 }
 
+// Where the head's F16 V row of position p starts, and how far (in halves) the next position's
+// row of the same block lies: token-major rows (rowStride apart), or with vHeadMajor the head's
+// rows of a block side by side (headDim apart).
+static inline const f16_t* vRowAt(const AttentionHead& h, int p) {
+    const int slot = p % h.blockSize;
+    return h.vBlocks[p / h.blockSize] + (h.vHeadMajor ? static_cast<int64_t>(h.kvOffset) * h.blockSize + static_cast<int64_t>(slot) * h.headDim
+                                                      : static_cast<int64_t>(slot) * h.rowStride + h.kvOffset);
+}
+static inline int vRowStep(const AttentionHead& h) { return h.vHeadMajor ? h.headDim : h.rowStride; }
+
 // kDimMajorAt(p + kPrefetchPositions), or null when that is at or past end.
 static inline const char* kAhead(const AttentionHead& h, int p, int end) {
     const int far = p + kPrefetchPositions;
@@ -50,15 +60,14 @@ public:
             _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
         ++far_;
         if (--left_ == 0) seek();
-        else row_ += static_cast<int64_t>(h_.rowStride) * static_cast<int>(sizeof(f16_t));
+        else row_ += static_cast<int64_t>(vRowStep(h_)) * static_cast<int>(sizeof(f16_t));
     }
 
 private:
     void seek() {
         if (far_ >= end_) return;
         left_ = h_.blockSize - far_ % h_.blockSize;
-        row_ = reinterpret_cast<const char*>(h_.vBlocks[far_ / h_.blockSize] +
-                                             static_cast<int64_t>(far_ % h_.blockSize) * h_.rowStride + h_.kvOffset);
+        row_ = reinterpret_cast<const char*>(vRowAt(h_, far_));
     }
     const AttentionHead& h_;
     int far_, end_, left_ = 0;

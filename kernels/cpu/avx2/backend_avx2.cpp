@@ -274,6 +274,7 @@ public:
     // depend on the thread count.
     std::string name() const override { return "CPU (AVX2)"; }
     bool prefersDimMajorK() const override { return true; }  // no transpose per chunk (attention.cpp)
+    bool prefersHeadMajorV() const override { return true; }  // a head's V rows of a block in one run
 
     // Activations are quantized once per token (in parallel over tokens for a prefill), then
     // each thread computes whole rows for every token: a value never depends on the thread
@@ -438,7 +439,13 @@ public:
                 } else {
                     avx2::floatsToHalves(k + t * stride, layer.kBlocks[block] + offset, stride);
                 }
-                avx2::floatsToHalves(v + t * stride, layer.vBlocks[block] + offset, stride);
+                if (layer.vHeadDim > 0) {  // each head's row among that head's rows of the block
+                    for (int64_t c = 0; c < stride; c += layer.vHeadDim)
+                        avx2::floatsToHalves(v + t * stride + c, kvVElement(layer, positions[t], static_cast<int>(c)),
+                                             layer.vHeadDim);
+                } else {
+                    avx2::floatsToHalves(v + t * stride, layer.vBlocks[block] + offset, stride);
+                }
             }
         });
     }
@@ -448,7 +455,8 @@ public:
     // reduced exactly as the reference does whatever its task (attention.cpp).
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override {
-        if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim)
+        if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim ||
+            (layer.vHeadDim != 0 && layer.vHeadDim != shape.headDim))
             return reference_->attention(layer, shape, q, positions, nTokens, out);
         const bool pieces = splitPieces(shape, positions, nTokens);
         planAttention(shape, positions, nTokens, !pieces);
@@ -585,6 +593,7 @@ private:
         head.kvOffset = (task.head0 / (shape.nHeads / shape.nKvHeads)) * shape.headDim;
         head.type = layer.type;
         head.kDimMajor = layer.kDimMajor;
+        head.vHeadMajor = layer.vHeadDim > 0;
         head.avx512 = avx512_;
         return head;
     }

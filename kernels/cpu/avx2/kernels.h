@@ -113,6 +113,7 @@ struct AttentionHead {
     int nCtx = 0;
     DType type = DType::F16;  // F16 or Q8_0 (then headDim % 32 == 0), as PagedKvLayer::type
     bool kDimMajor = false;  // as PagedKvLayer::kDimMajor (then blockSize % 8 == 0)
+    bool vHeadMajor = false;  // PagedKvLayer::vHeadDim == headDim: the block's V head by head
     bool avx512 = false;  // the AVX-512 build of the dimension-major loops may run (canRunAvx512())
 };
 // One query head of one token: q [headDim] attends to positions [first, nCtx); out [headDim].

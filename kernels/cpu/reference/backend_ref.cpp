@@ -19,6 +19,7 @@ class CpuReferenceBackend final : public Backend {
 public:
     std::string name() const override { return "CPU (reference)"; }
     bool prefersDimMajorK() const override { return true; }  // the AVX2 backend's order, so caches match
+    bool prefersHeadMajorV() const override { return true; }  // the AVX2 backend's order, so caches match
 
     void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) override {
         ref::matmul(w.type, w.data, w.nRows, w.nCols, x, nTokens, y);
@@ -68,11 +69,9 @@ public:
                  int64_t nTokens) override {
         if (layer.type == DType::Q8_0) return kvWriteQ8(layer, k, v, positions, nTokens);
         for (int64_t t = 0; t < nTokens; ++t) {
-            const int block = positions[t] / layer.blockSize, slot = positions[t] % layer.blockSize;
-            f16_t* vRow = layer.vBlocks[block] + static_cast<int64_t>(slot) * layer.rowStride;
             for (int i = 0; i < layer.rowStride; ++i) {
                 *kvKElement(layer, positions[t], i) = f32ToF16(k[t * layer.rowStride + i]);
-                vRow[i] = f32ToF16(v[t * layer.rowStride + i]);
+                *kvVElement(layer, positions[t], i) = f32ToF16(v[t * layer.rowStride + i]);
             }
         }
     }
@@ -143,7 +142,7 @@ private:
             for (int p = a; p < b; ++p) {
                 const float weight = softmaxExp(scores_[static_cast<size_t>(p - a)] - part.max);
                 partialSums[(p - a) % 8] += weight;
-                const f16_t* vRow = kvRow(layer.vBlocks, layer, kvOffset, p);
+                const f16_t* vRow = kvVElement(layer, p, kvOffset);  // a head's row is contiguous in either order
                 for (size_t i = 0; i < headDim; ++i) part.acc[i] = std::fma(weight, f16ToF32(vRow[i]), part.acc[i]);
             }
             const float* s = partialSums;
@@ -181,10 +180,6 @@ private:
         }
         const float inv = 1.0f / run.sum;
         for (size_t i = 0; i < headDim; ++i) outHead[i] = run.acc[i] * inv;
-    }
-
-    static const f16_t* kvRow(const f16_t* const* blocks, const PagedKvLayer& layer, int kvOffset, int p) {
-        return blocks[p / layer.blockSize] + static_cast<int64_t>(p % layer.blockSize) * layer.rowStride + kvOffset;
     }
 
     // Q8_0 rows: each token's K and V row quantized as GGUF's Q8_0 (ref::quantizeRow).

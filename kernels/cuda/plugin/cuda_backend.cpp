@@ -210,8 +210,10 @@ KvTables CudaBackend::tables(const PagedKvLayer& layer, int firstBlock, int endB
 void CudaBackend::kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                           int64_t nTokens) {
     if (nTokens <= 0) return;
-    if (layer.kDimMajor)  // prefersDimMajorK() is false: the engine keeps K rows token-major for CUDA
-        throw std::runtime_error("CUDA reads and writes K rows token-major only");
+    // prefersDimMajorK() and prefersHeadMajorV() are false: the engine keeps K and V rows
+    // token-major for CUDA.
+    if (layer.kDimMajor || layer.vHeadDim != 0)
+        throw std::runtime_error("CUDA reads and writes K and V rows token-major only");
     int minPos = positions[0], maxPos = positions[0];
     for (int64_t t = 0; t < nTokens; ++t) {
         minPos = std::min(minPos, positions[t]);
@@ -250,7 +252,8 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     if (nTokens <= 0) return;
     if (shape.headDim > 256 || shape.headDim % 32 != 0)
         throw std::runtime_error("CUDA attention needs a head size that is a multiple of 32, at most 256");
-    if (layer.kDimMajor) throw std::runtime_error("CUDA reads and writes K rows token-major only");
+    if (layer.kDimMajor || layer.vHeadDim != 0)
+        throw std::runtime_error("CUDA reads and writes K and V rows token-major only");
     int maxPos = 0, minFirst = positions[0];
     for (int64_t i = 0; i < nTokens; ++i) {
         maxPos = std::max(maxPos, positions[i]);

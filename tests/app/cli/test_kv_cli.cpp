@@ -83,8 +83,8 @@ private slots:
         QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
         QVERIFY(r.out.contains("seed 5"));
         // 2 layers, K and V rows of 64 elements: 512 bytes per token in F16, 2 * 2 * 2 * 34 in Q8_0.
-        // (F16 K is stored dimension-major on the CPU: the layout says so.)
-        QVERIFY2(r.out.contains("type=f16 k=dim-major: 512 bytes per token"), r.out.constData());
+        // (F16 K is stored dimension-major and V head by head on the CPU: the layout says so.)
+        QVERIFY2(r.out.contains("type=f16 k=dim-major v=head-major/32: 512 bytes per token"), r.out.constData());
         QVERIFY2(r.out.contains("type=q8_0: 272 bytes per token"), r.out.constData());
         QCOMPARE(r.out.count("paged layout, 8 sequences"), 2);
         QCOMPARE(r.out.count("no sliding-window layers here"), 2);
@@ -103,8 +103,8 @@ private slots:
         const CliRun r =
             test::runCli({"bench-kv", "--model", path, "--seed", "5", "--kv-type", "f16", "--ctx", "8192"});
         QVERIFY2(!r.crashed && r.exitCode == 0, r.err.constData());
-        QVERIFY2(r.out.contains("kv-layout/v2 layers=7 row=64 block=16 type=f16 k=dim-major window=32 "
-                                "window_layers=0,1,2,3,4,6"),
+        QVERIFY2(r.out.contains("kv-layout/v2 layers=7 row=64 block=16 type=f16 k=dim-major v=head-major/32 "
+                                "window=32 window_layers=0,1,2,3,4,6"),
                  r.out.constData());
         QVERIFY2(r.out.contains("one sequence of 8192 tokens: all positions 14.0 MiB (512 blocks of every layer); "
                                 "per-group pools 2.1 MiB (512 blocks of the 1 full-attention layers, 3 of the 6 "

@@ -47,12 +47,14 @@ private slots:
         const PagedKvLayer layer0 = cache.layerView(seq, 0);
         QVERIFY(layer0.kBlocks[1] != layer1.kBlocks[1]);
     }
-    // K stored dimension-major (the CPU engine's order): each element lands at its slot, and a
-    // forked sequence's copied tail block, snapshot tail rows written back, hold the same K and V.
-    void dimMajorKTravelsWithItsRows() {
+    // K stored dimension-major and V head by head (the CPU engine's orders): each element lands
+    // at its slot, and a forked sequence's copied tail block, snapshot tail rows written back,
+    // hold the same K and V.
+    void cpuOrdersTravelWithTheirRows() {
         KvLayout layout{2, 8, 8};
         layout.kDimMajor = true;
-        QVERIFY(describe(layout).find(" k=dim-major") != std::string::npos);
+        layout.vHeadDim = 4;  // two heads of four
+        QVERIFY(describe(layout).find(" k=dim-major v=head-major/4") != std::string::npos);
         KvCache cache(layout, 64);
         KvSequence seq;
         QVERIFY(cache.reserve(seq, 12));
@@ -68,9 +70,15 @@ private slots:
         for (int layer = 0; layer < 2; ++layer) {
             const PagedKvLayer view = cache.layerView(seq, layer);
             QVERIFY(view.kDimMajor);
+            QCOMPARE(view.vHeadDim, 4);
             QCOMPARE(f16ToF32(view.kBlocks[1][3 * 8 + 2]), kAt(layer, 10, 3));  // element 3 of position 10
+            // element 6 of position 10: head 1's row of slot 2, its element 2
+            QCOMPARE(f16ToF32(view.vBlocks[1][(1 * 8 + 2) * 4 + 2]), -kAt(layer, 10, 6));
             for (int32_t p = 0; p < 12; ++p)
-                for (int c = 0; c < 8; ++c) QCOMPARE(f16ToF32(*kvKElement(view, p, c)), kAt(layer, p, c));
+                for (int c = 0; c < 8; ++c) {
+                    QCOMPARE(f16ToF32(*kvKElement(view, p, c)), kAt(layer, p, c));
+                    QCOMPARE(f16ToF32(*kvVElement(view, p, c)), -kAt(layer, p, c));
+                }
         }
         KvSequence forked = cache.fork(seq);
         QVERIFY(cache.reserve(forked, 13));  // copies the shared, partly filled block 1
@@ -86,7 +94,8 @@ private slots:
                 for (int c = 0; c < 8; ++c) {
                     QCOMPARE(f16ToF32(*kvKElement(f, p, c)), kAt(layer, p, c));
                     QCOMPARE(f16ToF32(*kvKElement(o, p - 8, c)), kAt(layer, p, c));
-                    QCOMPARE(f16ToF32(o.vBlocks[0][(p - 8) * 8 + c]), -kAt(layer, p, c));
+                    QCOMPARE(f16ToF32(*kvVElement(f, p, c)), -kAt(layer, p, c));
+                    QCOMPARE(f16ToF32(*kvVElement(o, p - 8, c)), -kAt(layer, p, c));
                 }
         }
         cache.release(other);
@@ -95,6 +104,12 @@ private slots:
         KvLayout odd{2, 8, 4};  // blocks of 4 positions cannot hold chunks of eight
         odd.kDimMajor = true;
         QVERIFY(!KvCache::create(odd, 64));
+        KvLayout partHead{2, 8, 8};  // heads of 3 do not tile rows of 8
+        partHead.vHeadDim = 3;
+        QVERIFY(!KvCache::create(partHead, 64));
+        KvLayout q8{2, 64, 8, KvElementType::Q8_0};  // Q8_0 rows stay token-major
+        q8.vHeadDim = 32;
+        QVERIFY(!KvCache::create(q8, 64));
     }
 };
 

@@ -331,6 +331,7 @@ private slots:
                     KvLayout layout = l.model->kvLayout();
                     layout.elementType = kind == 2 ? KvElementType::Q8_0 : KvElementType::F16;
                     layout.kDimMajor = kind == 1;
+                    layout.vHeadDim = kind == 1 ? l.model->config().headDim : 0;
                     const QByteArray what =
                         QByteArray(name) + " kv " + QByteArray::number(kind) + " prefix " + QByteArray::number(prefix);
                     const int n = checkTree(*l.model, *b, layout, prefix, rng, what.constData());

@@ -35,7 +35,8 @@ struct RandomCache {
     std::vector<f16_t*> kBlocks, vBlocks;
     PagedKvLayer layer;
 
-    RandomCache(int nPositions, int rowStride, std::mt19937& rng, bool kDimMajor) {
+    // cpuOrders: K dimension-major and V head by head (the CPU engine's orders); else both token-major.
+    RandomCache(int nPositions, int rowStride, int headDim, std::mt19937& rng, bool cpuOrders) {
         std::normal_distribution<float> normal(0.0f, 3.0f);
         const int nBlocks = (nPositions + kBlockSize - 1) / kBlockSize;
         for (int b = 0; b < nBlocks; ++b) {
@@ -49,12 +50,12 @@ struct RandomCache {
                              .vBlocks = vBlocks.data(),
                              .blockSize = kBlockSize,
                              .rowStride = rowStride,
-                             .kDimMajor = kDimMajor};
+                             .kDimMajor = cpuOrders,
+                             .vHeadDim = cpuOrders ? headDim : 0};
     }
     float at(const std::vector<std::vector<f16_t>>& data, int p, int i) const {
-        if (&data == &kData) return f16ToF32(*kvKElement(layer, p, i));  // in the layer's K order
-        return f16ToF32(
-            data[static_cast<size_t>(p / kBlockSize)][static_cast<size_t>((p % kBlockSize) * layer.rowStride + i)]);
+        // in the layer's K and V orders
+        return f16ToF32(&data == &kData ? *kvKElement(layer, p, i) : *kvVElement(layer, p, i));
     }
 };
 
@@ -99,9 +100,9 @@ private slots:
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("qScale");  // small: flat softmax over many positions; large: peaked
         QTest::addColumn<int>("first");  // the new tokens' positions: first .. kPositions - 1
-        QTest::addColumn<bool>("kDimMajor");  // K stored dimension-major (the CPU engine's order)
+        QTest::addColumn<bool>("cpuOrders");  // K dimension-major, V head-major (the CPU engine's orders)
         for (bool dims : {false, true}) {
-            const char* k = dims ? ", K dimension-major" : "";
+            const char* k = dims ? ", K dimension-major, V head-major" : "";
             QTest::addRow("smollm2 turn flat%s", k) << 9 << 3 << 64 << 0 << 0.3f << kPositions - 21 << dims;
             QTest::addRow("smollm2 turn peaked%s", k) << 9 << 3 << 64 << 0 << 2.0f << kPositions - 21 << dims;
             QTest::addRow("gemma3 local turn peaked%s", k) << 4 << 1 << 256 << 512 << 2.0f << kPositions - 21 << dims;
@@ -117,10 +118,10 @@ private slots:
         QFETCH(int, window);
         QFETCH(float, qScale);
         QFETCH(int, first);
-        QFETCH(bool, kDimMajor);
+        QFETCH(bool, cpuOrders);
         std::mt19937 rng(11);
         const int nPositions = kPositions;
-        const RandomCache cache(nPositions, nKvHeads * headDim, rng, kDimMajor);
+        const RandomCache cache(nPositions, nKvHeads * headDim, headDim, rng, cpuOrders);
         const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
         std::vector<int32_t> positions;
         for (int p = first; p < nPositions; ++p) positions.push_back(p);

@@ -318,7 +318,7 @@ private slots:
     // scattered positions, a prefill run of consecutive positions (queries computed together)
     // and one decode token (heads split over threads), with and without a sliding window; head
     // sizes 64 and 8 take the AVX2 path, 12 the reference fallback; K token-major and
-    // dimension-major (a window's first position off a chunk of eight). Equal bits to the
+    // dimension-major (a window's first position off a chunk of eight), V token-major and head-major. Equal bits to the
     // reference for 1, 2 and 3 threads.
     void attentionIsBitwiseReference_data() {
         QTest::addColumn<std::vector<int32_t>>("positions");
@@ -335,7 +335,8 @@ private slots:
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (int headDim : {64, 8, 12})
             for (int window : {0, 20})
-                for (bool dimMajor : {false, true}) {
+                for (int order = 0; order < 4; ++order) {
+                    const bool dimMajor = order % 2 == 1, vHeads = order >= 2;
                     const int nKvHeads = 2, nHeads = 6, blockSize = 16, nBlocks = 6, rowStride = nKvHeads * headDim;
                     std::vector<std::vector<f16_t>> kData(nBlocks), vData(nBlocks);
                     std::vector<f16_t*> kBlocks, vBlocks;
@@ -351,7 +352,8 @@ private slots:
                                              .vBlocks = vBlocks.data(),
                                              .blockSize = blockSize,
                                              .rowStride = rowStride,
-                                             .kDimMajor = dimMajor};
+                                             .kDimMajor = dimMajor,
+                                             .vHeadDim = vHeads ? headDim : 0};
                     const AttentionShape shape{nHeads, nKvHeads, headDim, 1.0f / std::sqrt(float(headDim)), window};
                     const auto nTokens = static_cast<int64_t>(positions.size());
                     std::vector<float> q(static_cast<size_t>(nTokens * nHeads * headDim));
@@ -366,7 +368,8 @@ private slots:
                         for (size_t i = 0; i < got.size(); ++i)
                             QVERIFY2(sameFloat(got[i], want[i]),
                                      ("head size " + std::to_string(headDim) + " window " + std::to_string(window) +
-                                      (dimMajor ? " K dimension-major" : "") + " value " + std::to_string(i))
+                                      (dimMajor ? " K dimension-major" : "") + (vHeads ? " V head-major" : "") +
+                                      " value " + std::to_string(i))
                                          .c_str());
                     }
                 }
