@@ -152,29 +152,44 @@ void pieceQ8(const AttentionHead& h, const BlockQ8_0* q, int a, int b, float* sc
 
 // scoreChunks for dimension-major K with the chunks read where they lie, as the AVX-512 build's
 // scoreChunks16 does: chunk c's dimension i is one load at k[c] + i * blockSize, converted as
-// the fused multiply-adds need it (the same chains, so the same bits). transposeChunk's copy costs a 256-bit store per dimension and chunk,
-// and a CPU with one such store a cycle (AMD Zen 3) spent more on those than on the arithmetic.
-// Each chunk prefetches as transposeChunk does (ahead[c]: kAhead, or null).
-template <int nq, int nc>
+// the fused multiply-adds need it (the same chains, so the same bits). transposeChunk's copy
+// costs a 256-bit store per dimension and chunk, and a CPU with one such store a cycle (AMD
+// Zen 3) spent more on those than on the arithmetic. Each chunk prefetches a line kAhead on for
+// each line it reads (ahead[c]; null: nothing), dims dimensions at a time, dims the dimensions a
+// line holds (blocks of 16 positions: 2), so that the loop has no branch but its own.
+template <int nq, int nc, int dims>
 void scoreChunksDimMajor(const f16_t* const* k, const char* const* ahead, int blockSize, int headDim,
                          const float* const* q, float scale, float* const* out) {
     const int rowBytes = blockSize * static_cast<int>(sizeof(f16_t));
+    const char* pf[nc];  // a chunk with nothing ahead prefetches its own lines: in cache, harmless
+    for (int c = 0; c < nc; ++c) pf[c] = ahead[c] ? ahead[c] : reinterpret_cast<const char*>(k[c]);
     __m256 dot[nq][nc];
     for (int r = 0; r < nq; ++r)
         for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_setzero_ps();
-    for (int i = 0; i < headDim; ++i) {
-        __m256 kc[nc];
-        for (int c = 0; c < nc; ++c) {
-            if (ahead[c] && (i * rowBytes) % 64 == 0) _mm_prefetch(ahead[c] + i * rowBytes, _MM_HINT_T0);
-            kc[c] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k[c] + i * blockSize)));
-        }
-        for (int r = 0; r < nq; ++r) {
-            const __m256 qi = _mm256_broadcast_ss(q[r] + i);
-            for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_fmadd_ps(qi, kc[c], dot[r][c]);
+    for (int i0 = 0; i0 < headDim; i0 += dims) {
+        for (int c = 0; c < nc; ++c) _mm_prefetch(pf[c] + i0 * rowBytes, _MM_HINT_T0);
+        for (int i = i0; i < i0 + dims; ++i) {
+            __m256 kc[nc];
+            for (int c = 0; c < nc; ++c)
+                kc[c] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k[c] + i * blockSize)));
+            for (int r = 0; r < nq; ++r) {
+                const __m256 qi = _mm256_broadcast_ss(q[r] + i);
+                for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_fmadd_ps(qi, kc[c], dot[r][c]);
+            }
         }
     }
     for (int r = 0; r < nq; ++r)
         for (int c = 0; c < nc; ++c) _mm256_storeu_ps(out[r] + 8 * c, _mm256_mul_ps(dot[r][c], _mm256_set1_ps(scale)));
+}
+
+// scoreChunksDimMajor with dims for the block size: the dimensions one 64-byte line holds (8
+// positions' rows: 4, 16: 2), else one; headDim is a multiple of 8.
+template <int nq, int nc>
+void scoreChunksDimMajor(const f16_t* const* k, const char* const* ahead, int blockSize, int headDim,
+                         const float* const* q, float scale, float* const* out) {
+    if (blockSize == 16) scoreChunksDimMajor<nq, nc, 2>(k, ahead, blockSize, headDim, q, scale, out);
+    else if (blockSize == 8) scoreChunksDimMajor<nq, nc, 4>(k, ahead, blockSize, headDim, q, scale, out);
+    else scoreChunksDimMajor<nq, nc, 1>(k, ahead, blockSize, headDim, q, scale, out);
 }
 
 // scoreQueries for at most four queries over dimension-major K: chunks in threes (two for four
