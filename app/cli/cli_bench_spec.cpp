@@ -1,8 +1,8 @@
 // hearth-cli bench-spec: output tokens/s without speculation, with the n-gram drafter (chains,
 // and trees of its continuations with the policy choosing their width), the window's Default
 // (auto: n-gram and history trees) and a draft model (chains, and trees branching at its
-// runner-up), on three kinds of prompt (repeat/edit a passage, code completion, open-ended
-// chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
+// runner-up), on four kinds of prompt (repeat/edit a passage, code completion as raw text and
+// asked for in a chat, open-ended chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
 // with the acceptance rate, target forward passes per output token and the speedup. Each
 // speculative reply starts with a fresh policy (and draft model), as in a new engine.
 #include <QFileInfo>
@@ -34,6 +34,13 @@ const PromptKind kKinds[] = {
      "result\n\n"
      "def sum_of_squares(n):\n"},
     {"chat", true, "What would you do on a rainy Sunday afternoon, and why?"},
+    // Code asked for in a chat message: the raw "code" text above makes SmolLM2-135M-Instruct
+    // answer in prose (a closing fence, then an explanation), so that row measures no code.
+    {"codechat", true,
+     "Complete this Python module: write sum_of_squares(n) and sum_of_cubes(n) in the same style as the "
+     "functions above them.\n\n```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n"
+     "        a, b = b, a + b\n    return a\n\ndef factorial(n):\n    result = 1\n    for i in range(1, n + 1):\n"
+     "        result = result * i\n    return result\n```"},
 };
 
 struct Mode {
@@ -82,6 +89,7 @@ void printTable(const char* model, const std::vector<Mode>& modes, const std::ma
     std::printf("\n%s\n%-8s %-6s %10s %10s %12s %8s\n", model, "prompt", "mode", "tokens/s", "accept", "fwd/token",
                 "speedup");
     for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
+        if (!cells.contains({k, 0})) continue;  // a prompt left out (--prompts)
         const double plain = median(cells.at({k, 0}).tokensPerSecond);
         for (int m = 0; m < std::ssize(modes); ++m) {
             const Cell& c = cells.at({k, m});
@@ -115,12 +123,17 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
                                 {"draft", specDraftModel(path.toStdString())},
                                 {"dtree", draftTree(path.toStdString())}};
     const QStringList wanted = p.value("modes").split(',', Qt::SkipEmptyParts);
+    const QStringList wantedPrompts = p.value("prompts").split(',', Qt::SkipEmptyParts);
+    const auto promptWanted = [&](int k) {
+        return wantedPrompts.isEmpty() || wantedPrompts.contains(QLatin1String(kKinds[k].name));
+    };
     std::vector<Mode> modes{all[0]};  // plain first: the speedups' base
     for (size_t i = 1; i < all.size(); ++i)
         if (wanted.isEmpty() || wanted.contains(QLatin1String(all[i].name))) modes.push_back(all[i]);
     std::map<std::pair<int, int>, Cell> cells;
     for (int run = 0; run < runs; ++run)
         for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
+            if (!promptWanted(k)) continue;
             const PromptKind& kind = kKinds[k];
             const std::vector<TokenId> prompt =
                 kind.chat ? e.chatPrompt({{ChatRole::User, kind.text}}) : e.rawPrompt(kind.text);
@@ -170,7 +183,10 @@ QList<QCommandLineOption> benchSpecOptions() {
             {"threads", "bench-spec: CPU threads.", "n", "2"},
             {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,auto,draft,dtree; default all).",
              "list"},
-            {"workload", "bench-spec: standard (three prompts) or history (issue 25's task sets).", "name", "standard"},
+            {"prompts",
+             "bench-spec: the standard workload's prompts, comma-separated (passage,code,chat,codechat; default all).",
+             "list"},
+            {"workload", "bench-spec: standard (four prompts) or history (issue 25's task sets).", "name", "standard"},
             {"instances", "bench-spec --workload history: instances per task kind and set.", "n", "4"}};
 }
 
@@ -179,7 +195,7 @@ QList<QCommandLineOption> benchSpecOptions() {
 Command benchSpecCommand() {
     return {"bench-spec",
             "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N] [--modes LIST]\n"
-            "           [--workload standard|history] [--instances N]\n"
+            "           [--prompts LIST] [--workload standard|history] [--instances N]\n"
             "           output tokens/s with and without speculative decoding (n-gram chains and trees, draft\n"
             "           model; history: drafting from a store seeded with set A's replies, measured on set B)\n",
             benchSpecOptions, cmdBenchSpec};
