@@ -12,3 +12,8 @@ target_link_libraries(attention_bench PRIVATE hearth_engine)  # the KV lives in 
 foreach(tool decode_profile gemm_float_bench gemm_q32_bench gemm_kquant_bench attention_bench)
   target_include_directories(${tool} PRIVATE "${PROJECT_SOURCE_DIR}")
 endforeach()
+# The sanitizer build runs none of them: built there only when asked for by name.
+if(HEARTH_SANITIZE)
+  set_target_properties(decode_profile gemm_float_bench gemm_q32_bench gemm_kquant_bench attention_bench
+    PROPERTIES EXCLUDE_FROM_ALL ON)
+endif()
