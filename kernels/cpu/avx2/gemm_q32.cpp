@@ -49,6 +49,64 @@ struct DotAvx2 {
         return sum;
     }
 
+    // One repacked block (gemm_q32_panels.h, Packed) for NT tokens (1 or 2), unpacked as the
+    // sums need each vector rather than all eight first, each vector serving every token before
+    // the next: Q4_x takes its four stored vectors one at a time, low nibbles then high (k = j,
+    // then j + 4; the sums are exact in any order), so that one vector is live, not eight.
+    // Unpacked first and summed token by token (addBlock), two tokens kept the eight vectors
+    // live, and with sixteen YMM registers GCC spilled the accumulators to the stack, whose
+    // store-and-reload chain then set the pace; from three tokens on addBlock's order measured
+    // faster (gemm_q32_bench: the vectors are reused from registers across more tokens). Q5_x
+    // (fifth bits) keeps unpackPacked. Same integer sums and float terms as addBlock.
+    static constexpr bool kUnpacksLazily = true;
+    template <class T, int NT>
+    static void addPackedBlock(const uint8_t* o, const ActBlock* a, __m256* acc) {
+        static_assert(!T::kFifthBits);
+        const __m256i ones = _mm256_set1_epi16(1);
+        const uint8_t* qs = o + Packed<T>::kScaleBytes;
+        __m256i sum[NT], part[NT];
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+            sum[t] = _mm256_setzero_si256();
+            part[t] = T::kOffset != 0 ? _mm256_set1_epi32(static_cast<int>(a[t].offsets)) : _mm256_setzero_si256();
+        }
+        if constexpr (T::kSigned) {  // Q8_0: vector k holds values 4k..4k+3 of each row, signed
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                const __m256i w = load256(qs + 32 * k), q = _mm256_sign_epi8(w, w);
+#pragma GCC unroll 8
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i prod = _mm256_maddubs_epi16(q, _mm256_sign_epi8(broadcast4(a[t].q + 4 * k), w));
+                    sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(prod, ones));
+                }
+            }
+        } else {
+            static_assert(T::kGroup == 8);  // one int16 sum over the block, widened once
+            const __m256i mask = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) {
+                const __m256i v = load256(qs + 32 * j);
+                const __m256i halves[2] = {_mm256_and_si256(v, mask), _mm256_and_si256(_mm256_srli_epi16(v, 4), mask)};
+#pragma GCC unroll 2
+                for (int h = 0; h < 2; ++h) {
+                    const int k = j + 4 * h;
+#pragma GCC unroll 8
+                    for (int t = 0; t < NT; ++t) {
+                        const __m256i prod = _mm256_maddubs_epi16(halves[h], broadcast4(a[t].q + 4 * k));
+                        part[t] = j == 0 && h == 0 && T::kOffset == 0 ? prod : _mm256_add_epi16(part[t], prod);
+                    }
+                }
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t) sum[t] = _mm256_madd_epi16(part[t], ones);
+        }
+        PanelRegs pr;  // the scales only (addBlockTerm reads d and m)
+        pr.d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o)));
+        pr.m = T::kHasMin ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(o + 16))) : pr.d;
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) addBlockTerm<T>(acc[t], pr.d, pr, a[t], sum[t]);
+    }
+
     // Per 32-bit lane, [-offset·Σ of the activations its low int16 meets, the same for its
     // high int16]: maddubs pairs (4k, 4k+1) land in the low half, (4k+2, 4k+3) in the high half.
     template <class T>

@@ -14,6 +14,11 @@
 //     lane, and acc[t] += its float term (addBlockTerm);
 //   template <class T> static uint32_t offsets(__m256i activations);
 //     ActBlock::offsets for T (what the integer sums start from to take T::kOffset off).
+//   static constexpr bool kUnpacksLazily;
+//     when true, also template <class T, int NT> static void addPackedBlock(const uint8_t* block,
+//     const ActBlock* a, __m256* acc): addBlock's sums and terms straight from one repacked block
+//     (Packed, below) of a type without fifth bits, unpacking each vector as it is needed (the
+//     repacked tiles of 1 and 2 tokens use it).
 #pragma once
 
 #include "kernels/cpu/avx2/kernels.h"
@@ -355,9 +360,13 @@ void packedTile(const MatmulArgs& m, const ActBlock* a, int64_t stride, int64_t 
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nBlocks; ++b, a += stride) {
         prefetchBlock<T>(base + static_cast<size_t>(b + kAheadBlocks<T>) * Packed<T>::kBytes);
-        PanelRegs pr;
-        unpackPacked<T>(base + static_cast<size_t>(b) * Packed<T>::kBytes, pr);
-        Dot::template addBlock<T, NT>(pr, a, acc);
+        if constexpr (Dot::kUnpacksLazily && !T::kFifthBits && NT <= 2) {
+            Dot::template addPackedBlock<T, NT>(base + static_cast<size_t>(b) * Packed<T>::kBytes, a, acc);
+        } else {
+            PanelRegs pr;
+            unpackPacked<T>(base + static_cast<size_t>(b) * Packed<T>::kBytes, pr);
+            Dot::template addBlock<T, NT>(pr, a, acc);
+        }
     }
     for (int t = 0; t < NT; ++t) {
         float* y = m.y + (token0 + t) * m.yStride + row0;

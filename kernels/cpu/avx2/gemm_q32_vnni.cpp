@@ -13,6 +13,7 @@ namespace {
 // values u start each lane at -kOffset·Σa, the whole block's activations, so that the lane ends
 // at Σ(u - kOffset)·a; Q8_0 multiplies |w| by sign(a, w), exact while no activation is -128.
 struct DotVnni {
+    static constexpr bool kUnpacksLazily = false;  // packedTile unpacks each block first (unpackPacked)
     // Panel vector by panel vector, each kept in a register for the NT tokens: one load of
     // the panel per block rather than one per token (the loads, not vpdpbusd, bound a tile).
     template <class T, int NT, class PB>
