@@ -42,6 +42,27 @@ public:
     virtual ~WeightBuffer() = default;
 };
 
+// Memory a backend computes in (Backend::allocate): size() bytes at data(), which only that
+// backend's operators and transfers read. Freeing does not need the backend: a buffer may
+// outlive the backend that made it.
+class BackendBuffer {
+public:
+    virtual ~BackendBuffer() = default;
+    void* data() const { return data_; }
+    size_t size() const { return size_; }
+    template <class T>
+    T* as() const {
+        return static_cast<T*>(data_);
+    }
+
+protected:
+    BackendBuffer(void* data, size_t size) : data_(data), size_(size) {}
+
+private:
+    void* data_;
+    size_t size_;
+};
+
 enum class RopeStyle {
     Pairwise,  // rotate (x[2i], x[2i+1]): Llama ("normal" RoPE in GGUF files)
     HalfSplit,  // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
@@ -101,8 +122,29 @@ float softcapScore(float s, float cap);
 
 class Backend {
 public:
+    Backend();
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
+    // A number no other backend object of this process has, for callers that keep state per
+    // backend (a model's buffers in its memory): an address may be reused, this is not.
+    uint64_t id() const { return id_; }
+
+    // Where the operators' pointers lie. True (every CPU backend, and the CUDA plugin that copies
+    // each call's operands): host memory, so callers may pass any host pointer, and the file's
+    // weights and vectors are read where they are. False: every pointer an operator gets —
+    // activations, step inputs (token ids, positions), norm vectors, logits — is in memory from
+    // allocate(), a matrix is read from its packWeight copy, and data moves between the host and
+    // that memory only through upload() and download() (tests/support/device_memory_backend.h
+    // checks this and counts the transfers).
+    virtual bool operatesOnHostMemory() const { return true; }
+    // bytes of the backend's memory (aligned to 64 bytes), or nullptr when it has none left.
+    // The default: host memory.
+    virtual std::unique_ptr<BackendBuffer> allocate(size_t bytes);
+    // Copies between the host and the backend's memory (and between two places in the latter:
+    // copy). The defaults: memcpy.
+    virtual void upload(void* dst, const void* hostSrc, size_t bytes);
+    virtual void download(void* hostDst, const void* src, size_t bytes);
+    virtual void copy(void* dst, const void* src, size_t bytes);
     // Whether this backend's attention is fastest over F16 K stored dimension-major
     // (PagedKvLayer::kDimMajor); every backend reads both orders correctly or refuses.
     virtual bool prefersDimMajorK() const { return false; }
@@ -152,6 +194,27 @@ public:
     virtual void geglu(const float* gate, const float* up, int64_t n, float* out) = 0;
     // x[i] += y[i]
     virtual void add(float* x, const float* y, int64_t n) = 0;
+    // x[r * rowStride + i] *= s for r < nRows, i < n (scaled embeddings, RoPE's attention
+    // factor). The default runs on host memory.
+    virtual void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s);
+    // x[i] = softcapScore(x[i], cap) (Gemma 2's final soft-cap). The default runs on host memory.
+    virtual void softcap(float* x, int64_t n, float cap);
+
+private:
+    uint64_t id_;
+};
+
+// Memory of one backend that grows to the largest size asked of it, and is made anew when asked
+// on another backend (Backend::id): per-step buffers a caller keeps between steps.
+class BackendScratch {
+public:
+    // At least bytes of b's memory (its earlier contents kept only when it was not remade), or
+    // nullptr when b has no more.
+    void* reserve(Backend& b, size_t bytes);
+
+private:
+    uint64_t owner_ = 0;
+    std::unique_ptr<BackendBuffer> buffer_;
 };
 
 struct BackendInfo {

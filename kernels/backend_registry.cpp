@@ -15,7 +15,6 @@
 
 namespace hearth {
 
-float softcapScore(float s, float cap) { return cap > 0.0f ? cap * std::tanh(s / cap) : s; }
 namespace {
 
 // Empty when the AVX2 backend can run here, else why not.

@@ -36,6 +36,23 @@ struct DecoderLayer {
     int32_t window = 0;  // > 0: a local layer's sliding window
 };
 
+// A layer's vectors where a backend reads them (DecoderLayer's own, or copies in the backend's
+// memory: Placement).
+struct LayerVectors {
+    const float *attnNorm, *bq, *bk, *bv, *qNorm, *kNorm, *postAttnNorm, *ffnNorm, *postFfwNorm;
+};
+
+// The model's state on the backend it last ran on (Backend::id): the vectors where that backend
+// reads them and the activations in its memory. Remade when forwardBatch gets another backend.
+struct Placement {
+    uint64_t backend = 0;
+    std::vector<std::unique_ptr<BackendBuffer>> copies;  // vectors copied into a backend's own memory
+    std::vector<LayerVectors> layers;
+    const float* outputNorm = nullptr;
+    const float* freqFactors = nullptr;  // [nRot / 2] or nullptr
+    BackendScratch activations;
+};
+
 // Rows [first, first + n) of a weight, as a weight of its own: rows are contiguous.
 WeightView rowRange(const WeightView& w, int64_t first, int64_t n) {
     WeightView part = w;
@@ -82,10 +99,10 @@ public:
 
 private:
     Result<void> bindLayer(const GgufFile& file, int il);
+    Result<void> place(Backend& b);
     void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
-    void resizeActivations(int64_t nTokens);
-    void scaleRotated(float* heads, int64_t nHeadRows) const;
+    Result<void> reserveActivations(Backend& b, int64_t nTokens);
     static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
 
     DecoderOptions options_;
@@ -96,9 +113,11 @@ private:
 
     // The batch's rows (nTokens of them, all items together) and their positions.
     ForwardBatch batch_;
-    // Activations, resized per call: x/xn/proj [nTokens, nEmbd]; q/att [nTokens, qDim];
-    // k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
-    std::vector<float> x_, xn_, q_, k_, v_, att_, proj_, gate_, up_;
+    Placement placed_;
+    // Activations in the backend's memory (placed_.activations), set per call:
+    // x/xn/proj [nTokens, nEmbd]; q/att [nTokens, qDim]; k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
+    float *x_ = nullptr, *xn_ = nullptr, *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *att_ = nullptr,
+          *proj_ = nullptr, *gate_ = nullptr, *up_ = nullptr;
 };
 
 // The options and configuration in words (ModelConfig::features).
@@ -222,8 +241,14 @@ size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int 
         if (progress) progress(i + 1, total);
     }
     // A tied output matrix is the token embedding: its rows are read back from the one copy. An
-    // untied embedding is read a few rows per step and stays as it is in the file.
+    // untied embedding is read a few rows per step and stays as it is in the file, unless the
+    // backend computes in memory of its own, which needs every matrix there.
     if (head_.tied) head_.tokenEmbd.packed = head_.output.packed;
+    else if (!backend.operatesOnHostMemory() && head_.tokenEmbd.packed.layout == 0)
+        if (std::unique_ptr<WeightBuffer> buffer = backend.packWeight(head_.tokenEmbd))
+            packedBuffers_.push_back(std::move(buffer));
+    // The vectors too, now rather than in the first step (a failure is reported by that step).
+    (void)place(backend);
     return packedBytes;
 }
 
@@ -245,44 +270,37 @@ std::vector<Model::PackableWeight> DecoderModel::packableWeights() {
 void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
+    const LayerVectors& V = placed_.layers[static_cast<size_t>(il)];
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
-    b.rmsNorm(x_.data(), L.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    b.rmsNorm(x_, V.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView qkv[] = {L.wq, L.wk, L.wv};
-    float* const qkvOut[] = {q_.data(), k_.data(), v_.data()};
-    b.matmulMany(qkv, xn_.data(), nTokens, qkvOut);
-    addBias(b, q_.data(), L.bq, nTokens, qDim);
-    addBias(b, k_.data(), L.bk, nTokens, kvDim);
-    addBias(b, v_.data(), L.bv, nTokens, kvDim);
-    if (L.qNorm != nullptr) {  // each head's row of headDim normalised on its own (V is not)
-        b.rmsNorm(q_.data(), L.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_.data());
-        b.rmsNorm(k_.data(), L.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_.data());
+    float* const qkvOut[] = {q_, k_, v_};
+    b.matmulMany(qkv, xn_, nTokens, qkvOut);
+    addBias(b, q_, V.bq, nTokens, qDim);
+    addBias(b, k_, V.bk, nTokens, kvDim);
+    addBias(b, v_, V.bv, nTokens, kvDim);
+    if (V.qNorm != nullptr) {  // each head's row of headDim normalised on its own (V is not)
+        b.rmsNorm(q_, V.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_);
+        b.rmsNorm(k_, V.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_);
     }
-    const float* freqFactors = c.ropeFreqFactors.empty() ? nullptr : c.ropeFreqFactors.data();
-    b.rope(q_.data(), nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
-    b.rope(k_.data(), nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
+    const float* freqFactors = placed_.freqFactors;
+    b.rope(q_, nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
+    b.rope(k_, nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
     if (options_.ropeAttnFactor != 1.0f) {
-        // llama.cpp scales the cosines and sines; the rotated values times the factor are the
-        // same up to rounding. TODO(#3): a Backend scale op once activations live on a device.
-        scaleRotated(q_.data(), nTokens * c.nHeads);
-        scaleRotated(k_.data(), nTokens * c.nKvHeads);
+        // llama.cpp scales the cosines and sines; the rotated values (the first nRot of each
+        // head) times the factor are the same up to rounding.
+        b.scale(q_, nTokens * c.nHeads, c.headDim, c.nRot, options_.ropeAttnFactor);
+        b.scale(k_, nTokens * c.nKvHeads, c.headDim, c.nRot, options_.ropeAttnFactor);
     }
     // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (LLAMA_SWA_TYPE_STANDARD): the
     // query sees (p1 - window, p1], AttentionShape::slidingWindow's meaning. The full cache is
     // kept; the window only masks.
     AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, options_.attentionScale, L.window};
     shape.softcap = options_.attentionSoftcap;
-    batch_.attention(b, cache, il, shape, q_.data(), k_.data(), v_.data(), att_.data());
-    b.matmul(L.wo, att_.data(), nTokens, proj_.data());
-    if (L.postAttnNorm != nullptr) b.rmsNorm(proj_.data(), L.postAttnNorm, nTokens, c.nEmbd, c.rmsEps, proj_.data());
-    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
-}
-
-// The first nRot values of each of nHeadRows head rows times ropeAttnFactor (both RoPE styles
-// rotate exactly those).
-void DecoderModel::scaleRotated(float* heads, int64_t nHeadRows) const {
-    const ModelConfig& c = config_;
-    for (int64_t h = 0; h < nHeadRows; ++h)
-        for (int i = 0; i < c.nRot; ++i) heads[h * c.headDim + i] *= options_.ropeAttnFactor;
+    batch_.attention(b, cache, il, shape, q_, k_, v_, att_);
+    b.matmul(L.wo, att_, nTokens, proj_);
+    if (V.postAttnNorm != nullptr) b.rmsNorm(proj_, V.postAttnNorm, nTokens, c.nEmbd, c.rmsEps, proj_);
+    b.add(x_, proj_, nTokens * c.nEmbd);
 }
 
 // rows[t] += bias for each of nTokens rows of dim floats (after the projection, before RoPE, as
@@ -295,29 +313,72 @@ void DecoderModel::addBias(Backend& b, float* rows, const float* bias, int64_t n
 void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
-    b.rmsNorm(x_.data(), L.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_.data());
+    const LayerVectors& V = placed_.layers[static_cast<size_t>(il)];
+    b.rmsNorm(x_, V.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView gateUp[] = {L.wGate, L.wUp};
-    float* const gateUpOut[] = {gate_.data(), up_.data()};
-    b.matmulMany(gateUp, xn_.data(), nTokens, gateUpOut);
-    if (options_.activation == FfnActivation::Gelu) b.geglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
-    else b.swiglu(gate_.data(), up_.data(), nTokens * c.nFf, gate_.data());
-    b.matmul(L.wDown, gate_.data(), nTokens, proj_.data());
-    if (L.postFfwNorm != nullptr) b.rmsNorm(proj_.data(), L.postFfwNorm, nTokens, c.nEmbd, c.rmsEps, proj_.data());
-    b.add(x_.data(), proj_.data(), nTokens * c.nEmbd);
+    float* const gateUpOut[] = {gate_, up_};
+    b.matmulMany(gateUp, xn_, nTokens, gateUpOut);
+    if (options_.activation == FfnActivation::Gelu) b.geglu(gate_, up_, nTokens * c.nFf, gate_);
+    else b.swiglu(gate_, up_, nTokens * c.nFf, gate_);
+    b.matmul(L.wDown, gate_, nTokens, proj_);
+    if (V.postFfwNorm != nullptr) b.rmsNorm(proj_, V.postFfwNorm, nTokens, c.nEmbd, c.rmsEps, proj_);
+    b.add(x_, proj_, nTokens * c.nEmbd);
 }
 
-void DecoderModel::resizeActivations(int64_t nTokens) {
+// The activations of nTokens rows in b's memory, one buffer cut into the arrays (each start
+// 64-byte aligned).
+Result<void> DecoderModel::reserveActivations(Backend& b, int64_t nTokens) {
     const ModelConfig& c = config_;
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
-    x_.resize(static_cast<size_t>(nTokens * c.nEmbd));
-    xn_.resize(x_.size());
-    proj_.resize(x_.size());
-    q_.resize(static_cast<size_t>(nTokens * qDim));
-    att_.resize(q_.size());
-    k_.resize(static_cast<size_t>(nTokens * kvDim));
-    v_.resize(k_.size());
-    gate_.resize(static_cast<size_t>(nTokens * c.nFf));
-    up_.resize(gate_.size());
+    const auto floats = [&](int64_t n) { return static_cast<size_t>((n * nTokens + 15) / 16 * 16); };
+    float** arrays[] = {&x_, &xn_, &proj_, &q_, &att_, &k_, &v_, &gate_, &up_};
+    const size_t sizes[] = {floats(c.nEmbd), floats(c.nEmbd), floats(c.nEmbd), floats(qDim), floats(qDim),
+                            floats(kvDim),   floats(kvDim),   floats(c.nFf),   floats(c.nFf)};
+    size_t total = 0;
+    for (size_t n : sizes) total += n;
+    auto* p = static_cast<float*>(placed_.activations.reserve(b, total * sizeof(float)));
+    if (p == nullptr) return fail(ErrorCode::OutOfMemory, strCat("no backend memory for ", nTokens, " rows' activations"));
+    for (size_t i = 0; i < std::size(arrays); p += sizes[i], ++i) *arrays[i] = p;
+    return {};
+}
+
+// The vectors where b reads them: the file's own for a backend on host memory, else copies in
+// its memory (one allocation per vector, made once per backend).
+Result<void> DecoderModel::place(Backend& b) {
+    if (placed_.backend == b.id()) return {};
+    placed_.copies.clear();
+    placed_.layers.clear();
+    placed_.backend = 0;
+    const bool host = b.operatesOnHostMemory();
+    bool failed = false;
+    const auto at = [&](const float* v, int64_t n) -> const float* {
+        if (host || v == nullptr || failed) return v;
+        std::unique_ptr<BackendBuffer> copy = b.allocate(static_cast<size_t>(n) * sizeof(float));
+        if (!copy) {
+            failed = true;
+            return nullptr;
+        }
+        b.upload(copy->data(), v, static_cast<size_t>(n) * sizeof(float));
+        placed_.copies.push_back(std::move(copy));
+        return placed_.copies.back()->as<float>();
+    };
+    const ModelConfig& c = config_;
+    const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
+    for (const DecoderLayer& L : layers_)
+        placed_.layers.push_back({at(L.attnNorm, c.nEmbd), at(L.bq, qDim), at(L.bk, kvDim), at(L.bv, kvDim),
+                                  at(L.qNorm, c.headDim), at(L.kNorm, c.headDim), at(L.postAttnNorm, c.nEmbd),
+                                  at(L.ffnNorm, c.nEmbd), at(L.postFfwNorm, c.nEmbd)});
+    placed_.outputNorm = at(head_.outputNorm, c.nEmbd);
+    placed_.freqFactors = c.ropeFreqFactors.empty()
+        ? nullptr
+        : at(c.ropeFreqFactors.data(), static_cast<int64_t>(c.ropeFreqFactors.size()));
+    if (failed) {
+        placed_.copies.clear();
+        placed_.layers.clear();
+        return fail(ErrorCode::OutOfMemory, "no backend memory for the model's norm and bias vectors");
+    }
+    placed_.backend = b.id();
+    return {};
 }
 
 Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
@@ -325,25 +386,21 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
     if (auto r = batch_.prepare(*this, cache, items); !r) return r;
     const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};
-    resizeActivations(nTokens);
-    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_.data());
+    if (auto r = place(b); !r) return r;
+    if (auto r = reserveActivations(b, nTokens); !r) return r;
+    if (auto r = batch_.upload(b); !r) return r;
+    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_);
     if (options_.scaleEmbeddings) {
         // In float, as llama.cpp does (sqrtf, not rounded to bf16 as Hugging Face's bf16
-        // checkpoints do). TODO(#3): a Backend scale op once activations live on a device.
-        const float embdScale = std::sqrt(static_cast<float>(config_.nEmbd));
-        for (float& v : x_) v *= embdScale;
+        // checkpoints do).
+        const int64_t n = nTokens * config_.nEmbd;
+        b.scale(x_, 1, n, n, std::sqrt(static_cast<float>(config_.nEmbd)));
     }
     for (int il = 0; il < config_.nLayers; ++il) {
         attentionBlock(b, cache, il, nTokens);
         feedForwardBlock(b, il, nTokens);
     }
-    batch_.finish(b, head_, config_.rmsEps, x_.data());
-    if (const float cap = options_.finalSoftcap; cap > 0)
-        for (const ForwardItem& item : items) {
-            if (item.tokens.empty()) continue;  // skipped: its logits were not written
-            for (float& v : item.logits) v = cap * std::tanh(v / cap);
-        }
-    return {};
+    return batch_.finish(b, head_, placed_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
 }
 
 }  // namespace

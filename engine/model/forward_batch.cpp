@@ -95,6 +95,20 @@ void ForwardBatch::planTree(size_t item, const ForwardItem& it) {
     }
 }
 
+Result<void> ForwardBatch::upload(Backend& b) {
+    const auto n = static_cast<size_t>(nRows());
+    auto* dst = static_cast<int32_t*>(inputs_.reserve(b, 3 * n * sizeof(int32_t)));
+    if (dst == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the step's inputs");
+    // One transfer: the three arrays end to end on the host first.
+    std::vector<int32_t>& all = staged_;
+    all.assign(tokens_.begin(), tokens_.end());
+    all.insert(all.end(), positions_.begin(), positions_.end());
+    all.insert(all.end(), slots_.begin(), slots_.end());
+    b.upload(dst, all.data(), all.size() * sizeof(int32_t));
+    onBackend_ = dst;
+    return {};
+}
+
 void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
                              const float* k, const float* v, float* out) const {
     const int64_t qDim = int64_t{shape.nHeads} * shape.headDim, kvDim = int64_t{shape.nKvHeads} * shape.headDim;
@@ -103,9 +117,9 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
         // taken right before its item's use.
         const PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
-        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots_.data() + row, n);
+        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots() + row, n);
         const int64_t nInPlace = nInPlace_[i];
-        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions_.data() + row, nInPlace, out + row * qDim);
+        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions() + row, nInPlace, out + row * qDim);
         for (const TreeRun& run : runs_) {
             if (run.item != i) continue;
             const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
@@ -116,13 +130,14 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
             for (size_t a = 0; a < run.ancestors.size(); ++a)
                 copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
                                run.firstOwn + static_cast<int32_t>(a));
-            b.attention(tree, shape, q + run.row0 * qDim, positions_.data() + run.row0, run.row1 - run.row0,
+            b.attention(tree, shape, q + run.row0 * qDim, positions() + run.row0, run.row1 - run.row0,
                         out + run.row0 * qDim);
         }
     }
 }
 
-void ForwardBatch::finish(Backend& b, const OutputHead& head, float rmsEps, const float* x) {
+Result<void> ForwardBatch::finish(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps,
+                                  const float* x, float finalSoftcap) {
     const int64_t nEmbd = head.output.nCols;
     const auto nVocab = static_cast<size_t>(head.output.nRows);
     int64_t nOut = 0;
@@ -131,8 +146,9 @@ void ForwardBatch::finish(Backend& b, const OutputHead& head, float rmsEps, cons
         nOut += static_cast<int64_t>(item.logits.size() / nVocab);
         nWanting += item.logits.empty() ? 0 : 1;
     }
-    if (nOut == 0) return;
-    normed_.resize(static_cast<size_t>(nOut * nEmbd));
+    if (nOut == 0) return {};
+    auto* normed = static_cast<float*>(normed_.reserve(b, static_cast<size_t>(nOut * nEmbd) * sizeof(float)));
+    if (normed == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the output rows");
     int64_t outRow = 0;
     const ForwardItem* only = nullptr;
     for (size_t i = 0; i < items_.size(); ++i) {
@@ -140,18 +156,39 @@ void ForwardBatch::finish(Backend& b, const OutputHead& head, float rmsEps, cons
         if (nWanted == 0) continue;
         only = &items_[i];
         const float* first = x + (firstRow_[i + 1] - nWanted) * nEmbd;
-        b.rmsNorm(first, head.outputNorm, nWanted, nEmbd, rmsEps, normed_.data() + outRow * nEmbd);
+        b.rmsNorm(first, outputNorm, nWanted, nEmbd, rmsEps, normed + outRow * nEmbd);
         outRow += nWanted;
     }
     // The output matrix is usually the largest one: read it once for every wanted row.
-    if (nWanting == 1) return b.matmul(head.output, normed_.data(), nOut, only->logits.data());
-    logits_.resize(static_cast<size_t>(nOut) * nVocab);
-    b.matmul(head.output, normed_.data(), nOut, logits_.data());
-    const float* src = logits_.data();
+    const bool host = b.operatesOnHostMemory();
+    if (host && nWanting == 1) {  // straight into the item's rows
+        b.matmul(head.output, normed, nOut, only->logits.data());
+        if (finalSoftcap > 0) b.softcap(only->logits.data(), static_cast<int64_t>(only->logits.size()), finalSoftcap);
+        return {};
+    }
+    const size_t nValues = static_cast<size_t>(nOut) * nVocab;
+    auto* logits = static_cast<float*>(logits_.reserve(b, nValues * sizeof(float)));
+    if (logits == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the logits");
+    b.matmul(head.output, normed, nOut, logits);
+    if (finalSoftcap > 0) b.softcap(logits, static_cast<int64_t>(nValues), finalSoftcap);
+    if (nWanting == 1) {
+        b.download(only->logits.data(), logits, nValues * sizeof(float));
+        return {};
+    }
+    // Host memory: each item's rows copied where they go. A backend's own memory: one download of
+    // every row, then each item's rows from that.
+    const float* src = logits;
+    if (!host) {
+        hostLogits_.resize(nValues);
+        b.download(hostLogits_.data(), logits, nValues * sizeof(float));
+        src = hostLogits_.data();
+    }
     for (const ForwardItem& item : items_) {
-        std::copy_n(src, item.logits.size(), item.logits.data());
+        if (host) b.download(item.logits.data(), src, item.logits.size() * sizeof(float));
+        else std::copy_n(src, item.logits.size(), item.logits.data());
         src += item.logits.size();
     }
+    return {};
 }
 
 }  // namespace hearth

@@ -29,10 +29,14 @@ public:
     static Error itemError(const Error& e, size_t item, size_t nItems);
 
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
-    const int32_t* tokens() const { return tokens_.data(); }  // [nRows]
+    // The step's inputs into b's memory (Backend::operatesOnHostMemory): token ids, positions
+    // and KV slots in one upload. After prepare(), before tokens() and positions().
+    // Errors: OutOfMemory.
+    Result<void> upload(Backend& b);
+    const int32_t* tokens() const { return onBackend_; }  // [nRows], in the backend's memory
     // RoPE and attention positions: the KV slots, but for a tree's rows (ForwardItem::parents)
-    // their parent's position plus one.
-    const int32_t* positions() const { return positions_.data(); }  // [nRows]
+    // their parent's position plus one. In the backend's memory.
+    const int32_t* positions() const { return onBackend_ + nRows(); }  // [nRows]
 
     // Per item: stores its rows of k and v ([nRows, nKvHeads*headDim]) into its sequence's
     // layer, then attends its rows of q ([nRows, nHeads*headDim]) into the same rows of out.
@@ -44,10 +48,12 @@ public:
                    const float* v, float* out) const;
 
     // After the last layer: writes the logits each item wants — its last logits.size() / nVocab
-    // rows of x ([nRows, nEmbd]), normalised with head.outputNorm — through one output matmul
-    // over all such rows. Sequences are not advanced: whoever reserved records the positions
-    // (Scheduler::complete, Model::forward).
-    void finish(Backend& b, const OutputHead& head, float rmsEps, const float* x);
+    // rows of x ([nRows, nEmbd], in b's memory), normalised with outputNorm (head's, where b
+    // reads it) — through one output matmul over all such rows, then the soft-cap (finalSoftcap
+    // > 0), then into the items' host rows in one download. Sequences are not advanced: whoever
+    // reserved records the positions (Scheduler::complete, Model::forward). Errors: OutOfMemory.
+    Result<void> finish(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
+                        float finalSoftcap);
 
 private:
     // A run of tree rows [row0, row1) of item `item`, each the parent of the next, attending
@@ -60,6 +66,7 @@ private:
         std::vector<int64_t> ancestors;
     };
     void planTree(size_t item, const ForwardItem& it);
+    const int32_t* slots() const { return onBackend_ + 2 * nRows(); }  // [nRows], in the backend's memory
 
     std::vector<ForwardItem> items_;  // the items with tokens, in order
     std::vector<int64_t> firstRow_;  // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
@@ -67,8 +74,12 @@ private:
     std::vector<int64_t> nInPlace_;  // per item: its leading rows at position == slot
     std::vector<TreeRun> runs_;
     mutable KvScratchLayer scratch_;
-    std::vector<float> normed_;  // [rows wanting logits, nEmbd]
-    std::vector<float> logits_;  // [rows wanting logits, nVocab], when several items want logits
+    // In the backend's memory: [tokens, positions, slots] of every row (upload), the rows
+    // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
+    BackendScratch inputs_, normed_, logits_;
+    const int32_t* onBackend_ = nullptr;  // inputs_'s
+    std::vector<int32_t> staged_;  // the inputs on the host, end to end
+    std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };
 
 }  // namespace hearth

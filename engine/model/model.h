@@ -125,7 +125,8 @@ public:
     // Errors: InvalidArgument.
     virtual Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) = 0;
     // Lets the backend lay out every matrix for its kernels (Backend::packWeight) once, before
-    // the first forward pass with it, and releases the file's pages of each matrix it copied, one
+    // the first forward pass with it (a backend that computes in memory of its own copies every
+    // matrix, the token embedding included, and the norm and bias vectors), and releases the file's pages of each matrix it copied, one
     // matrix at a time (memory never holds both copies of more than one). Matrices whose packed
     // rows are set already (packableWeights, from a disk cache) are left as they are. The model then runs
     // with that backend or any other, with the same results. progress(done, total) after each

@@ -45,6 +45,18 @@ public:
     void add(float* x, const float* y, int64_t n) override {
         run("add", nullptr, [&] { inner_.add(x, y, n); });
     }
+    void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
+        run("scale", nullptr, [&] { inner_.scale(x, r, stride, n, s); });
+    }
+    void softcap(float* x, int64_t n, float cap) override {
+        run("softcap", nullptr, [&] { inner_.softcap(x, n, cap); });
+    }
+    // Memory and transfers are the inner backend's (not passed through run()).
+    bool operatesOnHostMemory() const override { return inner_.operatesOnHostMemory(); }
+    std::unique_ptr<BackendBuffer> allocate(size_t bytes) override { return inner_.allocate(bytes); }
+    void upload(void* dst, const void* src, size_t bytes) override { inner_.upload(dst, src, bytes); }
+    void download(void* dst, const void* src, size_t bytes) override { inner_.download(dst, src, bytes); }
+    void copy(void* dst, const void* src, size_t bytes) override { inner_.copy(dst, src, bytes); }
 
 protected:
     // Every call passes here: the operator's name, its weight (matmul, embedding rows; else

@@ -22,3 +22,7 @@ target_compile_definitions(test_gguf_split_models PRIVATE HEARTH_SPLIT_REAL_MODE
 # The disk cache of packed weights (pack_cache.h) on tiny synthetic models: hits bitwise, every
 # damaged file ignored and rewritten, the newest files kept, the switches.
 hearth_add_test(NAME test_pack_cache LABELS unit LIBS hearth_engine Qt6::Core SOURCES test_pack_cache.cpp)
+# Issue 24's transfer count without a GPU: steps on a backend with memory of its own
+# (tests/support/device_memory_backend.h) upload only their inputs and download only the wanted
+# logits, once each, with every operand in that memory; logits bitwise the reference's.
+hearth_add_test(NAME test_device_step LABELS unit tiny LIBS hearth_engine Qt6::Core SOURCES test_device_step.cpp)

@@ -1,0 +1,78 @@
+// Backend's defaults for backends that compute in host memory (backend.h): host buffers,
+// memcpy transfers, and the two element-wise operators on host memory. Compiled without ISA
+// flags, as the loops they replaced in the forward pass were: the same bits.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "kernels/backend.h"
+
+namespace hearth {
+namespace {
+
+// Ids count up from a start drawn from this counter's own address: the CUDA plugin links its own
+// copy of this file (hidden symbols), so the two copies must not hand out the same ids.
+std::atomic<uint64_t> nextBackendId{0};
+
+uint64_t idStart() {
+    uint64_t z = reinterpret_cast<uintptr_t>(&nextBackendId) + 0x9e3779b97f4a7c15ULL;  // splitmix64
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+class HostBuffer final : public BackendBuffer {
+public:
+    HostBuffer(void* data, size_t size) : BackendBuffer(data, size) {}
+    ~HostBuffer() override { ::operator delete[](data(), std::align_val_t{64}); }
+};
+
+}  // namespace
+
+float softcapScore(float s, float cap) { return cap > 0.0f ? cap * std::tanh(s / cap) : s; }
+
+Backend::Backend() : id_(idStart() + nextBackendId.fetch_add(1, std::memory_order_relaxed)) {}
+
+std::unique_ptr<BackendBuffer> Backend::allocate(size_t bytes) {
+    void* p = ::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t{64}, std::nothrow);
+    if (p == nullptr) return nullptr;
+    return std::make_unique<HostBuffer>(p, bytes);
+}
+
+void Backend::upload(void* dst, const void* hostSrc, size_t bytes) {
+    if (bytes > 0) std::memcpy(dst, hostSrc, bytes);
+}
+
+void Backend::download(void* hostDst, const void* src, size_t bytes) {
+    if (bytes > 0) std::memcpy(hostDst, src, bytes);
+}
+
+void Backend::copy(void* dst, const void* src, size_t bytes) {
+    if (bytes > 0) std::memmove(dst, src, bytes);
+}
+
+void Backend::scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) {
+    for (int64_t r = 0; r < nRows; ++r)
+        for (int64_t i = 0; i < n; ++i) x[r * rowStride + i] *= s;
+}
+
+void Backend::softcap(float* x, int64_t n, float cap) {
+    for (int64_t i = 0; i < n; ++i) x[i] = softcapScore(x[i], cap);
+}
+
+void* BackendScratch::reserve(Backend& b, size_t bytes) {
+    if (owner_ != b.id() || !buffer_ || buffer_->size() < bytes) {
+        // Growing on the same backend: at least double, so that slowly growing steps remake it
+        // a few times only.
+        const size_t want = owner_ == b.id() && buffer_ ? std::max(bytes, 2 * buffer_->size()) : bytes;
+        buffer_.reset();  // the old one is freed before its successor is made
+        buffer_ = b.allocate(want);
+        owner_ = buffer_ ? b.id() : 0;
+    }
+    return buffer_ ? buffer_->data() : nullptr;
+}
+
+}  // namespace hearth
