@@ -145,6 +145,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     auto cache = KvCache::create(layout, e->contextLength_, root);
     if (!cache) return std::unexpected(cache.error());
     e->cache_ = std::move(*cache);
+    if (!e->backend_->operatesOnHostMemory()) e->cache_->placeOn(e->backend_.get());  // KV where it computes
     e->requests_ = std::make_unique<EngineRequests>(*e->model_, *e->backend_, *e->cache_, *e->tokenizer_,
                                                     e->contextLength_, options.scheduler);
     e->history_ = std::make_unique<SuffixIndex>(SuffixIndexConfig{.capTokens = options.historyCapTokens});

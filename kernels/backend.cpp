@@ -36,11 +36,13 @@ float softcapScore(float s, float cap) { return cap > 0.0f ? cap * std::tanh(s /
 
 Backend::Backend() : id_(idStart() + nextBackendId.fetch_add(1, std::memory_order_relaxed)) {}
 
-std::unique_ptr<BackendBuffer> Backend::allocate(size_t bytes) {
+std::unique_ptr<BackendBuffer> allocateHostBuffer(size_t bytes) {
     void* p = ::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t{64}, std::nothrow);
     if (p == nullptr) return nullptr;
     return std::make_unique<HostBuffer>(p, bytes);
 }
+
+std::unique_ptr<BackendBuffer> Backend::allocate(size_t bytes) { return allocateHostBuffer(bytes); }
 
 void Backend::upload(void* dst, const void* hostSrc, size_t bytes) {
     if (bytes > 0) std::memcpy(dst, hostSrc, bytes);

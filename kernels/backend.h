@@ -63,6 +63,10 @@ private:
     size_t size_;
 };
 
+// bytes of host memory aligned to 64 bytes, as a BackendBuffer (what Backend::allocate gives by
+// default), or nullptr when there is none.
+std::unique_ptr<BackendBuffer> allocateHostBuffer(size_t bytes);
+
 enum class RopeStyle {
     Pairwise,  // rotate (x[2i], x[2i+1]): Llama ("normal" RoPE in GGUF files)
     HalfSplit,  // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma

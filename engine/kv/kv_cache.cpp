@@ -67,14 +67,38 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
 
 KvCache::~KvCache() = default;
 
-KvCache::BlockMemory KvCache::allocateChunk(size_t bytes) {
+namespace {
+
+class HostChunk final : public BackendBuffer {
+public:
+    HostChunk(void* p, size_t bytes, size_t alignment) : BackendBuffer(p, bytes), alignment_(alignment) {}
+    ~HostChunk() override { ::operator delete[](data(), std::align_val_t{alignment_}); }
+
+private:
+    size_t alignment_;
+};
+
+}  // namespace
+
+KvCache::BlockMemory KvCache::allocateChunk(size_t bytes) const {
+    if (memory_ != nullptr) return memory_->allocate(bytes);
     constexpr size_t kHuge = size_t{2} << 20;
     const size_t alignment = bytes >= kHuge ? kHuge : 64;
     auto* p = static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{alignment}, std::nothrow));
+    if (p == nullptr) return nullptr;
 #if defined(__linux__)
-    if (p && alignment == kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // advice: failure is harmless
+    if (alignment == kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // advice: failure is harmless
 #endif
-    return BlockMemory(p, ChunkFree{alignment});
+    return std::make_unique<HostChunk>(p, bytes, alignment);
+}
+
+void KvCache::move(Move how, void* dst, const void* src, size_t bytes) const {
+    if (memory_ == nullptr) return (void)std::memmove(dst, src, bytes);
+    switch (how) {
+    case Move::ToHost: return memory_->download(dst, src, bytes);
+    case Move::FromHost: return memory_->upload(dst, src, bytes);
+    case Move::Within: return memory_->copy(dst, src, bytes);
+    }
 }
 
 size_t KvCache::bytesPerBlock() const {
@@ -241,8 +265,9 @@ Result<void> KvCache::ensureBlockMemory(int g, BlockId block) {
 
 uint8_t* KvCache::partOf(int g, BlockId block, size_t part) const {
     const Group& grp = group(g);
-    uint8_t* chunk = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)].get();
-    if (!chunk) return nullptr;
+    const BlockMemory& memory = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)];
+    if (!memory) return nullptr;
+    auto* chunk = memory->as<uint8_t>();
     const size_t index = part * static_cast<size_t>(grp.chunkBlocks) + static_cast<size_t>(block % grp.chunkBlocks);
     return chunk + index * partBytes();
 }
@@ -371,7 +396,7 @@ std::vector<uint8_t> KvCache::blockBytes(BlockId block, int g) const {
     if (!partOf(g, block, 0)) return {};
     std::vector<uint8_t> out(group(g).bytesPerBlock);
     for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)
-        std::memcpy(out.data() + part * partBytes(), partOf(g, block, part), partBytes());
+        move(Move::ToHost, out.data() + part * partBytes(), partOf(g, block, part), partBytes());
     return out;
 }
 
@@ -382,7 +407,7 @@ Result<bool> KvCache::importInto(int g, const BlockKey& key, std::span<const uin
     if (auto m = ensureBlockMemory(g, grp.pool.peekAllocations(1, {}).front()); !m) return std::unexpected(m.error());
     const BlockId b = grp.pool.allocate();
     for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)
-        std::memcpy(partOf(g, b, part), bytes.data() + part * partBytes(), partBytes());
+        move(Move::FromHost, partOf(g, b, part), bytes.data() + part * partBytes(), partBytes());
     grp.pool.publish(b, key);
     grp.pool.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
     return true;
@@ -401,17 +426,17 @@ Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> 
     return *full || (window && *window);
 }
 
-void KvCache::copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
-                        bool kPart) const {
+void KvCache::copySlots(Move how, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots,
+                        int32_t nRows, bool kPart) const {
     // Dimension-major K keeps each row element's run of slots, head-major V each head's run of
     // rows: runs of `width` elements a slot, rowStride / width of them.
     const int width = kPart ? (layout_.kDimMajor ? 1 : 0) : layout_.vHeadDim;
-    if (width == 0) return (void)std::memcpy(dst, src, static_cast<size_t>(nRows) * rowBytes_);
+    if (width == 0) return move(how, dst, src, static_cast<size_t>(nRows) * rowBytes_);
     const size_t runBytes = static_cast<size_t>(width) * sizeof(f16_t);
     for (int r = 0; r < layout_.rowStride / width; ++r)
-        std::memcpy(dst + static_cast<size_t>(r) * static_cast<size_t>(dstSlots) * runBytes,
-                    src + static_cast<size_t>(r) * static_cast<size_t>(srcSlots) * runBytes,
-                    static_cast<size_t>(nRows) * runBytes);
+        move(how, dst + static_cast<size_t>(r) * static_cast<size_t>(dstSlots) * runBytes,
+             src + static_cast<size_t>(r) * static_cast<size_t>(srcSlots) * runBytes,
+             static_cast<size_t>(nRows) * runBytes);
 }
 
 std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, int32_t nRows) const {
@@ -424,7 +449,7 @@ std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, in
         if (index >= t.size() || t[index] == kNoBlock || !partOf(g, t[index], 0)) return {};
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers);
              ++part, to += bytes)  // K and V of each layer
-            copySlots(to, nRows, partOf(g, t[index], part), layout_.blockSize, nRows, part % 2 == 0);
+            copySlots(Move::ToHost, to, nRows, partOf(g, t[index], part), layout_.blockSize, nRows, part % 2 == 0);
     }
     return out;
 }
@@ -445,15 +470,15 @@ Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<c
     for (int g = 0; g < nGroups(); ++g) {
         const BlockId b = table(seq, g)[index];
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part, from += saved)
-            copySlots(partOf(g, b, part), layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
+            copySlots(Move::FromHost, partOf(g, b, part), layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
     }
     return {};
 }
 
 void KvCache::copyRows(int g, BlockId from, BlockId to, int32_t nRows) {
     for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)  // K and V of each layer
-        copySlots(partOf(g, to, part), layout_.blockSize, partOf(g, from, part), layout_.blockSize, nRows,
-                  part % 2 == 0);
+        copySlots(Move::Within, partOf(g, to, part), layout_.blockSize, partOf(g, from, part), layout_.blockSize,
+                  nRows, part % 2 == 0);
 }
 
 PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {

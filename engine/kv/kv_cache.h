@@ -96,6 +96,12 @@ public:
 
     const KvLayout& layout() const { return layout_; }
     const KvChainRoot& root() const { return root_; }
+    // The backend whose memory holds the blocks, for one that computes in memory of its own
+    // (Backend::operatesOnHostMemory false): blocks are allocated there (Backend::allocate) and
+    // every byte the cache moves goes through its copy, upload and download. Null (the default):
+    // host memory. Set before the first reservation; the backend outlives the cache's use.
+    void placeOn(Backend* backend) { memory_ = backend; }
+    Backend* memory() const { return memory_; }
     // 1, or 2 when the layout has a window group (group 0: full attention, group 1: the window).
     int nGroups() const { return static_cast<int>(groups_.size()); }
     const BlockPool& pool(int group = 0) const { return groups_[static_cast<size_t>(group)].pool; }
@@ -184,12 +190,11 @@ private:
     // A chunk's memory starts on a cache line (64 bytes), so that a head's K or V slice in it
     // straddles no more lines than it must; a chunk of 2 MiB or more starts on a 2 MiB boundary
     // and asks for huge pages (Linux), so that streaming a layer's K and V walks few pages.
-    struct ChunkFree {
-        size_t alignment = 64;
-        void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{alignment}); }
-    };
-    using BlockMemory = std::unique_ptr<uint8_t[], ChunkFree>;
-    static BlockMemory allocateChunk(size_t bytes);
+    using BlockMemory = std::unique_ptr<BackendBuffer>;
+    BlockMemory allocateChunk(size_t bytes) const;
+    // Bytes moved out of the block memory (to the host), into it, and within it.
+    enum class Move { ToHost, FromHost, Within };
+    void move(Move how, void* dst, const void* src, size_t bytes) const;
     // One attention group: its pool, and its blocks' memory in chunks of chunkBlocks consecutive
     // block ids, each allocated on first use and laid out [its layers][K, V][chunkBlocks]
     // [blockSize] rows: one layer's K (or V) of consecutive blocks is one run of memory, so
@@ -226,7 +231,7 @@ private:
     // slots, into dst, which holds dstSlots: rows, or with dimension-major K each element's run
     // of slots (PagedKvLayer::kDimMajor), with head-major V each head's run of rows
     // (PagedKvLayer::vHeadDim). Packed snapshot rows use the cache's own order.
-    void copySlots(uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
+    void copySlots(Move how, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
                    bool kPart) const;
     Result<bool> importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes);
 
@@ -236,6 +241,7 @@ private:
     size_t rowBytes_ = 0;  // one token's K (or V) row in one layer
     std::vector<int> layerGroup_, layerSlot_;  // [nLayers]: a layer's group and index within it
     std::vector<f16_t*> kPointers_, vPointers_;  // scratch for layerView
+    Backend* memory_ = nullptr;
 };
 
 }  // namespace hearth

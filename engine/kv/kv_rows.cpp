@@ -17,19 +17,23 @@ uint8_t* rowAt(f16_t* const* blocks, const PagedKvLayer& layer, int32_t p) {
 
 }  // namespace
 
-void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to) {
+void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to, Backend* memory) {
+    const auto moveBytes = [memory](void* d, const void* s, size_t n) {
+        if (memory != nullptr) memory->copy(d, s, n);
+        else std::memmove(d, s, n);
+    };
     const size_t bytes = kvRowBytes(src);
     const bool f16 = src.type == DType::F16;
     if (!f16 || (src.vHeadDim == 0 && dst.vHeadDim == 0)) {
-        std::memmove(rowAt(dst.vBlocks, dst, to), rowAt(src.vBlocks, src, from), bytes);
+        moveBytes(rowAt(dst.vBlocks, dst, to), rowAt(src.vBlocks, src, from), bytes);
     } else {
-        for (int c = 0; c < src.rowStride; ++c) *kvVElement(dst, to, c) = *kvVElement(src, from, c);
+        for (int c = 0; c < src.rowStride; ++c) moveBytes(kvVElement(dst, to, c), kvVElement(src, from, c), 2);
     }
     if (!f16 || (!src.kDimMajor && !dst.kDimMajor)) {
-        std::memmove(rowAt(dst.kBlocks, dst, to), rowAt(src.kBlocks, src, from), bytes);
+        moveBytes(rowAt(dst.kBlocks, dst, to), rowAt(src.kBlocks, src, from), bytes);
         return;
     }
-    for (int c = 0; c < src.rowStride; ++c) *kvKElement(dst, to, c) = *kvKElement(src, from, c);
+    for (int c = 0; c < src.rowStride; ++c) moveBytes(kvKElement(dst, to, c), kvKElement(src, from, c), 2);
 }
 
 // Sources lie at or past their destination and past every earlier destination, so copying in
@@ -42,28 +46,30 @@ void keepKvPath(KvCache& cache, const KvSequence& seq, int32_t firstDraft, std::
         const PagedKvLayer view = cache.layerView(seq, layer);
         for (size_t k = 0; k < nodes.size(); ++k)
             if (nodes[k] != static_cast<int32_t>(k))
-                copyKvPosition(view, firstDraft + nodes[k], view, firstDraft + static_cast<int32_t>(k));
+                copyKvPosition(view, firstDraft + nodes[k], view, firstDraft + static_cast<int32_t>(k), cache.memory());
     }
 }
 
-void KvScratchLayer::Free::operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
-
-const PagedKvLayer& KvScratchLayer::view(const PagedKvLayer& layer, int32_t firstOwn, int32_t end) {
+const PagedKvLayer& KvScratchLayer::view(const PagedKvLayer& layer, int32_t firstOwn, int32_t end, Backend* memory) {
     const int32_t bs = layer.blockSize;
     const int32_t b0 = firstOwn / bs, b1 = (end + bs - 1) / bs;
     const size_t bytes = static_cast<size_t>(bs) * kvRowBytes(layer);
-    if (bytes != blockBytes_) blocks_.clear(), blockBytes_ = bytes;
+    const uint64_t owner = memory != nullptr ? memory->id() : 0;
+    if (bytes != blockBytes_ || owner != owner_) blocks_.clear(), blockBytes_ = bytes, owner_ = owner;
     const auto nOwn = static_cast<size_t>(b1 - b0);
+    const std::vector<uint8_t> zeros(memory != nullptr && blocks_.size() < 2 * nOwn ? bytes : 0);
     while (blocks_.size() < 2 * nOwn) {
-        auto* p = static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{64}));
-        std::memset(p, 0, bytes);
-        blocks_.emplace_back(p);
+        std::unique_ptr<BackendBuffer> block = memory != nullptr ? memory->allocate(bytes) : allocateHostBuffer(bytes);
+        if (!block) throw std::bad_alloc();
+        if (memory != nullptr) memory->upload(block->data(), zeros.data(), bytes);
+        else std::memset(block->data(), 0, bytes);
+        blocks_.push_back(std::move(block));
     }
     k_.assign(layer.kBlocks, layer.kBlocks + b0);
     v_.assign(layer.vBlocks, layer.vBlocks + b0);
     for (size_t i = 0; i < nOwn; ++i) {
-        k_.push_back(reinterpret_cast<f16_t*>(blocks_[2 * i].get()));
-        v_.push_back(reinterpret_cast<f16_t*>(blocks_[2 * i + 1].get()));
+        k_.push_back(blocks_[2 * i]->as<f16_t>());
+        v_.push_back(blocks_[2 * i + 1]->as<f16_t>());
     }
     view_ = layer;
     view_.kBlocks = k_.data();

@@ -16,8 +16,10 @@ namespace hearth {
 
 // K and V of position `from` in src into position `to` of dst (the same type and rowStride;
 // any block sizes, K and V orders). The blocks read and written must be allocated; from may equal to only
-// when src and dst are different layers.
-void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to);
+// when src and dst are different layers. memory: the backend whose memory holds both layers'
+// blocks (KvCache::memory), which then moves the bytes (Backend::copy); null: host memory.
+void copyKvPosition(const PagedKvLayer& src, int32_t from, const PagedKvLayer& dst, int32_t to,
+                    Backend* memory = nullptr);
 
 class KvCache;
 struct KvSequence;
@@ -33,15 +35,13 @@ void keepKvPath(KvCache& cache, const KvSequence& seq, int32_t firstDraft, std::
 class KvScratchLayer {
 public:
     // layer's blocks [0, firstOwn / blockSize) are shared; private blocks cover positions up to
-    // end (exclusive). Reuses memory between calls.
-    const PagedKvLayer& view(const PagedKvLayer& layer, int32_t firstOwn, int32_t end);
+    // end (exclusive), in memory's memory (null: the host's). Reuses memory between calls.
+    const PagedKvLayer& view(const PagedKvLayer& layer, int32_t firstOwn, int32_t end, Backend* memory = nullptr);
 
 private:
-    struct Free {
-        void operator()(uint8_t* p) const;
-    };
-    std::vector<std::unique_ptr<uint8_t[], Free>> blocks_;  // [2 * n]: K then V of each private block
+    std::vector<std::unique_ptr<BackendBuffer>> blocks_;  // [2 * n]: K then V of each private block
     size_t blockBytes_ = 0;
+    uint64_t owner_ = 0;  // the Backend::id of the blocks' memory (0: the host's)
     std::vector<f16_t*> k_, v_;
     PagedKvLayer view_;
 };

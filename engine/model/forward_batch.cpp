@@ -123,13 +123,14 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         for (const TreeRun& run : runs_) {
             if (run.item != i) continue;
             const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
-            const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end);
+            Backend* memory = cache.memory();  // where the blocks are (null: host memory)
+            const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end, memory);
             const int32_t blockStart = run.firstOwn / kv.blockSize * kv.blockSize;
             if (kv.kBlocks[blockStart / kv.blockSize] != nullptr)  // else out of every window here
-                for (int32_t p = blockStart; p < run.firstOwn; ++p) copyKvPosition(kv, p, tree, p);
+                for (int32_t p = blockStart; p < run.firstOwn; ++p) copyKvPosition(kv, p, tree, p, memory);
             for (size_t a = 0; a < run.ancestors.size(); ++a)
                 copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
-                               run.firstOwn + static_cast<int32_t>(a));
+                               run.firstOwn + static_cast<int32_t>(a), memory);
             b.attention(tree, shape, q + run.row0 * qDim, positions() + run.row0, run.row1 - run.row0,
                         out + run.row0 * qDim);
         }

@@ -1,11 +1,15 @@
 // Issue 24's proof without a GPU: the forward pass on a backend with memory of its own
-// (tests/support/device_memory_backend.h). On every tiny family (Llama, Gemma 3, Qwen 2 with
-// biases, Qwen 3, Phi-3 with fused tensors, Gemma 2 with soft-caps), a prefill, a decode step,
-// a batch of two sequences and a 3-row verification each upload their inputs once (token ids,
-// positions and KV slots: 12 bytes a row) and download exactly the wanted rows' logits once;
-// no operator gets a pointer outside the backend's memory (activations, norm and bias vectors,
-// matrices, logits); the logits are bitwise those of the same model on the reference backend.
-// The KV pool is still host memory: its blocks are counted (kvOutside), not refused.
+// (tests/support/device_memory_backend.h), the KV pool in that memory too (KvCache::placeOn).
+// On every tiny family (Llama, Gemma 3 with its window pool, Qwen 2 with biases, Qwen 3, Phi-3
+// with fused tensors, Gemma 2 with soft-caps), a prefill, a decode step, a batch of two
+// sequences, a 3-row verification and a prefill chunk each upload their inputs once (token ids,
+// positions and KV slots: 12 bytes a row) and download exactly the wanted rows' logits once
+// (none for the chunk), with no copy; no operator gets a pointer outside the backend's memory
+// (activations, KV blocks, norm and bias vectors, matrices, logits); a token tree's step runs
+// there too (its private blocks and ancestor copies in that memory); the logits are bitwise
+// those of the same model on the reference backend over host memory; and the KV a snapshot
+// saves (whole blocks, a partial block's rows) comes down bitwise the host cache's and goes
+// back up into another cache on the device bitwise.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -70,6 +74,7 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
     const int nVocab = (*plain)->config().nVocab;
     const auto rows = [&](int n) { return std::vector<float>(static_cast<size_t>(n) * nVocab); };
     KvCache plainCache((*plain)->kvLayout(16), 512), deviceCache((*onDevice)->kvLayout(16), 512);
+    deviceCache.placeOn(&device);
     KvSequence plainSeqs[2], deviceSeqs[2];
 
     // One step on both: items of (sequence, tokens, logits rows wanted); checks the transfers.
@@ -77,6 +82,7 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         int seq;
         Tokens tokens;
         int nLogits;
+        Tokens parents = {};  // a token tree (ForwardItem::parents): transfers are not counted
     };
     const auto step = [&](const char* what, const std::vector<Part>& parts) {
         std::vector<std::vector<float>> expected, got;
@@ -85,8 +91,8 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         int nRows = 0, nLogits = 0;
         for (size_t i = 0; i < parts.size(); ++i) {
             const Part& p = parts[i];
-            plainItems.push_back({&plainSeqs[p.seq], p.tokens, expected[i]});
-            deviceItems.push_back({&deviceSeqs[p.seq], p.tokens, got[i]});
+            plainItems.push_back({&plainSeqs[p.seq], p.tokens, expected[i], 0, p.parents});
+            deviceItems.push_back({&deviceSeqs[p.seq], p.tokens, got[i], 0, p.parents});
             nRows += static_cast<int>(p.tokens.size());
             nLogits += p.nLogits;
         }
@@ -97,11 +103,14 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         const test::DeviceTransfers& t = device.transfers();
         if (!device.violations().empty())
             return QString("%1: %2").arg(what, QString::fromStdString(device.violations().front()));
-        if (t.uploads != 1 || t.bytesUp != size_t(nRows) * 3 * sizeof(int32_t))
+        if (device.kvOutside() > 0) return QString("%1: KV blocks outside the backend's memory").arg(what);
+        const bool tree = !parts.front().parents.empty();
+        if (tree) qInfo("%s: %d uploads, %d copies (%zu bytes)", what, t.uploads, t.copies, t.bytesCopied);
+        else if (t.uploads != 1 || t.bytesUp != size_t(nRows) * 3 * sizeof(int32_t))
             return QString("%1: %2 uploads of %3 bytes in all").arg(what).arg(t.uploads).arg(t.bytesUp);
-        if (t.downloads != (nLogits > 0 ? 1 : 0) || t.bytesDown != size_t(nLogits) * size_t(nVocab) * sizeof(float))
+        else if (t.downloads != (nLogits > 0 ? 1 : 0) || t.bytesDown != size_t(nLogits) * size_t(nVocab) * sizeof(float))
             return QString("%1: %2 downloads of %3 bytes in all").arg(what).arg(t.downloads).arg(t.bytesDown);
-        if (t.copies != 0) return QString("%1: %2 copies").arg(what).arg(t.copies);
+        else if (t.copies != 0) return QString("%1: %2 copies").arg(what).arg(t.copies);
         for (size_t i = 0; i < parts.size(); ++i)
             if (!sameBits(got[i], expected[i])) return QString("%1: item %2's logits differ").arg(what).arg(i);
         qInfo("%s: %d rows, %d operator calls, %zu bytes up, %zu down", what, nRows, t.ops, t.bytesUp, t.bytesDown);
@@ -121,8 +130,49 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
     // The next step goes on from there, as on the host.
     r = step("decode after", {{1, tokensOf(1, 6, nVocab), 1}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
-    qInfo("KV block accesses outside the backend's memory (the KV pool is host memory still): %d",
-          device.kvOutside());
+    // A tree: a, then b and c both after a, then d after c (rows off the chain attend through
+    // private blocks holding their ancestors).
+    r = step("tree", {{0, tokensOf(4, 7, nVocab), 4, {-1, 0, 0, 2}}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    QVERIFY(device.transfers().copies > 0);
+
+    // Snapshots: what the store saves comes down bitwise; restored into another device cache,
+    // it reads back the same.
+    const KvSequence &hostSeq = plainSeqs[0], &devSeq = deviceSeqs[0];
+    QCOMPARE(devSeq.nTokens, hostSeq.nTokens);
+    const int32_t bs = deviceCache.layout().blockSize, nFull = devSeq.nTokens / bs, tail = devSeq.nTokens % bs;
+    QVERIFY(nFull >= 1 && tail > 0);
+    KvCache restored((*onDevice)->kvLayout(16), 512);
+    restored.placeOn(&device);
+    for (int g = 0; g < deviceCache.nGroups(); ++g) {
+        const std::vector<BlockId>& hostTable = g == 0 ? hostSeq.blockTable : hostSeq.windowTable;
+        const std::vector<BlockId>& devTable = g == 0 ? devSeq.blockTable : devSeq.windowTable;
+        for (int32_t i = 0; i < nFull; ++i) {
+            if (devTable[size_t(i)] == kNoBlock) continue;  // a window block released
+            device.resetCounts();
+            const std::vector<uint8_t> saved = deviceCache.blockBytes(devTable[size_t(i)], g);
+            QVERIFY(saved == plainCache.blockBytes(hostTable[size_t(i)], g));
+            QCOMPARE(device.transfers().bytesDown, saved.size());
+        }
+    }
+    const std::vector<uint8_t> tailRows = deviceCache.packedRows(devSeq, size_t(nFull), tail);
+    QVERIFY(!tailRows.empty());
+    QVERIFY(tailRows == plainCache.packedRows(hostSeq, size_t(nFull), tail));
+    BlockKey key{};
+    key[0] = 42;
+    const std::vector<uint8_t> whole = deviceCache.blockBytes(devSeq.blockTable[0], 0);
+    auto imported = restored.importBlock(key, whole);
+    QVERIFY(imported && *imported);
+    KvSequence back;
+    const auto hit = restored.cachedPrefix(back, Tokens{});  // nothing: the key is not a chain of tokens
+    QVERIFY(hit.full.blocks.empty());
+    QCOMPARE(restored.pool(0).find(key) >= 0, true);
+    QVERIFY(restored.blockBytes(restored.pool(0).find(key), 0) == whole);
+    KvSequence writeInto;
+    QVERIFY(restored.reserve(writeInto, tail));
+    QVERIFY(restored.writeRows(writeInto, 0, tailRows, tail, tail));
+    QVERIFY(restored.packedRows(writeInto, 0, tail) == tailRows);
+    QVERIFY2(device.violations().empty(), device.violations().empty() ? "" : device.violations().front().c_str());
 }
 
 QTEST_GUILESS_MAIN(TestDeviceStep)
