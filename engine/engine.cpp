@@ -157,7 +157,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
 void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options) {
     using Outcome = PackCacheReport::Outcome;
     if (!options.packWeights) return;  // packCache_.outcome stays NotPacked
-    if (!options.packCache || !packCacheEnabledByEnvironment()) {
+    // A backend with memory of its own copies the weights there: nothing a disk cache could hold.
+    if (!options.packCache || !packCacheEnabledByEnvironment() || !backend_->operatesOnHostMemory()) {
         packCache_.outcome = Outcome::Off;
         packCache_.packedBytes = model_->packWeights(*backend_, options.loadProgress);
         return;
