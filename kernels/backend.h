@@ -93,6 +93,10 @@ struct PagedKvLayer {
     // vHeadDim + c % vHeadDim (one head's rows of the block side by side, as attention reads them;
     // attention needs vHeadDim == AttentionShape::headDim).
     int vHeadDim = 0;
+    // Entries of kBlocks and vBlocks (0: not given). A backend whose operators take positions in
+    // its own memory cannot read them on the host to find the blocks a call touches: it bounds
+    // its block tables by this instead.
+    int nBlocks = 0;
 };
 // Element c of position p's V row in an F16 layer, in either V order.
 inline f16_t* kvVElement(const PagedKvLayer& layer, int p, int c) {

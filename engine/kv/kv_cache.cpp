@@ -506,7 +506,8 @@ PagedKvLayer KvCache::layerView(const KvSequence& seq, int layer) {
                         .rowStride = layout_.rowStride,
                         .type = type,
                         .kDimMajor = layout_.kDimMajor,
-                        .vHeadDim = layout_.vHeadDim};
+                        .vHeadDim = layout_.vHeadDim,
+                        .nBlocks = static_cast<int>(n)};
 }
 
 }  // namespace hearth

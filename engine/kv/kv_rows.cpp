@@ -74,6 +74,7 @@ const PagedKvLayer& KvScratchLayer::view(const PagedKvLayer& layer, int32_t firs
     view_ = layer;
     view_.kBlocks = k_.data();
     view_.vBlocks = v_.data();
+    view_.nBlocks = static_cast<int>(k_.size());
     return view_;
 }
 

@@ -4,8 +4,8 @@
 // a buffer at packWeight, and checks on every operator that each pointer it gets lies inside
 // one of its buffers (a matrix: inside its copy). A pointer outside is a violation, listed
 // with the operator's name. Uploads, downloads and copies are counted (calls and bytes), as are
-// operator calls. The paged KV blocks are checked apart (kvOutside): the KV pool is not yet
-// allocated through the backend.
+// operator calls. The paged KV blocks are counted apart (kvOutside: a block outside, or a
+// layer without PagedKvLayer::nBlocks).
 #pragma once
 
 #include <cstring>
@@ -174,9 +174,14 @@ private:
         copy.packed = {};
         return copy;
     }
+    // Every block the layer's tables name (nBlocks of them, set by KvCache::layerView and the
+    // tree scratch; null entries are blocks a window released), K and V.
     void kvBlocks(const PagedKvLayer& l) {
         const size_t bytes = static_cast<size_t>(l.blockSize) * kvRowBytes(l);
-        if (l.kBlocks[0] != nullptr && !inside(l.kBlocks[0], bytes)) ++kvOutside_;
+        if (l.nBlocks <= 0) ++kvOutside_;  // a table without its length: nothing bounds it
+        for (int b = 0; b < l.nBlocks; ++b)
+            for (const f16_t* block : {l.kBlocks[b], l.vBlocks[b]})
+                if (block != nullptr && !inside(block, bytes)) ++kvOutside_;
     }
     void op() { ++t_.ops; }
 
