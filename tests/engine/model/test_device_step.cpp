@@ -26,7 +26,8 @@ using Tokens = std::vector<int32_t>;
 namespace {
 
 bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    // memcmp of empty spans would get null pointers (undefined, and UBSan says so).
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 Tokens tokensOf(int n, int salt, int nVocab) {
