@@ -156,7 +156,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
 // The backend's layout of the weights, through the disk cache unless it is switched off.
 void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options) {
     using Outcome = PackCacheReport::Outcome;
-    if (!options.packWeights) return;  // packCache_.outcome stays NotPacked
+    // A backend with memory of its own reads its matrices only from their copies: always made.
+    if (!options.packWeights && backend_->operatesOnHostMemory()) return;  // packCache_.outcome stays NotPacked
     // A backend with memory of its own copies the weights there: nothing a disk cache could hold.
     if (!options.packCache || !packCacheEnabledByEnvironment() || !backend_->operatesOnHostMemory()) {
         packCache_.outcome = Outcome::Off;

@@ -97,6 +97,11 @@ struct PagedKvLayer {
     // its own memory cannot read them on the host to find the blocks a call touches: it bounds
     // its block tables by this instead.
     int nBlocks = 0;
+    // For a backend that does not operate on host memory (Backend::operatesOnHostMemory): the
+    // same tables in its memory, kBlocks' nBlocks entries then vBlocks', uploaded with the step's
+    // inputs (ForwardBatch::upload), so that its operators need no transfer of their own. Null:
+    // the backend reads kBlocks and vBlocks (host arrays) and moves them itself.
+    f16_t* const* tablesOnBackend = nullptr;
 };
 // Element c of position p's V row in an F16 layer, in either V order.
 inline f16_t* kvVElement(const PagedKvLayer& layer, int p, int c) {
@@ -128,6 +133,16 @@ struct AttentionShape {
 // ISA flags, so the paths agree bitwise): cap * tanhf(s / cap), or s when cap is 0.
 float softcapScore(float s, float cap);
 
+// What a backend has moved between the host and its own memory, and run, since it was made:
+// transfers (calls and bytes), kernel launches and waits for the device. Zero where a backend
+// does not count (the CPU backends, whose memory is the host's).
+struct BackendCounters {
+    uint64_t uploads = 0, downloads = 0, copies = 0;
+    uint64_t bytesUp = 0, bytesDown = 0, bytesCopied = 0;
+    uint64_t launches = 0;  // kernels (a cuBLAS call counts as one)
+    uint64_t waits = 0;  // times the host waited for the device (each download is one)
+};
+
 class Backend {
 public:
     Backend();
@@ -153,6 +168,8 @@ public:
     virtual void upload(void* dst, const void* hostSrc, size_t bytes);
     virtual void download(void* hostDst, const void* src, size_t bytes);
     virtual void copy(void* dst, const void* src, size_t bytes);
+    // The counts so far (BackendCounters); zeros by default.
+    virtual BackendCounters counters() const { return {}; }
     // Whether this backend's attention is fastest over F16 K stored dimension-major
     // (PagedKvLayer::kDimMajor); every backend reads both orders correctly or refuses.
     virtual bool prefersDimMajorK() const { return false; }

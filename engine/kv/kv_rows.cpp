@@ -75,6 +75,7 @@ const PagedKvLayer& KvScratchLayer::view(const PagedKvLayer& layer, int32_t firs
     view_.kBlocks = k_.data();
     view_.vBlocks = v_.data();
     view_.nBlocks = static_cast<int>(k_.size());
+    view_.tablesOnBackend = nullptr;  // these tables are the host's only
     return view_;
 }
 

@@ -388,7 +388,7 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
     if (nTokens == 0) return {};
     if (auto r = place(b); !r) return r;
     if (auto r = reserveActivations(b, nTokens); !r) return r;
-    if (auto r = batch_.upload(b); !r) return r;
+    if (auto r = batch_.upload(b, cache); !r) return r;
     b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_);
     if (options_.scaleEmbeddings) {
         // In float, as llama.cpp does (sqrtf, not rounded to bf16 as Hugging Face's bf16

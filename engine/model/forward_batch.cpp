@@ -4,6 +4,7 @@
 #include "engine/model/forward_batch.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/model/hparams.h"
 #include "engine/str_cat.h"
@@ -95,17 +96,38 @@ void ForwardBatch::planTree(size_t item, const ForwardItem& it) {
     }
 }
 
-Result<void> ForwardBatch::upload(Backend& b) {
+Result<void> ForwardBatch::upload(Backend& b, KvCache& cache) {
     const auto n = static_cast<size_t>(nRows());
-    auto* dst = static_cast<int32_t*>(inputs_.reserve(b, 3 * n * sizeof(int32_t)));
+    // The block tables: for a backend that reads only its own memory, every item's in every layer,
+    // after the three int32 arrays (padded to a pointer's alignment).
+    stagedTables_.clear();
+    tableOffset_.clear();
+    tableLayers_ = 0;
+    if (!b.operatesOnHostMemory()) {
+        tableLayers_ = cache.layout().nLayers;
+        for (const ForwardItem& item : items_)
+            for (int l = 0; l < tableLayers_; ++l) {
+                const PagedKvLayer kv = cache.layerView(*item.seq, l);
+                tableOffset_.push_back(stagedTables_.size());
+                stagedTables_.insert(stagedTables_.end(), kv.kBlocks, kv.kBlocks + kv.nBlocks);
+                stagedTables_.insert(stagedTables_.end(), kv.vBlocks, kv.vBlocks + kv.nBlocks);
+            }
+    }
+    const size_t intBytes = (3 * n * sizeof(int32_t) + alignof(f16_t*) - 1) / alignof(f16_t*) * alignof(f16_t*);
+    const size_t tableBytes = stagedTables_.size() * sizeof(f16_t*);
+    auto* dst = static_cast<uint8_t*>(inputs_.reserve(b, intBytes + tableBytes));
     if (dst == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the step's inputs");
-    // One transfer: the three arrays end to end on the host first.
+    // One transfer: the arrays end to end on the host first.
     std::vector<int32_t>& all = staged_;
     all.assign(tokens_.begin(), tokens_.end());
     all.insert(all.end(), positions_.begin(), positions_.end());
     all.insert(all.end(), slots_.begin(), slots_.end());
-    b.upload(dst, all.data(), all.size() * sizeof(int32_t));
-    onBackend_ = dst;
+    all.resize((intBytes + tableBytes) / sizeof(int32_t));
+    if (tableBytes > 0)
+        std::memcpy(reinterpret_cast<uint8_t*>(all.data()) + intBytes, stagedTables_.data(), tableBytes);
+    b.upload(dst, all.data(), intBytes + tableBytes);
+    onBackend_ = reinterpret_cast<const int32_t*>(dst);
+    tables_ = tableBytes > 0 ? reinterpret_cast<f16_t* const*>(dst + intBytes) : nullptr;
     return {};
 }
 
@@ -116,7 +138,9 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         const int64_t row = firstRow_[i], n = firstRow_[i + 1] - row;
         // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
         // taken right before its item's use.
-        const PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
+        PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
+        if (tables_ != nullptr)  // the same pointers, uploaded with the step's inputs
+            kv.tablesOnBackend = tables_ + tableOffset_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)];
         b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots() + row, n);
         const int64_t nInPlace = nInPlace_[i];
         if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions() + row, nInPlace, out + row * qDim);

@@ -30,9 +30,10 @@ public:
 
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
     // The step's inputs into b's memory (Backend::operatesOnHostMemory): token ids, positions
-    // and KV slots in one upload. After prepare(), before tokens() and positions().
-    // Errors: OutOfMemory.
-    Result<void> upload(Backend& b);
+    // and KV slots in one upload; for a backend with memory of its own also every item's block
+    // tables in every layer of cache (PagedKvLayer::tablesOnBackend), in the same transfer.
+    // After prepare(), before tokens() and positions(). Errors: OutOfMemory.
+    Result<void> upload(Backend& b, KvCache& cache);
     const int32_t* tokens() const { return onBackend_; }  // [nRows], in the backend's memory
     // RoPE and attention positions: the KV slots, but for a tree's rows (ForwardItem::parents)
     // their parent's position plus one. In the backend's memory.
@@ -78,6 +79,12 @@ private:
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
     BackendScratch inputs_, normed_, logits_;
     const int32_t* onBackend_ = nullptr;  // inputs_'s
+    // The block tables in inputs_ (a backend with memory of its own, else null): item i's in
+    // layer l at tables_ + tableOffset_[i * nLayers + l], K then V.
+    f16_t* const* tables_ = nullptr;
+    std::vector<size_t> tableOffset_;
+    int tableLayers_ = 0;
+    std::vector<f16_t*> stagedTables_;
     std::vector<int32_t> staged_;  // the inputs on the host, end to end
     std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };

@@ -6,6 +6,8 @@ endif()
 file(GLOB HEARTH_ENGINE_CORE_SOURCES CONFIGURE_DEPENDS
      "${PROJECT_SOURCE_DIR}/engine/model/*.cpp" "${PROJECT_SOURCE_DIR}/engine/kv/*.cpp"
      "${PROJECT_SOURCE_DIR}/engine/util/*.cpp")
+# The disk cache of packed weights needs xxhash too, and a device backend never uses it.
+list(FILTER HEARTH_ENGINE_CORE_SOURCES EXCLUDE REGEX "/engine/model/pack_cache\\.cpp$")
 add_library(hearth_engine_core STATIC ${HEARTH_ENGINE_CORE_SOURCES})
 target_link_libraries(hearth_engine_core PUBLIC hearth_kernels)
 include(${PROJECT_SOURCE_DIR}/tests/gpu/gpu_targets.cmake)

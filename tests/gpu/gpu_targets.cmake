@@ -22,6 +22,13 @@ function(hearth_add_gpu_tests engine)
     add_test(NAME ${t} COMMAND ${t})
     set_tests_properties(${t} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
+  # The operator checks above on the CPU: the reference behind a backend with memory of its own
+  # (tests/support/device_memory_backend.h), driven through the adapter the CUDA checks use
+  # (tests/support/host_operands_backend.h): every operand in that memory, bitwise results.
+  hearth_add_gpu_executable(test_host_operands ${engine} "${dir}/test_cuda_ops.cpp" "${dir}/test_cuda_attention.cpp")
+  target_compile_definitions(test_host_operands PRIVATE HEARTH_OPS_ON_TEST_DEVICE=1)
+  add_test(NAME test_host_operands COMMAND test_host_operands)
+  set_tests_properties(test_host_operands PROPERTIES LABELS unit TIMEOUT 120)
   # The kernels' block arithmetic on the CPU (nvcc-compiled host code; no device needed).
   if(HEARTH_HAVE_CUDA)
     hearth_add_gpu_executable(test_cuda_block_math ${engine} "${dir}/test_cuda_block_math.cu" "${dir}/block_math_weights.cpp")

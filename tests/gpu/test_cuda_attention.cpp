@@ -1,5 +1,6 @@
 // Paged KV writes and attention on CUDA vs the CPU reference (part of test_cuda_ops): F16 and
-// Q8_0 caches, grouped-query heads, sliding windows, contexts spanning several decode splits.
+// Q8_0 caches, grouped-query heads, sliding windows, contexts spanning several decode splits;
+// the host blocks hold the reference's bytes after the backend's writes come back.
 #include <cstring>
 #include <random>
 
@@ -30,6 +31,7 @@ struct HostKv {
         }
         layer.kBlocks = kPtrs.data();
         layer.vBlocks = vPtrs.data();
+        layer.nBlocks = nBlocks;
     }
     bool sameBytes(const HostKv& o) const { return k == o.k && v == o.v; }
 };
@@ -74,31 +76,17 @@ void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
     c.expect(relativeError(got, want) < cs.tol,
              describeError(name + ": prefill attention", relativeError(got, want), cs.tol));
 
-    // Decode of the last token: the same bits as in the batch, and the same again when the
-    // blocks were written by the host (a restore) rather than by CUDA.
+    // Decode of the last token: the same bits as in the batch (splits fixed by position).
     const size_t last = static_cast<size_t>(cs.nCtx - 1) * qRow;
-    std::vector<float> alone(static_cast<size_t>(qRow)), restored(alone.size());
+    std::vector<float> alone(static_cast<size_t>(qRow));
     gpu.attention(gpuKv.layer, shape, q.data() + last, &positions.back(), 1, alone.data());
     c.expect(std::memcmp(alone.data(), got.data() + last, alone.size() * sizeof(float)) == 0,
              name + ": decode gives the last token the bits it got in the prefill batch");
+    // The blocks the reference wrote (a restore brings such bytes up): the same bits again.
+    std::vector<float> restored(alone.size());
     gpu.attention(cpuKv.layer, shape, q.data() + last, &positions.back(), 1, restored.data());
     c.expect(std::memcmp(alone.data(), restored.data(), alone.size() * sizeof(float)) == 0,
-             name + ": blocks written on the host are uploaded before they are read");
-
-    // The host overwrites blocks the device already mirrors (a block reused for a restored
-    // or copied prefix): the device must notice and read the new bytes.
-    const std::vector<float> k2 = randomFloats(k.size(), 4), v2 = randomFloats(v.size(), 5);
-    HostKv other(cs.nCtx, rowStride, cs.type);
-    cpu.kvWrite(other.layer, k2.data(), v2.data(), positions.data(), cs.nCtx);
-    std::vector<float> wantOther(alone.size()), gotReused(alone.size());
-    gpu.attention(other.layer, shape, q.data() + last, &positions.back(), 1, wantOther.data());
-    for (size_t b = 0; b < gpuKv.k.size(); ++b) {  // same sizes: the same host addresses
-        std::memcpy(gpuKv.k[b].data(), other.k[b].data(), other.k[b].size());
-        std::memcpy(gpuKv.v[b].data(), other.v[b].data(), other.v[b].size());
-    }
-    gpu.attention(gpuKv.layer, shape, q.data() + last, &positions.back(), 1, gotReused.data());
-    c.expect(std::memcmp(wantOther.data(), gotReused.data(), gotReused.size() * sizeof(float)) == 0,
-             name + ": blocks the host overwrote after CUDA mirrored them are read anew");
+             name + ": blocks the reference wrote give the bits of blocks the backend wrote");
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_eleme
 std::vector<std::vector<float>> run(Model& model, Backend& backend, const std::vector<int32_t>& prompt, int nDecode,
                                     const std::vector<int32_t>& decodeTokens) {
     KvCache cache(model.kvLayout(), 256);
+    if (!backend.operatesOnHostMemory()) cache.placeOn(&backend);  // KV in the device's memory, as the engine does
     KvSequence seq;
     std::vector<std::vector<float>> out;
     std::vector<float> logits(static_cast<size_t>(model.config().nVocab));
@@ -62,7 +63,8 @@ std::vector<std::vector<float>> run(Model& model, Backend& backend, const std::v
     return out;
 }
 
-// A fresh CUDA backend per model: its weight cache is keyed by host pointers into this file.
+// A fresh CUDA backend and model per check: the model's matrices are uploaded (packWeights) into
+// that backend's memory, as the engine does at load.
 void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& c) {
     const std::string label = shapeName + " " + dtypeInfo(type).name;
     auto shape = findSynthShape(shapeName);
@@ -92,7 +94,18 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     }
     auto gpu = makeCudaBackend(nullptr);
     if (!gpu) return c.expect(false, label + ": creating a CUDA backend");
-    const auto got = run(**model, *gpu, prompt, 4, decode);
+    auto gpuModel = Model::load(**file);
+    if (!gpuModel) return c.expect(false, label + ": loading the model again: " + gpuModel.error().message);
+    (*gpuModel)->packWeights(*gpu);
+    const BackendCounters before = gpu->counters();
+    const auto got = run(**gpuModel, *gpu, prompt, 4, decode);
+    const BackendCounters after = gpu->counters();
+    std::printf("%s: prefill and 4 decode steps: %llu uploads (%llu bytes), %llu downloads (%llu bytes), %llu launches\n",
+                label.c_str(), static_cast<unsigned long long>(after.uploads - before.uploads),
+                static_cast<unsigned long long>(after.bytesUp - before.bytesUp),
+                static_cast<unsigned long long>(after.downloads - before.downloads),
+                static_cast<unsigned long long>(after.bytesDown - before.bytesDown),
+                static_cast<unsigned long long>(after.launches - before.launches));
     c.expect(!want.empty() && got.size() == want.size(), label + ": both forwards ran");
     double worst = 0.0;
     for (size_t step = 0; step < std::min(want.size(), got.size()); ++step) {

@@ -1,7 +1,11 @@
 // CUDA vs the CPU reference, operator by operator and weight type by weight type, with the
 // tolerances stated next to each check (relative to the reference output's largest value).
-// Also: a token's result does not depend on its batch (mat-vec, attention), and KV rows the
-// host wrote itself (a restore) are read correctly. Skips (77) without a CUDA device.
+// Also: a token's result does not depend on its batch (mat-vec, attention). The CUDA backend
+// computes in device memory only, so each call goes through tests/support/host_operands_backend.h
+// (operands up, results down). Skips (77) without a CUDA device. Built a second time as
+// test_host_operands (HEARTH_OPS_ON_TEST_DEVICE): the same checks with the reference behind
+// tests/support/device_memory_backend.h instead of CUDA, which proves on any machine that the
+// adapter hands the backend only its own memory and brings back what it wrote.
 #include <cstring>
 #include <list>
 #include <random>
@@ -9,6 +13,8 @@
 #include "engine/model/synth.h"
 #include "kernels/cpu/reference/quants.h"
 #include "tests/gpu/gpu_check.h"
+#include "tests/support/device_memory_backend.h"
+#include "tests/support/host_operands_backend.h"
 
 using namespace hearth;
 using namespace hearth::gpu_test;
@@ -28,7 +34,7 @@ struct Weights {
     WeightView view;
 };
 
-// The CUDA backend keeps a device copy of each weight keyed by its host address, as a model's
+// The adapter keeps a device copy of each weight keyed by its host address, as a model's
 // mapped tensors stay put while a backend uses them; so every weight here lives until the end
 // (a freed vector's address reused by the next one would read the old device copy).
 std::list<Weights> allWeights;
@@ -135,17 +141,37 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
 void checkAttention(Backend& cpu, Backend& gpu, Checks& c);  // test_cuda_attention.cpp
 
 int main() {
-    auto gpu = cudaOrSkip();
-    if (!gpu) return noDeviceExit();
     auto cpu = makeCpuReferenceBackend();
+#ifdef HEARTH_OPS_ON_TEST_DEVICE
+    auto inner = makeCpuReferenceBackend();
+    test::DeviceMemoryBackend device(*inner);
+#else
+    auto cuda = cudaOrSkip();
+    if (!cuda) return noDeviceExit();
+    Backend& device = *cuda;
+#endif
+    test::HostOperandsBackend gpu(device);
     Checks c;
     try {
-        checkElementwise(*cpu, *gpu, c);
-        checkEmbedding(*cpu, *gpu, c);
-        checkMatmul(*cpu, *gpu, c);
-        checkAttention(*cpu, *gpu, c);
+        checkElementwise(*cpu, gpu, c);
+        checkEmbedding(*cpu, gpu, c);
+        checkMatmul(*cpu, gpu, c);
+        checkAttention(*cpu, gpu, c);
     } catch (const std::exception& e) {
         c.expect(false, std::string("exception: ") + e.what());
     }
+#ifdef HEARTH_OPS_ON_TEST_DEVICE
+    c.expect(device.violations().empty(),
+             "every operand in the backend's memory" +
+                 (device.violations().empty() ? std::string() : ": " + device.violations().front()));
+    c.expect(device.kvOutside() == 0, "every KV block in the backend's memory");
+    c.expect(device.tablesFromHost() > 0 && device.transfers().uploads > 0 && gpu.callBuffers() > 0,
+             "the adapter moved the operands (host tables for kvWrite, uploads, buffers)");
+#endif
+    const BackendCounters counts = device.counters();
+    std::printf("backend counters: %llu uploads (%llu bytes), %llu downloads (%llu bytes), %llu launches, %llu waits\n",
+                static_cast<unsigned long long>(counts.uploads), static_cast<unsigned long long>(counts.bytesUp),
+                static_cast<unsigned long long>(counts.downloads), static_cast<unsigned long long>(counts.bytesDown),
+                static_cast<unsigned long long>(counts.launches), static_cast<unsigned long long>(counts.waits));
     return c.exitCode();
 }

@@ -5,9 +5,11 @@
 // one of its buffers (a matrix: inside its copy). A pointer outside is a violation, listed
 // with the operator's name. Uploads, downloads and copies are counted (calls and bytes), as are
 // operator calls. The paged KV blocks are counted apart (kvOutside: a block outside, or a
-// layer without PagedKvLayer::nBlocks).
+// layer without PagedKvLayer::nBlocks), as are calls whose block tables are not in this memory
+// (tablesFromHost: PagedKvLayer::tablesOnBackend null) or differ from the host's (a violation).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -123,9 +125,13 @@ public:
     }
 
     const DeviceTransfers& transfers() const { return t_; }
-    void resetCounts() { t_ = {}; }
+    void resetCounts() {
+        t_ = {};
+        tablesFromHost_ = 0;
+    }
     const std::vector<std::string>& violations() const { return violations_; }
     int kvOutside() const { return kvOutside_; }  // KV blocks read or written outside this memory
+    int tablesFromHost() const { return tablesFromHost_; }  // KV calls without tablesOnBackend
     size_t loadBytes() const { return loadBytes_; }  // matrices copied in at packWeight
 
 private:
@@ -179,6 +185,15 @@ private:
     void kvBlocks(const PagedKvLayer& l) {
         const size_t bytes = static_cast<size_t>(l.blockSize) * kvRowBytes(l);
         if (l.nBlocks <= 0) ++kvOutside_;  // a table without its length: nothing bounds it
+        if (l.tablesOnBackend == nullptr) {
+            ++tablesFromHost_;
+        } else {
+            check("block tables", l.tablesOnBackend, 2 * static_cast<size_t>(l.nBlocks) * sizeof(f16_t*));
+            const bool same = l.nBlocks <= 0 ||
+                (std::equal(l.kBlocks, l.kBlocks + l.nBlocks, l.tablesOnBackend) &&
+                 std::equal(l.vBlocks, l.vBlocks + l.nBlocks, l.tablesOnBackend + l.nBlocks));
+            if (!same && violations_.size() < 64) violations_.push_back("block tables: not the host's tables");
+        }
         for (int b = 0; b < l.nBlocks; ++b)
             for (const f16_t* block : {l.kBlocks[b], l.vBlocks[b]})
                 if (block != nullptr && !inside(block, bytes)) ++kvOutside_;
@@ -190,6 +205,7 @@ private:
     DeviceTransfers t_;
     std::vector<std::string> violations_;
     int kvOutside_ = 0;
+    int tablesFromHost_ = 0;
     size_t loadBytes_ = 0;
 };
 

@@ -57,6 +57,7 @@ public:
     void upload(void* dst, const void* src, size_t bytes) override { inner_.upload(dst, src, bytes); }
     void download(void* dst, const void* src, size_t bytes) override { inner_.download(dst, src, bytes); }
     void copy(void* dst, const void* src, size_t bytes) override { inner_.copy(dst, src, bytes); }
+    BackendCounters counters() const override { return inner_.counters(); }
 
 protected:
     // Every call passes here: the operator's name, its weight (matmul, embedding rows; else

@@ -1,6 +1,9 @@
-// The CUDA backend: the Backend interface over host pointers, so each call copies its
-// activations to the device, runs the kernels of ops.h on one stream, and copies the result
-// back. Weights are uploaded once (WeightCache); KV blocks are mirrored (KvMirror).
+// The CUDA backend over device memory (Backend::operatesOnHostMemory is false): the engine
+// keeps activations, the step's inputs, norm vectors, the paged KV pool and the logits in
+// buffers from allocate(), each matrix is uploaded once at load (packWeight), and every operator
+// launches its kernels of ops.h on one stream on the pointers it gets, without copies or waits.
+// Data crosses to the host only through upload() and download(); a download waits for the
+// stream (the one wait of a step, for its logits).
 #include "kernels/cuda/plugin/cuda_backend.h"
 
 #include <cublas_v2.h>
@@ -21,11 +24,24 @@ namespace {
 constexpr int64_t kGemmMinTokens = 16;
 // Rows of a weight matrix dequantized to F16 per cuBLAS call (bounds the tile buffer).
 constexpr size_t kTileBytes = size_t{64} << 20;
+// WeightView::packed.layout of a matrix uploaded by packWeight: the file's rows, in device memory.
+constexpr uint32_t kDeviceRows = 0x43554441;  // "CUDA"
 
 void checkBlas(cublasStatus_t status, const char* what) {
     if (status != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error(std::string("cuBLAS: ") + what + " failed (status " + std::to_string(status) + ")");
 }
+
+// A buffer from allocate(): freed with cudaFree, which needs no backend (the plugin stays loaded).
+class DeviceBackendBuffer final : public BackendBuffer {
+public:
+    DeviceBackendBuffer(void* p, size_t bytes) : BackendBuffer(p, bytes) {}
+    ~DeviceBackendBuffer() override { cudaFree(data()); }
+};
+
+struct DeviceWeight final : WeightBuffer {
+    DeviceBuffer rows;
+};
 
 class CudaBackend final : public Backend {
 public:
@@ -33,102 +49,105 @@ public:
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         checkBlas(cublasCreate(&blas_), "cublasCreate");
         checkBlas(cublasSetStream(blas_, stream_), "cublasSetStream");
+        launchesAtStart_ = launches();
     }
     ~CudaBackend() override {
+        cudaStreamSynchronize(stream_);
         cublasDestroy(blas_);
         cudaStreamDestroy(stream_);
     }
 
     std::string name() const override { return "CUDA"; }
+    bool operatesOnHostMemory() const override { return false; }
+
+    std::unique_ptr<BackendBuffer> allocate(size_t bytes) override {
+        void* p = nullptr;
+        if (cudaMalloc(&p, std::max<size_t>(bytes, 64)) != cudaSuccess) {
+            cudaGetLastError();  // out of memory is not sticky: clear it, the caller reports it
+            return nullptr;
+        }
+        return std::make_unique<DeviceBackendBuffer>(p, bytes);
+    }
+    // From pageable host memory cudaMemcpyAsync returns once the bytes are staged, so the caller
+    // may reuse its buffer at once; the copy runs in stream order with the kernels.
+    void upload(void* dst, const void* hostSrc, size_t bytes) override {
+        if (bytes == 0) return;
+        check(cudaMemcpyAsync(dst, hostSrc, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+        ++counts_.uploads, counts_.bytesUp += bytes;
+    }
+    void download(void* hostDst, const void* src, size_t bytes) override {
+        if (bytes == 0) return;
+        check(cudaGetLastError(), "launching a kernel");
+        check(cudaMemcpyAsync(hostDst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
+        check(cudaStreamSynchronize(stream_), "the kernels before a download");
+        ++counts_.downloads, counts_.bytesDown += bytes, ++counts_.waits;
+    }
+    void copy(void* dst, const void* src, size_t bytes) override {
+        if (bytes == 0) return;
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "copy");
+        ++counts_.copies, counts_.bytesCopied += bytes;
+    }
+    BackendCounters counters() const override {
+        BackendCounters c = counts_;
+        c.launches = launches() - launchesAtStart_;
+        return c;
+    }
+
+    // The file's rows, uploaded as they are (the kernels read GGUF's blocks).
+    std::unique_ptr<WeightBuffer> packWeight(
+        WeightView& w, const std::function<void(std::span<const uint8_t> rows)>& released) override {
+        const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
+        auto weight = std::make_unique<DeviceWeight>();
+        weight->rows = DeviceBuffer(bytes);
+        check(cudaMemcpy(weight->rows.get(), w.data, bytes, cudaMemcpyHostToDevice), "uploading a weight");
+        w.packed = {weight->rows.get(), kDeviceRows, bytes};
+        if (released) released({static_cast<const uint8_t*>(w.data), bytes});
+        return weight;
+    }
 
     void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) override {
-        const size_t weightBytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
-        const uint8_t* dw = weights_.get(w.data, weightBytes, stream_);
-        float* dx = upload(x_, x, nTokens * w.nCols);
-        float* dy = out_.reserveFloats(nTokens * w.nRows);
-        if (nTokens >= kGemmMinTokens) gemm(w, dw, dx, nTokens, dy);
-        else matvecTokens(w, dw, dx, nTokens, dy);
-        download(y, dy, nTokens * w.nRows);
+        if (nTokens <= 0) return;
+        const uint8_t* dw = rows(w);
+        if (nTokens >= kGemmMinTokens) gemm(w, dw, x, nTokens, y);
+        else matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
     }
 
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
-        const size_t bytes = rowBytes(table.type, table.nCols) * static_cast<size_t>(table.nRows);
-        const uint8_t* dt = weights_.get(table.data, bytes, stream_);
-        const int32_t* dids = uploadInts(ints_, ids, n);
-        float* dout = out_.reserveFloats(n * table.nCols);
-        cuda::embeddingRows(table.type, dt, table.nCols, dids, n, dout, stream_);
-        download(out, dout, n * table.nCols);
+        cuda::embeddingRows(table.type, rows(table), table.nCols, ids, n, out, stream_);
     }
-
     void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
-        float* dx = upload(x_, x, nRows * n);
-        float* dw = upload(y_, w, n);  // norm weights are small: copied per call
-        cuda::rmsNorm(dx, dw, nRows, n, eps, dx, stream_);
-        download(y, dx, nRows * n);
+        cuda::rmsNorm(x, w, nRows, n, eps, y, stream_);
     }
-
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
               RopeStyle style, const float* freqFactors) override {
-        float* dx = upload(x_, x, nTokens * nHeads * headDim);
-        const int32_t* dp = uploadInts(ints_, positions, nTokens);
-        const float* df = freqFactors != nullptr ? upload(y_, freqFactors, nRot / 2) : nullptr;  // nRot / 2 floats
-        cuda::rope(dx, nTokens, nHeads, headDim, nRot, dp, freqBase, df, style == RopeStyle::Pairwise, stream_);
-        download(x, dx, nTokens * nHeads * headDim);
+        cuda::rope(x, nTokens, nHeads, headDim, nRot, positions, freqBase, freqFactors, style == RopeStyle::Pairwise,
+                   stream_);
     }
-
     void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
-                 int64_t nTokens) override;
+                 int64_t nTokens) override {
+        if (nTokens <= 0) return;
+        cuda::kvWrite(tables(layer), k, v, positions, nTokens, stream_);
+    }
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override;
-
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
-        float* dg = upload(x_, gate, n);
-        float* du = upload(y_, up, n);
-        cuda::swiglu(dg, du, n, dg, stream_);
-        download(out, dg, n);
+        cuda::swiglu(gate, up, n, out, stream_);
     }
-
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
-        float* dg = upload(x_, gate, n);
-        float* du = upload(y_, up, n);
-        cuda::geglu(dg, du, n, dg, stream_);
-        download(out, dg, n);
+        cuda::geglu(gate, up, n, out, stream_);
     }
-
-    void add(float* x, const float* y, int64_t n) override {
-        float* dx = upload(x_, x, n);
-        float* dy = upload(y_, y, n);
-        cuda::add(dx, dy, n, stream_);
-        download(x, dx, n);
+    void add(float* x, const float* y, int64_t n) override { cuda::add(x, y, n, stream_); }
+    void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) override {
+        cuda::scale(x, nRows, rowStride, n, s, stream_);
     }
+    void softcap(float* x, int64_t n, float cap) override { cuda::softcap(x, n, cap, stream_); }
 
 private:
-    struct Scratch : DeviceBuffer {
-        float* reserveFloats(int64_t n) {
-            reserve(static_cast<size_t>(n) * sizeof(float));
-            return as<float>();
-        }
-    };
-
-    float* upload(Scratch& buffer, const float* host, int64_t n) {
-        float* d = buffer.reserveFloats(n);
-        check(cudaMemcpyAsync(d, host, static_cast<size_t>(n) * sizeof(float), cudaMemcpyHostToDevice, stream_),
-              "upload");
-        return d;
-    }
-    int32_t* uploadInts(Scratch& buffer, const int32_t* host, int64_t n) {
-        buffer.reserve(static_cast<size_t>(n) * sizeof(int32_t));
-        check(cudaMemcpyAsync(buffer.get(), host, static_cast<size_t>(n) * sizeof(int32_t), cudaMemcpyHostToDevice,
-                              stream_),
-              "upload");
-        return buffer.as<int32_t>();
-    }
-    // Copies back and waits: the caller reads the host buffer next.
-    void download(float* host, const float* device, int64_t n) {
-        check(cudaGetLastError(), "launching a kernel");
-        check(cudaMemcpyAsync(host, device, static_cast<size_t>(n) * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-              "download");
-        check(cudaStreamSynchronize(stream_), "a kernel");
+    // A matrix's device rows: its packWeight copy.
+    static const uint8_t* rows(const WeightView& w) {
+        if (w.packed.layout != kDeviceRows || w.packed.data == nullptr)
+            throw std::runtime_error("CUDA: a matrix was not uploaded at load (packWeight)");
+        return static_cast<const uint8_t*>(w.packed.data);
     }
 
     // x quantized as the reference quantizes it for w's type (scratch reused by the next call).
@@ -145,10 +164,6 @@ private:
         return a;
     }
 
-    void matvecTokens(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
-        matvec(w.type, dw, w.nRows, w.nCols, quantized(w, dx, nTokens), nTokens, dy, stream_);
-    }
-
     // y = x · Wᵀ with W dequantized to F16 tiles of rows and x quantized as the reference does
     // (8-bit blocks, then q·d as halves); F32 accumulation (cuBLAS picks the reduction order
     // by shape, so prefill is close to, not bitwise, decode).
@@ -161,90 +176,57 @@ private:
         tile_.reserve(static_cast<size_t>(std::min(tileRows, w.nRows) * w.nCols) * sizeof(__half));
         const float alpha = 1.0f, beta = 0.0f;
         for (int64_t r0 = 0; r0 < w.nRows; r0 += tileRows) {
-            const int64_t rows = std::min(tileRows, w.nRows - r0);
-            dequantizeToHalf(w.type, dw + static_cast<size_t>(r0) * wRowBytes, rows, w.nCols, tile_.as<__half>(),
+            const int64_t n = std::min(tileRows, w.nRows - r0);
+            dequantizeToHalf(w.type, dw + static_cast<size_t>(r0) * wRowBytes, n, w.nCols, tile_.as<__half>(),
                              stream_);
             checkBlas(
-                cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(nTokens),
+                cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(nTokens),
                              static_cast<int>(w.nCols), &alpha, tile_.get(), CUDA_R_16F, static_cast<int>(w.nCols),
                              xHalf_.get(), CUDA_R_16F, static_cast<int>(w.nCols), &beta, dy + r0, CUDA_R_32F,
                              static_cast<int>(w.nRows), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx");
+            countLaunches(1);
         }
     }
 
-    KvTables tables(const PagedKvLayer& layer, int firstBlock, int endBlock);
+    // The layer's block tables in device memory: the step's (PagedKvLayer::tablesOnBackend) or,
+    // for a layer whose tables only the host holds (a token tree's private blocks), uploaded
+    // here.
+    KvTables tables(const PagedKvLayer& layer);
 
     cudaStream_t stream_ = nullptr;
     cublasHandle_t blas_ = nullptr;
-    WeightCache weights_;
-    KvMirror kv_;
-    Scratch x_, y_, out_, ints_, actQ_, actD_, actS_, actBsums_, actF_, xHalf_, tile_, blockTable_, partial_;
-    std::vector<uint8_t*> hostTable_;
+    DeviceBuffer actQ_, actD_, actS_, actBsums_, actF_, xHalf_, tile_, blockTable_, partial_;
+    std::vector<f16_t*> hostTable_;
+    BackendCounters counts_;
+    uint64_t launchesAtStart_ = 0;
 };
 
-// Device block tables for blocks [0, endBlock) of a layer (entries below firstBlock, outside
-// every token's window, stay null), K table then V table in one device buffer.
-KvTables CudaBackend::tables(const PagedKvLayer& layer, int firstBlock, int endBlock) {
-    const size_t rowSize = kvRowBytes(layer);
-    hostTable_.assign(static_cast<size_t>(2 * endBlock), nullptr);
-    for (int b = firstBlock; b < endBlock; ++b) {
-        hostTable_[static_cast<size_t>(b)] = kv_.deviceBlock(layer.kBlocks[b], layer.blockSize, rowSize);
-        hostTable_[static_cast<size_t>(endBlock + b)] = kv_.deviceBlock(layer.vBlocks[b], layer.blockSize, rowSize);
-    }
-    blockTable_.reserve(hostTable_.size() * sizeof(uint8_t*));
-    check(cudaMemcpyAsync(blockTable_.get(), hostTable_.data(), hostTable_.size() * sizeof(uint8_t*),
-                          cudaMemcpyHostToDevice, stream_),
-          "upload");
-    // The table buffer is reused by the next call: wait until this one has been read.
-    KvTables t;
-    t.kBlocks = blockTable_.as<uint8_t*>();
-    t.vBlocks = blockTable_.as<uint8_t*>() + endBlock;
-    t.blockSize = layer.blockSize;
-    t.rowStride = layer.rowStride;
-    t.rowBytes = rowSize;
-    t.q8 = layer.type == DType::Q8_0;
-    return t;
-}
-
-void CudaBackend::kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
-                          int64_t nTokens) {
-    if (nTokens <= 0) return;
+KvTables CudaBackend::tables(const PagedKvLayer& layer) {
     // prefersDimMajorK() and prefersHeadMajorV() are false: the engine keeps K and V rows
     // token-major for CUDA.
     if (layer.kDimMajor || layer.vHeadDim != 0)
         throw std::runtime_error("CUDA reads and writes K and V rows token-major only");
-    int minPos = positions[0], maxPos = positions[0];
-    for (int64_t t = 0; t < nTokens; ++t) {
-        minPos = std::min(minPos, positions[t]);
-        maxPos = std::max(maxPos, positions[t]);
+    if (layer.nBlocks <= 0) throw std::runtime_error("CUDA: a KV layer without the length of its block tables");
+    KvTables t;
+    t.blockSize = layer.blockSize;
+    t.rowStride = layer.rowStride;
+    t.rowBytes = kvRowBytes(layer);
+    t.q8 = layer.type == DType::Q8_0;
+    const auto n = static_cast<size_t>(layer.nBlocks);
+    if (layer.tablesOnBackend != nullptr) {
+        t.kBlocks = reinterpret_cast<uint8_t* const*>(layer.tablesOnBackend);
+        t.vBlocks = t.kBlocks + n;
+        return t;
     }
-    const int firstBlock = minPos / layer.blockSize, endBlock = maxPos / layer.blockSize + 1;
-    const KvTables t = tables(layer, firstBlock, endBlock);
-    for (int b = firstBlock; b < endBlock; ++b) {  // before the write: rows the host changed meanwhile
-        kv_.verify(layer.kBlocks[b], t.rowBytes);
-        kv_.verify(layer.vBlocks[b], t.rowBytes);
-    }
-    float* dk = upload(x_, k, nTokens * layer.rowStride);
-    float* dv = upload(y_, v, nTokens * layer.rowStride);
-    const int32_t* dp = uploadInts(ints_, positions, nTokens);
-    cuda::kvWrite(t, dk, dv, dp, nTokens, stream_);
-    // Copy the written rows back to the host blocks (authoritative for export), in runs of
-    // consecutive slots of one block.
-    for (int64_t i = 0; i < nTokens;) {
-        const int block = positions[i] / layer.blockSize, slot = positions[i] % layer.blockSize;
-        int64_t j = i + 1;
-        while (j < nTokens && positions[j] == positions[j - 1] + 1 && positions[j] / layer.blockSize == block) ++j;
-        kv_.wroteRows(layer.kBlocks[block], slot, static_cast<int>(j - i), t.rowBytes, stream_);
-        kv_.wroteRows(layer.vBlocks[block], slot, static_cast<int>(j - i), t.rowBytes, stream_);
-        i = j;
-    }
-    check(cudaGetLastError(), "launching the KV write");
-    check(cudaStreamSynchronize(stream_), "writing KV rows");
-    for (int b = firstBlock; b < endBlock; ++b) {
-        kv_.remember(layer.kBlocks[b], t.rowBytes);
-        kv_.remember(layer.vBlocks[b], t.rowBytes);
-    }
+    hostTable_.assign(layer.kBlocks, layer.kBlocks + n);
+    hostTable_.insert(hostTable_.end(), layer.vBlocks, layer.vBlocks + n);
+    // Stream order keeps this buffer's earlier contents until the kernels that read them ran.
+    blockTable_.reserve(hostTable_.size() * sizeof(f16_t*));
+    upload(blockTable_.get(), hostTable_.data(), hostTable_.size() * sizeof(f16_t*));
+    t.kBlocks = blockTable_.as<uint8_t*>();
+    t.vBlocks = t.kBlocks + n;
+    return t;
 }
 
 void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
@@ -252,21 +234,7 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     if (nTokens <= 0) return;
     if (shape.headDim > 256 || shape.headDim % 32 != 0)
         throw std::runtime_error("CUDA attention needs a head size that is a multiple of 32, at most 256");
-    if (layer.kDimMajor || layer.vHeadDim != 0)
-        throw std::runtime_error("CUDA reads and writes K and V rows token-major only");
-    int maxPos = 0, minFirst = positions[0];
-    for (int64_t i = 0; i < nTokens; ++i) {
-        maxPos = std::max(maxPos, positions[i]);
-        const int first = shape.slidingWindow > 0 ? std::max(0, positions[i] + 1 - shape.slidingWindow) : 0;
-        minFirst = std::min(minFirst, first);
-    }
-    const int firstBlock = minFirst / layer.blockSize, endBlock = maxPos / layer.blockSize + 1;
-    const KvTables t = tables(layer, firstBlock, endBlock);
-    for (int b = firstBlock; b < endBlock; ++b) {  // rows the host holds but the device never wrote
-        const int nSlots = b + 1 < endBlock ? layer.blockSize : maxPos % layer.blockSize + 1;
-        kv_.syncRows(layer.kBlocks[b], nSlots, t.rowBytes, stream_);
-        kv_.syncRows(layer.vBlocks[b], nSlots, t.rowBytes, stream_);
-    }
+    const KvTables t = tables(layer);
     AttentionParams p;
     p.nHeads = shape.nHeads;
     p.nKvHeads = shape.nKvHeads;
@@ -274,14 +242,12 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     p.scale = shape.scale;
     p.slidingWindow = shape.slidingWindow;
     p.softcap = shape.softcap;
-    p.nSplits = (maxPos + kAttentionSplit) / kAttentionSplit;
-    const int64_t qSize = nTokens * shape.nHeads * shape.headDim;
-    float* dq = upload(x_, q, qSize);
-    const int32_t* dp = uploadInts(ints_, positions, nTokens);
-    partial_.reserveFloats(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2));
-    float* dout = out_.reserveFloats(qSize);
-    cuda::attention(t, p, dq, dp, nTokens, partial_.as<float>(), dout, stream_);
-    download(out, dout, qSize);
+    // Positions are in device memory: the splits cover every position the tables hold, and a
+    // split past a token's position (or before its window) contributes nothing.
+    const int64_t held = int64_t{layer.nBlocks} * layer.blockSize;
+    p.nSplits = static_cast<int>((held + kAttentionSplit - 1) / kAttentionSplit);
+    partial_.reserve(static_cast<size_t>(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
+    cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_);
 }
 
 }  // namespace

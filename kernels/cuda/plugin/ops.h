@@ -22,6 +22,10 @@ void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const in
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
+// x[r * rowStride + i] *= factor for r < nRows, i < n.
+void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float factor, cudaStream_t s);
+// x[i] = cap * tanhf(x[i] / cap) (Gemma 2's final soft-cap).
+void softcap(float* x, int64_t n, float cap, cudaStream_t s);
 // out[i] = row ids[i] of table (rows of nCols elements of type t, rowBytes apart), as floats.
 void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
                    cudaStream_t s);

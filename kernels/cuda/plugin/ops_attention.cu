@@ -4,6 +4,7 @@
 // long sequence spreads over the GPU. Splits are fixed by position, not by the batch.
 #include <cfloat>
 
+#include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
@@ -126,9 +127,11 @@ void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* 
     if (kv.q8) {
         const int64_t warps = nTokens * (kv.rowStride / 32);
         kvWriteQ8Kernel<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, s>>>(kv, k, v, positions, nTokens);
+        countLaunches(1);
     } else {
         const int64_t n = nTokens * kv.rowStride;
         kvWriteF16Kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(kv, k, v, positions, nTokens);
+        countLaunches(1);
     }
 }
 
@@ -139,6 +142,7 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
     attentionSplitKernel<<<grid, 32, 0, s>>>(kv, p, q, positions, partial);
     attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(
         p, partial, out);
+    countLaunches(2);
 }
 
 }  // namespace hearth::cuda

@@ -1,5 +1,6 @@
-// Element-wise CUDA kernels: RMSNorm, RoPE, SwiGLU/GeGLU, add, embedding rows and the
+// Element-wise CUDA kernels: RMSNorm, RoPE, SwiGLU/GeGLU, add, scale, soft-cap, embedding rows and the
 // dequantization of weight rows to halves (for cuBLAS). The reference is backend_ref.cpp.
+#include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
@@ -79,6 +80,17 @@ __global__ void addKernel(float* x, const float* y, int64_t n) {
     if (i < n) x[i] += y[i];
 }
 
+__global__ void scaleKernel(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) {
+    const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (idx < nRows * n) x[idx / n * rowStride + idx % n] *= s;
+}
+
+// The soft-cap as the CPU's softcapScore computes it (CUDA's tanhf may be an ulp from glibc's).
+__global__ void softcapKernel(float* x, int64_t n, float cap) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < n) x[i] = cap * tanhf(x[i] / cap);
+}
+
 __global__ void embeddingKernel(DType t, const uint8_t* table, size_t rowSize, int64_t nCols, const int32_t* ids,
                                 int64_t n, float* out) {
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -97,40 +109,73 @@ __global__ void toHalfKernel(DType t, const uint8_t* rows, size_t rowSize, int64
 }  // namespace
 
 void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s) {
-    if (nRows > 0) rmsNormKernel<<<static_cast<unsigned>(nRows), kThreads, 0, s>>>(x, w, n, eps, y);
+    if (nRows > 0) {
+        rmsNormKernel<<<static_cast<unsigned>(nRows), kThreads, 0, s>>>(x, w, n, eps, y);
+        countLaunches(1);
+    }
 }
 
 void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
           const float* freqFactors, bool pairwise, cudaStream_t s) {
     const int64_t n = nTokens * nHeads * (nRot / 2);
     const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
-    if (n > 0)
+    if (n > 0) {
         ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale,
-                                                   freqFactors, pairwise);
+                                                       freqFactors, pairwise);
+        countLaunches(1);
+    }
 }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {
-    if (n > 0) swigluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+    if (n > 0) {
+        swigluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+        countLaunches(1);
+    }
 }
 
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s) {
-    if (n > 0) gegluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+    if (n > 0) {
+        gegluKernel<<<gridFor(n), kThreads, 0, s>>>(gate, up, n, out);
+        countLaunches(1);
+    }
 }
 
 void add(float* x, const float* y, int64_t n, cudaStream_t s) {
-    if (n > 0) addKernel<<<gridFor(n), kThreads, 0, s>>>(x, y, n);
+    if (n > 0) {
+        addKernel<<<gridFor(n), kThreads, 0, s>>>(x, y, n);
+        countLaunches(1);
+    }
+}
+
+void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s, cudaStream_t stream) {
+    if (nRows > 0 && n > 0) {
+        scaleKernel<<<gridFor(nRows * n), kThreads, 0, stream>>>(x, nRows, rowStride, n, s);
+        countLaunches(1);
+    }
+}
+
+void softcap(float* x, int64_t n, float cap, cudaStream_t s) {
+    if (n > 0 && cap > 0.0f) {
+        softcapKernel<<<gridFor(n), kThreads, 0, s>>>(x, n, cap);
+        countLaunches(1);
+    }
 }
 
 void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
                    cudaStream_t s) {
     const int64_t total = n * nCols;
-    if (total > 0)
+    if (total > 0) {
         embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, table, rowBytes(t, nCols), nCols, ids, n, out);
+        countLaunches(1);
+    }
 }
 
 void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s) {
     const int64_t total = nRows * nCols;
-    if (total > 0) toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, rows, rowBytes(t, nCols), nRows, nCols, out);
+    if (total > 0) {
+        toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, rows, rowBytes(t, nCols), nRows, nCols, out);
+        countLaunches(1);
+    }
 }
 
 }  // namespace hearth::cuda

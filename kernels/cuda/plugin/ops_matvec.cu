@@ -1,6 +1,7 @@
 // Quantized matrix-vector products for decode: activations quantized on the device as the
 // reference quantizes them (Q8_0, Q8_1, Q8_K, or rounded to F16/BF16), then one warp per
 // weight row sums per-block integer dot products (dp4a) read straight from the GGUF blocks.
+#include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
@@ -141,6 +142,7 @@ void launchMatvec(const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffe
     const dim3 grid(static_cast<unsigned>((nRows + kWarpsPerBlock - 1) / kWarpsPerBlock),
                     static_cast<unsigned>(nTokens));
     matvecKernel<kT><<<grid, 32 * kWarpsPerBlock, 0, s>>>(w, nRows, nCols, rowBytes(kT, nCols), a, y);
+    countLaunches(1);
 }
 
 }  // namespace
@@ -163,13 +165,14 @@ void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t 
         const int64_t nBlocks = n / 32;
         const auto grid = static_cast<unsigned>((nBlocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
         quantize32Kernel<<<grid, 32 * kWarpsPerBlock, 0, s>>>(x, nBlocks, a.q, a.d, a.s);
-        return;
+        break;
     }
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums); return;
-    default: roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f); return;
+    case DType::Q6_K: quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums); break;
+    default: roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f); break;
     }
+    countLaunches(1);
 }
 
 void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out, cudaStream_t s) {
@@ -177,6 +180,7 @@ void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out
     const bool kBlocks = weight == DType::Q4_K || weight == DType::Q5_K || weight == DType::Q6_K;
     const bool floatWeights = weight == DType::F32 || weight == DType::F16 || weight == DType::BF16;
     activationsToHalfKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(kBlocks, floatWeights, a, n, out);
+    countLaunches(1);
 }
 
 void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,

@@ -3,7 +3,8 @@
 // On every tiny family (Llama, Gemma 3 with its window pool, Qwen 2 with biases, Qwen 3, Phi-3
 // with fused tensors, Gemma 2 with soft-caps), a prefill, a decode step, a batch of two
 // sequences, a 3-row verification and a prefill chunk each upload their inputs once (token ids,
-// positions and KV slots: 12 bytes a row) and download exactly the wanted rows' logits once
+// positions and KV slots: 12 bytes a row; every layer's block tables, which every KV operator
+// then gets in the backend's memory) and download exactly the wanted rows' logits once
 // (none for the chunk), with no copy; no operator gets a pointer outside the backend's memory
 // (activations, KV blocks, norm and bias vectors, matrices, logits); a token tree's step runs
 // there too (its private blocks and ancestor copies in that memory); the logits are bitwise
@@ -85,6 +86,14 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         int nLogits;
         Tokens parents = {};  // a token tree (ForwardItem::parents): transfers are not counted
     };
+    // A step's one upload: ids, positions and slots (12 bytes a row, padded to 8), then each
+    // item's K and V block tables (a pointer per block) in every layer.
+    const auto stepBytesUp = [&](const std::vector<Part>& parts, int nRows) {
+        size_t bytes = (size_t(nRows) * 3 * sizeof(int32_t) + 7) / 8 * 8;
+        for (const Part& p : parts)
+            bytes += size_t(deviceCache.layout().nLayers) * 2 * deviceSeqs[p.seq].blockTable.size() * sizeof(void*);
+        return bytes;
+    };
     const auto step = [&](const char* what, const std::vector<Part>& parts) {
         std::vector<std::vector<float>> expected, got;
         std::vector<ForwardItem> plainItems, deviceItems;
@@ -107,8 +116,12 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         if (device.kvOutside() > 0) return QString("%1: KV blocks outside the backend's memory").arg(what);
         const bool tree = !parts.front().parents.empty();
         if (tree) qInfo("%s: %d uploads, %d copies (%zu bytes)", what, t.uploads, t.copies, t.bytesCopied);
-        else if (t.uploads != 1 || t.bytesUp != size_t(nRows) * 3 * sizeof(int32_t))
+        else if (t.uploads != 1 || t.bytesUp != stepBytesUp(parts, nRows))
             return QString("%1: %2 uploads of %3 bytes in all").arg(what).arg(t.uploads).arg(t.bytesUp);
+        else if (device.tablesFromHost() > 0)
+            return QString("%1: %2 KV calls without their block tables in the backend's memory")
+                .arg(what)
+                .arg(device.tablesFromHost());
         else if (t.downloads != (nLogits > 0 ? 1 : 0) || t.bytesDown != size_t(nLogits) * size_t(nVocab) * sizeof(float))
             return QString("%1: %2 downloads of %3 bytes in all").arg(what).arg(t.downloads).arg(t.bytesDown);
         else if (t.copies != 0) return QString("%1: %2 copies").arg(what).arg(t.copies);

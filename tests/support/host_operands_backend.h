@@ -1,0 +1,197 @@
+// Operator tests over host pointers for a backend that computes in memory of its own
+// (Backend::operatesOnHostMemory false, the CUDA plugin): each call uploads its operands into
+// that backend's memory, runs the operator there and downloads what it wrote. Matrices are
+// uploaded once through packWeight (keyed by their host rows, which must outlive the adapter);
+// a paged KV layer's host blocks are uploaded whole before a call and, after kvWrite, come back
+// whole, so the host blocks hold exactly what the backend wrote. Attention gets its block tables
+// in the backend's memory (PagedKvLayer::tablesOnBackend, as a forward pass gives them); kvWrite
+// gets host tables only, so the backend's own table upload is exercised too. Slow by design:
+// for parity tests of the operators, never for speed.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace hearth::test {
+
+class HostOperandsBackend final : public Backend {
+public:
+    explicit HostOperandsBackend(Backend& device) : d_(device) {}
+
+    std::string name() const override { return d_.name() + " (host operands)"; }
+
+    void matmul(const WeightView& w, const float* x, int64_t n, float* y) override {
+        const WeightView dw = weight(w);
+        float* dx = up(x, n * w.nCols);
+        float* dy = scratch(n * w.nRows);
+        d_.matmul(dw, dx, n, dy);
+        down(y, dy, n * w.nRows);
+    }
+    void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
+        const WeightView dt = weight(t);
+        const int32_t* dids = upInts(ids, n);
+        float* dout = scratch(n * t.nCols);
+        d_.embeddingRows(dt, dids, n, dout);
+        down(out, dout, n * t.nCols);
+    }
+    void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
+        float* dx = up(x, r * n);
+        const float* dw = up(w, n);
+        float* dy = scratch(r * n);
+        d_.rmsNorm(dx, dw, r, n, eps, dy);
+        down(y, dy, r * n);
+    }
+    void rope(float* x, int64_t n, int h, int hd, int nRot, const int32_t* p, float base, RopeStyle s,
+              const float* f) override {
+        float* dx = up(x, n * h * hd);
+        const int32_t* dp = upInts(p, n);
+        const float* df = f != nullptr ? up(f, nRot / 2) : nullptr;
+        d_.rope(dx, n, h, hd, nRot, dp, base, s, df);
+        down(x, dx, n * h * hd);
+    }
+    void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
+        const Mirror m = mirror(l, false);
+        d_.kvWrite(m.layer, up(k, n * l.rowStride), up(v, n * l.rowStride), upInts(p, n), n);
+        for (size_t b = 0; b < m.k.size(); ++b) {  // every block back, as the backend left it
+            d_.download(l.kBlocks[b], m.k[b]->data(), m.blockBytes);
+            d_.download(l.vBlocks[b], m.v[b]->data(), m.blockBytes);
+        }
+    }
+    void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
+                   float* out) override {
+        const Mirror m = mirror(l, true);
+        const int64_t qDim = int64_t{s.nHeads} * s.headDim;
+        float* dout = scratch(n * qDim);
+        d_.attention(m.layer, s, up(q, n * qDim), upInts(p, n), n, dout);
+        down(out, dout, n * qDim);
+    }
+    void swiglu(const float* g, const float* u, int64_t n, float* out) override {
+        float* dout = scratch(n);
+        d_.swiglu(up(g, n), up(u, n), n, dout);
+        down(out, dout, n);
+    }
+    void geglu(const float* g, const float* u, int64_t n, float* out) override {
+        float* dout = scratch(n);
+        d_.geglu(up(g, n), up(u, n), n, dout);
+        down(out, dout, n);
+    }
+    void add(float* x, const float* y, int64_t n) override {
+        float* dx = up(x, n);
+        d_.add(dx, up(y, n), n);
+        down(x, dx, n);
+    }
+    void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
+        const int64_t total = r > 0 ? (r - 1) * stride + n : 0;
+        float* dx = up(x, total);
+        d_.scale(dx, r, stride, n, s);
+        down(x, dx, total);
+    }
+    void softcap(float* x, int64_t n, float cap) override {
+        float* dx = up(x, n);
+        d_.softcap(dx, n, cap);
+        down(x, dx, n);
+    }
+
+    // Buffers of the backend's memory made for single calls so far (they are freed at once).
+    int callBuffers() const { return callBuffers_; }
+
+private:
+    struct Mirror {
+        PagedKvLayer layer;
+        std::vector<std::shared_ptr<BackendBuffer>> k, v;
+        size_t blockBytes = 0;
+    };
+
+    BackendBuffer& fresh(size_t bytes) {
+        auto b = d_.allocate(bytes);
+        if (!b) throw std::runtime_error(d_.name() + ": out of memory in a test call");
+        ++callBuffers_;
+        live_.push_back(std::move(b));
+        if (live_.size() > 64) live_.erase(live_.begin());  // a call uses far fewer
+        return *live_.back();
+    }
+    float* up(const float* host, int64_t n) {
+        BackendBuffer& b = fresh(static_cast<size_t>(n) * sizeof(float));
+        d_.upload(b.data(), host, static_cast<size_t>(n) * sizeof(float));
+        return b.as<float>();
+    }
+    const int32_t* upInts(const int32_t* host, int64_t n) {
+        BackendBuffer& b = fresh(static_cast<size_t>(n) * sizeof(int32_t));
+        d_.upload(b.data(), host, static_cast<size_t>(n) * sizeof(int32_t));
+        return b.as<int32_t>();
+    }
+    float* scratch(int64_t n) { return fresh(static_cast<size_t>(n) * sizeof(float)).as<float>(); }
+    void down(float* host, const float* device, int64_t n) {
+        d_.download(host, device, static_cast<size_t>(n) * sizeof(float));
+    }
+
+    WeightView weight(const WeightView& w) {
+        auto it = weights_.find(w.data);
+        if (it == weights_.end()) {
+            Packed p;
+            p.view = w;
+            p.view.packed = {};
+            p.holder = d_.packWeight(p.view);
+            if (!p.holder) throw std::runtime_error(d_.name() + " made no copy of a matrix");
+            it = weights_.emplace(w.data, std::move(p)).first;
+        }
+        return it->second.view;
+    }
+
+    // The layer's host blocks in fresh blocks of the backend's memory (null entries stay null).
+    Mirror mirror(const PagedKvLayer& l, bool tablesOnBackend) {
+        if (l.nBlocks <= 0) throw std::logic_error("a test's KV layer needs nBlocks");
+        Mirror m;
+        m.blockBytes = static_cast<size_t>(l.blockSize) * kvRowBytes(l);
+        m.layer = l;
+        hostTables_.assign(2 * static_cast<size_t>(l.nBlocks), nullptr);
+        for (int b = 0; b < l.nBlocks; ++b) {
+            for (int part = 0; part < 2; ++part) {
+                const f16_t* host = part == 0 ? l.kBlocks[b] : l.vBlocks[b];
+                std::shared_ptr<BackendBuffer> block;
+                if (host != nullptr) {
+                    block = d_.allocate(m.blockBytes);
+                    if (!block) throw std::runtime_error(d_.name() + ": out of memory for a KV block");
+                    d_.upload(block->data(), host, m.blockBytes);
+                    hostTables_[static_cast<size_t>(part * l.nBlocks + b)] = block->as<f16_t>();
+                }
+                (part == 0 ? m.k : m.v).push_back(block);
+            }
+        }
+        blocks_.push_back(m.k), blocks_.push_back(m.v);
+        if (blocks_.size() > 8) blocks_.erase(blocks_.begin(), blocks_.begin() + 2);
+        tableCopies_.push_back(hostTables_);  // the layer's host tables must outlive the call
+        if (tableCopies_.size() > 8) tableCopies_.erase(tableCopies_.begin());
+        const std::vector<f16_t*>& t = tableCopies_.back();
+        m.layer.kBlocks = t.data();
+        m.layer.vBlocks = t.data() + l.nBlocks;
+        m.layer.tablesOnBackend = nullptr;
+        if (tablesOnBackend) {
+            BackendBuffer& dt = fresh(t.size() * sizeof(f16_t*));
+            d_.upload(dt.data(), t.data(), t.size() * sizeof(f16_t*));
+            m.layer.tablesOnBackend = dt.as<f16_t*>();
+        }
+        return m;
+    }
+
+    struct Packed {
+        WeightView view;
+        std::unique_ptr<WeightBuffer> holder;
+    };
+
+    Backend& d_;
+    std::map<const void*, Packed> weights_;
+    std::vector<std::unique_ptr<BackendBuffer>> live_;
+    std::vector<std::vector<std::shared_ptr<BackendBuffer>>> blocks_;
+    std::vector<f16_t*> hostTables_;
+    std::vector<std::vector<f16_t*>> tableCopies_;
+    int callBuffers_ = 0;
+};
+
+}  // namespace hearth::test
