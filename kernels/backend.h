@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/backend_problem.h"
@@ -170,6 +171,21 @@ public:
     virtual void copy(void* dst, const void* src, size_t bytes);
     // The counts so far (BackendCounters); zeros by default.
     virtual BackendCounters counters() const { return {}; }
+
+    // A step's operators as one submission (a CUDA graph). The caller brackets a step's
+    // operator calls with beginStep(key, nRows) and endStep(), with no transfer in between. key
+    // names everything those calls depend on besides the contents of the backend's memory: the
+    // calls in order, their sizes, scalars and pointers (two steps with equal keys make the same
+    // calls on the same memory); nRows is the step's rows. The answer says what happens:
+    // Run — each call runs as it comes (the default); Record — the calls may be held and run by
+    // endStep, and kept under key; Replay — the caller makes no call, endStep runs the ones kept
+    // under key on the memory's current contents (the step's new inputs, uploaded before).
+    enum class StepMode { Run, Record, Replay };
+    virtual StepMode beginStep(std::string_view key, int64_t nRows) {
+        (void)key, (void)nRows;
+        return StepMode::Run;
+    }
+    virtual void endStep() {}
     // Whether this backend's attention is fastest over F16 K stored dimension-major
     // (PagedKvLayer::kDimMajor); every backend reads both orders correctly or refuses.
     virtual bool prefersDimMajorK() const { return false; }

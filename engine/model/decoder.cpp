@@ -6,6 +6,7 @@
 #include "engine/model/decoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -114,6 +115,13 @@ private:
     // The batch's rows (nTokens of them, all items together) and their positions.
     ForwardBatch batch_;
     Placement placed_;
+    // A number no other model of this process has (a freed model's addresses may be reused by
+    // the next one): part of every step key (Backend::beginStep).
+    const uint64_t instance_ = nextInstance();
+    static uint64_t nextInstance() {
+        static std::atomic<uint64_t> counter{1};
+        return counter.fetch_add(1);
+    }
     // Activations in the backend's memory (placed_.activations), set per call:
     // x/xn/proj [nTokens, nEmbd]; q/att [nTokens, qDim]; k/v [nTokens, kvDim]; gate/up [nTokens, nFf].
     float *x_ = nullptr, *xn_ = nullptr, *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *att_ = nullptr,
@@ -389,18 +397,34 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
     if (auto r = place(b); !r) return r;
     if (auto r = reserveActivations(b, nTokens); !r) return r;
     if (auto r = batch_.upload(b, cache); !r) return r;
-    b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_);
-    if (options_.scaleEmbeddings) {
-        // In float, as llama.cpp does (sqrtf, not rounded to bf16 as Hugging Face's bf16
-        // checkpoints do).
-        const int64_t n = nTokens * config_.nEmbd;
-        b.scale(x_, 1, n, n, std::sqrt(static_cast<float>(config_.nEmbd)));
+    if (auto r = batch_.reserveOutputs(b, head_); !r) return r;
+    // From the embeddings to the logits only operators: on a backend with memory of its own one
+    // submission, recorded once per key and replayed (Backend::beginStep). The key adds this
+    // model (its weights and vectors) and its activations' address to the batch's.
+    std::string key = b.operatesOnHostMemory() ? std::string() : batch_.stepKey();
+    Backend::StepMode mode = Backend::StepMode::Run;
+    if (!key.empty()) {
+        const uint64_t words[] = {instance_, reinterpret_cast<uintptr_t>(x_)};
+        key.append(reinterpret_cast<const char*>(words), sizeof words);
+        mode = b.beginStep(key, nTokens);
     }
-    for (int il = 0; il < config_.nLayers; ++il) {
-        attentionBlock(b, cache, il, nTokens);
-        feedForwardBlock(b, il, nTokens);
+    if (mode != Backend::StepMode::Replay) {
+        b.embeddingRows(head_.tokenEmbd, batch_.tokens(), nTokens, x_);
+        if (options_.scaleEmbeddings) {
+            // In float, as llama.cpp does (sqrtf, not rounded to bf16 as Hugging Face's bf16
+            // checkpoints do).
+            const int64_t n = nTokens * config_.nEmbd;
+            b.scale(x_, 1, n, n, std::sqrt(static_cast<float>(config_.nEmbd)));
+        }
+        for (int il = 0; il < config_.nLayers; ++il) {
+            attentionBlock(b, cache, il, nTokens);
+            feedForwardBlock(b, il, nTokens);
+        }
+        batch_.outputRows(b, head_, placed_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
     }
-    return batch_.finish(b, head_, placed_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
+    if (!key.empty()) b.endStep();
+    batch_.downloadLogits(b);
+    return {};
 }
 
 }  // namespace

@@ -103,14 +103,19 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache) {
     stagedTables_.clear();
     tableOffset_.clear();
     tableLayers_ = 0;
+    tableBlocks_.clear();
     if (!b.operatesOnHostMemory()) {
         tableLayers_ = cache.layout().nLayers;
         for (const ForwardItem& item : items_)
             for (int l = 0; l < tableLayers_; ++l) {
                 const PagedKvLayer kv = cache.layerView(*item.seq, l);
+                const int padded = (kv.nBlocks + kTableBucket - 1) / kTableBucket * kTableBucket;
                 tableOffset_.push_back(stagedTables_.size());
-                stagedTables_.insert(stagedTables_.end(), kv.kBlocks, kv.kBlocks + kv.nBlocks);
-                stagedTables_.insert(stagedTables_.end(), kv.vBlocks, kv.vBlocks + kv.nBlocks);
+                tableBlocks_.push_back(padded);
+                for (f16_t* const* table : {kv.kBlocks, kv.vBlocks}) {
+                    stagedTables_.insert(stagedTables_.end(), table, table + kv.nBlocks);
+                    stagedTables_.resize(stagedTables_.size() + static_cast<size_t>(padded - kv.nBlocks), nullptr);
+                }
             }
     }
     const size_t intBytes = (3 * n * sizeof(int32_t) + alignof(f16_t*) - 1) / alignof(f16_t*) * alignof(f16_t*);
@@ -139,8 +144,14 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
         // taken right before its item's use.
         PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
-        if (tables_ != nullptr)  // the same pointers, uploaded with the step's inputs
-            kv.tablesOnBackend = tables_ + tableOffset_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)];
+        if (tables_ != nullptr) {  // the padded tables, uploaded with the step's inputs
+            const size_t at = i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer);
+            const size_t offset = tableOffset_[at];
+            kv.nBlocks = tableBlocks_[at];
+            kv.kBlocks = stagedTables_.data() + offset;
+            kv.vBlocks = kv.kBlocks + kv.nBlocks;
+            kv.tablesOnBackend = tables_ + offset;
+        }
         b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots() + row, n);
         const int64_t nInPlace = nInPlace_[i];
         if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions() + row, nInPlace, out + row * qDim);
@@ -161,51 +172,64 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
     }
 }
 
-Result<void> ForwardBatch::finish(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps,
-                                  const float* x, float finalSoftcap) {
+Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
     const int64_t nEmbd = head.output.nCols;
     const auto nVocab = static_cast<size_t>(head.output.nRows);
-    int64_t nOut = 0;
-    int nWanting = 0;
-    for (const ForwardItem& item : items_) {
-        nOut += static_cast<int64_t>(item.logits.size() / nVocab);
-        nWanting += item.logits.empty() ? 0 : 1;
+    nOut_ = 0;
+    nWanting_ = 0;
+    normedRows_ = logitRows_ = nullptr;
+    for (size_t i = 0; i < items_.size(); ++i) {
+        nOut_ += static_cast<int64_t>(items_[i].logits.size() / nVocab);
+        if (!items_[i].logits.empty()) ++nWanting_, only_ = i;
     }
-    if (nOut == 0) return {};
-    auto* normed = static_cast<float*>(normed_.reserve(b, static_cast<size_t>(nOut * nEmbd) * sizeof(float)));
-    if (normed == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the output rows");
+    if (nOut_ == 0) return {};
+    normedRows_ = static_cast<float*>(normed_.reserve(b, static_cast<size_t>(nOut_ * nEmbd) * sizeof(float)));
+    if (normedRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the output rows");
+    if (b.operatesOnHostMemory() && nWanting_ == 1) return {};  // the logits go straight into the item's rows
+    logitRows_ = static_cast<float*>(logits_.reserve(b, static_cast<size_t>(nOut_) * nVocab * sizeof(float)));
+    if (logitRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the logits");
+    return {};
+}
+
+void ForwardBatch::outputRows(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps,
+                              const float* x, float finalSoftcap) {
+    if (nOut_ == 0) return;
+    const int64_t nEmbd = head.output.nCols;
+    const auto nVocab = static_cast<size_t>(head.output.nRows);
     int64_t outRow = 0;
-    const ForwardItem* only = nullptr;
     for (size_t i = 0; i < items_.size(); ++i) {
         const auto nWanted = static_cast<int64_t>(items_[i].logits.size() / nVocab);
         if (nWanted == 0) continue;
-        only = &items_[i];
         const float* first = x + (firstRow_[i + 1] - nWanted) * nEmbd;
-        b.rmsNorm(first, outputNorm, nWanted, nEmbd, rmsEps, normed + outRow * nEmbd);
+        b.rmsNorm(first, outputNorm, nWanted, nEmbd, rmsEps, normedRows_ + outRow * nEmbd);
         outRow += nWanted;
     }
     // The output matrix is usually the largest one: read it once for every wanted row.
-    const bool host = b.operatesOnHostMemory();
-    if (host && nWanting == 1) {  // straight into the item's rows
-        b.matmul(head.output, normed, nOut, only->logits.data());
-        if (finalSoftcap > 0) b.softcap(only->logits.data(), static_cast<int64_t>(only->logits.size()), finalSoftcap);
-        return {};
+    if (logitRows_ == nullptr) {  // host memory, one item: straight into its rows
+        const std::span<float> logits = items_[only_].logits;
+        b.matmul(head.output, normedRows_, nOut_, logits.data());
+        if (finalSoftcap > 0) b.softcap(logits.data(), static_cast<int64_t>(logits.size()), finalSoftcap);
+        return;
     }
-    const size_t nValues = static_cast<size_t>(nOut) * nVocab;
-    auto* logits = static_cast<float*>(logits_.reserve(b, nValues * sizeof(float)));
-    if (logits == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the logits");
-    b.matmul(head.output, normed, nOut, logits);
-    if (finalSoftcap > 0) b.softcap(logits, static_cast<int64_t>(nValues), finalSoftcap);
-    if (nWanting == 1) {
-        b.download(only->logits.data(), logits, nValues * sizeof(float));
-        return {};
+    b.matmul(head.output, normedRows_, nOut_, logitRows_);
+    if (finalSoftcap > 0) b.softcap(logitRows_, nOut_ * static_cast<int64_t>(nVocab), finalSoftcap);
+}
+
+void ForwardBatch::downloadLogits(Backend& b) {
+    if (nOut_ == 0 || logitRows_ == nullptr) return;
+    size_t nValues = 0;
+    for (const ForwardItem& item : items_) nValues += item.logits.size();
+    if (nWanting_ == 1) {
+        b.download(items_[only_].logits.data(), logitRows_, nValues * sizeof(float));
+        return;
     }
     // Host memory: each item's rows copied where they go. A backend's own memory: one download of
     // every row, then each item's rows from that.
-    const float* src = logits;
+    const bool host = b.operatesOnHostMemory();
+    const float* src = logitRows_;
     if (!host) {
         hostLogits_.resize(nValues);
-        b.download(hostLogits_.data(), logits, nValues * sizeof(float));
+        b.download(hostLogits_.data(), logitRows_, nValues * sizeof(float));
         src = hostLogits_.data();
     }
     for (const ForwardItem& item : items_) {
@@ -213,7 +237,18 @@ Result<void> ForwardBatch::finish(Backend& b, const OutputHead& head, const floa
         else std::copy_n(src, item.logits.size(), item.logits.data());
         src += item.logits.size();
     }
-    return {};
+}
+
+std::string ForwardBatch::stepKey() const {
+    if (!runs_.empty()) return {};
+    std::vector<uint64_t> words{static_cast<uint64_t>(nRows()), items_.size(), static_cast<uint64_t>(nOut_),
+                                reinterpret_cast<uintptr_t>(onBackend_), reinterpret_cast<uintptr_t>(tables_),
+                                reinterpret_cast<uintptr_t>(normedRows_), reinterpret_cast<uintptr_t>(logitRows_)};
+    for (size_t i = 0; i < items_.size(); ++i)
+        words.push_back(static_cast<uint64_t>(firstRow_[i + 1] - firstRow_[i])),
+            words.push_back(items_[i].logits.size());
+    for (int blocks : tableBlocks_) words.push_back(static_cast<uint64_t>(blocks));
+    return {reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t)};
 }
 
 }  // namespace hearth

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/error.h"
@@ -48,13 +49,25 @@ public:
     void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q, const float* k,
                    const float* v, float* out) const;
 
-    // After the last layer: writes the logits each item wants — its last logits.size() / nVocab
-    // rows of x ([nRows, nEmbd], in b's memory), normalised with outputNorm (head's, where b
-    // reads it) — through one output matmul over all such rows, then the soft-cap (finalSoftcap
-    // > 0), then into the items' host rows in one download. Sequences are not advanced: whoever
-    // reserved records the positions (Scheduler::complete, Model::forward). Errors: OutOfMemory.
-    Result<void> finish(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
-                        float finalSoftcap);
+    // After the last layer, in three parts so that the operators between upload() and the
+    // download can be one submission (Backend::beginStep): reserveOutputs before the step's
+    // first operator (the output rows' buffers in b's memory; errors: OutOfMemory), outputRows
+    // after the last layer — the last logits.size() / nVocab rows of each item of x ([nRows,
+    // nEmbd], in b's memory), normalised with outputNorm (head's, where b reads it), through one
+    // output matmul over all such rows, then the soft-cap (finalSoftcap > 0) — and
+    // downloadLogits after the step, into the items' host rows in one download. Sequences are
+    // not advanced: whoever reserved records the positions (Scheduler::complete, Model::forward).
+    Result<void> reserveOutputs(Backend& b, const OutputHead& head);
+    void outputRows(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
+                    float finalSoftcap);
+    void downloadLogits(Backend& b);
+
+    // For a backend with memory of its own: what the step's operator calls from upload() to
+    // outputRows() depend on besides that memory's contents and the model (rows per item, logits
+    // rows, block tables' lengths, the addresses of the inputs, tables and output rows), as bytes
+    // for Backend::beginStep; empty when the step must run call by call (a token tree's rows copy
+    // K/V through host-held tables). After reserveOutputs().
+    std::string stepKey() const;
 
 private:
     // A run of tree rows [row0, row1) of item `item`, each the parent of the next, attending
@@ -80,11 +93,23 @@ private:
     BackendScratch inputs_, normed_, logits_;
     const int32_t* onBackend_ = nullptr;  // inputs_'s
     // The block tables in inputs_ (a backend with memory of its own, else null): item i's in
-    // layer l at tables_ + tableOffset_[i * nLayers + l], K then V.
+    // layer l at tables_ + tableOffset_[i * nLayers + l], K then V, each tableBlocks_[i * nLayers
+    // + l] long: the table padded with null entries to a multiple of kTableBucket blocks, so that
+    // a sequence's steps share one key (stepKey) while it grows within a bucket. stagedTables_:
+    // the same on the host.
+    static constexpr int kTableBucket = 16;
     f16_t* const* tables_ = nullptr;
     std::vector<size_t> tableOffset_;
+    std::vector<int> tableBlocks_;
     int tableLayers_ = 0;
     std::vector<f16_t*> stagedTables_;
+    // reserveOutputs: the wanted logits rows, the items wanting any, the only one when one does
+    // (an index into items_), and the output rows in the backend's memory.
+    int64_t nOut_ = 0;
+    int nWanting_ = 0;
+    size_t only_ = 0;
+    float* normedRows_ = nullptr;
+    float* logitRows_ = nullptr;
     std::vector<int32_t> staged_;  // the inputs on the host, end to end
     std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };

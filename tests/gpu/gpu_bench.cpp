@@ -4,6 +4,7 @@
 //   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only] SHAPE...
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <span>
@@ -104,14 +105,30 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     if (auto r = m.forward(*backend, cache, seq, prompt, logits); !r)
         return std::fprintf(stderr, "%s\n", r.error().message.c_str()), false;
     const double prefillS = secondsSince(t0);
-    BackendCounters c0 = backend->counters();
-    t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < o.decode; ++i) {
-        const int32_t token = 3 + i;
-        if (!m.forward(*backend, cache, seq, std::span(&token, 1), logits)) return false;
-    }
-    const double perToken = secondsSince(t0) / o.decode;
-    printCounts(shape.name.c_str(), "batch-1 decode", c0, backend->counters(), o.decode);
+    // Batch-1 decode call by call (HEARTH_CUDA_GRAPHS=0), then as graphs: two untimed steps
+    // first (a key's first step runs, its second is captured), then the timed ones.
+    int32_t next = 3;
+    const auto decode = [&](int n) {
+        for (int i = 0; i < n; ++i, ++next)
+            if (!m.forward(*backend, cache, seq, std::span(&next, 1), logits)) return false;
+        return true;
+    };
+    const auto timedDecode = [&](const char* what, double& perToken) {
+        if (!decode(2)) return false;
+        const BackendCounters c0 = backend->counters();
+        const auto start = std::chrono::steady_clock::now();
+        if (!decode(o.decode)) return false;
+        perToken = secondsSince(start) / o.decode;
+        printCounts(shape.name.c_str(), what, c0, backend->counters(), o.decode);
+        return true;
+    };
+    double perTokenNoGraph = 0, perToken = 0;
+    setenv("HEARTH_CUDA_GRAPHS", "0", 1);
+    if (!timedDecode("batch-1 decode, graphs off", perTokenNoGraph)) return false;
+    unsetenv("HEARTH_CUDA_GRAPHS");
+    if (!timedDecode("batch-1 decode, graphs on", perToken)) return false;
+    std::printf("%s: batch-1 decode %.1f tok/s with graphs, %.1f without (%.2fx)\n", shape.name.c_str(),
+                1.0 / perToken, 1.0 / perTokenNoGraph, perTokenNoGraph / perToken);
     const double bytes = weightBytesPerToken(**file);
     const double gbs = bytes / perToken / 1e9;
     std::printf(
@@ -129,12 +146,12 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
         if (!m.forward(*backend, cache, seqs[s], p, rows[static_cast<size_t>(s)])) return false;
     }
     std::vector<int32_t> tokens(kBatch);
-    c0 = backend->counters();
-    t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < o.decode; ++i) {
+    BackendCounters c0 = backend->counters();
+    for (int i = -2; i < o.decode; ++i) {  // two untimed steps first, as for batch 1
+        if (i == 0) c0 = backend->counters(), t0 = std::chrono::steady_clock::now();
         std::vector<ForwardItem> items;
         for (int s = 0; s < kBatch; ++s) {
-            tokens[static_cast<size_t>(s)] = 3 + (i + s) % 250;
+            tokens[static_cast<size_t>(s)] = 3 + (i + 2 + s) % 250;
             items.push_back({&seqs[s], std::span(&tokens[static_cast<size_t>(s)], 1), rows[static_cast<size_t>(s)]});
         }
         if (auto r = m.forward(*backend, cache, items); !r)  // reserves, runs one pass, advances each

@@ -6,6 +6,7 @@
 // by percents on any backend that does not reproduce the reference's bits), and the same top
 // token. Skips (77) without a CUDA device.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <span>
 
@@ -46,8 +47,9 @@ private:
 int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
 
 // Logits after each step: the prefill, then each decoded token (fed the reference's choice).
+// launches: when given, the kernel launches of each step (BackendCounters).
 std::vector<std::vector<float>> run(Model& model, Backend& backend, const std::vector<int32_t>& prompt, int nDecode,
-                                    const std::vector<int32_t>& decodeTokens) {
+                                    const std::vector<int32_t>& decodeTokens, std::vector<uint64_t>* launches = nullptr) {
     KvCache cache(model.kvLayout(), 256);
     if (!backend.operatesOnHostMemory()) cache.placeOn(&backend);  // KV in the device's memory, as the engine does
     KvSequence seq;
@@ -57,7 +59,9 @@ std::vector<std::vector<float>> run(Model& model, Backend& backend, const std::v
     out.push_back(logits);
     for (int i = 0; i < nDecode; ++i) {
         const int32_t token = decodeTokens[static_cast<size_t>(i)];
+        const uint64_t before = backend.counters().launches;
         if (!model.forward(backend, cache, seq, std::span(&token, 1), logits)) return {};
+        if (launches != nullptr) launches->push_back(backend.counters().launches - before);
         out.push_back(logits);
     }
     return out;
@@ -97,9 +101,22 @@ void checkModel(const std::string& shapeName, DType type, Backend& cpu, Checks& 
     auto gpuModel = Model::load(**file);
     if (!gpuModel) return c.expect(false, label + ": loading the model again: " + gpuModel.error().message);
     (*gpuModel)->packWeights(*gpu);
+    // Call by call first, then with decode steps as graphs (the first runs, the second is
+    // captured, the third and fourth replay it as one launch each): the same bits.
+    setenv("HEARTH_CUDA_GRAPHS", "0", 1);
+    const auto ungraphed = run(**gpuModel, *gpu, prompt, 4, decode);
+    unsetenv("HEARTH_CUDA_GRAPHS");
     const BackendCounters before = gpu->counters();
-    const auto got = run(**gpuModel, *gpu, prompt, 4, decode);
+    std::vector<uint64_t> launches;
+    const auto got = run(**gpuModel, *gpu, prompt, 4, decode, &launches);
     const BackendCounters after = gpu->counters();
+    c.expect(got == ungraphed, label + ": decode steps replayed as graphs give the bits of steps run call by call");
+    c.expect(launches.size() == 4 && launches[2] == 1 && launches[3] == 1,
+             label + ": the third and fourth decode steps are one graph launch each");
+    if (launches.size() == 4)
+        std::printf("%s: kernel launches per decode step %llu, %llu, %llu, %llu\n", label.c_str(),
+                    static_cast<unsigned long long>(launches[0]), static_cast<unsigned long long>(launches[1]),
+                    static_cast<unsigned long long>(launches[2]), static_cast<unsigned long long>(launches[3]));
     std::printf("%s: prefill and 4 decode steps: %llu uploads (%llu bytes), %llu downloads (%llu bytes), %llu launches\n",
                 label.c_str(), static_cast<unsigned long long>(after.uploads - before.uploads),
                 static_cast<unsigned long long>(after.bytesUp - before.bytesUp),

@@ -7,13 +7,20 @@
 // operator calls. The paged KV blocks are counted apart (kvOutside: a block outside, or a
 // layer without PagedKvLayer::nBlocks), as are calls whose block tables are not in this memory
 // (tablesFromHost: PagedKvLayer::tablesOnBackend null) or differ from the host's (a violation).
+// KV operators read their blocks through the tables in this memory when given, as a device does.
+// Steps (Backend::beginStep) behave as CUDA graphs: a key's first step runs call by call, its
+// second is recorded (the calls held, with their arguments, and run at endStep), later ones
+// replay the recording on the memory's current contents; an operator call in a replayed step or
+// a transfer inside a step is a violation. Recordings and replays are counted.
 #pragma once
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -22,6 +29,7 @@ namespace hearth::test {
 
 struct DeviceTransfers {
     int uploads = 0, downloads = 0, copies = 0, ops = 0;
+    int recorded = 0, replayed = 0;  // steps recorded (Backend::StepMode::Record) and replayed
     size_t bytesUp = 0, bytesDown = 0, bytesCopied = 0;
 };
 
@@ -30,7 +38,8 @@ public:
     // A layout constant of this backend's matrix copies (WeightView::packed.layout).
     static constexpr uint32_t kDeviceCopy = 0x44455643;  // "DEVC"
 
-    explicit DeviceMemoryBackend(Backend& inner) : inner_(inner), live_(std::make_shared<Live>()) {}
+    explicit DeviceMemoryBackend(Backend& inner, bool recordSteps = true)
+        : inner_(inner), live_(std::make_shared<Live>()), recordSteps_(recordSteps) {}
 
     std::string name() const override { return "device memory (test) over " + inner_.name(); }
     bool operatesOnHostMemory() const override { return false; }
@@ -42,16 +51,19 @@ public:
     }
     void upload(void* dst, const void* src, size_t bytes) override {
         check("upload", dst, bytes);
+        inStep("upload");
         ++t_.uploads, t_.bytesUp += bytes;
         std::memcpy(dst, src, bytes);
     }
     void download(void* dst, const void* src, size_t bytes) override {
         check("download", src, bytes);
+        inStep("download");
         ++t_.downloads, t_.bytesDown += bytes;
         std::memcpy(dst, src, bytes);
     }
     void copy(void* dst, const void* src, size_t bytes) override {
         check("copy", dst, bytes), check("copy", src, bytes);
+        inStep("copy");
         ++t_.copies, t_.bytesCopied += bytes;
         std::memmove(dst, src, bytes);
     }
@@ -71,60 +83,105 @@ public:
 
     void matmul(const WeightView& w, const float* x, int64_t n, float* y) override {
         op();
-        inner_.matmul(onDevice("matmul", w), in("matmul x", x, n * w.nCols), n, out("matmul y", y, n * w.nRows));
+        const WeightView dw = onDevice("matmul", w);
+        const float* dx = in("matmul x", x, n * w.nCols);
+        float* dy = out("matmul y", y, n * w.nRows);
+        exec([=, this] { inner_.matmul(dw, dx, n, dy); });
     }
     void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* o) override {
         op();
         check("embedding ids", ids, static_cast<size_t>(n) * sizeof(int32_t));
-        inner_.embeddingRows(onDevice("embedding", t), ids, n, out("embedding out", o, n * t.nCols));
+        const WeightView dt = onDevice("embedding", t);
+        float* dout = out("embedding out", o, n * t.nCols);
+        exec([=, this] { inner_.embeddingRows(dt, ids, n, dout); });
     }
     void rmsNorm(const float* x, const float* w, int64_t r, int64_t n, float eps, float* y) override {
         op();
-        inner_.rmsNorm(in("rmsNorm x", x, r * n), in("rmsNorm weight", w, n), r, n, eps, out("rmsNorm y", y, r * n));
+        const float* dx = in("rmsNorm x", x, r * n);
+        const float* dw = in("rmsNorm weight", w, n);
+        float* dy = out("rmsNorm y", y, r * n);
+        exec([=, this] { inner_.rmsNorm(dx, dw, r, n, eps, dy); });
     }
     void rope(float* x, int64_t n, int h, int d, int r, const int32_t* p, float b, RopeStyle s,
               const float* f) override {
         op();
         check("rope positions", p, static_cast<size_t>(n) * sizeof(int32_t));
         if (f != nullptr) in("rope factors", f, r / 2);
-        inner_.rope(out("rope x", x, n * h * d), n, h, d, r, p, b, s, f);
+        float* dx = out("rope x", x, n * h * d);
+        exec([=, this] { inner_.rope(dx, n, h, d, r, p, b, s, f); });
     }
     void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
         op();
         check("kvWrite slots", p, static_cast<size_t>(n) * sizeof(int32_t));
-        kvBlocks(l);
-        inner_.kvWrite(l, in("kvWrite k", k, n * l.rowStride), in("kvWrite v", v, n * l.rowStride), p, n);
+        const PagedKvLayer dl = kvBlocks(l);
+        const float* dk = in("kvWrite k", k, n * l.rowStride);
+        const float* dv = in("kvWrite v", v, n * l.rowStride);
+        exec([=, this] { inner_.kvWrite(dl, dk, dv, p, n); });
     }
     void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
                    float* o) override {
         op();
         check("attention positions", p, static_cast<size_t>(n) * sizeof(int32_t));
-        kvBlocks(l);
+        const PagedKvLayer dl = kvBlocks(l);
         const int64_t qDim = int64_t{s.nHeads} * s.headDim;
-        inner_.attention(l, s, in("attention q", q, n * qDim), p, n, out("attention out", o, n * qDim));
+        const float* dq = in("attention q", q, n * qDim);
+        float* dout = out("attention out", o, n * qDim);
+        exec([=, this] { inner_.attention(dl, s, dq, p, n, dout); });
     }
     void swiglu(const float* g, const float* u, int64_t n, float* o) override {
         op();
-        inner_.swiglu(in("swiglu gate", g, n), in("swiglu up", u, n), n, out("swiglu out", o, n));
+        const float *dg = in("swiglu gate", g, n), *du = in("swiglu up", u, n);
+        float* dout = out("swiglu out", o, n);
+        exec([=, this] { inner_.swiglu(dg, du, n, dout); });
     }
     void geglu(const float* g, const float* u, int64_t n, float* o) override {
         op();
-        inner_.geglu(in("geglu gate", g, n), in("geglu up", u, n), n, out("geglu out", o, n));
+        const float *dg = in("geglu gate", g, n), *du = in("geglu up", u, n);
+        float* dout = out("geglu out", o, n);
+        exec([=, this] { inner_.geglu(dg, du, n, dout); });
     }
     void add(float* x, const float* y, int64_t n) override {
         op();
-        inner_.add(out("add x", x, n), in("add y", y, n), n);
+        float* dx = out("add x", x, n);
+        const float* dy = in("add y", y, n);
+        exec([=, this] { inner_.add(dx, dy, n); });
     }
     void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
         op();
-        inner_.scale(out("scale x", x, r > 0 ? (r - 1) * stride + n : 0), r, stride, n, s);
+        float* dx = out("scale x", x, r > 0 ? (r - 1) * stride + n : 0);
+        exec([=, this] { inner_.scale(dx, r, stride, n, s); });
     }
     void softcap(float* x, int64_t n, float cap) override {
         op();
-        inner_.softcap(out("softcap x", x, n), n, cap);
+        float* dx = out("softcap x", x, n);
+        exec([=, this] { inner_.softcap(dx, n, cap); });
+    }
+
+    StepMode beginStep(std::string_view key, int64_t nRows) override {
+        (void)nRows;
+        if (mode_ != StepMode::Run || step_ != nullptr) violation("beginStep inside a step");
+        if (!recordSteps_) return StepMode::Run;
+        Step& s = steps_[std::string(key)];
+        step_ = &s;
+        ++s.seen;
+        if (s.recorded) mode_ = StepMode::Replay;
+        else if (s.seen >= 2) mode_ = StepMode::Record, s.calls.clear();
+        else mode_ = StepMode::Run;
+        return mode_;
+    }
+    void endStep() override {
+        if (step_ == nullptr && recordSteps_) violation("endStep without beginStep");
+        if (mode_ == StepMode::Record) step_->recorded = true, ++t_.recorded;
+        if (mode_ == StepMode::Replay) ++t_.replayed;
+        const StepMode was = mode_;
+        mode_ = StepMode::Run;  // the recorded calls run now, not recorded again
+        if (was != StepMode::Run)
+            for (const std::function<void()>& call : step_->calls) call();
+        step_ = nullptr;
     }
 
     const DeviceTransfers& transfers() const { return t_; }
+    size_t stepKeys() const { return steps_.size(); }  // distinct keys beginStep has seen
     void resetCounts() {
         t_ = {};
         tablesFromHost_ = 0;
@@ -180,9 +237,10 @@ private:
         copy.packed = {};
         return copy;
     }
-    // Every block the layer's tables name (nBlocks of them, set by KvCache::layerView and the
-    // tree scratch; null entries are blocks a window released), K and V.
-    void kvBlocks(const PagedKvLayer& l) {
+    // Checks every block the layer's tables name (nBlocks of them, set by KvCache::layerView and
+    // the tree scratch; null entries are blocks a window released), K and V; returns the layer
+    // reading its tables from this memory when they are there (their contents when the call runs).
+    PagedKvLayer kvBlocks(const PagedKvLayer& l) {
         const size_t bytes = static_cast<size_t>(l.blockSize) * kvRowBytes(l);
         if (l.nBlocks <= 0) ++kvOutside_;  // a table without its length: nothing bounds it
         if (l.tablesOnBackend == nullptr) {
@@ -194,11 +252,36 @@ private:
                  std::equal(l.vBlocks, l.vBlocks + l.nBlocks, l.tablesOnBackend + l.nBlocks));
             if (!same && violations_.size() < 64) violations_.push_back("block tables: not the host's tables");
         }
+        PagedKvLayer onDevice = l;
+        if (l.tablesOnBackend != nullptr) {
+            onDevice.kBlocks = l.tablesOnBackend;
+            onDevice.vBlocks = l.tablesOnBackend + l.nBlocks;
+        }
+        return onDevice;
         for (int b = 0; b < l.nBlocks; ++b)
             for (const f16_t* block : {l.kBlocks[b], l.vBlocks[b]})
                 if (block != nullptr && !inside(block, bytes)) ++kvOutside_;
     }
-    void op() { ++t_.ops; }
+    void op() {
+        ++t_.ops;
+        if (mode_ == StepMode::Replay) violation("an operator call in a replayed step");
+    }
+    void violation(const std::string& what) {
+        if (violations_.size() < 64) violations_.push_back(what);
+    }
+    void inStep(const char* what) {
+        if (mode_ != StepMode::Run || step_ != nullptr) violation(std::string(what) + " inside a step");
+    }
+    // Runs a call now, or holds it for endStep while a step is recorded.
+    void exec(std::function<void()> call) {
+        if (mode_ == StepMode::Record) step_->calls.push_back(std::move(call));
+        else if (mode_ == StepMode::Run) call();
+    }
+    struct Step {
+        int seen = 0;
+        bool recorded = false;
+        std::vector<std::function<void()>> calls;
+    };
 
     Backend& inner_;
     std::shared_ptr<Live> live_;
@@ -206,6 +289,10 @@ private:
     std::vector<std::string> violations_;
     int kvOutside_ = 0;
     int tablesFromHost_ = 0;
+    bool recordSteps_ = true;
+    std::map<std::string, Step> steps_;
+    Step* step_ = nullptr;  // between beginStep and endStep (when recording steps)
+    StepMode mode_ = StepMode::Run;
     size_t loadBytes_ = 0;
 };
 

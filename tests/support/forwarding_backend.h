@@ -58,6 +58,8 @@ public:
     void download(void* dst, const void* src, size_t bytes) override { inner_.download(dst, src, bytes); }
     void copy(void* dst, const void* src, size_t bytes) override { inner_.copy(dst, src, bytes); }
     BackendCounters counters() const override { return inner_.counters(); }
+    StepMode beginStep(std::string_view key, int64_t nRows) override { return inner_.beginStep(key, nRows); }
+    void endStep() override { inner_.endStep(); }
 
 protected:
     // Every call passes here: the operator's name, its weight (matmul, embedding rows; else

@@ -3,14 +3,20 @@
 // buffers from allocate(), each matrix is uploaded once at load (packWeight), and every operator
 // launches its kernels of ops.h on one stream on the pointers it gets, without copies or waits.
 // Data crosses to the host only through upload() and download(); a download waits for the
-// stream (the one wait of a step, for its logits).
+// stream (the one wait of a step, for its logits). A decode step (fewer rows than go to cuBLAS)
+// is one CUDA graph: the first step of a key runs call by call (sizing every scratch buffer),
+// the second is captured, later ones replay it (Backend::beginStep); HEARTH_CUDA_GRAPHS=0 runs
+// every step call by call.
 #include "kernels/cuda/plugin/cuda_backend.h"
 
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "kernels/backend.h"
 #include "kernels/cuda/plugin/device_memory.h"
@@ -52,6 +58,13 @@ public:
         launchesAtStart_ = launches();
     }
     ~CudaBackend() override {
+        if (capture_ != nullptr) {  // a step that threw while captured: end it, keep nothing
+            cudaGraph_t graph = nullptr;
+            cudaStreamEndCapture(stream_, &graph);
+            if (graph != nullptr) cudaGraphDestroy(graph);
+        }
+        for (auto& [key, g] : graphs_)
+            if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
         cudaStreamSynchronize(stream_);
         cublasDestroy(blas_);
         cudaStreamDestroy(stream_);
@@ -72,6 +85,7 @@ public:
     // may reuse its buffer at once; the copy runs in stream order with the kernels.
     void upload(void* dst, const void* hostSrc, size_t bytes) override {
         if (bytes == 0) return;
+        if (capture_ != nullptr) throw std::logic_error("CUDA: an upload inside a captured step");
         check(cudaMemcpyAsync(dst, hostSrc, bytes, cudaMemcpyHostToDevice, stream_), "upload");
         ++counts_.uploads, counts_.bytesUp += bytes;
     }
@@ -91,6 +105,47 @@ public:
         BackendCounters c = counts_;
         c.launches = launches() - launchesAtStart_;
         return c;
+    }
+
+    StepMode beginStep(std::string_view key, int64_t nRows) override {
+        if (capture_ != nullptr || replay_ != nullptr) throw std::logic_error("CUDA: beginStep inside a step");
+        const char* env = std::getenv("HEARTH_CUDA_GRAPHS");
+        if (nRows >= kGemmMinTokens || (env != nullptr && std::string_view(env) == "0")) return StepMode::Run;
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) it = graphs_.emplace(std::string(key), Graph{}).first;
+        Graph& g = it->second;
+        if (g.exec != nullptr && g.generation == generation_) {
+            replay_ = &g;
+            return StepMode::Replay;
+        }
+        if (g.generation != generation_ || !g.ranOnce) {  // run it first: every scratch buffer sized
+            if (g.exec != nullptr) cudaGraphExecDestroy(g.exec), g.exec = nullptr;
+            g.generation = generation_;
+            g.ranOnce = true;
+            return StepMode::Run;
+        }
+        check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        capture_ = &g;
+        return StepMode::Record;
+    }
+    void endStep() override {
+        if (replay_ != nullptr) {
+            Graph& g = *replay_;
+            replay_ = nullptr;
+            check(cudaGraphLaunch(g.exec, stream_), "launching a step's graph");
+            countLaunches(1);
+            return;
+        }
+        if (capture_ == nullptr) return;
+        Graph& g = *capture_;
+        capture_ = nullptr;
+        cudaGraph_t graph = nullptr;
+        check(cudaStreamEndCapture(stream_, &graph), "capturing a step");
+        const cudaError_t made = cudaGraphInstantiate(&g.exec, graph, 0);
+        cudaGraphDestroy(graph);
+        check(made, "cudaGraphInstantiate");
+        check(cudaGraphLaunch(g.exec, stream_), "launching a step's graph");
+        countLaunches(1);
     }
 
     // The file's rows, uploaded as they are (the kernels read GGUF's blocks).
@@ -153,11 +208,11 @@ private:
     // x quantized as the reference quantizes it for w's type (scratch reused by the next call).
     ActBuffers quantized(const WeightView& w, const float* dx, int64_t nTokens) {
         const ActSizes sizes = actSizes(nTokens, w.nCols);
-        actQ_.reserve(sizes.q);
-        actD_.reserve(sizes.d);
-        actS_.reserve(sizes.s);
-        actBsums_.reserve(sizes.bsums);
-        actF_.reserve(sizes.f);
+        grow(actQ_, sizes.q);
+        grow(actD_, sizes.d);
+        grow(actS_, sizes.s);
+        grow(actBsums_, sizes.bsums);
+        grow(actF_, sizes.f);
         const ActBuffers a{actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(),
                            actF_.as<float>()};
         quantizeActivations(w.type, dx, nTokens, w.nCols, a, stream_);
@@ -168,12 +223,12 @@ private:
     // (8-bit blocks, then q·d as halves); F32 accumulation (cuBLAS picks the reduction order
     // by shape, so prefill is close to, not bitwise, decode).
     void gemm(const WeightView& w, const uint8_t* dw, const float* dx, int64_t nTokens, float* dy) {
-        xHalf_.reserve(static_cast<size_t>(nTokens * w.nCols) * sizeof(__half));
+        grow(xHalf_, static_cast<size_t>(nTokens * w.nCols) * sizeof(__half));
         activationsToHalf(w.type, quantized(w, dx, nTokens), nTokens * w.nCols, xHalf_.as<__half>(), stream_);
         const int64_t tileRows =
             std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (static_cast<size_t>(w.nCols) * 2)));
         const size_t wRowBytes = rowBytes(w.type, w.nCols);
-        tile_.reserve(static_cast<size_t>(std::min(tileRows, w.nRows) * w.nCols) * sizeof(__half));
+        grow(tile_, static_cast<size_t>(std::min(tileRows, w.nRows) * w.nCols) * sizeof(__half));
         const float alpha = 1.0f, beta = 0.0f;
         for (int64_t r0 = 0; r0 < w.nRows; r0 += tileRows) {
             const int64_t n = std::min(tileRows, w.nRows - r0);
@@ -189,6 +244,16 @@ private:
         }
     }
 
+    // Scratch that recorded graphs point into: growing it (a new address) retires them all.
+    // Never while a step is captured: its first run sized every buffer it needs.
+    void grow(DeviceBuffer& buffer, size_t bytes) {
+        if (bytes <= buffer.size()) return;
+        if (capture_ != nullptr)
+            throw std::logic_error("CUDA: a captured step needed more scratch than its first run");
+        buffer.reserve(bytes);
+        ++generation_;
+    }
+
     // The layer's block tables in device memory: the step's (PagedKvLayer::tablesOnBackend) or,
     // for a layer whose tables only the host holds (a token tree's private blocks), uploaded
     // here.
@@ -200,6 +265,16 @@ private:
     std::vector<f16_t*> hostTable_;
     BackendCounters counts_;
     uint64_t launchesAtStart_ = 0;
+    // Decode steps as graphs, by key (Backend::beginStep); generation_ counts scratch growths.
+    struct Graph {
+        cudaGraphExec_t exec = nullptr;
+        uint64_t generation = 0;
+        bool ranOnce = false;
+    };
+    std::map<std::string, Graph, std::less<>> graphs_;
+    Graph* capture_ = nullptr;  // between beginStep and endStep
+    Graph* replay_ = nullptr;
+    uint64_t generation_ = 1;
 };
 
 KvTables CudaBackend::tables(const PagedKvLayer& layer) {
@@ -222,7 +297,7 @@ KvTables CudaBackend::tables(const PagedKvLayer& layer) {
     hostTable_.assign(layer.kBlocks, layer.kBlocks + n);
     hostTable_.insert(hostTable_.end(), layer.vBlocks, layer.vBlocks + n);
     // Stream order keeps this buffer's earlier contents until the kernels that read them ran.
-    blockTable_.reserve(hostTable_.size() * sizeof(f16_t*));
+    grow(blockTable_, hostTable_.size() * sizeof(f16_t*));
     upload(blockTable_.get(), hostTable_.data(), hostTable_.size() * sizeof(f16_t*));
     t.kBlocks = blockTable_.as<uint8_t*>();
     t.vBlocks = t.kBlocks + n;
@@ -246,7 +321,7 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     // split past a token's position (or before its window) contributes nothing.
     const int64_t held = int64_t{layer.nBlocks} * layer.blockSize;
     p.nSplits = static_cast<int>((held + kAttentionSplit - 1) / kAttentionSplit);
-    partial_.reserve(static_cast<size_t>(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
+    grow(partial_, static_cast<size_t>(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
     cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_);
 }
 

@@ -10,7 +10,10 @@
 // there too (its private blocks and ancestor copies in that memory); the logits are bitwise
 // those of the same model on the reference backend over host memory; and the KV a snapshot
 // saves (whole blocks, a partial block's rows) comes down bitwise the host cache's and goes
-// back up into another cache on the device bitwise.
+// back up into another cache on the device bitwise. And steps as one submission
+// (Backend::beginStep, recorded and replayed as CUDA graphs are): decoding one sequence past a
+// bucket of its block tables, then two sequences together, every replayed step makes no
+// operator call, one upload and one download, with logits bitwise the plain pass's.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -44,6 +47,8 @@ class TestDeviceStep : public QObject {
 private slots:
     void stepsMoveOnlyInputsAndLogits_data();
     void stepsMoveOnlyInputsAndLogits();
+    void decodeStepsReplay_data() { stepsMoveOnlyInputsAndLogits_data(); }
+    void decodeStepsReplay();
 
 private:
     QTemporaryDir dir_;
@@ -87,11 +92,13 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
         Tokens parents = {};  // a token tree (ForwardItem::parents): transfers are not counted
     };
     // A step's one upload: ids, positions and slots (12 bytes a row, padded to 8), then each
-    // item's K and V block tables (a pointer per block) in every layer.
+    // item's K and V block tables (a pointer per block, padded to a multiple of 16 blocks) in
+    // every layer.
     const auto stepBytesUp = [&](const std::vector<Part>& parts, int nRows) {
         size_t bytes = (size_t(nRows) * 3 * sizeof(int32_t) + 7) / 8 * 8;
         for (const Part& p : parts)
-            bytes += size_t(deviceCache.layout().nLayers) * 2 * deviceSeqs[p.seq].blockTable.size() * sizeof(void*);
+            bytes += size_t(deviceCache.layout().nLayers) * 2 * ((deviceSeqs[p.seq].blockTable.size() + 15) / 16 * 16) *
+                sizeof(void*);
         return bytes;
     };
     const auto step = [&](const char* what, const std::vector<Part>& parts) {
@@ -187,6 +194,80 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
     QVERIFY(restored.writeRows(writeInto, 0, tailRows, tail, tail));
     QVERIFY(restored.packedRows(writeInto, 0, tail) == tailRows);
     QVERIFY2(device.violations().empty(), device.violations().empty() ? "" : device.violations().front().c_str());
+}
+
+void TestDeviceStep::decodeStepsReplay() {
+    QFETCH(QString, shape);
+    QFETCH(int, type);
+    auto s = findSynthShape(shape.toStdString());
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath(shape + QString::number(type) + "-replay.gguf").toStdString();
+    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 5}, path).has_value());
+    auto file = GgufFile::open(path);
+    QVERIFY(file.has_value());
+    auto plain = Model::load(**file), onDevice = Model::load(**file);
+    QVERIFY(plain.has_value() && onDevice.has_value());
+    auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend();
+    test::DeviceMemoryBackend device(*inner);
+    (*onDevice)->packWeights(device);
+    const int nVocab = (*plain)->config().nVocab;
+    KvCache plainCache((*plain)->kvLayout(16), 1024), deviceCache((*onDevice)->kvLayout(16), 1024);
+    deviceCache.placeOn(&device);
+    KvSequence plainSeqs[2], deviceSeqs[2];
+    std::vector<float> want[2], got[2];
+    for (int i = 0; i < 2; ++i) want[i].resize(size_t(nVocab)), got[i].resize(size_t(nVocab));
+
+    // One step of the given sequences (a token each, or a prompt for one); false on a mismatch.
+    int replayedSteps = 0;
+    const auto step = [&](std::vector<int> seqs, const Tokens& tokens, const char* what, int index) {
+        std::vector<ForwardItem> plainItems, deviceItems;
+        for (size_t k = 0; k < seqs.size(); ++k) {
+            const int q = seqs[k];
+            const std::span<const int32_t> t =
+                seqs.size() == 1 ? std::span<const int32_t>(tokens) : std::span<const int32_t>(&tokens[k], 1);
+            plainItems.push_back({&plainSeqs[q], t, want[q]});
+            deviceItems.push_back({&deviceSeqs[q], t, got[q]});
+        }
+        device.resetCounts();
+        if (!(*plain)->forward(*reference, plainCache, plainItems)) return QString("%1 %2: the plain pass failed").arg(what).arg(index);
+        if (auto r = (*onDevice)->forward(device, deviceCache, deviceItems); !r)
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(r.error().message));
+        for (int q : seqs)
+            if (!sameBits(got[q], want[q])) return QString("%1 %2: logits of sequence %3 differ").arg(what).arg(index).arg(q);
+        const test::DeviceTransfers& t = device.transfers();
+        if (!device.violations().empty())
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(device.violations().front()));
+        if (t.replayed == 1) {
+            ++replayedSteps;
+            if (t.ops != 0 || t.uploads != 1 || t.downloads != 1)
+                return QString("%1 %2: a replayed step made %3 operator calls, %4 uploads, %5 downloads")
+                    .arg(what).arg(index).arg(t.ops).arg(t.uploads).arg(t.downloads);
+        }
+        return QString();
+    };
+
+    // A prompt ending 6 positions before a table bucket's end (16 blocks of 16: 256 positions),
+    // then 20 decoded tokens: the first steps run and record, the next replay, the bucket's end
+    // brings a new key (longer tables) that runs, records and replays in turn.
+    QString r = step({0}, tokensOf(250, 1, nVocab), "prefill", 0);
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    const size_t keysBefore = device.stepKeys();
+    for (int i = 0; i < 20; ++i) {
+        r = step({0}, tokensOf(1, 10 + i, nVocab), "decode", i);
+        QVERIFY2(r.isEmpty(), qPrintable(r));
+    }
+    QCOMPARE(device.stepKeys(), keysBefore + 2);  // positions 250..255, then 256..269
+    QCOMPARE(replayedSteps, 20 - 4);
+    // Two sequences decoding together (one row each), the second one's prompt first.
+    r = step({1}, tokensOf(30, 2, nVocab), "second prompt", 0);
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    replayedSteps = 0;
+    for (int i = 0; i < 6; ++i) {
+        r = step({0, 1}, Tokens{3 + i, 40 + i}, "two sequences", i);
+        QVERIFY2(r.isEmpty(), qPrintable(r));
+    }
+    QCOMPARE(replayedSteps, 6 - 2);
+    qInfo("%d step keys over 28 steps", int(device.stepKeys()));
 }
 
 QTEST_GUILESS_MAIN(TestDeviceStep)
