@@ -7,6 +7,7 @@
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
+#include "engine/model/layer_placement.h"
 #include "engine/spec/suffix_index.h"
 #include "engine/util/sha256.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -119,12 +120,40 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
     e->backend_ = chooseBackend(options, &e->backendNote_);
-    KvLayout layout = e->model_->kvLayout(options.kvBlockSize, options.kvWindowPools);
-    layout.elementType = options.kvType;
-    layout.kDimMajor = options.kvKDimMajor && options.kvType == KvElementType::F16 && layout.blockSize % 8 == 0 &&
-        e->backend_->prefersDimMajorK();
-    if (options.kvVHeadMajor && options.kvType == KvElementType::F16 && e->backend_->prefersHeadMajorV())
-        layout.vHeadDim = e->config().headDim;
+    const auto layoutFor = [&](const Backend& b) {
+        KvLayout l = e->model_->kvLayout(options.kvBlockSize, options.kvWindowPools);
+        l.elementType = options.kvType;
+        l.kDimMajor = options.kvKDimMajor && options.kvType == KvElementType::F16 && l.blockSize % 8 == 0 &&
+            b.prefersDimMajorK();
+        if (options.kvVHeadMajor && options.kvType == KvElementType::F16 && b.prefersHeadMajorV())
+            l.vHeadDim = e->config().headDim;
+        return l;
+    };
+    KvLayout layout = layoutFor(*e->backend_);
+    // A backend with memory of its own (the GPU) takes every layer when the model and the KV of
+    // its context fit its free memory (HEARTH_CUDA_MEMORY_LIMIT_MB caps it), else as many whole
+    // layers as fit with the rest on the CPU, else none.
+    int onDevice = e->config().nLayers;
+    if (!e->backend_->operatesOnHostMemory()) {
+        size_t budget = e->backend_->freeMemory();
+        if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) budget = std::min(budget, limit);
+        const LayerPlacement plan = planLayerPlacement(*e->file_, e->config(), layout, e->contextLength_, budget);
+        onDevice = plan.onDevice;
+        const std::string fit = strCat(plan.describe(), " (", plan.deviceBytes >> 20, " of ", budget >> 20, " MiB)");
+        if (onDevice == 0) {
+            e->backendNote_ = strCat("the model does not fit the GPU's free memory, ", budget >> 20,
+                                     " MiB: running on the CPU");
+            e->backend_ = makeBestCpuBackend(options.nThreads);
+            layout = layoutFor(*e->backend_);
+            onDevice = e->config().nLayers;
+        } else if (!plan.all()) {
+            e->hostBackend_ = makeBestCpuBackend(options.nThreads);
+            e->model_->splitLayers(e->hostBackend_.get(), onDevice);
+            e->backendNote_ = strCat(fit, ", the rest on ", e->hostBackend_->name());
+        } else {
+            e->backendNote_ = fit;
+        }
+    }
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
         return fail(ErrorCode::Unsupported,
                     strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK, "; this model's is ",
@@ -139,13 +168,23 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     }
     // After the fingerprint, whose hashing maps the whole file: the repacked copy and the
     // fingerprint's mapping are never resident together.
-    e->packWeights(fingerprint, options);
-    e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout, e->backend_->name());
+    try {  // a CUDA error while copying the weights to the GPU is an error value, not an abort
+        e->packWeights(fingerprint, options);
+    } catch (const std::exception& ex) {
+        return fail(ErrorCode::Device, strCat(e->backend_->name(), " could not take the model's weights (", ex.what(),
+                                              "); HEARTH_CUDA_MEMORY_LIMIT_MB=N places fewer layers on the GPU"));
+    }
+    // The placement is part of the chain root: KV saved under one split is refused under another.
+    e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout,
+                           e->hostBackend_ ? strCat(e->backend_->name(), " layers 0-", onDevice - 1, " + ",
+                                                    e->hostBackend_->name())
+                                           : e->backend_->name());
     const KvChainRoot root{e->kvRoot_.key};
     auto cache = KvCache::create(layout, e->contextLength_, root);
     if (!cache) return std::unexpected(cache.error());
     e->cache_ = std::move(*cache);
-    if (!e->backend_->operatesOnHostMemory()) e->cache_->placeOn(e->backend_.get());  // KV where it computes
+    if (!e->backend_->operatesOnHostMemory())  // KV where it computes (the device layers' only when split)
+        e->cache_->placeOn(e->backend_.get(), e->hostBackend_ ? onDevice : -1);
     e->requests_ = std::make_unique<EngineRequests>(*e->model_, *e->backend_, *e->cache_, *e->tokenizer_,
                                                     e->contextLength_, options.scheduler);
     e->history_ = std::make_unique<SuffixIndex>(SuffixIndexConfig{.capTokens = options.historyCapTokens});
@@ -162,6 +201,7 @@ void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOption
     if (!options.packCache || !packCacheEnabledByEnvironment() || !backend_->operatesOnHostMemory()) {
         packCache_.outcome = Outcome::Off;
         packCache_.packedBytes = model_->packWeights(*backend_, options.loadProgress);
+        if (hostBackend_) packCache_.packedBytes += model_->packWeights(*hostBackend_, options.loadProgress);
         return;
     }
     PackCacheConfig config;

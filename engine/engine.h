@@ -265,6 +265,9 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<Model> model_;
     std::unique_ptr<Backend> backend_;
+    // A model split between the GPU and the CPU (layer placement): the CPU backend of the later
+    // layers and the output head (Model::splitLayers); null otherwise.
+    std::unique_ptr<Backend> hostBackend_;
     std::string backendNote_;
     std::unique_ptr<KvCache> cache_;
     std::unique_ptr<SuffixIndex> history_;  // before requests_: their sessions draft from it

@@ -15,6 +15,7 @@ enum class ErrorCode {
     InvalidArgument,  // a caller passed something out of range
     OutOfMemory,  // an allocation the input asked for is too large
     Cancelled,
+    Device,  // the compute device (a GPU) failed: a CUDA error, its memory exhausted mid-run
 };
 
 // A cause finer than the code, where the words a user reads differ (app/common/error_text.h).

@@ -171,6 +171,9 @@ public:
     virtual void copy(void* dst, const void* src, size_t bytes);
     // The counts so far (BackendCounters); zeros by default.
     virtual BackendCounters counters() const { return {}; }
+    // Bytes of its own memory the backend could still allocate, for placing a model; 0 for a
+    // backend over host memory (the default).
+    virtual size_t freeMemory() const { return 0; }
 
     // A step's operators as one submission (a CUDA graph). The caller brackets a step's
     // operator calls with beginStep(key, nRows) and endStep(), with no transfer in between. key

@@ -1700,6 +1700,11 @@ OpenAI 客户端：%1/v1</translation>
     </message>
     <message>
         <location filename="../app/common/error_text.cpp"/>
+        <source>The GPU failed. Choose the CPU in the settings, or restart Hearth.</source>
+        <translation>GPU 出错了。请在设置中改用 CPU，或重新启动 Hearth。</translation>
+    </message>
+    <message>
+        <location filename="../app/common/error_text.cpp"/>
         <source>Cancelled.</source>
         <translation>已取消。</translation>
     </message>

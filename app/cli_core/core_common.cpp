@@ -83,6 +83,7 @@ std::string describeError(const Error& error) {
     case ErrorCode::InvalidArgument: lead = "invalid setting"; break;
     case ErrorCode::OutOfMemory: lead = "not enough memory"; break;
     case ErrorCode::Cancelled: lead = "cancelled"; break;
+    case ErrorCode::Device: lead = "the GPU failed"; break;
     }
     // One line, whatever the file put in names or strings.
     return lead + ": " + withoutControls(error.message);

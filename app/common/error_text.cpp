@@ -26,6 +26,7 @@ QString userSummary(const Error& error) {
     case ErrorCode::OutOfMemory:
         return tr("There is not enough memory for this. Try a shorter context or a smaller model.");
     case ErrorCode::Cancelled: return tr("Cancelled.");
+    case ErrorCode::Device: return tr("The GPU failed. Choose the CPU in the settings, or restart Hearth.");
     }
     return describe(error);
 }

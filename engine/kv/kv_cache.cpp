@@ -56,6 +56,7 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
                grp.chunkBlocks < nBlocks)
             grp.chunkBlocks *= 2;
         grp.chunks.resize(static_cast<size_t>((nBlocks + grp.chunkBlocks - 1) / grp.chunkBlocks));
+        grp.deviceSlots = grp.nLayers;
     }
     int nSeen[2] = {0, 0};
     for (int l = 0; l < layout_.nLayers; ++l) {
@@ -66,6 +67,23 @@ KvCache::KvCache(KvLayout layout, int32_t maxTokens, const KvChainRoot& root)
 }
 
 KvCache::~KvCache() = default;
+
+void KvCache::placeOn(Backend* backend, int firstHostLayer) {
+    memory_ = backend;
+    firstHostLayer_ = backend != nullptr && firstHostLayer >= 0 && firstHostLayer < layout_.nLayers ? firstHostLayer : -1;
+    for (Group& grp : groups_) {
+        grp.deviceSlots = grp.nLayers;
+        grp.hostChunks.clear();
+    }
+    if (firstHostLayer_ < 0) return;
+    for (int l = 0; l < layout_.nLayers; ++l)  // a group's slots follow the layers' order
+        if (l >= firstHostLayer_) {
+            Group& grp = group(layerGroup_[static_cast<size_t>(l)]);
+            grp.deviceSlots = std::min(grp.deviceSlots, layerSlot_[static_cast<size_t>(l)]);
+        }
+    for (Group& grp : groups_)
+        if (grp.deviceSlots < grp.nLayers) grp.hostChunks.resize(grp.chunks.size());
+}
 
 namespace {
 
@@ -80,8 +98,8 @@ private:
 
 }  // namespace
 
-KvCache::BlockMemory KvCache::allocateChunk(size_t bytes) const {
-    if (memory_ != nullptr) return memory_->allocate(bytes);
+KvCache::BlockMemory KvCache::allocateChunk(Backend* memory, size_t bytes) const {
+    if (memory != nullptr) return memory->allocate(bytes);
     constexpr size_t kHuge = size_t{2} << 20;
     const size_t alignment = bytes >= kHuge ? kHuge : 64;
     auto* p = static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{alignment}, std::nothrow));
@@ -92,12 +110,12 @@ KvCache::BlockMemory KvCache::allocateChunk(size_t bytes) const {
     return std::make_unique<HostChunk>(p, bytes, alignment);
 }
 
-void KvCache::move(Move how, void* dst, const void* src, size_t bytes) const {
-    if (memory_ == nullptr) return (void)std::memmove(dst, src, bytes);
+void KvCache::move(Move how, Backend* memory, void* dst, const void* src, size_t bytes) const {
+    if (memory == nullptr) return (void)std::memmove(dst, src, bytes);
     switch (how) {
-    case Move::ToHost: return memory_->download(dst, src, bytes);
-    case Move::FromHost: return memory_->upload(dst, src, bytes);
-    case Move::Within: return memory_->copy(dst, src, bytes);
+    case Move::ToHost: return memory->download(dst, src, bytes);
+    case Move::FromHost: return memory->upload(dst, src, bytes);
+    case Move::Within: return memory->copy(dst, src, bytes);
     }
 }
 
@@ -255,20 +273,31 @@ Result<void> KvCache::ensureMemory(int g, int32_t nTaken, std::span<const BlockI
 
 Result<void> KvCache::ensureBlockMemory(int g, BlockId block) {
     Group& grp = group(g);
-    auto& chunk = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)];
+    const auto index = static_cast<size_t>(block / grp.chunkBlocks);
     // Not value-initialised: every position is written before attention reads it.
-    const size_t bytes = static_cast<size_t>(grp.chunkBlocks) * grp.bytesPerBlock;
-    if (!chunk) chunk = allocateChunk(bytes);
-    if (!chunk) return fail(ErrorCode::OutOfMemory, strCat("cannot allocate KV memory (", bytes, " bytes)"));
+    const size_t perSlot = static_cast<size_t>(grp.chunkBlocks) * 2 * partBytes();
+    const size_t deviceBytes = perSlot * static_cast<size_t>(grp.deviceSlots);
+    auto& chunk = grp.chunks[index];
+    if (!chunk && deviceBytes > 0) chunk = allocateChunk(memory_, deviceBytes);
+    if (!chunk && deviceBytes > 0)
+        return fail(ErrorCode::OutOfMemory, strCat("cannot allocate KV memory (", deviceBytes, " bytes)"));
+    if (grp.hostChunks.empty()) return {};
+    const size_t hostBytes = perSlot * static_cast<size_t>(grp.nLayers - grp.deviceSlots);
+    auto& host = grp.hostChunks[index];
+    if (!host) host = allocateChunk(nullptr, hostBytes);
+    if (!host) return fail(ErrorCode::OutOfMemory, strCat("cannot allocate KV memory (", hostBytes, " bytes)"));
     return {};
 }
 
 uint8_t* KvCache::partOf(int g, BlockId block, size_t part) const {
     const Group& grp = group(g);
-    const BlockMemory& memory = grp.chunks[static_cast<size_t>(block / grp.chunkBlocks)];
+    const auto device = static_cast<size_t>(2 * grp.deviceSlots);
+    const bool onHost = part >= device;
+    const BlockMemory& memory = (onHost ? grp.hostChunks : grp.chunks)[static_cast<size_t>(block / grp.chunkBlocks)];
     if (!memory) return nullptr;
     auto* chunk = memory->as<uint8_t>();
-    const size_t index = part * static_cast<size_t>(grp.chunkBlocks) + static_cast<size_t>(block % grp.chunkBlocks);
+    const size_t index =
+        (onHost ? part - device : part) * static_cast<size_t>(grp.chunkBlocks) + static_cast<size_t>(block % grp.chunkBlocks);
     return chunk + index * partBytes();
 }
 
@@ -396,7 +425,7 @@ std::vector<uint8_t> KvCache::blockBytes(BlockId block, int g) const {
     if (!partOf(g, block, 0)) return {};
     std::vector<uint8_t> out(group(g).bytesPerBlock);
     for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)
-        move(Move::ToHost, out.data() + part * partBytes(), partOf(g, block, part), partBytes());
+        move(Move::ToHost, memoryOf(g, part), out.data() + part * partBytes(), partOf(g, block, part), partBytes());
     return out;
 }
 
@@ -407,7 +436,7 @@ Result<bool> KvCache::importInto(int g, const BlockKey& key, std::span<const uin
     if (auto m = ensureBlockMemory(g, grp.pool.peekAllocations(1, {}).front()); !m) return std::unexpected(m.error());
     const BlockId b = grp.pool.allocate();
     for (size_t part = 0; part < 2 * static_cast<size_t>(grp.nLayers); ++part)
-        move(Move::FromHost, partOf(g, b, part), bytes.data() + part * partBytes(), partBytes());
+        move(Move::FromHost, memoryOf(g, part), partOf(g, b, part), bytes.data() + part * partBytes(), partBytes());
     grp.pool.publish(b, key);
     grp.pool.release(b);  // keyed, unreferenced: a cached block the next plan() can reuse
     return true;
@@ -426,15 +455,15 @@ Result<bool> KvCache::importBlock(const BlockKey& key, std::span<const uint8_t> 
     return *full || (window && *window);
 }
 
-void KvCache::copySlots(Move how, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots,
+void KvCache::copySlots(Move how, Backend* memory, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots,
                         int32_t nRows, bool kPart) const {
     // Dimension-major K keeps each row element's run of slots, head-major V each head's run of
     // rows: runs of `width` elements a slot, rowStride / width of them.
     const int width = kPart ? (layout_.kDimMajor ? 1 : 0) : layout_.vHeadDim;
-    if (width == 0) return move(how, dst, src, static_cast<size_t>(nRows) * rowBytes_);
+    if (width == 0) return move(how, memory, dst, src, static_cast<size_t>(nRows) * rowBytes_);
     const size_t runBytes = static_cast<size_t>(width) * sizeof(f16_t);
     for (int r = 0; r < layout_.rowStride / width; ++r)
-        move(how, dst + static_cast<size_t>(r) * static_cast<size_t>(dstSlots) * runBytes,
+        move(how, memory, dst + static_cast<size_t>(r) * static_cast<size_t>(dstSlots) * runBytes,
              src + static_cast<size_t>(r) * static_cast<size_t>(srcSlots) * runBytes,
              static_cast<size_t>(nRows) * runBytes);
 }
@@ -449,7 +478,8 @@ std::vector<uint8_t> KvCache::packedRows(const KvSequence& seq, size_t index, in
         if (index >= t.size() || t[index] == kNoBlock || !partOf(g, t[index], 0)) return {};
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers);
              ++part, to += bytes)  // K and V of each layer
-            copySlots(Move::ToHost, to, nRows, partOf(g, t[index], part), layout_.blockSize, nRows, part % 2 == 0);
+            copySlots(Move::ToHost, memoryOf(g, part), to, nRows, partOf(g, t[index], part), layout_.blockSize, nRows,
+                      part % 2 == 0);
     }
     return out;
 }
@@ -470,14 +500,15 @@ Result<void> KvCache::writeRows(const KvSequence& seq, size_t index, std::span<c
     for (int g = 0; g < nGroups(); ++g) {
         const BlockId b = table(seq, g)[index];
         for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part, from += saved)
-            copySlots(Move::FromHost, partOf(g, b, part), layout_.blockSize, from, nSavedRows, nRows, part % 2 == 0);
+            copySlots(Move::FromHost, memoryOf(g, part), partOf(g, b, part), layout_.blockSize, from, nSavedRows, nRows,
+                      part % 2 == 0);
     }
     return {};
 }
 
 void KvCache::copyRows(int g, BlockId from, BlockId to, int32_t nRows) {
     for (size_t part = 0; part < 2 * static_cast<size_t>(group(g).nLayers); ++part)  // K and V of each layer
-        copySlots(Move::Within, partOf(g, to, part), layout_.blockSize, partOf(g, from, part), layout_.blockSize,
+        copySlots(Move::Within, memoryOf(g, part), partOf(g, to, part), layout_.blockSize, partOf(g, from, part), layout_.blockSize,
                   nRows, part % 2 == 0);
 }
 

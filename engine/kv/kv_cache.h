@@ -99,9 +99,16 @@ public:
     // The backend whose memory holds the blocks, for one that computes in memory of its own
     // (Backend::operatesOnHostMemory false): blocks are allocated there (Backend::allocate) and
     // every byte the cache moves goes through its copy, upload and download. Null (the default):
-    // host memory. Set before the first reservation; the backend outlives the cache's use.
-    void placeOn(Backend* backend) { memory_ = backend; }
+    // host memory. With firstHostLayer >= 0 only layers below it are there (a model split between
+    // that backend and the CPU, Model::splitLayers): the other layers' K and V stay in host
+    // memory. Set before the first reservation; the backend outlives the cache's use.
+    void placeOn(Backend* backend, int firstHostLayer = -1);
+    // Where a layer's blocks are (null: host memory).
+    Backend* memory(int layer) const {
+        return firstHostLayer_ >= 0 && layer >= firstHostLayer_ ? nullptr : memory_;
+    }
     Backend* memory() const { return memory_; }
+    int firstHostLayer() const { return firstHostLayer_; }
     // 1, or 2 when the layout has a window group (group 0: full attention, group 1: the window).
     int nGroups() const { return static_cast<int>(groups_.size()); }
     const BlockPool& pool(int group = 0) const { return groups_[static_cast<size_t>(group)].pool; }
@@ -191,10 +198,14 @@ private:
     // straddles no more lines than it must; a chunk of 2 MiB or more starts on a 2 MiB boundary
     // and asks for huge pages (Linux), so that streaming a layer's K and V walks few pages.
     using BlockMemory = std::unique_ptr<BackendBuffer>;
-    BlockMemory allocateChunk(size_t bytes) const;
+    BlockMemory allocateChunk(Backend* memory, size_t bytes) const;  // null memory: the host's
     // Bytes moved out of the block memory (to the host), into it, and within it.
     enum class Move { ToHost, FromHost, Within };
-    void move(Move how, void* dst, const void* src, size_t bytes) const;
+    void move(Move how, Backend* memory, void* dst, const void* src, size_t bytes) const;
+    // The memory of part `part` of group g's blocks (null: host memory).
+    Backend* memoryOf(int g, size_t part) const {
+        return part / 2 < static_cast<size_t>(group(g).deviceSlots) ? memory_ : nullptr;
+    }
     // One attention group: its pool, and its blocks' memory in chunks of chunkBlocks consecutive
     // block ids, each allocated on first use and laid out [its layers][K, V][chunkBlocks]
     // [blockSize] rows: one layer's K (or V) of consecutive blocks is one run of memory, so
@@ -206,6 +217,10 @@ private:
         size_t bytesPerBlock = 0;
         int32_t chunkBlocks = 1;
         std::vector<BlockMemory> chunks = {};  // [ceil(nBlocks / chunkBlocks)]
+        // Split placement (placeOn with firstHostLayer): the group's first deviceSlots layers in
+        // chunks (the backend's memory), the others in hostChunks, laid out the same way.
+        int deviceSlots = 0;
+        std::vector<BlockMemory> hostChunks = {};
     };
     // Bytes of one layer's K (or V) in one block.
     size_t partBytes() const { return static_cast<size_t>(layout_.blockSize) * rowBytes_; }
@@ -231,7 +246,7 @@ private:
     // slots, into dst, which holds dstSlots: rows, or with dimension-major K each element's run
     // of slots (PagedKvLayer::kDimMajor), with head-major V each head's run of rows
     // (PagedKvLayer::vHeadDim). Packed snapshot rows use the cache's own order.
-    void copySlots(Move how, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
+    void copySlots(Move how, Backend* memory, uint8_t* dst, int32_t dstSlots, const uint8_t* src, int32_t srcSlots, int32_t nRows,
                    bool kPart) const;
     Result<bool> importInto(int g, const BlockKey& key, std::span<const uint8_t> bytes);
 
@@ -242,6 +257,7 @@ private:
     std::vector<int> layerGroup_, layerSlot_;  // [nLayers]: a layer's group and index within it
     std::vector<f16_t*> kPointers_, vPointers_;  // scratch for layerView
     Backend* memory_ = nullptr;
+    int firstHostLayer_ = -1;
 };
 
 }  // namespace hearth

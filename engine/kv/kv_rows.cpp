@@ -46,7 +46,8 @@ void keepKvPath(KvCache& cache, const KvSequence& seq, int32_t firstDraft, std::
         const PagedKvLayer view = cache.layerView(seq, layer);
         for (size_t k = 0; k < nodes.size(); ++k)
             if (nodes[k] != static_cast<int32_t>(k))
-                copyKvPosition(view, firstDraft + nodes[k], view, firstDraft + static_cast<int32_t>(k), cache.memory());
+                copyKvPosition(view, firstDraft + nodes[k], view, firstDraft + static_cast<int32_t>(k),
+                               cache.memory(layer));
     }
 }
 

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,15 +97,27 @@ public:
     explicit DecoderModel(const DecoderOptions& options) : options_(options) {}
     Result<void> bind(const GgufFile& file, ModelConfig config);
     Result<void> forwardBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) override;
+    Result<void> runBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items);
     size_t packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) override;
     std::vector<PackableWeight> packableWeights() override;
+    void splitLayers(Backend* host, int firstHostLayer) override {
+        host_ = firstHostLayer < config_.nLayers ? host : nullptr;
+        firstHostLayer_ = host_ != nullptr ? std::max(0, firstHostLayer) : config_.nLayers;
+    }
 
 private:
     Result<void> bindLayer(const GgufFile& file, int il);
-    Result<void> place(Backend& b);
+    Result<void> place(Backend& b, Placement& placed);
+    // The activations' arrays in one buffer of b's memory (placed.activations).
+    struct Activations {
+        float *x, *xn, *q, *k, *v, *att, *proj, *gate, *up;
+    };
+    Result<Activations> reserveActivations(Backend& b, Placement& placed, int64_t nTokens);
+    void use(const Activations& a) {
+        x_ = a.x, xn_ = a.xn, q_ = a.q, k_ = a.k, v_ = a.v, att_ = a.att, proj_ = a.proj, gate_ = a.gate, up_ = a.up;
+    }
     void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
-    Result<void> reserveActivations(Backend& b, int64_t nTokens);
     static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
 
     DecoderOptions options_;
@@ -115,6 +129,13 @@ private:
     // The batch's rows (nTokens of them, all items together) and their positions.
     ForwardBatch batch_;
     Placement placed_;
+    // splitLayers: the CPU backend of layers [firstHostLayer_, nLayers) and the output head, and
+    // its placement (the file's vectors, host activations). vectors_: the placement the layer
+    // being computed reads its vectors from.
+    Backend* host_ = nullptr;
+    int firstHostLayer_ = 0;
+    Placement placedHost_;
+    const Placement* vectors_ = &placed_;
     // A number no other model of this process has (a freed model's addresses may be reused by
     // the next one): part of every step key (Backend::beginStep).
     const uint64_t instance_ = nextInstance();
@@ -232,13 +253,25 @@ Result<void> DecoderModel::bindLayer(const GgufFile& file, int il) {
 // Matrix by matrix, in file order: the backend's copy is made, every view of the same rows
 // (a tied output matrix is the token embedding) takes it, and the file's pages of those rows
 // are released, so that memory holds one copy of each weight while loading and after.
+// With split layers (splitLayers) each backend gets only the matrices it multiplies: the host
+// its layers and the output matrix, the device its layers and its own copy of the token
+// embedding (a tied table is then held twice: on the device for the embedding, on the host as
+// the output matrix).
 size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) {
     const std::vector<PackableWeight> views = packableWeights();
     size_t packedBytes = 0;
     const int total = static_cast<int>(views.size());
+    const bool split = host_ != nullptr;
+    const bool hostRole = split && backend.id() == host_->id();
+    // The layer a view belongs to (the output matrix: nLayers, the host's), from its name.
+    const auto layerOf = [&](const std::string& name) {
+        if (name.rfind("blk.", 0) != 0) return config_.nLayers;
+        return std::atoi(name.c_str() + 4);
+    };
     for (int i = 0; i < total; ++i) {
         WeightView& w = *views[static_cast<size_t>(i)].view;
-        if (w.packed.layout == 0)
+        const bool mine = !split || (layerOf(views[static_cast<size_t>(i)].name) >= firstHostLayer_) == hostRole;
+        if (mine && w.packed.layout == 0)
             if (std::unique_ptr<WeightBuffer> buffer =
                     backend.packWeight(w, [&](std::span<const uint8_t> rows) { file_->releasePages(rows); })) {
                 const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
@@ -251,12 +284,12 @@ size_t DecoderModel::packWeights(Backend& backend, const std::function<void(int 
     // A tied output matrix is the token embedding: its rows are read back from the one copy. An
     // untied embedding is read a few rows per step and stays as it is in the file, unless the
     // backend computes in memory of its own, which needs every matrix there.
-    if (head_.tied) head_.tokenEmbd.packed = head_.output.packed;
-    else if (!backend.operatesOnHostMemory() && head_.tokenEmbd.packed.layout == 0)
+    if (head_.tied && !split) head_.tokenEmbd.packed = head_.output.packed;
+    else if (!hostRole && !backend.operatesOnHostMemory() && head_.tokenEmbd.packed.layout == 0)
         if (std::unique_ptr<WeightBuffer> buffer = backend.packWeight(head_.tokenEmbd))
             packedBuffers_.push_back(std::move(buffer));
     // The vectors too, now rather than in the first step (a failure is reported by that step).
-    (void)place(backend);
+    (void)place(backend, backend.id() == (host_ != nullptr ? host_->id() : 0) ? placedHost_ : placed_);
     return packedBytes;
 }
 
@@ -278,7 +311,7 @@ std::vector<Model::PackableWeight> DecoderModel::packableWeights() {
 void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
-    const LayerVectors& V = placed_.layers[static_cast<size_t>(il)];
+    const LayerVectors& V = vectors_->layers[static_cast<size_t>(il)];
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
     b.rmsNorm(x_, V.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView qkv[] = {L.wq, L.wk, L.wv};
@@ -291,9 +324,10 @@ void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nT
         b.rmsNorm(q_, V.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_);
         b.rmsNorm(k_, V.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_);
     }
-    const float* freqFactors = placed_.freqFactors;
-    b.rope(q_, nTokens, c.nHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
-    b.rope(k_, nTokens, c.nKvHeads, c.headDim, c.nRot, batch_.positions(), L.ropeBase, c.ropeStyle, freqFactors);
+    const float* freqFactors = vectors_->freqFactors;
+    const int32_t* positions = batch_.positions(b);
+    b.rope(q_, nTokens, c.nHeads, c.headDim, c.nRot, positions, L.ropeBase, c.ropeStyle, freqFactors);
+    b.rope(k_, nTokens, c.nKvHeads, c.headDim, c.nRot, positions, L.ropeBase, c.ropeStyle, freqFactors);
     if (options_.ropeAttnFactor != 1.0f) {
         // llama.cpp scales the cosines and sines; the rotated values (the first nRot of each
         // head) times the factor are the same up to rounding.
@@ -321,7 +355,7 @@ void DecoderModel::addBias(Backend& b, float* rows, const float* bias, int64_t n
 void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
     const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
-    const LayerVectors& V = placed_.layers[static_cast<size_t>(il)];
+    const LayerVectors& V = vectors_->layers[static_cast<size_t>(il)];
     b.rmsNorm(x_, V.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView gateUp[] = {L.wGate, L.wUp};
     float* const gateUpOut[] = {gate_, up_};
@@ -335,28 +369,29 @@ void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
 
 // The activations of nTokens rows in b's memory, one buffer cut into the arrays (each start
 // 64-byte aligned).
-Result<void> DecoderModel::reserveActivations(Backend& b, int64_t nTokens) {
+Result<DecoderModel::Activations> DecoderModel::reserveActivations(Backend& b, Placement& placed, int64_t nTokens) {
     const ModelConfig& c = config_;
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
     const auto floats = [&](int64_t n) { return static_cast<size_t>((n * nTokens + 15) / 16 * 16); };
-    float** arrays[] = {&x_, &xn_, &proj_, &q_, &att_, &k_, &v_, &gate_, &up_};
+    Activations a{};
+    float** arrays[] = {&a.x, &a.xn, &a.proj, &a.q, &a.att, &a.k, &a.v, &a.gate, &a.up};
     const size_t sizes[] = {floats(c.nEmbd), floats(c.nEmbd), floats(c.nEmbd), floats(qDim), floats(qDim),
                             floats(kvDim),   floats(kvDim),   floats(c.nFf),   floats(c.nFf)};
     size_t total = 0;
     for (size_t n : sizes) total += n;
-    auto* p = static_cast<float*>(placed_.activations.reserve(b, total * sizeof(float)));
+    auto* p = static_cast<float*>(placed.activations.reserve(b, total * sizeof(float)));
     if (p == nullptr) return fail(ErrorCode::OutOfMemory, strCat("no backend memory for ", nTokens, " rows' activations"));
     for (size_t i = 0; i < std::size(arrays); p += sizes[i], ++i) *arrays[i] = p;
-    return {};
+    return a;
 }
 
 // The vectors where b reads them: the file's own for a backend on host memory, else copies in
 // its memory (one allocation per vector, made once per backend).
-Result<void> DecoderModel::place(Backend& b) {
-    if (placed_.backend == b.id()) return {};
-    placed_.copies.clear();
-    placed_.layers.clear();
-    placed_.backend = 0;
+Result<void> DecoderModel::place(Backend& b, Placement& placed) {
+    if (placed.backend == b.id()) return {};
+    placed.copies.clear();
+    placed.layers.clear();
+    placed.backend = 0;
     const bool host = b.operatesOnHostMemory();
     bool failed = false;
     const auto at = [&](const float* v, int64_t n) -> const float* {
@@ -367,44 +402,73 @@ Result<void> DecoderModel::place(Backend& b) {
             return nullptr;
         }
         b.upload(copy->data(), v, static_cast<size_t>(n) * sizeof(float));
-        placed_.copies.push_back(std::move(copy));
-        return placed_.copies.back()->as<float>();
+        placed.copies.push_back(std::move(copy));
+        return placed.copies.back()->as<float>();
     };
     const ModelConfig& c = config_;
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
     for (const DecoderLayer& L : layers_)
-        placed_.layers.push_back({at(L.attnNorm, c.nEmbd), at(L.bq, qDim), at(L.bk, kvDim), at(L.bv, kvDim),
+        placed.layers.push_back({at(L.attnNorm, c.nEmbd), at(L.bq, qDim), at(L.bk, kvDim), at(L.bv, kvDim),
                                   at(L.qNorm, c.headDim), at(L.kNorm, c.headDim), at(L.postAttnNorm, c.nEmbd),
                                   at(L.ffnNorm, c.nEmbd), at(L.postFfwNorm, c.nEmbd)});
-    placed_.outputNorm = at(head_.outputNorm, c.nEmbd);
-    placed_.freqFactors = c.ropeFreqFactors.empty()
+    placed.outputNorm = at(head_.outputNorm, c.nEmbd);
+    placed.freqFactors = c.ropeFreqFactors.empty()
         ? nullptr
         : at(c.ropeFreqFactors.data(), static_cast<int64_t>(c.ropeFreqFactors.size()));
     if (failed) {
-        placed_.copies.clear();
-        placed_.layers.clear();
+        placed.copies.clear();
+        placed.layers.clear();
         return fail(ErrorCode::OutOfMemory, "no backend memory for the model's norm and bias vectors");
     }
-    placed_.backend = b.id();
+    placed.backend = b.id();
     return {};
 }
 
+// A backend that fails (the CUDA plugin throws on a CUDA error) gives an error value, not an
+// abort: ErrorCode::Device with its words, or OutOfMemory.
 Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
+    try {
+        return runBatch(b, cache, items);
+    } catch (const std::bad_alloc&) {
+        return fail(ErrorCode::OutOfMemory, strCat(b.name(), ": out of memory during a forward pass"));
+    } catch (const std::exception& e) {
+        return fail(ErrorCode::Device, strCat(b.name(), ": ", e.what()));
+    }
+}
+
+Result<void> DecoderModel::runBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
     if (totalRows(items) > kMaxRowsPerPass) return forwardInPasses(b, cache, items);
     if (auto r = batch_.prepare(*this, cache, items); !r) return r;
     const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};
-    if (auto r = place(b); !r) return r;
-    if (auto r = reserveActivations(b, nTokens); !r) return r;
-    if (auto r = batch_.upload(b, cache); !r) return r;
-    if (auto r = batch_.reserveOutputs(b, head_); !r) return r;
-    // From the embeddings to the logits only operators: on a backend with memory of its own one
-    // submission, recorded once per key and replayed (Backend::beginStep). The key adds this
-    // model (its weights and vectors) and its activations' address to the batch's.
+    // Split placement (splitLayers): b runs the embedding and layers [0, split), host the rest
+    // and the output head.
+    const bool split = host_ != nullptr && !b.operatesOnHostMemory();
+    const int firstHost = split ? firstHostLayer_ : config_.nLayers;
+    Backend& last = split ? *host_ : b;  // runs the output head
+    if (auto r = place(b, placed_); !r) return r;
+    if (split)
+        if (auto r = place(*host_, placedHost_); !r) return r;
+    auto acts = reserveActivations(b, placed_, nTokens);
+    if (!acts) return std::unexpected(acts.error());
+    Activations hostActs{};
+    if (split) {
+        auto h = reserveActivations(*host_, placedHost_, nTokens);
+        if (!h) return std::unexpected(h.error());
+        hostActs = *h;
+    }
+    use(*acts);
+    vectors_ = &placed_;
+    if (auto r = batch_.upload(b, cache, firstHost); !r) return r;
+    if (auto r = batch_.reserveOutputs(last, head_); !r) return r;
+    // From the embeddings to the logits (to the last layer on b when split) only operators: on a
+    // backend with memory of its own one submission, recorded once per key and replayed
+    // (Backend::beginStep). The key adds this model (its weights and vectors), its activations'
+    // address and the split to the batch's.
     std::string key = b.operatesOnHostMemory() ? std::string() : batch_.stepKey();
     Backend::StepMode mode = Backend::StepMode::Run;
     if (!key.empty()) {
-        const uint64_t words[] = {instance_, reinterpret_cast<uintptr_t>(x_)};
+        const uint64_t words[] = {instance_, reinterpret_cast<uintptr_t>(x_), static_cast<uint64_t>(firstHost)};
         key.append(reinterpret_cast<const char*>(words), sizeof words);
         mode = b.beginStep(key, nTokens);
     }
@@ -416,14 +480,26 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
             const int64_t n = nTokens * config_.nEmbd;
             b.scale(x_, 1, n, n, std::sqrt(static_cast<float>(config_.nEmbd)));
         }
-        for (int il = 0; il < config_.nLayers; ++il) {
+        for (int il = 0; il < firstHost; ++il) {
             attentionBlock(b, cache, il, nTokens);
             feedForwardBlock(b, il, nTokens);
         }
-        batch_.outputRows(b, head_, placed_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
+        if (!split) batch_.outputRows(b, head_, placed_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
     }
     if (!key.empty()) b.endStep();
-    batch_.downloadLogits(b);
+    if (split) {  // the residual stream comes down once; the host's layers and the head go on from it
+        b.download(hostActs.x, acts->x, static_cast<size_t>(nTokens * config_.nEmbd) * sizeof(float));
+        use(hostActs);
+        vectors_ = &placedHost_;
+        for (int il = firstHost; il < config_.nLayers; ++il) {
+            attentionBlock(*host_, cache, il, nTokens);
+            feedForwardBlock(*host_, il, nTokens);
+        }
+        batch_.outputRows(*host_, head_, placedHost_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
+        use(*acts);
+        vectors_ = &placed_;
+    }
+    batch_.downloadLogits(last);
     return {};
 }
 

@@ -96,7 +96,7 @@ void ForwardBatch::planTree(size_t item, const ForwardItem& it) {
     }
 }
 
-Result<void> ForwardBatch::upload(Backend& b, KvCache& cache) {
+Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) {
     const auto n = static_cast<size_t>(nRows());
     // The block tables: for a backend that reads only its own memory, every item's in every layer,
     // after the three int32 arrays (padded to a pointer's alignment).
@@ -105,7 +105,7 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache) {
     tableLayers_ = 0;
     tableBlocks_.clear();
     if (!b.operatesOnHostMemory()) {
-        tableLayers_ = cache.layout().nLayers;
+        tableLayers_ = nTableLayers < 0 ? cache.layout().nLayers : std::min(nTableLayers, cache.layout().nLayers);
         for (const ForwardItem& item : items_)
             for (int l = 0; l < tableLayers_; ++l) {
                 const PagedKvLayer kv = cache.layerView(*item.seq, l);
@@ -132,6 +132,7 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache) {
         std::memcpy(reinterpret_cast<uint8_t*>(all.data()) + intBytes, stagedTables_.data(), tableBytes);
     b.upload(dst, all.data(), intBytes + tableBytes);
     onBackend_ = reinterpret_cast<const int32_t*>(dst);
+    uploadedTo_ = b.id();
     tables_ = tableBytes > 0 ? reinterpret_cast<f16_t* const*>(dst + intBytes) : nullptr;
     return {};
 }
@@ -144,7 +145,7 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
         // taken right before its item's use.
         PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
-        if (tables_ != nullptr) {  // the padded tables, uploaded with the step's inputs
+        if (tables_ != nullptr && layer < tableLayers_ && b.id() == uploadedTo_) {  // the padded tables, uploaded
             const size_t at = i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer);
             const size_t offset = tableOffset_[at];
             kv.nBlocks = tableBlocks_[at];
@@ -152,13 +153,13 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
             kv.vBlocks = kv.kBlocks + kv.nBlocks;
             kv.tablesOnBackend = tables_ + offset;
         }
-        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots() + row, n);
+        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
         const int64_t nInPlace = nInPlace_[i];
-        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions() + row, nInPlace, out + row * qDim);
+        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim);
         for (const TreeRun& run : runs_) {
             if (run.item != i) continue;
             const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
-            Backend* memory = cache.memory();  // where the blocks are (null: host memory)
+            Backend* memory = cache.memory(layer);  // where the blocks are (null: host memory)
             const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end, memory);
             const int32_t blockStart = run.firstOwn / kv.blockSize * kv.blockSize;
             if (kv.kBlocks[blockStart / kv.blockSize] != nullptr)  // else out of every window here
@@ -166,7 +167,7 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
             for (size_t a = 0; a < run.ancestors.size(); ++a)
                 copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
                                run.firstOwn + static_cast<int32_t>(a), memory);
-            b.attention(tree, shape, q + run.row0 * qDim, positions() + run.row0, run.row1 - run.row0,
+            b.attention(tree, shape, q + run.row0 * qDim, positions(b) + run.row0, run.row1 - run.row0,
                         out + run.row0 * qDim);
         }
     }

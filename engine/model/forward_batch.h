@@ -32,13 +32,15 @@ public:
     int64_t nRows() const { return static_cast<int64_t>(tokens_.size()); }
     // The step's inputs into b's memory (Backend::operatesOnHostMemory): token ids, positions
     // and KV slots in one upload; for a backend with memory of its own also every item's block
-    // tables in every layer of cache (PagedKvLayer::tablesOnBackend), in the same transfer.
-    // After prepare(), before tokens() and positions(). Errors: OutOfMemory.
-    Result<void> upload(Backend& b, KvCache& cache);
+    // tables in layers [0, nTableLayers) of cache (all when negative; PagedKvLayer::
+    // tablesOnBackend), in the same transfer. After prepare(), before tokens() and positions().
+    // Errors: OutOfMemory.
+    Result<void> upload(Backend& b, KvCache& cache, int nTableLayers = -1);
     const int32_t* tokens() const { return onBackend_; }  // [nRows], in the backend's memory
     // RoPE and attention positions: the KV slots, but for a tree's rows (ForwardItem::parents)
-    // their parent's position plus one. In the backend's memory.
-    const int32_t* positions() const { return onBackend_ + nRows(); }  // [nRows]
+    // their parent's position plus one. Where b reads them: the uploaded ones, or the host's
+    // copy for another backend over host memory (the CPU's layers of a split model).
+    const int32_t* positions(const Backend& b) const { return inputsFor(b) + nRows(); }  // [nRows]
 
     // Per item: stores its rows of k and v ([nRows, nKvHeads*headDim]) into its sequence's
     // layer, then attends its rows of q ([nRows, nHeads*headDim]) into the same rows of out.
@@ -80,7 +82,10 @@ private:
         std::vector<int64_t> ancestors;
     };
     void planTree(size_t item, const ForwardItem& it);
-    const int32_t* slots() const { return onBackend_ + 2 * nRows(); }  // [nRows], in the backend's memory
+    const int32_t* slots(const Backend& b) const { return inputsFor(b) + 2 * nRows(); }  // [nRows]
+    const int32_t* inputsFor(const Backend& b) const {
+        return b.id() == uploadedTo_ || !b.operatesOnHostMemory() ? onBackend_ : staged_.data();
+    }
 
     std::vector<ForwardItem> items_;  // the items with tokens, in order
     std::vector<int64_t> firstRow_;  // [items_.size() + 1]: item i owns rows [firstRow_[i], firstRow_[i + 1])
@@ -92,6 +97,7 @@ private:
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
     BackendScratch inputs_, normed_, logits_;
     const int32_t* onBackend_ = nullptr;  // inputs_'s
+    uint64_t uploadedTo_ = 0;  // the Backend::id of their memory
     // The block tables in inputs_ (a backend with memory of its own, else null): item i's in
     // layer l at tables_ + tableOffset_[i * nLayers + l], K then V, each tableBlocks_[i * nLayers
     // + l] long: the table padded with null entries to a multiple of kTableBucket blocks, so that

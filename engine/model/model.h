@@ -136,6 +136,17 @@ public:
         (void)backend, (void)progress;
         return 0;
     }
+    // Splits the layers between two backends (placement when a model does not fit a GPU):
+    // forwardBatch on a backend that computes in memory of its own (the device) runs the token
+    // embedding and layers [0, firstHostLayer) there, then brings the activations down once a
+    // step and runs layers [firstHostLayer, nLayers) and the output head on host, a CPU backend;
+    // on a backend over host memory it runs everything there as before. packWeights(device)
+    // then copies only the device's matrices (and the token embedding), packWeights(host) only the
+    // host's; the KV cache keeps the device layers' K and V in the device's memory
+    // (KvCache::placeOn with the same firstHostLayer). Call before packWeights;
+    // firstHostLayer >= nLayers or a null host: no split. Results are the same, bit for bit, as
+    // when the same kernels run every layer on one backend.
+    virtual void splitLayers(Backend* host, int firstHostLayer) { (void)host, (void)firstHostLayer; }
     // The matrices packWeights offers the backend, in the order it offers them, each with a name
     // that is the same for every load of one file ("output", "blk.3.attn_q"): a disk cache of
     // the backend's copies (engine/model/pack_cache.h) sets w.packed of some of them before

@@ -1,7 +1,10 @@
 // hearth-gpu-bench: prefill and decode speed of the CUDA backend on synthetic models (speed
 // does not depend on weight values), with decode as a share of the device read bandwidth
 // measured in the same run: weight bytes per token / time per token / bandwidth.
-//   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only] SHAPE...
+//   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only]
+//                    [--split-half SHAPE]... SHAPE...
+// --split-half: the shape again with a device budget of half its weights (layer placement,
+// engine/model/layer_placement.h): the layers that fit on the GPU, the rest on the CPU.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 
 #include "engine/kv/kv_cache.h"
 #include "engine/model/gguf.h"
+#include "engine/model/layer_placement.h"
 #include "engine/model/model.h"
 #include "engine/model/synth.h"
 #include "kernels/backend.h"
@@ -27,7 +31,7 @@ struct Options {
     DType type = DType::Q4_0;
     int prefill = 512, decode = 32;
     bool writeOnly = false;
-    std::vector<std::string> shapes;
+    std::vector<std::string> shapes, splitHalf;
 };
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -166,6 +170,58 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     return true;
 }
 
+// The shape placed on a budget of half its weights: the split, prefill (128 tokens) and batch-1
+// decode speed.
+bool benchSplit(const Options& o, const SynthShape& shape) {
+    const std::string path = modelPath(o, shape);
+    if (path.empty()) return false;
+    auto file = GgufFile::open(path);
+    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), false;
+    auto model = Model::load(**file);
+    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), false;
+    std::string why;
+    auto backend = makeCudaBackend(&why);
+    if (!backend) return std::fprintf(stderr, "no CUDA backend: %s\n", why.c_str()), false;
+    auto cpu = makeBestCpuBackend();
+    Model& m = **model;
+    const int prefill = 128, context = prefill + o.decode + 16;
+    const KvLayout layout = m.kvLayout();
+    const size_t budget = static_cast<size_t>(weightBytesPerToken(**file) / 2);
+    const LayerPlacement plan = planLayerPlacement(**file, m.config(), layout, context, budget);
+    std::printf("%s split at half its weights (%zu MiB): %s, %zu MiB on the device, the rest on %s\n",
+                shape.name.c_str(), budget >> 20, plan.describe().c_str(), plan.deviceBytes >> 20, cpu->name().c_str());
+    if (plan.onDevice == 0 || plan.all()) return true;
+    m.splitLayers(cpu.get(), plan.onDevice);
+    auto t0 = std::chrono::steady_clock::now();
+    m.packWeights(*backend);
+    m.packWeights(*cpu);
+    std::printf("%s: weights placed in %.2f s\n", shape.name.c_str(), secondsSince(t0));
+    KvCache cache(layout, context);
+    cache.placeOn(backend.get(), plan.onDevice);
+    KvSequence seq;
+    std::vector<int32_t> prompt(static_cast<size_t>(prefill));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(3 + (i * 131) % 250);
+    std::vector<float> logits(static_cast<size_t>(m.config().nVocab));
+    t0 = std::chrono::steady_clock::now();
+    if (auto r = m.forward(*backend, cache, seq, prompt, logits); !r)
+        return std::fprintf(stderr, "%s\n", r.error().message.c_str()), false;
+    const double prefillS = secondsSince(t0);
+    int32_t next = 3;
+    for (int i = 0; i < 2; ++i, ++next)
+        if (!m.forward(*backend, cache, seq, std::span(&next, 1), logits)) return false;
+    const BackendCounters c0 = backend->counters();
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.decode; ++i, ++next)
+        if (!m.forward(*backend, cache, seq, std::span(&next, 1), logits)) return false;
+    const double perToken = secondsSince(t0) / o.decode;
+    printCounts(shape.name.c_str(), "split batch-1 decode", c0, backend->counters(), o.decode);
+    std::printf("RESULT %-15s %s: split %s: prefill %d tok %.1f tok/s | decode %.1f tok/s (%.2f ms/tok)\n",
+                shape.name.c_str(), dtypeInfo(o.type).name, plan.describe().c_str(), prefill, prefill / prefillS,
+                1.0 / perToken, perToken * 1e3);
+    std::fflush(stdout);
+    return true;
+}
+
 bool parse(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -174,6 +230,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--prefill" && hasValue) o.prefill = std::atoi(argv[++i]);
         else if (a == "--decode" && hasValue) o.decode = std::atoi(argv[++i]);
         else if (a == "--write-only") o.writeOnly = true;
+        else if (a == "--split-half" && hasValue) o.splitHalf.push_back(argv[++i]);
         else if (a == "--type" && hasValue) {
             const std::string t = argv[++i];
             bool found = false;
@@ -243,6 +300,10 @@ int main(int argc, char** argv) {
         }
         const bool ok = o.writeOnly ? !modelPath(o, *shape).empty() : benchShape(o, *shape, bandwidth);
         if (!ok) ++failures;
+    }
+    for (const std::string& name : o.writeOnly ? std::vector<std::string>{} : o.splitHalf) {
+        auto shape = findSynthShape(name);
+        if (!shape || !benchSplit(o, *shape)) ++failures;
     }
     return failures == 0 ? 0 : 1;
 }

@@ -40,7 +40,9 @@ cat "$logs"/write-*.log
 step "benchmark"
 bench_rc=1
 if [[ $write_rc -eq 0 ]]; then
-  timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 32 "${shapes[@]}" 2>&1 | tee "$logs/bench.log"
+  # The essential rows first (8B, 1.1B), then the small shapes, then the 8B split at half its size.
+  timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 32 --split-half llama-8b \
+    llama-8b tinyllama-1.1b smollm2-135m gemma3-270m 2>&1 | tee "$logs/bench.log"
   bench_rc=${PIPESTATUS[0]}
 fi
 step "done: tests rc=$tests_rc, model writing rc=$write_rc, bench rc=$bench_rc"

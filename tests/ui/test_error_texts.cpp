@@ -60,7 +60,7 @@ void TestErrorTexts::summariesFromCodes() {
     QVERIFY(!userSummary(bad).contains("incomplete"));
     QVERIFY(!userSummary({ErrorCode::Io, "open: No such file"}).contains("cannot read or write"));
     for (ErrorCode code : {ErrorCode::Io, ErrorCode::InvalidFormat, ErrorCode::Unsupported, ErrorCode::InvalidArgument,
-                           ErrorCode::OutOfMemory, ErrorCode::Cancelled}) {
+                           ErrorCode::OutOfMemory, ErrorCode::Cancelled, ErrorCode::Device}) {
         const QString s = userSummary({code, "GGUF: header at offset 16 is odd"});
         QVERIFY(!s.isEmpty());
         QVERIFY2(!s.contains("offset") && !s.contains("GGUF:"), qPrintable(s));  // the engine's words stay in Details
@@ -127,7 +127,7 @@ void TestErrorTexts::summariesAreInChinese() {
     QCoreApplication::installTranslator(&zh);
     QStringList texts;
     for (ErrorCode code : {ErrorCode::Io, ErrorCode::InvalidFormat, ErrorCode::Unsupported, ErrorCode::InvalidArgument,
-                           ErrorCode::OutOfMemory, ErrorCode::Cancelled})
+                           ErrorCode::OutOfMemory, ErrorCode::Cancelled, ErrorCode::Device})
         texts << userSummary({code, "x"});
     texts << userSummary({ErrorCode::InvalidFormat, "x", ErrorCause::FileCutOff});
     for (KvRefusal r :

@@ -107,6 +107,11 @@ public:
         return c;
     }
 
+    size_t freeMemory() const override {
+        size_t free = 0, total = 0;
+        return cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+    }
+
     StepMode beginStep(std::string_view key, int64_t nRows) override {
         if (capture_ != nullptr || replay_ != nullptr) throw std::logic_error("CUDA: beginStep inside a step");
         const char* env = std::getenv("HEARTH_CUDA_GRAPHS");

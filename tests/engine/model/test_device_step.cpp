@@ -13,13 +13,17 @@
 // back up into another cache on the device bitwise. And steps as one submission
 // (Backend::beginStep, recorded and replayed as CUDA graphs are): decoding one sequence past a
 // bucket of its block tables, then two sequences together, every replayed step makes no
-// operator call, one upload and one download, with logits bitwise the plain pass's.
+// operator call, one upload and one download, with logits bitwise the plain pass's. A model
+// split between that backend and the CPU (Model::splitLayers, the KV of the later layers in host
+// memory) gives the same bits, moving its inputs up and the residual stream down once a step;
+// and the layer placement counts what fits a memory budget.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
 
 #include "engine/model/gguf.h"
+#include "engine/model/layer_placement.h"
 #include "engine/model/model.h"
 #include "engine/model/synth.h"
 #include "tests/support/device_memory_backend.h"
@@ -49,6 +53,9 @@ private slots:
     void stepsMoveOnlyInputsAndLogits();
     void decodeStepsReplay_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void decodeStepsReplay();
+    void splitLayers_data() { stepsMoveOnlyInputsAndLogits_data(); }
+    void splitLayers();
+    void layerPlacement();
 
 private:
     QTemporaryDir dir_;
@@ -268,6 +275,109 @@ void TestDeviceStep::decodeStepsReplay() {
     }
     QCOMPARE(replayedSteps, 6 - 2);
     qInfo("%d step keys over 28 steps", int(device.stepKeys()));
+}
+
+void TestDeviceStep::splitLayers() {
+    QFETCH(QString, shape);
+    QFETCH(int, type);
+    auto s = findSynthShape(shape.toStdString());
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath(shape + QString::number(type) + "-split.gguf").toStdString();
+    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 7}, path).has_value());
+    auto file = GgufFile::open(path);
+    QVERIFY(file.has_value());
+    auto plain = Model::load(**file), split = Model::load(**file);
+    QVERIFY(plain.has_value() && split.has_value());
+    const int nLayers = (*plain)->config().nLayers, firstHost = std::max(1, nLayers / 2);
+    auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend(), host = makeCpuReferenceBackend();
+    test::DeviceMemoryBackend device(*inner);
+    (*split)->splitLayers(host.get(), firstHost);
+    (*split)->packWeights(device);
+    (*split)->packWeights(*host);
+    const int nVocab = (*plain)->config().nVocab;
+    KvCache plainCache((*plain)->kvLayout(16), 512), splitCache((*split)->kvLayout(16), 512);
+    splitCache.placeOn(&device, firstHost);
+    QCOMPARE(splitCache.memory(firstHost - 1), static_cast<Backend*>(&device));
+    QCOMPARE(splitCache.memory(firstHost), static_cast<Backend*>(nullptr));
+    KvSequence plainSeqs[2], splitSeqs[2];
+    std::vector<float> want[2], got[2];
+    for (int i = 0; i < 2; ++i) want[i].resize(size_t(nVocab)), got[i].resize(size_t(nVocab));
+    const size_t residualBytes = size_t((*plain)->config().nEmbd) * sizeof(float);
+    const auto step = [&](std::vector<int> seqs, const Tokens& tokens, const char* what, int index) {
+        std::vector<ForwardItem> plainItems, splitItems;
+        for (size_t k = 0; k < seqs.size(); ++k) {
+            const int q = seqs[k];
+            const std::span<const int32_t> t =
+                seqs.size() == 1 ? std::span<const int32_t>(tokens) : std::span<const int32_t>(&tokens[k], 1);
+            plainItems.push_back({&plainSeqs[q], t, want[q]});
+            splitItems.push_back({&splitSeqs[q], t, got[q]});
+        }
+        device.resetCounts();
+        if (!(*plain)->forward(*reference, plainCache, plainItems))
+            return QString("%1 %2: the plain pass failed").arg(what).arg(index);
+        if (auto r = (*split)->forward(device, splitCache, splitItems); !r)
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(r.error().message));
+        for (int q : seqs)
+            if (!sameBits(got[q], want[q]))
+                return QString("%1 %2: logits of sequence %3 differ").arg(what).arg(index).arg(q);
+        if (!device.violations().empty())
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(device.violations().front()));
+        if (device.kvOutside() > 0) return QString("%1 %2: device KV outside its memory").arg(what).arg(index);
+        const test::DeviceTransfers& t = device.transfers();
+        const size_t rows = seqs.size() == 1 ? tokens.size() : seqs.size();
+        if (t.uploads != 1 || t.downloads != 1 || t.bytesDown != rows * residualBytes)
+            return QString("%1 %2: %3 uploads, %4 downloads of %5 bytes (the residual stream: %6)")
+                .arg(what).arg(index).arg(t.uploads).arg(t.downloads).arg(t.bytesDown).arg(rows * residualBytes);
+        return QString();
+    };
+    QString r = step({0}, tokensOf(40, 1, nVocab), "prefill", 0);
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    for (int i = 0; i < 6; ++i) {
+        r = step({0}, tokensOf(1, 10 + i, nVocab), "decode", i);
+        QVERIFY2(r.isEmpty(), qPrintable(r));
+    }
+    QVERIFY(device.transfers().replayed == 1);  // the device's part of a decode step replays
+    r = step({1}, tokensOf(20, 2, nVocab), "second prompt", 0);
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    for (int i = 0; i < 3; ++i) {
+        r = step({0, 1}, Tokens{3 + i, 40 + i}, "two sequences", i);
+        QVERIFY2(r.isEmpty(), qPrintable(r));
+    }
+    // A snapshot of a full block spanning both memories reads as the host cache's.
+    for (int g = 0; g < splitCache.nGroups(); ++g) {
+        const BlockId hostBlock = (g == 0 ? plainSeqs[0].blockTable : plainSeqs[0].windowTable)[1];
+        const BlockId splitBlock = (g == 0 ? splitSeqs[0].blockTable : splitSeqs[0].windowTable)[1];
+        QVERIFY(hostBlock != kNoBlock && splitBlock != kNoBlock);
+        QVERIFY(splitCache.blockBytes(splitBlock, g) == plainCache.blockBytes(hostBlock, g));
+    }
+}
+
+void TestDeviceStep::layerPlacement() {
+    auto s = findSynthShape("tiny");
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath("placement.gguf").toStdString();
+    QVERIFY(writeSynthModel(*s, {.type = DType::Q8_0, .seed = 1}, path).has_value());
+    auto file = GgufFile::open(path);
+    QVERIFY(file.has_value());
+    auto model = Model::load(**file);
+    QVERIFY(model.has_value());
+    const ModelConfig& c = (*model)->config();
+    const KvLayout layout = (*model)->kvLayout(16);
+    const LayerPlacement all = planLayerPlacement(**file, c, layout, 1024, size_t{1} << 40);
+    QVERIFY(all.all());
+    QCOMPARE(QString::fromStdString(all.describe()), QString("all %1 layers on the GPU").arg(c.nLayers));
+    // Just enough for everything; a byte less keeps the output head (and maybe a layer) on the CPU.
+    QVERIFY(planLayerPlacement(**file, c, layout, 1024, all.deviceBytes).all());
+    const LayerPlacement less = planLayerPlacement(**file, c, layout, 1024, all.deviceBytes - 1);
+    QVERIFY(!less.all() && less.onDevice >= 1 && less.deviceBytes <= all.deviceBytes - 1);
+    QCOMPARE(QString::fromStdString(less.describe()), QString("%1 of %2 layers on the GPU").arg(less.onDevice).arg(c.nLayers));
+    // The margin alone does not fit: no layer.
+    const LayerPlacement none = planLayerPlacement(**file, c, layout, 1024, placementMargin(c));
+    QCOMPARE(none.onDevice, 0);
+    QCOMPARE(QString::fromStdString(none.describe()), QString("no layer fits the GPU"));
+    // A longer context needs more KV: fewer layers fit the same budget.
+    const LayerPlacement longer = planLayerPlacement(**file, c, layout, 2048, all.deviceBytes);
+    QVERIFY(!longer.all());
 }
 
 QTEST_GUILESS_MAIN(TestDeviceStep)
