@@ -49,6 +49,7 @@ struct LayerVectors {
 // reads them and the activations in its memory. Remade when forwardBatch gets another backend.
 struct Placement {
     uint64_t backend = 0;
+    uint64_t made = 0;  // how many times the vectors were placed: part of a step's key (their addresses)
     std::vector<std::unique_ptr<BackendBuffer>> copies;  // vectors copied into a backend's own memory
     std::vector<LayerVectors> layers;
     const float* outputNorm = nullptr;
@@ -421,6 +422,7 @@ Result<void> DecoderModel::place(Backend& b, Placement& placed) {
         return fail(ErrorCode::OutOfMemory, "no backend memory for the model's norm and bias vectors");
     }
     placed.backend = b.id();
+    ++placed.made;
     return {};
 }
 
@@ -468,7 +470,8 @@ Result<void> DecoderModel::runBatch(Backend& b, KvCache& cache, std::span<const 
     std::string key = b.operatesOnHostMemory() ? std::string() : batch_.stepKey();
     Backend::StepMode mode = Backend::StepMode::Run;
     if (!key.empty()) {
-        const uint64_t words[] = {instance_, reinterpret_cast<uintptr_t>(x_), static_cast<uint64_t>(firstHost)};
+        const uint64_t words[] = {instance_, placed_.made, reinterpret_cast<uintptr_t>(x_),
+                                  static_cast<uint64_t>(firstHost)};
         key.append(reinterpret_cast<const char*>(words), sizeof words);
         mode = b.beginStep(key, nTokens);
     }
