@@ -180,6 +180,14 @@ public:
         step_ = nullptr;
     }
 
+    BackendCounters counters() const override {  // the transfers, as a device backend counts them
+        BackendCounters c;
+        c.uploads = static_cast<uint64_t>(t_.uploads), c.downloads = static_cast<uint64_t>(t_.downloads);
+        c.copies = static_cast<uint64_t>(t_.copies);
+        c.bytesUp = t_.bytesUp, c.bytesDown = t_.bytesDown, c.bytesCopied = t_.bytesCopied;
+        c.waits = static_cast<uint64_t>(t_.downloads);
+        return c;
+    }
     const DeviceTransfers& transfers() const { return t_; }
     size_t stepKeys() const { return steps_.size(); }  // distinct keys beginStep has seen
     void resetCounts() {
