@@ -107,8 +107,6 @@ public:
     Backend* memory(int layer) const {
         return firstHostLayer_ >= 0 && layer >= firstHostLayer_ ? nullptr : memory_;
     }
-    Backend* memory() const { return memory_; }
-    int firstHostLayer() const { return firstHostLayer_; }
     // 1, or 2 when the layout has a window group (group 0: full attention, group 1: the window).
     int nGroups() const { return static_cast<int>(groups_.size()); }
     const BlockPool& pool(int group = 0) const { return groups_[static_cast<size_t>(group)].pool; }

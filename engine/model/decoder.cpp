@@ -499,8 +499,6 @@ Result<void> DecoderModel::runBatch(Backend& b, KvCache& cache, std::span<const 
             feedForwardBlock(*host_, il, nTokens);
         }
         batch_.outputRows(*host_, head_, placedHost_.outputNorm, config_.rmsEps, x_, options_.finalSoftcap);
-        use(*acts);
-        vectors_ = &placed_;
     }
     batch_.downloadLogits(last);
     return {};

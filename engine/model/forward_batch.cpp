@@ -104,6 +104,7 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) 
     tableOffset_.clear();
     tableLayers_ = 0;
     tableBlocks_.clear();
+    stagedViews_.clear();
     if (!b.operatesOnHostMemory()) {
         tableLayers_ = nTableLayers < 0 ? cache.layout().nLayers : std::min(nTableLayers, cache.layout().nLayers);
         for (const ForwardItem& item : items_)
@@ -112,6 +113,7 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) 
                 const int padded = (kv.nBlocks + kTableBucket - 1) / kTableBucket * kTableBucket;
                 tableOffset_.push_back(stagedTables_.size());
                 tableBlocks_.push_back(padded);
+                stagedViews_.push_back(kv);  // its table pointers set below, once stagedTables_ stops growing
                 for (f16_t* const* table : {kv.kBlocks, kv.vBlocks}) {
                     stagedTables_.insert(stagedTables_.end(), table, table + kv.nBlocks);
                     stagedTables_.resize(stagedTables_.size() + static_cast<size_t>(padded - kv.nBlocks), nullptr);
@@ -134,6 +136,13 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) 
     onBackend_ = reinterpret_cast<const int32_t*>(dst);
     uploadedTo_ = b.id();
     tables_ = tableBytes > 0 ? reinterpret_cast<f16_t* const*>(dst + intBytes) : nullptr;
+    for (size_t at = 0; at < stagedViews_.size(); ++at) {
+        PagedKvLayer& kv = stagedViews_[at];
+        kv.nBlocks = tableBlocks_[at];
+        kv.kBlocks = stagedTables_.data() + tableOffset_[at];
+        kv.vBlocks = kv.kBlocks + kv.nBlocks;
+        kv.tablesOnBackend = tables_ + tableOffset_[at];
+    }
     return {};
 }
 
@@ -142,17 +151,11 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
     const int64_t qDim = int64_t{shape.nHeads} * shape.headDim, kvDim = int64_t{shape.nKvHeads} * shape.headDim;
     for (size_t i = 0; i < items_.size(); ++i) {
         const int64_t row = firstRow_[i], n = firstRow_[i + 1] - row;
-        // layerView rebuilds the cache's pointer scratch on each call: one view alive at a time,
-        // taken right before its item's use.
-        PagedKvLayer kv = cache.layerView(*items_[i].seq, layer);
-        if (tables_ != nullptr && layer < tableLayers_ && b.id() == uploadedTo_) {  // the padded tables, uploaded
-            const size_t at = i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer);
-            const size_t offset = tableOffset_[at];
-            kv.nBlocks = tableBlocks_[at];
-            kv.kBlocks = stagedTables_.data() + offset;
-            kv.vBlocks = kv.kBlocks + kv.nBlocks;
-            kv.tablesOnBackend = tables_ + offset;
-        }
+        // The view upload() made with the padded tables it uploaded, or the cache's own: layerView
+        // rebuilds the cache's pointer scratch on each call, so it is taken right before its use.
+        const bool staged = tables_ != nullptr && layer < tableLayers_ && b.id() == uploadedTo_;
+        const PagedKvLayer kv = staged ? stagedViews_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)]
+                                       : cache.layerView(*items_[i].seq, layer);
         b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
         const int64_t nInPlace = nInPlace_[i];
         if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim);

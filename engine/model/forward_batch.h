@@ -109,6 +109,8 @@ private:
     std::vector<int> tableBlocks_;
     int tableLayers_ = 0;
     std::vector<f16_t*> stagedTables_;
+    // The layers' views with those tables (host arrays into stagedTables_), made once by upload().
+    std::vector<PagedKvLayer> stagedViews_;
     // reserveOutputs: the wanted logits rows, the items wanting any, the only one when one does
     // (an index into items_), and the output rows in the backend's memory.
     int64_t nOut_ = 0;
