@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,28 +75,48 @@ void printCounts(const char* shape, const char* what, const BackendCounters& a, 
                 static_cast<double>(b.launches - a.launches) / n, static_cast<double>(b.waits - a.waits) / n);
 }
 
-bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) {
+// A shape's model file (written if missing), loaded, and a CUDA backend; nullopt after printing why.
+struct Loaded {
+    std::unique_ptr<GgufFile> file;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Backend> backend;
+};
+std::optional<Loaded> load(const Options& o, const SynthShape& shape) {
     const std::string path = modelPath(o, shape);
-    if (path.empty()) return false;
+    if (path.empty()) return std::nullopt;
     auto file = GgufFile::open(path);
-    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), false;
+    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), std::nullopt;
     auto model = Model::load(**file);
-    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), false;
+    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), std::nullopt;
     std::string why;
     auto backend = makeCudaBackend(&why);
-    if (!backend) return std::fprintf(stderr, "no CUDA backend: %s\n", why.c_str()), false;
-    Model& m = **model;
+    if (!backend) return std::fprintf(stderr, "no CUDA backend: %s\n", why.c_str()), std::nullopt;
+    return Loaded{std::move(*file), std::move(*model), std::move(backend)};
+}
+
+// n prompt tokens, the same for every run.
+std::vector<int32_t> benchPrompt(int n) {
+    std::vector<int32_t> prompt(static_cast<size_t>(n));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(3 + (i * 131) % 250);
+    return prompt;
+}
+
+bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) {
+    auto loaded = load(o, shape);
+    if (!loaded) return false;
+    const GgufFile* file = loaded->file.get();
+    Model& m = *loaded->model;
+    Backend* backend = loaded->backend.get();
     auto t0 = std::chrono::steady_clock::now();
     m.packWeights(*backend);  // every matrix into device memory, as the engine does at load
     std::printf("%s: weights uploaded in %.2f s\n", shape.name.c_str(), secondsSince(t0));
-    std::vector<int32_t> prompt(static_cast<size_t>(o.prefill));
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(3 + (i * 131) % 250);
+    const std::vector<int32_t> prompt = benchPrompt(o.prefill);
     const auto nVocab = static_cast<size_t>(m.config().nVocab);
     std::vector<float> logits(nVocab);
     constexpr int kBatch = 8;
     const int capacity = (kBatch + 1) * (o.prefill + o.decode + 16);
     KvCache cache(m.kvLayout(), capacity);
-    cache.placeOn(backend.get());
+    cache.placeOn(backend);
     {  // warm-up: the first steps size every scratch buffer
         KvSequence seq;
         if (auto r = m.forward(*backend, cache, seq, std::span(prompt.data(), 16), logits); !r)
@@ -133,7 +154,7 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     if (!timedDecode("batch-1 decode, graphs on", perToken)) return false;
     std::printf("%s: batch-1 decode %.1f tok/s with graphs, %.1f without (%.2fx)\n", shape.name.c_str(),
                 1.0 / perToken, 1.0 / perTokenNoGraph, perTokenNoGraph / perToken);
-    const double bytes = weightBytesPerToken(**file);
+    const double bytes = weightBytesPerToken(*file);
     const double gbs = bytes / perToken / 1e9;
     std::printf(
         "RESULT %-15s %s: prefill %d tok %.1f tok/s | decode %.1f tok/s (%.2f ms/tok), %.0f MB weights/tok = "
@@ -173,21 +194,16 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
 // The shape placed on a budget of half its weights: the split, prefill (128 tokens) and batch-1
 // decode speed.
 bool benchSplit(const Options& o, const SynthShape& shape) {
-    const std::string path = modelPath(o, shape);
-    if (path.empty()) return false;
-    auto file = GgufFile::open(path);
-    if (!file) return std::fprintf(stderr, "%s\n", file.error().message.c_str()), false;
-    auto model = Model::load(**file);
-    if (!model) return std::fprintf(stderr, "%s\n", model.error().message.c_str()), false;
-    std::string why;
-    auto backend = makeCudaBackend(&why);
-    if (!backend) return std::fprintf(stderr, "no CUDA backend: %s\n", why.c_str()), false;
+    auto loaded = load(o, shape);
+    if (!loaded) return false;
+    const GgufFile* file = loaded->file.get();
+    Model& m = *loaded->model;
+    Backend* backend = loaded->backend.get();
     auto cpu = makeBestCpuBackend();
-    Model& m = **model;
     const int prefill = 128, context = prefill + o.decode + 16;
     const KvLayout layout = m.kvLayout();
-    const size_t budget = static_cast<size_t>(weightBytesPerToken(**file) / 2);
-    const LayerPlacement plan = planLayerPlacement(**file, m.config(), layout, context, budget);
+    const size_t budget = static_cast<size_t>(weightBytesPerToken(*file) / 2);
+    const LayerPlacement plan = planLayerPlacement(*file, m.config(), layout, context, budget);
     std::printf("%s split at half its weights (%zu MiB): %s, %zu MiB on the device, the rest on %s\n",
                 shape.name.c_str(), budget >> 20, plan.describe().c_str(), plan.deviceBytes >> 20, cpu->name().c_str());
     if (plan.onDevice == 0 || plan.all()) return true;
@@ -197,10 +213,9 @@ bool benchSplit(const Options& o, const SynthShape& shape) {
     m.packWeights(*cpu);
     std::printf("%s: weights placed in %.2f s\n", shape.name.c_str(), secondsSince(t0));
     KvCache cache(layout, context);
-    cache.placeOn(backend.get(), plan.onDevice);
+    cache.placeOn(backend, plan.onDevice);
     KvSequence seq;
-    std::vector<int32_t> prompt(static_cast<size_t>(prefill));
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(3 + (i * 131) % 250);
+    const std::vector<int32_t> prompt = benchPrompt(prefill);
     std::vector<float> logits(static_cast<size_t>(m.config().nVocab));
     t0 = std::chrono::steady_clock::now();
     if (auto r = m.forward(*backend, cache, seq, prompt, logits); !r)

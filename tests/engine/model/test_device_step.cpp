@@ -21,6 +21,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <optional>
 
 #include "engine/model/gguf.h"
 #include "engine/model/layer_placement.h"
@@ -43,6 +44,70 @@ Tokens tokensOf(int n, int salt, int nVocab) {
     for (int k = 0; k < n; ++k) t.push_back(3 + (k * 37 + salt * 101) % (nVocab - 3));
     return t;
 }
+
+// A tiny family's synthetic model written into dir and loaded twice: one copy for the plain
+// reference pass, one for the backend under test (packWeights changes a model's views).
+struct TwoModels {
+    std::unique_ptr<GgufFile> file;
+    std::unique_ptr<Model> plain, other;
+};
+std::optional<TwoModels> loadTwice(const QTemporaryDir& dir, const QString& shape, int type, uint64_t seed,
+                                   const QString& tag) {
+    auto s = findSynthShape(shape.toStdString());
+    if (!s) return std::nullopt;
+    const std::string path = dir.filePath(shape + QString::number(type) + tag + ".gguf").toStdString();
+    if (!writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = seed}, path)) return std::nullopt;
+    auto file = GgufFile::open(path);
+    if (!file) return std::nullopt;
+    TwoModels m{std::move(*file), nullptr, nullptr};
+    auto plain = Model::load(*m.file), other = Model::load(*m.file);
+    if (!plain || !other) return std::nullopt;
+    m.plain = std::move(*plain), m.other = std::move(*other);
+    return m;
+}
+
+// Two sequences run step by step on the plain model (the reference backend, a host cache) and on
+// the model under test (a DeviceMemoryBackend, its cache). step(): one step of the given
+// sequences (a token each, or a prompt for one), the logits compared bit for bit, the backend's
+// violations checked; the first problem, or empty. The step's transfers stay readable after.
+struct PairedSteps {
+    PairedSteps(Model& plainModel, Backend& referenceBackend, KvCache& plainKv, Model& otherModel,
+                test::DeviceMemoryBackend& deviceBackend, KvCache& otherKv)
+        : plain(plainModel), reference(referenceBackend), plainCache(plainKv), other(otherModel),
+          device(deviceBackend), otherCache(otherKv) {}
+    Model& plain;
+    Backend& reference;
+    KvCache& plainCache;
+    Model& other;
+    test::DeviceMemoryBackend& device;
+    KvCache& otherCache;
+    KvSequence plainSeqs[2], otherSeqs[2];
+    std::vector<float> want[2], got[2];
+
+    QString step(const std::vector<int>& seqs, const Tokens& tokens, const char* what, int index) {
+        const auto nVocab = static_cast<size_t>(plain.config().nVocab);
+        std::vector<ForwardItem> plainItems, otherItems;
+        for (size_t k = 0; k < seqs.size(); ++k) {
+            const int q = seqs[k];
+            want[q].resize(nVocab), got[q].resize(nVocab);
+            const std::span<const int32_t> t =
+                seqs.size() == 1 ? std::span<const int32_t>(tokens) : std::span<const int32_t>(&tokens[k], 1);
+            plainItems.push_back({&plainSeqs[q], t, want[q]});
+            otherItems.push_back({&otherSeqs[q], t, got[q]});
+        }
+        device.resetCounts();
+        if (!plain.forward(reference, plainCache, plainItems))
+            return QString("%1 %2: the plain pass failed").arg(what).arg(index);
+        if (auto r = other.forward(device, otherCache, otherItems); !r)
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(r.error().message));
+        for (int q : seqs)
+            if (!sameBits(got[q], want[q]))
+                return QString("%1 %2: logits of sequence %3 differ").arg(what).arg(index).arg(q);
+        if (!device.violations().empty())
+            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(device.violations().front()));
+        return QString();
+    }
+};
 
 }  // namespace
 
@@ -72,22 +137,17 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits_data() {
 void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
     QFETCH(QString, shape);
     QFETCH(int, type);
-    auto s = findSynthShape(shape.toStdString());
-    QVERIFY(s.has_value());
-    const std::string path = dir_.filePath(shape + QString::number(type) + ".gguf").toStdString();
-    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 3}, path).has_value());
-    auto file = GgufFile::open(path);
-    QVERIFY(file.has_value());
-    auto plain = Model::load(**file), onDevice = Model::load(**file);
-    QVERIFY(plain.has_value() && onDevice.has_value());
+    auto models = loadTwice(dir_, shape, type, 3, "");
+    QVERIFY(models.has_value());
+    std::unique_ptr<Model>&plain = models->plain, &onDevice = models->other;
     auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend();
     test::DeviceMemoryBackend device(*inner);
-    (*onDevice)->packWeights(device);
+    onDevice->packWeights(device);
     QVERIFY(device.loadBytes() > 0);
 
-    const int nVocab = (*plain)->config().nVocab;
+    const int nVocab = plain->config().nVocab;
     const auto rows = [&](int n) { return std::vector<float>(static_cast<size_t>(n) * nVocab); };
-    KvCache plainCache((*plain)->kvLayout(16), 512), deviceCache((*onDevice)->kvLayout(16), 512);
+    KvCache plainCache(plain->kvLayout(16), 512), deviceCache(onDevice->kvLayout(16), 512);
     deviceCache.placeOn(&device);
     KvSequence plainSeqs[2], deviceSeqs[2];
 
@@ -120,9 +180,9 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
             nRows += static_cast<int>(p.tokens.size());
             nLogits += p.nLogits;
         }
-        if (!(*plain)->forward(*reference, plainCache, plainItems)) return QString("%1: the plain pass failed").arg(what);
+        if (!plain->forward(*reference, plainCache, plainItems)) return QString("%1: the plain pass failed").arg(what);
         device.resetCounts();
-        if (auto r = (*onDevice)->forward(device, deviceCache, deviceItems); !r)
+        if (auto r = onDevice->forward(device, deviceCache, deviceItems); !r)
             return QString("%1: %2").arg(what, QString::fromStdString(r.error().message));
         const test::DeviceTransfers& t = device.transfers();
         if (!device.violations().empty())
@@ -170,7 +230,7 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
     QCOMPARE(devSeq.nTokens, hostSeq.nTokens);
     const int32_t bs = deviceCache.layout().blockSize, nFull = devSeq.nTokens / bs, tail = devSeq.nTokens % bs;
     QVERIFY(nFull >= 1 && tail > 0);
-    KvCache restored((*onDevice)->kvLayout(16), 512);
+    KvCache restored(onDevice->kvLayout(16), 512);
     restored.placeOn(&device);
     for (int g = 0; g < deviceCache.nGroups(); ++g) {
         const std::vector<BlockId>& hostTable = g == 0 ? hostSeq.blockTable : hostSeq.windowTable;
@@ -206,50 +266,25 @@ void TestDeviceStep::stepsMoveOnlyInputsAndLogits() {
 void TestDeviceStep::decodeStepsReplay() {
     QFETCH(QString, shape);
     QFETCH(int, type);
-    auto s = findSynthShape(shape.toStdString());
-    QVERIFY(s.has_value());
-    const std::string path = dir_.filePath(shape + QString::number(type) + "-replay.gguf").toStdString();
-    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 5}, path).has_value());
-    auto file = GgufFile::open(path);
-    QVERIFY(file.has_value());
-    auto plain = Model::load(**file), onDevice = Model::load(**file);
-    QVERIFY(plain.has_value() && onDevice.has_value());
+    auto models = loadTwice(dir_, shape, type, 5, "-replay");
+    QVERIFY(models.has_value());
     auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend();
     test::DeviceMemoryBackend device(*inner);
-    (*onDevice)->packWeights(device);
-    const int nVocab = (*plain)->config().nVocab;
-    KvCache plainCache((*plain)->kvLayout(16), 1024), deviceCache((*onDevice)->kvLayout(16), 1024);
+    models->other->packWeights(device);
+    const int nVocab = models->plain->config().nVocab;
+    KvCache plainCache(models->plain->kvLayout(16), 1024), deviceCache(models->other->kvLayout(16), 1024);
     deviceCache.placeOn(&device);
-    KvSequence plainSeqs[2], deviceSeqs[2];
-    std::vector<float> want[2], got[2];
-    for (int i = 0; i < 2; ++i) want[i].resize(size_t(nVocab)), got[i].resize(size_t(nVocab));
-
-    // One step of the given sequences (a token each, or a prompt for one); false on a mismatch.
+    PairedSteps pair(*models->plain, *reference, plainCache, *models->other, device, deviceCache);
+    // A step, then what a replayed one must be: no operator call, one upload, one download.
     int replayedSteps = 0;
     const auto step = [&](std::vector<int> seqs, const Tokens& tokens, const char* what, int index) {
-        std::vector<ForwardItem> plainItems, deviceItems;
-        for (size_t k = 0; k < seqs.size(); ++k) {
-            const int q = seqs[k];
-            const std::span<const int32_t> t =
-                seqs.size() == 1 ? std::span<const int32_t>(tokens) : std::span<const int32_t>(&tokens[k], 1);
-            plainItems.push_back({&plainSeqs[q], t, want[q]});
-            deviceItems.push_back({&deviceSeqs[q], t, got[q]});
-        }
-        device.resetCounts();
-        if (!(*plain)->forward(*reference, plainCache, plainItems)) return QString("%1 %2: the plain pass failed").arg(what).arg(index);
-        if (auto r = (*onDevice)->forward(device, deviceCache, deviceItems); !r)
-            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(r.error().message));
-        for (int q : seqs)
-            if (!sameBits(got[q], want[q])) return QString("%1 %2: logits of sequence %3 differ").arg(what).arg(index).arg(q);
+        const QString r = pair.step(seqs, tokens, what, index);
         const test::DeviceTransfers& t = device.transfers();
-        if (!device.violations().empty())
-            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(device.violations().front()));
-        if (t.replayed == 1) {
-            ++replayedSteps;
-            if (t.ops != 0 || t.uploads != 1 || t.downloads != 1)
-                return QString("%1 %2: a replayed step made %3 operator calls, %4 uploads, %5 downloads")
-                    .arg(what).arg(index).arg(t.ops).arg(t.uploads).arg(t.downloads);
-        }
+        if (!r.isEmpty() || t.replayed != 1) return r;
+        ++replayedSteps;
+        if (t.ops != 0 || t.uploads != 1 || t.downloads != 1)
+            return QString("%1 %2: a replayed step made %3 operator calls, %4 uploads, %5 downloads")
+                .arg(what).arg(index).arg(t.ops).arg(t.uploads).arg(t.downloads);
         return QString();
     };
 
@@ -280,48 +315,28 @@ void TestDeviceStep::decodeStepsReplay() {
 void TestDeviceStep::splitLayers() {
     QFETCH(QString, shape);
     QFETCH(int, type);
-    auto s = findSynthShape(shape.toStdString());
-    QVERIFY(s.has_value());
-    const std::string path = dir_.filePath(shape + QString::number(type) + "-split.gguf").toStdString();
-    QVERIFY(writeSynthModel(*s, {.type = static_cast<DType>(type), .seed = 7}, path).has_value());
-    auto file = GgufFile::open(path);
-    QVERIFY(file.has_value());
-    auto plain = Model::load(**file), split = Model::load(**file);
-    QVERIFY(plain.has_value() && split.has_value());
-    const int nLayers = (*plain)->config().nLayers, firstHost = std::max(1, nLayers / 2);
+    auto models = loadTwice(dir_, shape, type, 7, "-split");
+    QVERIFY(models.has_value());
+    Model &plain = *models->plain, &split = *models->other;
+    const int nLayers = plain.config().nLayers, firstHost = std::max(1, nLayers / 2);
     auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend(), host = makeCpuReferenceBackend();
     test::DeviceMemoryBackend device(*inner);
-    (*split)->splitLayers(host.get(), firstHost);
-    (*split)->packWeights(device);
-    (*split)->packWeights(*host);
-    const int nVocab = (*plain)->config().nVocab;
-    KvCache plainCache((*plain)->kvLayout(16), 512), splitCache((*split)->kvLayout(16), 512);
+    split.splitLayers(host.get(), firstHost);
+    split.packWeights(device);
+    split.packWeights(*host);
+    const int nVocab = plain.config().nVocab;
+    KvCache plainCache(plain.kvLayout(16), 512), splitCache(split.kvLayout(16), 512);
     splitCache.placeOn(&device, firstHost);
     QCOMPARE(splitCache.memory(firstHost - 1), static_cast<Backend*>(&device));
     QCOMPARE(splitCache.memory(firstHost), static_cast<Backend*>(nullptr));
-    KvSequence plainSeqs[2], splitSeqs[2];
-    std::vector<float> want[2], got[2];
-    for (int i = 0; i < 2; ++i) want[i].resize(size_t(nVocab)), got[i].resize(size_t(nVocab));
-    const size_t residualBytes = size_t((*plain)->config().nEmbd) * sizeof(float);
+    PairedSteps pair(plain, *reference, plainCache, split, device, splitCache);
+    const KvSequence(&plainSeqs)[2] = pair.plainSeqs;
+    const KvSequence(&splitSeqs)[2] = pair.otherSeqs;
+    // A step, then what a split one must move: one upload, the residual rows down once.
+    const size_t residualBytes = size_t(plain.config().nEmbd) * sizeof(float);
     const auto step = [&](std::vector<int> seqs, const Tokens& tokens, const char* what, int index) {
-        std::vector<ForwardItem> plainItems, splitItems;
-        for (size_t k = 0; k < seqs.size(); ++k) {
-            const int q = seqs[k];
-            const std::span<const int32_t> t =
-                seqs.size() == 1 ? std::span<const int32_t>(tokens) : std::span<const int32_t>(&tokens[k], 1);
-            plainItems.push_back({&plainSeqs[q], t, want[q]});
-            splitItems.push_back({&splitSeqs[q], t, got[q]});
-        }
-        device.resetCounts();
-        if (!(*plain)->forward(*reference, plainCache, plainItems))
-            return QString("%1 %2: the plain pass failed").arg(what).arg(index);
-        if (auto r = (*split)->forward(device, splitCache, splitItems); !r)
-            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(r.error().message));
-        for (int q : seqs)
-            if (!sameBits(got[q], want[q]))
-                return QString("%1 %2: logits of sequence %3 differ").arg(what).arg(index).arg(q);
-        if (!device.violations().empty())
-            return QString("%1 %2: %3").arg(what).arg(index).arg(QString::fromStdString(device.violations().front()));
+        const QString r = pair.step(seqs, tokens, what, index);
+        if (!r.isEmpty()) return r;
         if (device.kvOutside() > 0) return QString("%1 %2: device KV outside its memory").arg(what).arg(index);
         const test::DeviceTransfers& t = device.transfers();
         const size_t rows = seqs.size() == 1 ? tokens.size() : seqs.size();
