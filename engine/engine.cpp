@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <new>
 
 #include "engine/engine_requests.h"
 #include "engine/model/gguf.h"
@@ -119,7 +120,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         return fail(ErrorCode::InvalidArgument, "context length and KV block size must be positive");
     e->contextLength_ = options.contextLength > 0 ? std::min(options.contextLength, e->config().contextLength)
                                                   : e->config().contextLength;
-    e->backend_ = chooseBackend(options, &e->backendNote_);
+    e->backend_ = options.makeBackend ? options.makeBackend() : chooseBackend(options, &e->backendNote_);
     const auto layoutFor = [&](const Backend& b) {
         KvLayout l = e->model_->kvLayout(options.kvBlockSize, options.kvWindowPools);
         l.elementType = options.kvType;
@@ -130,30 +131,6 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         return l;
     };
     KvLayout layout = layoutFor(*e->backend_);
-    // A backend with memory of its own (the GPU) takes every layer when the model and the KV of
-    // its context fit its free memory (HEARTH_CUDA_MEMORY_LIMIT_MB caps it), else as many whole
-    // layers as fit with the rest on the CPU, else none.
-    int onDevice = e->config().nLayers;
-    if (!e->backend_->operatesOnHostMemory()) {
-        size_t budget = e->backend_->freeMemory();
-        if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) budget = std::min(budget, limit);
-        const LayerPlacement plan = planLayerPlacement(*e->file_, e->config(), layout, e->contextLength_, budget);
-        onDevice = plan.onDevice;
-        const std::string fit = strCat(plan.describe(), " (", plan.deviceBytes >> 20, " of ", budget >> 20, " MiB)");
-        if (onDevice == 0) {
-            e->backendNote_ = strCat("the model does not fit the GPU's free memory, ", budget >> 20,
-                                     " MiB: running on the CPU");
-            e->backend_ = makeBestCpuBackend(options.nThreads);
-            layout = layoutFor(*e->backend_);
-            onDevice = e->config().nLayers;
-        } else if (!plan.all()) {
-            e->hostBackend_ = makeBestCpuBackend(options.nThreads);
-            e->model_->splitLayers(e->hostBackend_.get(), onDevice);
-            e->backendNote_ = strCat(fit, ", the rest on ", e->hostBackend_->name());
-        } else {
-            e->backendNote_ = fit;
-        }
-    }
     if (options.kvType == KvElementType::Q8_0 && e->config().headDim % kQK != 0)
         return fail(ErrorCode::Unsupported,
                     strCat("a q8_0 KV cache needs a head size that is a multiple of ", kQK, "; this model's is ",
@@ -166,13 +143,58 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         if (!fp) return std::unexpected(fp.error());
         fingerprint = *fp;
     }
-    // After the fingerprint, whose hashing maps the whole file: the repacked copy and the
-    // fingerprint's mapping are never resident together.
-    try {  // a CUDA error while copying the weights to the GPU is an error value, not an abort
-        e->packWeights(fingerprint, options);
-    } catch (const std::exception& ex) {
-        return fail(ErrorCode::Device, strCat(e->backend_->name(), " could not take the model's weights (", ex.what(),
-                                              "); HEARTH_CUDA_MEMORY_LIMIT_MB=N places fewer layers on the GPU"));
+    // A backend with memory of its own (the GPU) takes every layer when the model and the KV of
+    // its context fit its free memory (HEARTH_CUDA_MEMORY_LIMIT_MB caps it), else as many whole
+    // layers as fit with the rest on the CPU, else none. When copying the weights runs out of
+    // device memory all the same (the free memory was overestimated: another process took some,
+    // or it is fragmented), the model is read again and placed with a quarter fewer layers on the
+    // GPU (one fewer at least), down to none.
+    int onDevice = e->config().nLayers;
+    int maxLayers = -1;  // no cap until a placement did not fit
+    size_t budget = 0;
+    std::string shortfall;  // the placement that did not fit, for the note
+    if (!e->backend_->operatesOnHostMemory()) {
+        budget = e->backend_->freeMemory();
+        if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) budget = std::min(budget, limit);
+    }
+    for (;;) {
+        if (!e->backend_->operatesOnHostMemory()) {
+            const LayerPlacement plan =
+                planLayerPlacement(*e->file_, e->config(), layout, e->contextLength_, budget, maxLayers);
+            onDevice = plan.onDevice;
+            const std::string fit =
+                strCat(shortfall, plan.describe(), " (", plan.deviceBytes >> 20, " of ", budget >> 20, " MiB)");
+            if (onDevice == 0) {
+                e->backendNote_ = shortfall.empty() ? strCat("the model does not fit the GPU's free memory, ",
+                                                             budget >> 20, " MiB: running on the CPU")
+                                                      : strCat(shortfall, "running on the CPU");
+                e->backend_ = makeBestCpuBackend(options.nThreads);
+                layout = layoutFor(*e->backend_);
+                onDevice = e->config().nLayers;
+            } else if (!plan.all()) {
+                e->hostBackend_ = makeBestCpuBackend(options.nThreads);
+                e->model_->splitLayers(e->hostBackend_.get(), onDevice);
+                e->backendNote_ = strCat(fit, ", the rest on ", e->hostBackend_->name());
+            } else {
+                e->backendNote_ = fit;
+            }
+        }
+        // After the fingerprint, whose hashing maps the whole file: the repacked copy and the
+        // fingerprint's mapping are never resident together.
+        try {  // a CUDA error while copying the weights to the GPU is an error value, not an abort
+            if (e->packWeights(fingerprint, options)) break;
+        } catch (const std::exception& ex) {
+            return fail(ErrorCode::Device,
+                        strCat(e->backend_->name(), " could not take the model's weights (", ex.what(),
+                               "); HEARTH_CUDA_MEMORY_LIMIT_MB=N places fewer layers on the GPU"));
+        }
+        shortfall = strCat("out of GPU memory at load with ", onDevice, " of ", e->config().nLayers, " layers; ");
+        maxLayers = onDevice - std::max(1, onDevice / 4);
+        e->hostBackend_.reset();
+        e->model_.reset();  // frees its copies on the device before the next try makes new ones
+        auto again = loadModelParts(*e->file_, {.contextLength = std::max(0, options.contextLength)});
+        if (!again) return std::unexpected(again.error());
+        e->model_ = std::move(again->model);
     }
     // The placement is part of the chain root: KV saved under one split is refused under another.
     e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout,
@@ -193,16 +215,21 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
 }
 
 // The backend's layout of the weights, through the disk cache unless it is switched off.
-void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options) {
+bool Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options) {
     using Outcome = PackCacheReport::Outcome;
     // A backend with memory of its own reads its matrices only from their copies: always made.
-    if (!options.packWeights && backend_->operatesOnHostMemory()) return;  // packCache_.outcome stays NotPacked
+    if (!options.packWeights && backend_->operatesOnHostMemory()) return true;  // packCache_.outcome stays NotPacked
     // A backend with memory of its own copies the weights there: nothing a disk cache could hold.
     if (!options.packCache || !packCacheEnabledByEnvironment() || !backend_->operatesOnHostMemory()) {
         packCache_.outcome = Outcome::Off;
-        packCache_.packedBytes = model_->packWeights(*backend_, options.loadProgress);
+        try {
+            packCache_.packedBytes = model_->packWeights(*backend_, options.loadProgress);
+        } catch (const std::bad_alloc&) {
+            if (backend_->operatesOnHostMemory()) throw;
+            return false;  // the device's memory, not the host's
+        }
         if (hostBackend_) packCache_.packedBytes += model_->packWeights(*hostBackend_, options.loadProgress);
-        return;
+        return true;
     }
     PackCacheConfig config;
     config.dir = options.packCacheDir.empty() ? defaultPackCacheDir() : options.packCacheDir;
@@ -210,6 +237,7 @@ void Engine::packWeights(const ModelFingerprint& fingerprint, const EngineOption
     packCache_ = std::move(r.report);
     packMapping_ = std::move(r.mapping);
     packWrite_ = std::move(r.write);
+    return true;
 }
 
 std::vector<TokenId> Engine::chatPrompt(const std::vector<ChatMessage>& messages, const RenderOptions& options) const {

@@ -63,6 +63,9 @@ struct EngineOptions {
     // when it cannot start, the best CPU backend and backendNote() says why.
     enum class BackendKind { Best, Reference, Cuda };
     BackendKind backend = BackendKind::Best;
+    // Tests: makes the backend to load with instead of `backend` (a test backend with memory of
+    // its own, tests/support/device_memory_backend.h).
+    std::function<std::unique_ptr<Backend>()> makeBackend;
     // Called during load() after each weight matrix the backend lays out for its kernels (the
     // CPU backends repack the quantized types: Model::packWeights), with matrices done and total.
     std::function<void(int done, int total)> loadProgress;
@@ -259,7 +262,9 @@ public:
 private:
     Engine();
     Result<void> validatePrompt(const std::vector<TokenId>& prompt) const;
-    void packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options);
+    // The backends' copies of the weights (Model::packWeights); false when the device ran out of
+    // memory for its matrices (its packWeight threw std::bad_alloc). Other errors throw.
+    bool packWeights(const ModelFingerprint& fingerprint, const EngineOptions& options);
 
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;

@@ -211,7 +211,8 @@ public:
     // After a packed copy is made, the file's rows of w are not read by this backend (the caller
     // may release their pages), embeddingRows included. A backend that copies a large matrix
     // piece by piece calls released(bytes of w's rows) for each piece it no longer reads, so that
-    // the caller can release them while the rest is copied.
+    // the caller can release them while the rest is copied. A backend with memory of its own
+    // that has no room left for w throws std::bad_alloc (the engine then places fewer layers).
     virtual std::unique_ptr<WeightBuffer> packWeight(
         WeightView& w, const std::function<void(std::span<const uint8_t> rows)>& released = {}) {
         (void)w, (void)released;

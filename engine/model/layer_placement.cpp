@@ -1,6 +1,7 @@
 // Layer placement from the file's tensor sizes (layer_placement.h).
 #include "engine/model/layer_placement.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
@@ -26,7 +27,7 @@ size_t placementMargin(const ModelConfig& c) {
 }
 
 LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& config, const KvLayout& layout,
-                                  int32_t contextTokens, size_t budget) {
+                                  int32_t contextTokens, size_t budget, int maxLayers) {
     LayerPlacement p;
     p.nLayers = config.nLayers;
     p.budget = budget;
@@ -45,7 +46,7 @@ LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& confi
     // Everything: the embedding (a tied one doubles as the output matrix), every layer with its KV.
     size_t total = embedding + output + placementMargin(config);
     for (size_t bytes : layerBytes) total += bytes + kvPerLayer;
-    if (total <= budget) {
+    if (total <= budget && (maxLayers < 0 || maxLayers >= config.nLayers)) {
         p.onDevice = config.nLayers;
         p.deviceBytes = total;
         return p;
@@ -54,7 +55,8 @@ LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& confi
     // last layer stays with the output head on the CPU (a split needs one there).
     size_t used = embedding + placementMargin(config);
     int n = 0;
-    while (n + 1 < config.nLayers && used + layerBytes[static_cast<size_t>(n)] + kvPerLayer <= budget)
+    const int most = maxLayers < 0 ? config.nLayers - 1 : std::min(maxLayers, config.nLayers - 1);
+    while (n < most && used + layerBytes[static_cast<size_t>(n)] + kvPerLayer <= budget)
         used += layerBytes[static_cast<size_t>(n++)] + kvPerLayer;
     p.onDevice = n;
     p.deviceBytes = n > 0 ? used : 0;

@@ -31,9 +31,10 @@ struct LayerPlacement {
 // scratch (its F16 tiles, the attention splits, the logits rows).
 size_t placementMargin(const ModelConfig& config);
 
-// The placement for a device that may hold `budget` bytes.
+// The placement for a device that may hold `budget` bytes, with at most maxLayers layers on it
+// (negative: no cap; below nLayers: a split).
 LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& config, const KvLayout& layout,
-                                  int32_t contextTokens, size_t budget);
+                                  int32_t contextTokens, size_t budget, int maxLayers = -1);
 
 // HEARTH_CUDA_MEMORY_LIMIT_MB in the environment, in bytes (0: not set, or not a positive number).
 size_t cudaMemoryLimitFromEnvironment();

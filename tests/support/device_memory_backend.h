@@ -11,7 +11,10 @@
 // Steps (Backend::beginStep) behave as CUDA graphs: a key's first step runs call by call, its
 // second is recorded (the calls held, with their arguments, and run at endStep), later ones
 // replay the recording on the memory's current contents; an operator call in a replayed step or
-// a transfer inside a step is a violation. Recordings and replays are counted.
+// a transfer inside a step is a violation. Recordings and replays are counted. A capacity for
+// matrices makes it a small device: packWeight throws std::bad_alloc (as the CUDA plugin does
+// out of memory) past it, while freeMemory() may claim more than there is, as a GPU shared with
+// other processes does.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +44,13 @@ public:
 
     explicit DeviceMemoryBackend(Backend& inner, bool recordSteps = true)
         : inner_(inner), live_(std::make_shared<Live>()), recordSteps_(recordSteps) {}
+    // Over a backend it owns, with room for weightCapacity bytes of matrix copies alive at once
+    // (0: no limit) and freeMemory() answering claimedFree.
+    struct Limits {
+        size_t weightCapacity = 0, claimedFree = 0;
+    };
+    DeviceMemoryBackend(std::unique_ptr<Backend> owned, Limits limits)
+        : owned_(std::move(owned)), inner_(*owned_), live_(std::make_shared<Live>()), limits_(limits) {}
 
     std::string name() const override { return "device memory (test) over " + inner_.name(); }
     bool operatesOnHostMemory() const override { return false; }
@@ -73,7 +84,8 @@ public:
         WeightView& w, const std::function<void(std::span<const uint8_t> rows)>& released) override {
         (void)released;
         const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
-        auto holder = std::make_unique<Weight>();
+        if (limits_.weightCapacity > 0 && *weightBytes_ + bytes > limits_.weightCapacity) throw std::bad_alloc();
+        auto holder = std::make_unique<Weight>(weightBytes_, bytes);
         holder->buffer = allocate(bytes);
         std::memcpy(holder->buffer->data(), w.data, bytes);
         loadBytes_ += bytes;
@@ -198,6 +210,7 @@ public:
     int kvOutside() const { return kvOutside_; }  // KV blocks read or written outside this memory
     int tablesFromHost() const { return tablesFromHost_; }  // KV calls without tablesOnBackend
     size_t loadBytes() const { return loadBytes_; }  // matrices copied in at packWeight
+    size_t freeMemory() const override { return limits_.claimedFree; }
 
 private:
     using Live = std::map<uintptr_t, size_t>;  // start -> bytes of each buffer alive
@@ -213,6 +226,10 @@ private:
         std::shared_ptr<Live> live_;
     };
     struct Weight : WeightBuffer {
+        Weight(std::shared_ptr<size_t> alive, size_t n) : total(std::move(alive)), bytes(n) { *total += bytes; }
+        ~Weight() override { *total -= bytes; }
+        std::shared_ptr<size_t> total;  // the backend's weightBytes_ (a copy may outlive it)
+        size_t bytes;
         std::unique_ptr<BackendBuffer> buffer;
     };
 
@@ -291,8 +308,11 @@ private:
         std::vector<std::function<void()>> calls;
     };
 
+    std::unique_ptr<Backend> owned_;
     Backend& inner_;
     std::shared_ptr<Live> live_;
+    Limits limits_;
+    std::shared_ptr<size_t> weightBytes_ = std::make_shared<size_t>(0);  // matrix copies alive
     DeviceTransfers t_;
     std::vector<std::string> violations_;
     int kvOutside_ = 0;

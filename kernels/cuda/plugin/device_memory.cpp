@@ -2,6 +2,7 @@
 #include "kernels/cuda/plugin/device_memory.h"
 
 #include <atomic>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -20,7 +21,13 @@ uint64_t launches() { return launchCount.load(std::memory_order_relaxed); }
 void countLaunches(uint64_t n) { launchCount.fetch_add(n, std::memory_order_relaxed); }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+    if (bytes == 0) return;
+    const cudaError_t status = cudaMalloc(&ptr_, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // not sticky: cleared; out of memory is std::bad_alloc (Backend::packWeight)
+        throw std::bad_alloc();
+    }
+    check(status, "cudaMalloc");
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {

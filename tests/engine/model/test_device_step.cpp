@@ -16,13 +16,16 @@
 // operator call, one upload and one download, with logits bitwise the plain pass's. A model
 // split between that backend and the CPU (Model::splitLayers, the KV of the later layers in host
 // memory) gives the same bits, moving its inputs up and the residual stream down once a step;
-// and the layer placement counts what fits a memory budget.
+// and the layer placement counts what fits a memory budget. When the device's memory turns out
+// smaller than its free memory claimed, Engine::load places fewer layers (down to none) instead
+// of failing, and the engine gives the CPU's reply.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
 #include <optional>
 
+#include "engine/engine.h"
 #include "engine/model/gguf.h"
 #include "engine/model/layer_placement.h"
 #include "engine/model/model.h"
@@ -121,6 +124,7 @@ private slots:
     void splitLayers_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void splitLayers();
     void layerPlacement();
+    void loadPlacesFewerLayersOutOfMemory();
 
 private:
     QTemporaryDir dir_;
@@ -393,6 +397,65 @@ void TestDeviceStep::layerPlacement() {
     // A longer context needs more KV: fewer layers fit the same budget.
     const LayerPlacement longer = planLayerPlacement(**file, c, layout, 2048, all.deviceBytes);
     QVERIFY(!longer.all());
+}
+
+void TestDeviceStep::loadPlacesFewerLayersOutOfMemory() {
+    auto s = findSynthShape("tiny-gemma3");  // 7 layers, a window pool
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath("oom.gguf").toStdString();
+    QVERIFY(writeSynthModel(*s, {.type = DType::Q8_0, .seed = 3}, path).has_value());
+    auto file = GgufFile::open(path);
+    QVERIFY(file.has_value());
+    // The file's bytes of the token embedding and of each layer.
+    size_t embedding = 0;
+    std::vector<size_t> layer(static_cast<size_t>(s->nLayers), 0);
+    for (const GgufTensorInfo& t : (*file)->tensors()) {
+        if (t.name == "token_embd.weight") embedding = t.nBytes;
+        else if (t.name.rfind("blk.", 0) == 0) layer[static_cast<size_t>(std::atoi(t.name.c_str() + 4))] += t.nBytes;
+    }
+    QVERIFY(embedding > 0 && layer[3] > 0);
+
+    GenerateRequest req;
+    req.maxTokens = 10;
+    req.sampling.temperature = 0;
+    const auto cb = [](TokenId, std::string_view) { return true; };
+    auto cpu = Engine::load(path, {});
+    QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+    req.prompt = (*cpu)->rawPrompt("a b c d e f g");
+    auto expected = (*cpu)->generate(req, cb);
+    QVERIFY(expected && !expected->tokens.empty());
+
+    // Room for the matrices of the embedding and three layers (and half a fourth), while the
+    // free memory claims a gigabyte: all 7 layers, then 6, 5 and 4 run out of memory at load.
+    const auto load = [&](size_t capacity) {
+        EngineOptions options;
+        options.makeBackend = [capacity] {
+            return std::make_unique<test::DeviceMemoryBackend>(
+                makeCpuReferenceBackend(), test::DeviceMemoryBackend::Limits{.weightCapacity = capacity,
+                                                                              .claimedFree = size_t{1} << 30});
+        };
+        return Engine::load(path, options);
+    };
+    auto split = load(embedding + layer[0] + layer[1] + layer[2] + layer[3] / 2);
+    QVERIFY2(split, split ? "" : split.error().message.c_str());
+    const QString note = QString::fromStdString((*split)->backendNote());
+    qInfo("%s", qPrintable(note));
+    QVERIFY2(note.contains("out of GPU memory at load with 4 of 7 layers; 3 of 7 layers on the GPU"), qPrintable(note));
+    QVERIFY((*split)->backendName().starts_with("device memory (test)"));
+    auto got = (*split)->generate(req, cb);
+    QVERIFY2(got, got ? "" : got.error().message.c_str());
+    QCOMPARE(got->tokens, expected->tokens);
+
+    // No room for even one layer beside the embedding: the CPU, after trying 1 layer.
+    auto none = load(embedding + layer[0] / 2);
+    QVERIFY2(none, none ? "" : none.error().message.c_str());
+    const QString cpuNote = QString::fromStdString((*none)->backendNote());
+    qInfo("%s", qPrintable(cpuNote));
+    QVERIFY2(cpuNote.contains("out of GPU memory at load with 1 of 7 layers; running on the CPU"), qPrintable(cpuNote));
+    QCOMPARE(QString::fromStdString((*none)->backendName()), QString::fromStdString((*cpu)->backendName()));
+    auto onCpu = (*none)->generate(req, cb);
+    QVERIFY(onCpu);
+    QCOMPARE(onCpu->tokens, expected->tokens);
 }
 
 QTEST_GUILESS_MAIN(TestDeviceStep)
