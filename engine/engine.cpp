@@ -192,9 +192,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
         maxLayers = onDevice - std::max(1, onDevice / 4);
         e->hostBackend_.reset();
         e->model_.reset();  // frees its copies on the device before the next try makes new ones
-        auto again = loadModelParts(*e->file_, {.contextLength = std::max(0, options.contextLength)});
+        auto again = Model::load(*e->file_, {.contextLength = std::max(0, options.contextLength)});
         if (!again) return std::unexpected(again.error());
-        e->model_ = std::move(again->model);
+        e->model_ = std::move(*again);
     }
     // The placement is part of the chain root: KV saved under one split is refused under another.
     e->kvRoot_ = kvRootFor(fingerprint, e->config(), layout,
