@@ -69,15 +69,22 @@ void accumulate16(const AttentionHead& h, int d0, int a, int b, const float* w, 
         const int blockEnd = std::min(b, (p / h.blockSize + 1) * h.blockSize);
         const f16_t* v = vRowAt(h, p) + d0;
         const int step = vRowStep(h);
+        // The block's run on copies of the sums, as accumulateShared (attention.cpp) does: GCC
+        // otherwise stores all nq * nv sums to the stack after every position.
+        __m512 run[nq][nv];
+        for (int r = 0; r < nq; ++r)
+            for (int k = 0; k < nv; ++k) run[r][k] = sum[r][k];
         for (; p < blockEnd; ++p, v += step) {
             ahead.step();
             __m512 row[nv];
             for (int k = 0; k < nv; ++k) row[k] = loadHalves16(v + 16 * k);
             for (int r = 0; r < nq; ++r) {
                 const __m512 wp = _mm512_set1_ps(w[r * stride + (p - lo)]);
-                for (int k = 0; k < nv; ++k) sum[r][k] = _mm512_fmadd_ps(wp, row[k], sum[r][k]);
+                for (int k = 0; k < nv; ++k) run[r][k] = _mm512_fmadd_ps(wp, row[k], run[r][k]);
             }
         }
+        for (int r = 0; r < nq; ++r)
+            for (int k = 0; k < nv; ++k) sum[r][k] = run[r][k];
     }
     for (int r = 0; r < nq; ++r)
         for (int k = 0; k < nv; ++k) _mm512_storeu_ps(acc + r * kMaxAttentionHeadDim + d0 + 16 * k, sum[r][k]);
