@@ -2,7 +2,8 @@
 # The CUDA backend's device check, for a lent GPU machine (nvcc, CMake, ninja; no Qt): builds
 # kernels/, the tokenizer-free engine and the gpu tests for sm_90 (-DHEARTH_DEVICE_CHECK=ON),
 # writes Q4_0 synthetic models of four shapes while the parity tests run, then benchmarks
-# prefill and decode with decode as a share of the measured read bandwidth. Aims at < 5 min.
+# prefill and decode with decode as a share of the measured read bandwidth, then prints where the
+# 8B shape's time goes, operator by operator. Aims at < 5 min.
 # Usage: tests/gpu/run-device-checks.sh [BUILD_DIR]   (logs also go to $OUT when it is set)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,6 +45,12 @@ if [[ $write_rc -eq 0 ]]; then
   timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 32 --split-half llama-8b \
     llama-8b tinyllama-1.1b smollm2-135m gemma3-270m 2>&1 | tee "$logs/bench.log"
   bench_rc=${PIPESTATUS[0]}
+fi
+if [[ $write_rc -eq 0 ]]; then
+  step "operator profile of the 8B shape (HEARTH_CUDA_PROFILE=1: each operator timed alone, graphs off)"
+  HEARTH_CUDA_PROFILE=1 timeout 90 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 8 llama-8b \
+    > "$logs/profile-stdout.log" 2> "$logs/profile.log"
+  head -25 "$logs/profile.log"
 fi
 step "done: tests rc=$tests_rc, model writing rc=$write_rc, bench rc=$bench_rc"
 [[ $tests_rc -eq 0 && $write_rc -eq 0 && $bench_rc -eq 0 ]]

@@ -6,17 +6,21 @@
 // stream (the one wait of a step, for its logits). A decode step (fewer rows than go to cuBLAS)
 // is one CUDA graph: the first step of a key runs call by call (sizing every scratch buffer),
 // the second is captured, later ones replay it (Backend::beginStep); HEARTH_CUDA_GRAPHS=0 runs
-// every step call by call.
+// every step call by call. HEARTH_CUDA_PROFILE=1 times every operator alone (graphs off) and
+// prints the sums by operator and shape to stderr when the backend is destroyed.
 #include "kernels/cuda/plugin/cuda_backend.h"
 
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kernels/backend.h"
 #include "kernels/cuda/plugin/device_memory.h"
@@ -56,8 +60,15 @@ public:
         checkBlas(cublasCreate(&blas_), "cublasCreate");
         checkBlas(cublasSetStream(blas_, stream_), "cublasSetStream");
         launchesAtStart_ = launches();
+        const char* profile = std::getenv("HEARTH_CUDA_PROFILE");
+        profile_ = profile != nullptr && std::string_view(profile) == "1";
+        if (profile_) {
+            check(cudaEventCreate(&profileStart_), "cudaEventCreate");
+            check(cudaEventCreate(&profileStop_), "cudaEventCreate");
+        }
     }
     ~CudaBackend() override {
+        if (profile_) printProfile();
         if (capture_ != nullptr) {  // a step that threw while captured: end it, keep nothing
             cudaGraph_t graph = nullptr;
             cudaStreamEndCapture(stream_, &graph);
@@ -66,6 +77,7 @@ public:
         for (auto& [key, g] : graphs_)
             if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
         cudaStreamSynchronize(stream_);
+        if (profileStart_ != nullptr) cudaEventDestroy(profileStart_), cudaEventDestroy(profileStop_);
         cublasDestroy(blas_);
         cudaStreamDestroy(stream_);
     }
@@ -115,7 +127,8 @@ public:
     StepMode beginStep(std::string_view key, int64_t nRows) override {
         if (capture_ != nullptr || replay_ != nullptr) throw std::logic_error("CUDA: beginStep inside a step");
         const char* env = std::getenv("HEARTH_CUDA_GRAPHS");
-        if (nRows >= kGemmMinTokens || (env != nullptr && std::string_view(env) == "0")) return StepMode::Run;
+        if (nRows >= kGemmMinTokens || profile_ || (env != nullptr && std::string_view(env) == "0"))
+            return StepMode::Run;
         auto it = graphs_.find(key);
         if (it == graphs_.end()) it = graphs_.emplace(std::string(key), Graph{}).first;
         Graph& g = it->second;
@@ -168,41 +181,101 @@ public:
     void matmul(const WeightView& w, const float* x, int64_t nTokens, float* y) override {
         if (nTokens <= 0) return;
         const uint8_t* dw = rows(w);
-        if (nTokens >= kGemmMinTokens) gemm(w, dw, x, nTokens, y);
-        else matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
+        timed([&] { return "matmul " + shapeKey(w, nTokens); },
+              [&] {
+                  if (nTokens >= kGemmMinTokens) gemm(w, dw, x, nTokens, y);
+                  else matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
+              });
+    }
+    // Matrices of one type (Q/K/V, gate/up) under the mat-vec: x quantized once for all of them.
+    void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
+                    std::span<float* const> ys) override {
+        const bool oneType = !ws.empty() && std::all_of(ws.begin(), ws.end(), [&](const WeightView& w) {
+            return w.type == ws[0].type && w.nCols == ws[0].nCols;
+        });
+        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType) return Backend::matmulMany(ws, x, nTokens, ys);
+        timed([&] { return "matmulMany " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
+              [&] {
+                  const ActBuffers a = quantized(ws[0], x, nTokens);
+                  for (size_t i = 0; i < ws.size(); ++i)
+                      matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, ys[i], stream_);
+              });
     }
 
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
-        cuda::embeddingRows(table.type, rows(table), table.nCols, ids, n, out, stream_);
+        timed([&] { return std::string("embeddingRows"); },
+              [&] { cuda::embeddingRows(table.type, rows(table), table.nCols, ids, n, out, stream_); });
     }
     void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
-        cuda::rmsNorm(x, w, nRows, n, eps, y, stream_);
+        timed([&] { return "rmsNorm " + std::to_string(nRows) + "x" + std::to_string(n); },
+              [&] { cuda::rmsNorm(x, w, nRows, n, eps, y, stream_); });
     }
     void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
               RopeStyle style, const float* freqFactors) override {
-        cuda::rope(x, nTokens, nHeads, headDim, nRot, positions, freqBase, freqFactors, style == RopeStyle::Pairwise,
-                   stream_);
+        timed([&] { return "rope " + std::to_string(nTokens) + "x" + std::to_string(nHeads); },
+              [&] {
+                  cuda::rope(x, nTokens, nHeads, headDim, nRot, positions, freqBase, freqFactors,
+                             style == RopeStyle::Pairwise, stream_);
+              });
     }
     void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                  int64_t nTokens) override {
         if (nTokens <= 0) return;
-        cuda::kvWrite(tables(layer), k, v, positions, nTokens, stream_);
+        timed([&] { return "kvWrite " + std::to_string(nTokens); },
+              [&] { cuda::kvWrite(tables(layer), k, v, positions, nTokens, stream_); });
     }
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override;
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
-        cuda::swiglu(gate, up, n, out, stream_);
+        timed([&] { return "swiglu " + std::to_string(n); }, [&] { cuda::swiglu(gate, up, n, out, stream_); });
     }
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
-        cuda::geglu(gate, up, n, out, stream_);
+        timed([&] { return "geglu " + std::to_string(n); }, [&] { cuda::geglu(gate, up, n, out, stream_); });
     }
-    void add(float* x, const float* y, int64_t n) override { cuda::add(x, y, n, stream_); }
+    void add(float* x, const float* y, int64_t n) override {
+        timed([&] { return "add " + std::to_string(n); }, [&] { cuda::add(x, y, n, stream_); });
+    }
     void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) override {
-        cuda::scale(x, nRows, rowStride, n, s, stream_);
+        timed([&] { return "scale " + std::to_string(nRows) + "x" + std::to_string(n); },
+              [&] { cuda::scale(x, nRows, rowStride, n, s, stream_); });
     }
-    void softcap(float* x, int64_t n, float cap) override { cuda::softcap(x, n, cap, stream_); }
+    void softcap(float* x, int64_t n, float cap) override {
+        timed([&] { return "softcap " + std::to_string(n); }, [&] { cuda::softcap(x, n, cap, stream_); });
+    }
 
 private:
+    static std::string shapeKey(const WeightView& w, int64_t nTokens) {
+        return std::string(dtypeInfo(w.type).name) + " " + std::to_string(w.nRows) + "x" + std::to_string(w.nCols) +
+               (nTokens >= kGemmMinTokens ? " gemm" : " x" + std::to_string(nTokens));
+    }
+
+    // Runs an operator's launches; under HEARTH_CUDA_PROFILE its device time alone (events
+    // around it, then a wait) is added to its key's sum.
+    template <class Key, class Launch>
+    void timed(const Key& key, const Launch& launch) {
+        if (!profile_) return launch();
+        check(cudaEventRecord(profileStart_, stream_), "cudaEventRecord");
+        launch();
+        check(cudaEventRecord(profileStop_, stream_), "cudaEventRecord");
+        check(cudaEventSynchronize(profileStop_), "cudaEventSynchronize");
+        float ms = 0.0f;
+        check(cudaEventElapsedTime(&ms, profileStart_, profileStop_), "cudaEventElapsedTime");
+        ProfileEntry& e = profileSums_[key()];
+        e.ms += ms;
+        ++e.calls;
+    }
+    void printProfile() const {
+        double total = 0.0;
+        for (const auto& [key, e] : profileSums_) total += e.ms;
+        std::vector<std::pair<std::string, ProfileEntry>> byTime(profileSums_.begin(), profileSums_.end());
+        std::sort(byTime.begin(), byTime.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+        std::fprintf(stderr, "CUDA profile (HEARTH_CUDA_PROFILE=1): %.2f ms of operators\n", total);
+        for (const auto& [key, e] : byTime)
+            std::fprintf(stderr, "  %-40s %7llu calls %10.3f ms %9.2f us/call %5.1f%%\n", key.c_str(),
+                         static_cast<unsigned long long>(e.calls), e.ms, 1e3 * e.ms / static_cast<double>(e.calls),
+                         total > 0 ? 100.0 * e.ms / total : 0.0);
+    }
+
     // A matrix's device rows: its packWeight copy.
     static const uint8_t* rows(const WeightView& w) {
         if (w.packed.layout != kDeviceRows || w.packed.data == nullptr)
@@ -280,6 +353,13 @@ private:
     Graph* capture_ = nullptr;  // between beginStep and endStep
     Graph* replay_ = nullptr;
     uint64_t generation_ = 1;
+    struct ProfileEntry {
+        double ms = 0.0;
+        uint64_t calls = 0;
+    };
+    bool profile_ = false;
+    cudaEvent_t profileStart_ = nullptr, profileStop_ = nullptr;
+    std::map<std::string, ProfileEntry> profileSums_;
 };
 
 KvTables CudaBackend::tables(const PagedKvLayer& layer) {
@@ -327,7 +407,8 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     const int64_t held = int64_t{layer.nBlocks} * layer.blockSize;
     p.nSplits = static_cast<int>((held + kAttentionSplit - 1) / kAttentionSplit);
     grow(partial_, static_cast<size_t>(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
-    cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_);
+    timed([&] { return "attention " + std::to_string(nTokens) + " rows, " + std::to_string(held) + " positions"; },
+          [&] { cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_); });
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ struct AttentionParams {
     float softcap = 0.0f;  // > 0: score = softcap * tanhf(score / softcap) (AttentionShape::softcap)
     int nSplits = 1;  // ceil((max position + 1) / kAttentionSplit)
 };
-constexpr int kAttentionSplit = 256;  // positions per split: fixed, so results do not depend on the batch
+// Positions per split (a multiple of 32: a warp per 32): fixed, so results do not depend on the batch.
+constexpr int kAttentionSplit = 128;
 // partial: nTokens * nHeads * nSplits * (headDim + 2) floats of scratch.
 void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
                float* partial, float* out, cudaStream_t s);

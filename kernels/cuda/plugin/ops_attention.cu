@@ -1,7 +1,8 @@
-// KV writes into device copies of the paged blocks, and attention over them: one warp per
-// (token, head, split of kAttentionSplit positions) with an online softmax (Milakov &
-// Gimelshein, arXiv 1805.02867), then a pass merging the splits (flash-decoding), so that one
-// long sequence spreads over the GPU. Splits are fixed by position, not by the batch.
+// KV writes into device copies of the paged blocks, and attention over them: one block per
+// (token, head, split of kAttentionSplit positions), each warp a tile of 32 positions whose
+// softmax is taken at once, the tiles merged as an online softmax would (Milakov & Gimelshein,
+// arXiv 1805.02867), then a pass merging the splits (flash-decoding), so that one long sequence
+// spreads over the GPU. Splits are fixed by position, not by the batch.
 #include <cfloat>
 
 #include "kernels/cuda/plugin/device_memory.h"
@@ -55,47 +56,102 @@ __device__ float kvElement(const uint8_t* head, int i, bool q8) {
     return static_cast<float>(static_cast<int8_t>(b[2 + i % 32])) * ldHalf(b);
 }
 
+// One block of kSplitWarps warps per (head, token, split); warp w takes the split's w-th tile of
+// 32 positions. Each lane scores one position of the tile (its whole K row against q in shared
+// memory), so 32 rows load at once; the tile's softmax weights are then broadcast lane by lane
+// while the lanes sum V across the head's dimensions. The warps' (max, sum, acc) are merged in
+// warp order: the result depends on the split's positions only, never on the batch.
 // partial layout per (token, head, split): [max, sum, acc[headDim]].
+constexpr int kSplitWarps = kAttentionSplit / 32;
+
+// q · K row over headDim (F16 rows: 16-byte loads, 8 halves each).
+__device__ float scoreRow(const uint8_t* kHead, const float* qs, int headDim, bool q8) {
+    float dot = 0.0f;
+    if (q8) {
+        for (int i = 0; i < headDim; ++i) dot += qs[i] * kvElement(kHead, i, true);
+        return dot;
+    }
+    const auto* k8 = reinterpret_cast<const uint4*>(kHead);
+#pragma unroll 8
+    for (int c = 0; c < headDim / 8; ++c) {
+        const uint4 u = k8[c];
+        const __half2* h = reinterpret_cast<const __half2*>(&u);
+        HEARTH_UNROLL
+        for (int j = 0; j < 4; ++j) {
+            const float2 f = __half22float2(h[j]);
+            dot += qs[8 * c + 2 * j] * f.x + qs[8 * c + 2 * j + 1] * f.y;
+        }
+    }
+    return dot;
+}
+
 __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float* q, const int32_t* positions,
                                      float* partial) {
-    const int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, lane = threadIdx.x;
+    const int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int nCtx = positions[t] + 1;
     const int first = p.slidingWindow > 0 ? max(0, nCtx - p.slidingWindow) : 0;
     const int begin = max(first, split * kAttentionSplit), end = min(nCtx, (split + 1) * kAttentionSplit);
     const int groupSize = p.nHeads / p.nKvHeads;
     const size_t headOffset = kv.q8 ? static_cast<size_t>((h / groupSize) * p.headDim / 32) * 34
                                     : static_cast<size_t>((h / groupSize) * p.headDim) * 2;
-    float qv[kPerLane], acc[kPerLane];
+    __shared__ float qs[kMaxHeadDim];
+    __shared__ float warpMaxes[kSplitWarps], warpSums[kSplitWarps];
+    __shared__ float warpAcc[kSplitWarps][kMaxHeadDim];
     const float* qHead = q + (static_cast<int64_t>(t) * p.nHeads + h) * p.headDim;
-    for (int j = 0; j < kPerLane; ++j) {
-        const int i = lane + 32 * j;
-        const float x = i < p.headDim ? qHead[i] : 0.0f;
-        qv[j] = kv.q8 ? x : __half2float(__float2half_rn(x));  // the F16 reference rounds q to F16
-        acc[j] = 0.0f;
-    }
-    float runningMax = -FLT_MAX, runningSum = 0.0f;
-    for (int pos = begin; pos < end; ++pos) {
-        const uint8_t* kHead = rowAt(kv.kBlocks, kv, pos) + headOffset;
-        float dot = 0.0f;
-        for (int j = 0; j < kPerLane; ++j)
-            if (lane + 32 * j < p.headDim) dot += qv[j] * kvElement(kHead, lane + 32 * j, kv.q8);
-        float score = warpSum(dot) * p.scale;
+    for (int i = threadIdx.x; i < p.headDim; i += blockDim.x)
+        qs[i] = kv.q8 ? qHead[i] : __half2float(__float2half_rn(qHead[i]));  // the F16 reference rounds q
+    __syncthreads();
+
+    const int tile = split * kAttentionSplit + 32 * warp;
+    const int pos = tile + lane;
+    const bool valid = pos >= begin && pos < end;
+    float score = -FLT_MAX;
+    if (valid) {
+        score = scoreRow(rowAt(kv.kBlocks, kv, pos) + headOffset, qs, p.headDim, kv.q8) * p.scale;
         if (p.softcap > 0.0f) score = p.softcap * tanhf(score / p.softcap);
-        const float newMax = fmaxf(runningMax, score);
-        const float accScale = expf(runningMax - newMax), weight = expf(score - newMax);
-        const uint8_t* vHead = rowAt(kv.vBlocks, kv, pos) + headOffset;
-        for (int j = 0; j < kPerLane; ++j)
-            if (lane + 32 * j < p.headDim) acc[j] = acc[j] * accScale + kvElement(vHead, lane + 32 * j, kv.q8) * weight;
-        runningSum = runningSum * accScale + weight;
-        runningMax = newMax;
     }
-    float* out = partial + ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);
+    const float tileMax = warpMax(score);
+    const float weight = valid ? expf(score - tileMax) : 0.0f;
+    const float tileSum = warpSum(weight);
+    float acc[kPerLane];
+    HEARTH_UNROLL
+    for (int j = 0; j < kPerLane; ++j) acc[j] = 0.0f;
+    const int jBegin = max(0, begin - tile), jEnd = min(32, end - tile);  // the same in every lane
+#pragma unroll 4
+    for (int j = jBegin; j < jEnd; ++j) {
+        const float w = __shfl_sync(0xffffffffu, weight, j);
+        const uint8_t* vHead = rowAt(kv.vBlocks, kv, tile + j) + headOffset;
+        HEARTH_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + 32 * k < p.headDim) acc[k] += w * kvElement(vHead, lane + 32 * k, kv.q8);
+    }
     if (lane == 0) {
-        out[0] = begin < end ? runningMax : -FLT_MAX;
-        out[1] = runningSum;
+        warpMaxes[warp] = jBegin < jEnd ? tileMax : -FLT_MAX;
+        warpSums[warp] = tileSum;
     }
-    for (int j = 0; j < kPerLane; ++j)
-        if (lane + 32 * j < p.headDim) out[2 + lane + 32 * j] = acc[j];
+    HEARTH_UNROLL
+    for (int k = 0; k < kPerLane; ++k)
+        if (lane + 32 * k < p.headDim) warpAcc[warp][lane + 32 * k] = acc[k];
+    __syncthreads();
+
+    float splitMax = -FLT_MAX;
+    for (int w = 0; w < kSplitWarps; ++w)
+        if (warpSums[w] > 0.0f) splitMax = fmaxf(splitMax, warpMaxes[w]);
+    float* out = partial + ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);
+    for (int i = threadIdx.x; i < p.headDim; i += blockDim.x) {
+        float v = 0.0f;
+        for (int w = 0; w < kSplitWarps; ++w)
+            if (warpSums[w] > 0.0f) v += warpAcc[w][i] * expf(warpMaxes[w] - splitMax);
+        out[2 + i] = v;
+    }
+    if (threadIdx.x == 0) {
+        float sum = 0.0f;
+        for (int w = 0; w < kSplitWarps; ++w)
+            if (warpSums[w] > 0.0f) sum += warpSums[w] * expf(warpMaxes[w] - splitMax);
+        out[0] = begin < end ? splitMax : -FLT_MAX;
+        out[1] = sum;
+    }
 }
 
 // One block per (head, token): merges the splits in split order.
@@ -139,7 +195,7 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
                float* partial, float* out, cudaStream_t s) {
     if (nTokens <= 0) return;
     const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens), static_cast<unsigned>(p.nSplits));
-    attentionSplitKernel<<<grid, 32, 0, s>>>(kv, p, q, positions, partial);
+    attentionSplitKernel<<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial);
     attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(
         p, partial, out);
     countLaunches(2);
