@@ -37,13 +37,16 @@ std::string ropeDescription(const ModelConfig& c) {
     return out;
 }
 
-// The backend options ask for. CUDA (EngineOptions::BackendKind::Cuda, or HEARTH_BACKEND=cuda
-// in the environment) is opt-in until its kernels have run on a GPU; when it cannot start,
-// the engine runs on the best CPU backend and *note says why.
+// The backend options ask for. Best takes CUDA where a usable GPU is found (no note when there
+// is none: most machines have none) unless HEARTH_BACKEND=cpu; CUDA asked for (Cuda, or
+// HEARTH_BACKEND=cuda under Best) that cannot start, or a GPU found whose backend then fails,
+// leaves the engine on the best CPU backend with *note saying why.
 std::unique_ptr<Backend> chooseBackend(const EngineOptions& options, std::string* note) {
     using Kind = EngineOptions::BackendKind;
     if (options.backend == Kind::Reference) return makeCpuReferenceBackend();
-    if (options.backend == Kind::Cuda || cudaRequestedByEnvironment()) {
+    const bool best = options.backend == Kind::Best;
+    const bool askCuda = options.backend == Kind::Cuda || (best && cudaRequestedByEnvironment());
+    if (askCuda || (best && !cpuRequestedByEnvironment() && probeCuda().available)) {
         std::string why;
         if (auto cuda = makeCudaBackend(&why)) return cuda;
         *note = strCat("CUDA is unavailable (", why, "); running on the CPU");

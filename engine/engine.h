@@ -56,12 +56,14 @@ struct EngineOptions {
     std::optional<ModelFingerprint> modelFingerprint;
     // CPU threads; 0 = HEARTH_THREADS from the environment, else one per physical core.
     int32_t nThreads = 0;
-    // Best: the fastest CPU backend here (AVX2 when the CPU has it; HEARTH_CPU in the environment
-    // caps the level, HEARTH_CPU=reference forces the reference, and backendNote() then says why
-    // the reference runs); Reference: the scalar reference.
-    // Cuda: the CUDA plugin on device 0 (opt-in, not yet run on a GPU; also HEARTH_BACKEND=cuda);
-    // when it cannot start, the best CPU backend and backendNote() says why.
-    enum class BackendKind { Best, Reference, Cuda };
+    // Best: the CUDA plugin when a usable NVIDIA GPU is found (probeCuda), else the fastest CPU
+    // backend; HEARTH_BACKEND=cpu in the environment keeps it on the CPU, HEARTH_BACKEND=cuda asks
+    // for CUDA as Cuda does. Cpu: the fastest CPU backend here (AVX2 when the CPU has it;
+    // HEARTH_CPU in the environment caps the level, HEARTH_CPU=reference forces the reference, and
+    // backendNote() then says why the reference runs); Reference: the scalar reference.
+    // Cuda: the CUDA plugin on device 0; when it cannot start, the best CPU backend and
+    // backendNote() says why.
+    enum class BackendKind { Best, Cpu, Reference, Cuda };
     BackendKind backend = BackendKind::Best;
     // Tests: makes the backend to load with instead of `backend` (a test backend with memory of
     // its own, tests/support/device_memory_backend.h).

@@ -283,5 +283,7 @@ std::unique_ptr<Backend> makeBestCpuBackend(int nThreads = 0);
 std::string cpuFallbackNote();
 // HEARTH_BACKEND=cuda in the environment: the engine asks for the CUDA plugin.
 bool cudaRequestedByEnvironment();
+// HEARTH_BACKEND=cpu in the environment: the engine stays on the CPU even where a GPU is usable.
+bool cpuRequestedByEnvironment();
 
 }  // namespace hearth

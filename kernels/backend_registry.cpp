@@ -44,6 +44,7 @@ int defaultThreads() {
 }  // namespace
 
 bool cudaRequestedByEnvironment() { return backendVariableIs("cuda"); }
+bool cpuRequestedByEnvironment() { return backendVariableIs("cpu"); }
 
 std::vector<BackendInfo> listBackends() {
     std::vector<BackendInfo> out;

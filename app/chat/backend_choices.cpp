@@ -53,4 +53,12 @@ QList<BackendChoice> backendChoices() {
     return out;
 }
 
+EngineOptions::BackendKind backendKindFor(const QString& name) {
+    using Kind = EngineOptions::BackendKind;
+    if (name == QLatin1String("CUDA")) return Kind::Cuda;
+    if (name == QLatin1String("CPU (reference)")) return Kind::Reference;
+    if (name.startsWith(QLatin1String("CPU"))) return Kind::Cpu;
+    return Kind::Best;
+}
+
 }  // namespace hearth

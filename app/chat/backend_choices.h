@@ -7,6 +7,7 @@
 #include <QList>
 #include <QString>
 
+#include "engine/engine.h"
 #include "kernels/backend_problem.h"
 
 namespace hearth {
@@ -26,5 +27,9 @@ struct BackendChoice {
 QString backendProblemText(const QString& name, BackendProblem problem, const QString& technical);
 
 QList<BackendChoice> backendChoices();
+
+// The engine's backend for a settings value: empty (or a name no longer listed) is Best (CUDA
+// where a usable GPU is found), "CUDA" asks for CUDA, a CPU name keeps the engine on the CPU.
+EngineOptions::BackendKind backendKindFor(const QString& name);
 
 }  // namespace hearth

@@ -23,13 +23,10 @@ void ModelController::load(const QString& path) {
     loadingPath_ = path;
     emit loadStarted(path);
     const EngineSettings e = settings_.engine();
-    bool reference = false;
-    for (const BackendChoice& b : backendChoices())
-        if (b.name == e.backend) reference = b.isReference();
-    host_.loadModel(
-        path,
-        LoadOptions{
-            .contextLength = e.contextLength, .threads = e.threads, .kvType = e.kvType, .referenceBackend = reference});
+    host_.loadModel(path, LoadOptions{.contextLength = e.contextLength,
+                                      .threads = e.threads,
+                                      .kvType = e.kvType,
+                                      .backend = backendKindFor(e.backend)});
 }
 
 void ModelController::cancel() { host_.cancelLoad(); }

@@ -60,8 +60,7 @@ void EngineWorker::loadModel(const QString& path, LoadOptions options, quint64 s
     engineOptions.contextLength = options.contextLength;
     engineOptions.nThreads = options.threads;  // <= 0: one per physical core
     engineOptions.kvType = parseKvElementType(options.kvType.toStdString()).value_or(KvElementType::F16);
-    engineOptions.backend =
-        options.referenceBackend ? EngineOptions::BackendKind::Reference : EngineOptions::BackendKind::Best;
+    engineOptions.backend = options.backend;
     if (options.maxRunning > 0) engineOptions.scheduler.maxRunning = options.maxRunning;
     if (store_)  // cached by (path, size, mtime): the file is hashed only when it changed
         if (auto fp = store_->kv().modelFingerprint(path.toStdString())) engineOptions.modelFingerprint = *fp;

@@ -37,7 +37,8 @@ struct LoadOptions {
     int contextLength = 0;  // 0: the model's own
     int threads = 0;  // 0: one per physical core
     QString kvType = "f16";  // "f16" or "q8_0"
-    bool referenceBackend = false;  // the scalar CPU reference instead of the fastest backend
+    // Best: CUDA where a usable GPU is found, else the fastest CPU backend (EngineOptions).
+    EngineOptions::BackendKind backend = EngineOptions::BackendKind::Best;
     int maxRunning = 0;  // sequences decoding together (SchedulerConfig::maxRunning); 0: its default
 };
 

@@ -23,7 +23,23 @@ private slots:
     void truncatedModelSaysIncomplete();
     void summariesAreInChinese();
     void cudaReasonsInPlainWords();
+    void backendSettingsReachTheEngine();
 };
+
+// The settings' backend value becomes the engine's choice: "Best available" (empty) and names no
+// longer listed let the engine take a usable GPU; a CPU name keeps it on the CPU.
+void TestErrorTexts::backendSettingsReachTheEngine() {
+    using Kind = EngineOptions::BackendKind;
+    QCOMPARE(backendKindFor(QString()), Kind::Best);
+    QCOMPARE(backendKindFor("Vulkan"), Kind::Best);
+    QCOMPARE(backendKindFor("CUDA"), Kind::Cuda);
+    QCOMPARE(backendKindFor("CPU (reference)"), Kind::Reference);
+    for (const BackendChoice& b : backendChoices()) {
+        const Kind want = b.name == "CUDA" ? Kind::Cuda : b.isReference() ? Kind::Reference : Kind::Cpu;
+        QCOMPARE(backendKindFor(b.name), want);
+    }
+    QCOMPARE(backendKindFor("CPU (AVX2, 3 threads)"), Kind::Cpu);  // saved with another thread count
+}
 
 // The CUDA line says what is missing, from the registry's problem value (not its words).
 void TestErrorTexts::cudaReasonsInPlainWords() {
