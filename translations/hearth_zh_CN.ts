@@ -613,6 +613,18 @@ Choose another model with **Model…** (Ctrl+O).</source>
 <context>
     <name>hearth::MemoryFit</name>
     <message>
+        <source>too big for the GPU: on the CPU</source>
+        <translation>显卡放不下：在 CPU 上运行</translation>
+    </message>
+    <message>
+        <source>all %1 layers on the GPU</source>
+        <translation>全部 %1 层在显卡上</translation>
+    </message>
+    <message>
+        <source>%1 of %2 layers on the GPU</source>
+        <translation>%2 层中的 %1 层在显卡上</translation>
+    </message>
+    <message>
         <location filename="../app/common/memory_fit.cpp" line="57"/>
         <source>fits</source>
         <translation>内存充足</translation>
@@ -710,6 +722,10 @@ Choose another model with **Model…** (Ctrl+O).</source>
 </context>
 <context>
     <name>hearth::ModelPicker</name>
+    <message>
+        <source>GPU: %1 (%2 of its free %3)&lt;br&gt;</source>
+        <translation>显卡：%1（占用其空闲的 %3 中的 %2）&lt;br&gt;</translation>
+    </message>
     <message>
         <location filename="../ui/model_picker.cpp" line="26"/>
         <source>Load</source>

@@ -5,6 +5,7 @@
 #include <QProgressDialog>
 #include <QToolButton>
 
+#include "app/chat/backend_choices.h"
 #include "app/chat/conversation_controller.h"
 #include "app/chat/model_controller.h"
 #include "app/chat/remote_controller.h"
@@ -138,7 +139,8 @@ void MainWindow::openModelPicker() {
     if (!catalog) catalog = new ModelCatalog(ModelCatalog::userOptions(), this);
     const EngineSettings engine = settings_.engine();
     catalog->setMemoryOptions({.contextLength = engine.contextLength,
-                               .kvType = parseKvElementType(engine.kvType.toStdString()).value_or(KvElementType::F16)});
+                               .kvType = parseKvElementType(engine.kvType.toStdString()).value_or(KvElementType::F16),
+                               .gpuFreeBytes = gpuMemoryForModels(engine.backend)});
     ModelPicker picker(*catalog, models_.model() ? models_.model()->file.path : models_.loadingPath(), this);
     emit settingsDialogOpened(&picker);
     if (picker.exec() == QDialog::Accepted && !picker.selectedPath().isEmpty()) loadModel(picker.selectedPath());

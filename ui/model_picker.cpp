@@ -200,6 +200,8 @@ void ModelPicker::updateLine(QListWidgetItem* item) {
         summary += QStringLiteral(" · %1").arg(formatBytes((*info)->fileBytes));
         if ((*info)->memory.verdict != MemoryVerdict::Unknown)
             summary += QStringLiteral(" · %1").arg(memoryVerdictText((*info)->memory.verdict));
+        if (const QString gpu = gpuPlacementText((*info)->memory.gpu); !gpu.isEmpty())
+            summary += QStringLiteral(" · %1").arg(gpu);
     }
     item->setText(QStringLiteral("%1 — %2").arg(name, summary));
     if (!*info || !(*info)->unsupported.isEmpty())
@@ -266,6 +268,10 @@ void ModelPicker::showFacts(const QString& path) {
                 tr(" — <b>%1</b>: %2 available now").arg(memoryVerdictText(m.verdict), formatBytes(m.availableBytes));
         text += "<br>";
     }
+    if (const QString gpu = gpuPlacementText(m.gpu); !gpu.isEmpty())
+        text += tr("GPU: %1 (%2 of its free %3)<br>")
+                    .arg(gpu, formatBytes(static_cast<qint64>(m.gpu.deviceBytes)),
+                         formatBytes(static_cast<qint64>(m.gpu.budget)));
     facts_->setText(text + verdict);
 }
 

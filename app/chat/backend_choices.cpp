@@ -3,8 +3,11 @@
 
 #include <QCoreApplication>
 #include <QRegularExpression>
+#include <algorithm>
 
+#include "engine/model/layer_placement.h"
 #include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
 
 namespace hearth {
 namespace {
@@ -59,6 +62,18 @@ EngineOptions::BackendKind backendKindFor(const QString& name) {
     if (name == QLatin1String("CPU (reference)")) return Kind::Reference;
     if (name.startsWith(QLatin1String("CPU"))) return Kind::Cpu;
     return Kind::Best;
+}
+
+qint64 gpuMemoryForModels(const QString& backendSetting) {
+    using Kind = EngineOptions::BackendKind;
+    const Kind kind = backendKindFor(backendSetting);
+    if (kind == Kind::Cpu || kind == Kind::Reference || (kind == Kind::Best && cpuRequestedByEnvironment())) return -1;
+    if (!probeCuda().available) return -1;
+    const auto cuda = makeCudaBackend(nullptr);
+    if (!cuda) return -1;
+    size_t free = cuda->freeMemory();
+    if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) free = std::min(free, limit);
+    return free > 0 ? static_cast<qint64>(free) : -1;
 }
 
 }  // namespace hearth

@@ -32,4 +32,9 @@ QList<BackendChoice> backendChoices();
 // where a usable GPU is found), "CUDA" asks for CUDA, a CPU name keeps the engine on the CPU.
 EngineOptions::BackendKind backendKindFor(const QString& name);
 
+// The free memory of the GPU a model would load on under the settings' backend value (capped by
+// HEARTH_CUDA_MEMORY_LIMIT_MB, as the engine caps it), for the model picker's placement; -1 where
+// it would load on the CPU (no usable GPU, a CPU backend picked, HEARTH_BACKEND=cpu).
+qint64 gpuMemoryForModels(const QString& backendSetting);
+
 }  // namespace hearth

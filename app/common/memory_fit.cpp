@@ -44,7 +44,8 @@ qint64 kvCacheBytes(const KvLayout& layout, int nTokens) {
     return bytes;
 }
 
-MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options) {
+MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options,
+                              const PlacementSizes* placement) {
     MemoryEstimate e;
     e.contextLength = options.contextLength > 0 && trainedContext > 0 ? std::min(options.contextLength, trainedContext)
                                                                       : trainedContext;
@@ -53,11 +54,20 @@ MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedCo
     layout.elementType = options.kvType;
     e.kvBytes = e.contextLength > 0 && layout.nLayers > 0 ? kvCacheBytes(layout, e.contextLength) : -1;
     if (e.kvBytes < 0) return e;
+    if (placement != nullptr && !placement->layerBytes.empty() && options.gpuFreeBytes > 0)
+        e.gpu = planLayerPlacement(*placement, layout, e.contextLength, static_cast<size_t>(options.gpuFreeBytes));
     e.neededBytes = static_cast<qint64>(static_cast<double>(weightBytes + e.kvBytes) * 1.1);
     if (e.availableBytes <= 0) return e;
     const double share = static_cast<double>(e.neededBytes) / static_cast<double>(e.availableBytes);
     e.verdict = share < 0.7 ? MemoryVerdict::Fits : share <= 1.0 ? MemoryVerdict::Tight : MemoryVerdict::TooBig;
     return e;
+}
+
+QString gpuPlacementText(const LayerPlacement& gpu) {
+    if (gpu.nLayers <= 0) return {};
+    if (gpu.onDevice == 0) return QCoreApplication::translate("hearth::MemoryFit", "too big for the GPU: on the CPU");
+    if (gpu.all()) return QCoreApplication::translate("hearth::MemoryFit", "all %1 layers on the GPU").arg(gpu.nLayers);
+    return QCoreApplication::translate("hearth::MemoryFit", "%1 of %2 layers on the GPU").arg(gpu.onDevice).arg(gpu.nLayers);
 }
 
 QString memoryVerdictText(MemoryVerdict verdict) {

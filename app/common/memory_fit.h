@@ -1,12 +1,14 @@
 // Whether a model fits in the memory available now: its weights (mapped whole), the KV cache the
 // engine would allocate for the chosen context (KvCache's own sizing: whole blocks of every
 // layer's K and V rows), and 10% over both, against MemAvailable - "fits" below 70% of it,
-// "tight" up to 100%, "too big" above.
+// "tight" up to 100%, "too big" above. With a usable GPU, also how many whole layers the engine
+// would place on it (engine/model/layer_placement.h, from the GPU's free memory).
 #pragma once
 
 #include <QString>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/model/layer_placement.h"
 
 namespace hearth {
 
@@ -19,12 +21,16 @@ struct MemoryEstimate {
     qint64 kvBytes = 0;
     qint64 neededBytes = 0;  // (weights + KV) * 1.1
     qint64 availableBytes = -1;  // < 0: unknown (then the verdict is Unknown)
+    // With a usable GPU: the layers the engine would place on it (LayerPlacement); nLayers 0: no
+    // GPU, or not known.
+    LayerPlacement gpu;
 };
 
 struct MemoryOptions {
     int contextLength = 0;  // the context chosen in the settings; 0: the model's trained context
     KvElementType kvType = KvElementType::F16;
     qint64 availableBytes = -1;  // the memory available now (availableMemoryBytes()); < 0: unknown
+    qint64 gpuFreeBytes = -1;  // a usable GPU's free memory (the engine would load there); < 0: none
 };
 
 // MemAvailable from a /proc/meminfo-formatted file, in bytes; -1 when it cannot be read (not
@@ -37,7 +43,12 @@ qint64 availableMemoryBytes(const QString& meminfoPath = QStringLiteral("/proc/m
 qint64 kvCacheBytes(const KvLayout& layout, int nTokens);
 // layout: the model's (Model::kvLayout()); the element type is taken from options. The context is
 // the engine's: the chosen one capped by the trained one, or the trained one.
-MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options);
+// placement: the file's sizes for the GPU's share (options.gpuFreeBytes); null or empty: none.
+MemoryEstimate estimateMemory(qint64 weightBytes, KvLayout layout, int trainedContext, const MemoryOptions& options,
+                              const PlacementSizes* placement = nullptr);
+// "all 32 layers on the GPU", "20 of 32 layers on the GPU", "too big for the GPU: on the CPU"
+// (translated); empty without a GPU.
+QString gpuPlacementText(const LayerPlacement& gpu);
 // "fits", "tight", "too big", "unknown" (translated)
 QString memoryVerdictText(MemoryVerdict verdict);
 

@@ -44,13 +44,16 @@ Result<ModelFileInfo> inspectModel(const QString& path, const MemoryOptions& mem
     const auto parts = loadModelParts(**file);
     ModelFileInfo info = describeModel(**file, parts ? &parts->chatFormat : nullptr);
     if (!parts) info.unsupported = QString::fromStdString(cli::core::describeError(parts.error()));
-    else info.kvLayout = parts->model->kvLayout();
+    else {
+        info.kvLayout = parts->model->kvLayout();
+        info.placement = placementSizes(**file, parts->model->config());
+    }
     info.memory = estimateMemory(info, memory);
     return info;
 }
 
 MemoryEstimate estimateMemory(const ModelFileInfo& info, const MemoryOptions& options) {
-    return estimateMemory(info.weightBytes, info.kvLayout, info.contextLength, options);
+    return estimateMemory(info.weightBytes, info.kvLayout, info.contextLength, options, &info.placement);
 }
 
 QString modelDisplayName(const QString& path) {

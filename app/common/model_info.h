@@ -33,6 +33,7 @@ struct ModelFileInfo {
     QString source;  // where it was found ("LM Studio", "Ollama", ...: modelSourceName); empty: opened directly
     qint64 weightBytes = 0;  // the tensors' bytes
     KvLayout kvLayout;  // the engine's KV layout for the model (nLayers 0: unknown, when it cannot run)
+    PlacementSizes placement;  // the tensors' sizes by layer, for the GPU's share (empty when it cannot run)
     MemoryEstimate memory;  // at the options inspectModel was given (estimateMemory again for others)
 };
 

@@ -26,38 +26,49 @@ size_t placementMargin(const ModelConfig& c) {
     return (size_t{256} << 20) + rows * perRow + 16 * static_cast<size_t>(c.nVocab) * sizeof(float);
 }
 
-LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& config, const KvLayout& layout,
-                                  int32_t contextTokens, size_t budget, int maxLayers) {
-    LayerPlacement p;
-    p.nLayers = config.nLayers;
-    p.budget = budget;
-    std::vector<size_t> layerBytes(static_cast<size_t>(config.nLayers), 0);
-    size_t embedding = 0, output = 0;
+PlacementSizes placementSizes(const GgufFile& file, const ModelConfig& config) {
+    PlacementSizes s;
+    s.layerBytes.assign(static_cast<size_t>(std::max(0, config.nLayers)), 0);
     for (const GgufTensorInfo& t : file.tensors()) {
         const std::string_view name = t.name;
-        if (name == "token_embd.weight") embedding = t.nBytes;
-        else if (name == "output.weight") output = t.nBytes;
+        if (name == "token_embd.weight") s.embedding = t.nBytes;
+        else if (name == "output.weight") s.output += t.nBytes;
         else if (name.rfind("blk.", 0) == 0) {
             const int layer = std::atoi(t.name.c_str() + 4);
-            if (layer >= 0 && layer < config.nLayers) layerBytes[static_cast<size_t>(layer)] += t.nBytes;
-        } else if (name == "output_norm.weight") output += t.nBytes;
+            if (layer >= 0 && layer < config.nLayers) s.layerBytes[static_cast<size_t>(layer)] += t.nBytes;
+        } else if (name == "output_norm.weight") s.output += t.nBytes;
     }
+    s.margin = placementMargin(config);
+    return s;
+}
+
+LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& config, const KvLayout& layout,
+                                  int32_t contextTokens, size_t budget, int maxLayers) {
+    return planLayerPlacement(placementSizes(file, config), layout, contextTokens, budget, maxLayers);
+}
+
+LayerPlacement planLayerPlacement(const PlacementSizes& sizes, const KvLayout& layout, int32_t contextTokens,
+                                  size_t budget, int maxLayers) {
+    const int nLayers = static_cast<int>(sizes.layerBytes.size());
+    LayerPlacement p;
+    p.nLayers = nLayers;
+    p.budget = budget;
     const size_t kvPerLayer = 2 * kvRowBytes(layout) * static_cast<size_t>(contextTokens + layout.blockSize);
     // Everything: the embedding (a tied one doubles as the output matrix), every layer with its KV.
-    size_t total = embedding + output + placementMargin(config);
-    for (size_t bytes : layerBytes) total += bytes + kvPerLayer;
-    if (total <= budget && (maxLayers < 0 || maxLayers >= config.nLayers)) {
-        p.onDevice = config.nLayers;
+    size_t total = sizes.embedding + sizes.output + sizes.margin;
+    for (size_t bytes : sizes.layerBytes) total += bytes + kvPerLayer;
+    if (total <= budget && (maxLayers < 0 || maxLayers >= nLayers)) {
+        p.onDevice = nLayers;
         p.deviceBytes = total;
         return p;
     }
     // Whole layers from the first, while they fit beside the embedding's copy and the margin; the
     // last layer stays with the output head on the CPU (a split needs one there).
-    size_t used = embedding + placementMargin(config);
+    size_t used = sizes.embedding + sizes.margin;
     int n = 0;
-    const int most = maxLayers < 0 ? config.nLayers - 1 : std::min(maxLayers, config.nLayers - 1);
-    while (n < most && used + layerBytes[static_cast<size_t>(n)] + kvPerLayer <= budget)
-        used += layerBytes[static_cast<size_t>(n++)] + kvPerLayer;
+    const int most = maxLayers < 0 ? nLayers - 1 : std::min(maxLayers, nLayers - 1);
+    while (n < most && used + sizes.layerBytes[static_cast<size_t>(n)] + kvPerLayer <= budget)
+        used += sizes.layerBytes[static_cast<size_t>(n++)] + kvPerLayer;
     p.onDevice = n;
     p.deviceBytes = n > 0 ? used : 0;
     return p;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/kv/kv_layout.h"
 
@@ -27,6 +28,15 @@ struct LayerPlacement {
     std::string describe() const;
 };
 
+// What placement weighs: each layer's tensors, the embedding, the output head (with the final
+// norm) and the working margin, read from a file's tensor table once (the model picker keeps it
+// to plan again for another context or free memory without opening the file).
+struct PlacementSizes {
+    std::vector<size_t> layerBytes;  // [nLayers]
+    size_t embedding = 0, output = 0, margin = 0;
+};
+PlacementSizes placementSizes(const GgufFile& file, const ModelConfig& config);
+
 // Working memory beyond weights and KV: activations of a 512-row prefill and the backend's
 // scratch (its F16 tiles, the attention splits, the logits rows).
 size_t placementMargin(const ModelConfig& config);
@@ -35,6 +45,8 @@ size_t placementMargin(const ModelConfig& config);
 // (negative: no cap; below nLayers: a split).
 LayerPlacement planLayerPlacement(const GgufFile& file, const ModelConfig& config, const KvLayout& layout,
                                   int32_t contextTokens, size_t budget, int maxLayers = -1);
+LayerPlacement planLayerPlacement(const PlacementSizes& sizes, const KvLayout& layout, int32_t contextTokens,
+                                  size_t budget, int maxLayers = -1);
 
 // HEARTH_CUDA_MEMORY_LIMIT_MB in the environment, in bytes (0: not set, or not a positive number).
 size_t cudaMemoryLimitFromEnvironment();

@@ -1,6 +1,7 @@
 // The memory verdict (app/common/memory_fit.h): MemAvailable read from a meminfo file, the KV
 // size equal to what a loaded engine's cache holds at that context, weights + KV + 10%, and the
-// thresholds: "fits" below 70% of the available memory, "tight" up to 100%, "too big" above.
+// thresholds: "fits" below 70% of the available memory, "tight" up to 100%, "too big" above;
+// with a GPU's free memory, the layers the engine would place on it.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -8,6 +9,9 @@
 #include "app/common/model_info.h"
 #include "engine/engine.h"
 #include "engine/kv/kv_cache.h"
+#include "engine/model/gguf.h"
+#include "engine/model/layer_placement.h"
+#include "engine/model/model.h"
 #include "tests/support/tiny_llama.h"
 
 using namespace hearth;
@@ -64,6 +68,42 @@ private slots:
         QCOMPARE(estimateMemory(*info, {.contextLength = 4096}).contextLength, 512);
         QCOMPARE(estimateMemory(*info, {}).contextLength, 512);
         QCOMPARE(info->memory.verdict, MemoryVerdict::Unknown);  // no available memory given
+    }
+
+    // With a GPU's free memory the estimate places layers as the engine's loading does
+    // (planLayerPlacement on the file); without one it says nothing of a GPU.
+    void gpuShareIsTheEnginesPlacement() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("tiny.gguf").toStdString();
+        test::TinyLlamaShape shape;
+        shape.context = 512;
+        QVERIFY(test::tinyLlama(shape).writeFile(path));
+        const auto info = inspectModel(QString::fromStdString(path), {.contextLength = 256});
+        QVERIFY(info);
+        QCOMPARE(info->memory.gpu.nLayers, 0);
+        QVERIFY(gpuPlacementText(info->memory.gpu).isEmpty());
+        auto file = GgufFile::open(path);
+        QVERIFY(file);
+        auto model = Model::load(**file);
+        QVERIFY(model);
+        KvLayout layout = (*model)->kvLayout();
+        layout.elementType = KvElementType::F16;
+        const LayerPlacement all = planLayerPlacement(**file, (*model)->config(), layout, 256, size_t{1} << 40);
+        QVERIFY(all.all() && all.nLayers == 2);
+        const MemoryEstimate roomy =
+            estimateMemory(*info, {.contextLength = 256, .gpuFreeBytes = static_cast<qint64>(all.deviceBytes)});
+        QVERIFY(roomy.gpu.all());
+        QCOMPARE(roomy.gpu.deviceBytes, all.deviceBytes);
+        QCOMPARE(gpuPlacementText(roomy.gpu), QString("all 2 layers on the GPU"));
+        const auto less = static_cast<qint64>(all.deviceBytes - 1);
+        const MemoryEstimate tight = estimateMemory(*info, {.contextLength = 256, .gpuFreeBytes = less});
+        const LayerPlacement engine = planLayerPlacement(**file, (*model)->config(), layout, 256, size_t(less));
+        QCOMPARE(tight.gpu.onDevice, engine.onDevice);
+        QCOMPARE(tight.gpu.onDevice, 1);  // the last layer stays with the output head on the CPU
+        QCOMPARE(gpuPlacementText(tight.gpu), QString("1 of 2 layers on the GPU"));
+        const MemoryEstimate none = estimateMemory(*info, {.contextLength = 256, .gpuFreeBytes = 1024});
+        QCOMPARE(none.gpu.onDevice, 0);
+        QCOMPARE(gpuPlacementText(none.gpu), QString("too big for the GPU: on the CPU"));
     }
 
     void thresholds() {
