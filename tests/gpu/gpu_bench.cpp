@@ -2,7 +2,7 @@
 // does not depend on weight values), with decode as a share of the device read bandwidth
 // measured in the same run: weight bytes per token / time per token / bandwidth.
 //   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only]
-//                    [--split-half SHAPE]... SHAPE...
+//                    [--no-kernels-alone] [--split-half SHAPE]... SHAPE...
 // --split-half: the shape again with a device budget of half its weights (layer placement,
 // engine/model/layer_placement.h): the layers that fit on the GPU, the rest on the CPU.
 #include <chrono>
@@ -32,6 +32,7 @@ struct Options {
     DType type = DType::Q4_0;
     int prefill = 512, decode = 32;
     bool writeOnly = false;
+    bool kernelsAlone = true;  // --no-kernels-alone: skip timing the mat-vec kernels alone
     std::vector<std::string> shapes, splitHalf;
 };
 
@@ -245,6 +246,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--prefill" && hasValue) o.prefill = std::atoi(argv[++i]);
         else if (a == "--decode" && hasValue) o.decode = std::atoi(argv[++i]);
         else if (a == "--write-only") o.writeOnly = true;
+        else if (a == "--no-kernels-alone") o.kernelsAlone = false;
         else if (a == "--split-half" && hasValue) o.splitHalf.push_back(argv[++i]);
         else if (a == "--type" && hasValue) {
             const std::string t = argv[++i];
@@ -261,7 +263,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (o.prefill < 16 || o.decode < 1 || o.shapes.empty())
         return std::fprintf(stderr,
                             "usage: hearth-gpu-bench --dir DIR [--type T] [--prefill N>=16] [--decode N] "
-                            "[--write-only] SHAPE...\n"),
+                            "[--write-only] [--no-kernels-alone] [--split-half SHAPE]... SHAPE...\n"),
                false;
     return true;
 }
@@ -303,7 +305,7 @@ int main(int argc, char** argv) {
         bandwidth = measureCudaReadBandwidth(size_t{4} << 30, &why);
         if (bandwidth <= 0) return std::fprintf(stderr, "no CUDA device: %s\n", why.c_str()), 1;
         std::printf("device read bandwidth (4 GiB streaming read): %.0f GB/s\n", bandwidth);
-        matvecAlone(o.type, bandwidth);
+        if (o.kernelsAlone) matvecAlone(o.type, bandwidth);
     }
     int failures = 0;
     for (const std::string& name : o.shapes) {

@@ -3,7 +3,8 @@
 # kernels/, the tokenizer-free engine and the gpu tests for sm_90 (-DHEARTH_DEVICE_CHECK=ON),
 # writes Q4_0 synthetic models of four shapes while the parity tests run, then benchmarks
 # prefill and decode with decode as a share of the measured read bandwidth, then prints where the
-# 8B shape's time goes, operator by operator. Aims at < 5 min.
+# 8B shape's time goes, operator by operator, and ncu's counters for one layer's decode kernels.
+# Aims at < 5 min.
 # Usage: tests/gpu/run-device-checks.sh [BUILD_DIR]   (logs also go to $OUT when it is set)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,6 +52,16 @@ if [[ $write_rc -eq 0 ]]; then
   HEARTH_CUDA_PROFILE=1 timeout 90 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 8 llama-8b \
     > "$logs/profile-stdout.log" 2> "$logs/profile.log"
   head -25 "$logs/profile.log"
+fi
+if [[ $write_rc -eq 0 ]] && command -v ncu > /dev/null; then
+  # Hardware counters of one layer's decode kernels (the warm-up's first 1-token step: Q, K, V,
+  # attention, output, gate, up, down): memory throughput, occupancy and what the warps wait on.
+  step "ncu: the decode mat-vec and attention kernels (first launches)"
+  timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section LaunchStats -k regex:"matvec|attentionSplit" --launch-count 8 \
+    "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 16 --decode 2 llama-8b > "$logs/ncu.log" 2>&1
+  grep -E "^  [a-zA-Z].*\(|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Block Size|Grid Size" \
+    "$logs/ncu.log" | head -90
 fi
 step "done: tests rc=$tests_rc, model writing rc=$write_rc, bench rc=$bench_rc"
 [[ $tests_rc -eq 0 && $write_rc -eq 0 && $bench_rc -eq 0 ]]
