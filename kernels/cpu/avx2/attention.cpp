@@ -61,7 +61,7 @@ void transposeChunk(const AttentionHead& h, int p, int end, __m256* kT) {
         const char* ahead = kAhead(h, p, end);
         const int rowBytes = h.blockSize * static_cast<int>(sizeof(f16_t));
         for (int i = 0; i < h.headDim; ++i) {
-            if (ahead && (i * rowBytes) % 64 == 0) _mm_prefetch(ahead + i * rowBytes, _MM_HINT_T0);
+            if (ahead && (i * rowBytes) % 64 == 0) _mm_prefetch(ahead + i * rowBytes, kPrefetchHint);
             kT[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i * h.blockSize)));
         }
         return;
@@ -167,7 +167,7 @@ void scoreChunksDimMajor(const f16_t* const* k, const char* const* ahead, int bl
     for (int r = 0; r < nq; ++r)
         for (int c = 0; c < nc; ++c) dot[r][c] = _mm256_setzero_ps();
     for (int i0 = 0; i0 < headDim; i0 += dims) {
-        for (int c = 0; c < nc; ++c) _mm_prefetch(pf[c] + i0 * rowBytes, _MM_HINT_T0);
+        for (int c = 0; c < nc; ++c) _mm_prefetch(pf[c] + i0 * rowBytes, kPrefetchHint);
         for (int i = i0; i < i0 + dims; ++i) {
             __m256 kc[nc];
             for (int c = 0; c < nc; ++c)

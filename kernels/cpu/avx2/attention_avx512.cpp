@@ -37,7 +37,7 @@ void scoreChunks16(const AttentionHead& h, int p, const float* const* q, float* 
         // One prefetch per line consumed (attention_prefetch.h): the same line of a later chunk.
         if ((i * rowBytes) % 64 == 0)
             for (int c = 0; c < nc; ++c)
-                if (ahead[c]) _mm_prefetch(ahead[c] + i * rowBytes, _MM_HINT_T0);
+                if (ahead[c]) _mm_prefetch(ahead[c] + i * rowBytes, kPrefetchHint);
         __m512 k[nc];
         for (int c = 0; c < nc; ++c) k[c] = loadHalves16(base[c] + i * h.blockSize);
         for (int r = 0; r < nq; ++r) {
