@@ -37,6 +37,15 @@ std::string ropeDescription(const ModelConfig& c) {
     return out;
 }
 
+}  // namespace
+
+bool cudaConsidered(EngineOptions::BackendKind kind) {
+    using Kind = EngineOptions::BackendKind;
+    return kind == Kind::Cuda || (kind == Kind::Best && !cpuRequestedByEnvironment());
+}
+
+namespace {
+
 // The backend options ask for. Best takes CUDA where a usable GPU is found (no note when there
 // is none: most machines have none) unless HEARTH_BACKEND=cpu; CUDA asked for (Cuda, or
 // HEARTH_BACKEND=cuda under Best) that cannot start, or a GPU found whose backend then fails,
@@ -44,9 +53,9 @@ std::string ropeDescription(const ModelConfig& c) {
 std::unique_ptr<Backend> chooseBackend(const EngineOptions& options, std::string* note) {
     using Kind = EngineOptions::BackendKind;
     if (options.backend == Kind::Reference) return makeCpuReferenceBackend();
-    const bool best = options.backend == Kind::Best;
-    const bool askCuda = options.backend == Kind::Cuda || (best && cudaRequestedByEnvironment());
-    if (askCuda || (best && !cpuRequestedByEnvironment() && probeCuda().available)) {
+    const bool askCuda =
+        options.backend == Kind::Cuda || (options.backend == Kind::Best && cudaRequestedByEnvironment());
+    if (cudaConsidered(options.backend) && (askCuda || probeCuda().available)) {
         std::string why;
         if (auto cuda = makeCudaBackend(&why)) return cuda;
         *note = strCat("CUDA is unavailable (", why, "); running on the CPU");
@@ -156,10 +165,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& path, const Engi
     int maxLayers = -1;  // no cap until a placement did not fit
     size_t budget = 0;
     std::string shortfall;  // the placement that did not fit, for the note
-    if (!e->backend_->operatesOnHostMemory()) {
-        budget = e->backend_->freeMemory();
-        if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) budget = std::min(budget, limit);
-    }
+    if (!e->backend_->operatesOnHostMemory()) budget = placementBudget(e->backend_->freeMemory());
     for (;;) {
         if (!e->backend_->operatesOnHostMemory()) {
             const LayerPlacement plan =

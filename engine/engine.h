@@ -85,6 +85,10 @@ struct EngineOptions {
     int64_t historyCapTokens = int64_t{1} << 21;
 };
 
+// Whether loading under this kind looks for a GPU: Cuda, or Best unless HEARTH_BACKEND=cpu (Best
+// then takes CUDA where probeCuda finds a usable GPU, or HEARTH_BACKEND=cuda asks for it).
+bool cudaConsidered(EngineOptions::BackendKind kind);
+
 // Eos: an end-of-generation token; Length: maxTokens; Stop: a stop string (or generate()'s
 // callback said stop); Context: the context is full; Timeout: timeoutMs passed;
 // Cancelled: cancel(); Error: see EngineEvent::error.

@@ -3,7 +3,6 @@
 
 #include <QCoreApplication>
 #include <QRegularExpression>
-#include <algorithm>
 
 #include "engine/model/layer_placement.h"
 #include "kernels/backend.h"
@@ -65,15 +64,10 @@ EngineOptions::BackendKind backendKindFor(const QString& name) {
 }
 
 qint64 gpuMemoryForModels(const QString& backendSetting) {
-    using Kind = EngineOptions::BackendKind;
-    const Kind kind = backendKindFor(backendSetting);
-    if (kind == Kind::Cpu || kind == Kind::Reference || (kind == Kind::Best && cpuRequestedByEnvironment())) return -1;
-    if (!probeCuda().available) return -1;
+    if (!cudaConsidered(backendKindFor(backendSetting)) || !probeCuda().available) return -1;
     const auto cuda = makeCudaBackend(nullptr);
-    if (!cuda) return -1;
-    size_t free = cuda->freeMemory();
-    if (const size_t limit = cudaMemoryLimitFromEnvironment(); limit > 0) free = std::min(free, limit);
-    return free > 0 ? static_cast<qint64>(free) : -1;
+    const size_t budget = cuda ? placementBudget(cuda->freeMemory()) : 0;
+    return budget > 0 ? static_cast<qint64>(budget) : -1;
 }
 
 }  // namespace hearth

@@ -83,4 +83,9 @@ size_t cudaMemoryLimitFromEnvironment() {
     return static_cast<size_t>(mb) << 20;
 }
 
+size_t placementBudget(size_t freeBytes) {
+    const size_t limit = cudaMemoryLimitFromEnvironment();
+    return limit > 0 ? std::min(freeBytes, limit) : freeBytes;
+}
+
 }  // namespace hearth

@@ -50,5 +50,7 @@ LayerPlacement planLayerPlacement(const PlacementSizes& sizes, const KvLayout& l
 
 // HEARTH_CUDA_MEMORY_LIMIT_MB in the environment, in bytes (0: not set, or not a positive number).
 size_t cudaMemoryLimitFromEnvironment();
+// What placement may use of a device with freeBytes free: capped by cudaMemoryLimitFromEnvironment.
+size_t placementBudget(size_t freeBytes);
 
 }  // namespace hearth

@@ -32,6 +32,7 @@ namespace {
 // Batches of more tokens than this go through cuBLAS (F16 tiles); fewer use the dp4a
 // mat-vec, whose result for a token does not depend on its batch (decode and verification).
 constexpr int64_t kGemmMinTokens = 16;
+static_assert(kGemmMinTokens - 1 <= kMaxMatvecTokens, "every batch below kGemmMinTokens fits the mat-vec");
 // Rows of a weight matrix dequantized to F16 per cuBLAS call (bounds the tile buffer).
 constexpr size_t kTileBytes = size_t{64} << 20;
 // WeightView::packed.layout of a matrix uploaded by packWeight: the file's rows, in device memory.

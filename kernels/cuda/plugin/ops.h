@@ -53,7 +53,9 @@ void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t 
 // The quantized activations (n elements) as halves: q * d, or f rounded to F16, so that
 // prefill through cuBLAS multiplies the values the reference and the mat-vec multiply.
 void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out, cudaStream_t s);
-// y[t][r] = dot(row r, x[t]) with dp4a integer sums per block; one warp per row.
+// y[t][r] = dot(row r, x[t]) with dp4a integer sums per block; one warp per row; nTokens at most
+// kMaxMatvecTokens (more go through cuBLAS).
+constexpr int kMaxMatvecTokens = 16;
 void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
             float* y, cudaStream_t s);
 

@@ -85,16 +85,11 @@ __device__ float floatWeight(DType t, const uint8_t* row, int64_t i) {
     return reinterpret_cast<const float*>(row)[i];
 }
 
-// Block b of row (of type t) against token's activations.
+// Super-block b of a K-quant row against token's activations (the 32-element types go through
+// matvecQuartersKernel).
 template <DType kT>
-__device__ float blockDot(const uint8_t* row, int64_t b, const int8_t* q, const float* d, const float* s,
-                          const int16_t* bsums) {
+__device__ float blockDot(const uint8_t* row, int64_t b, const int8_t* q, const float* d, const int16_t* bsums) {
     switch (kT) {
-    case DType::Q4_0: return dotQ4_0(row + b * 18, q + b * 32, d[b]);
-    case DType::Q4_1: return dotQ4_1(row + b * 20, q + b * 32, d[b], s[b]);
-    case DType::Q5_0: return dotQ5<false>(row + b * 22, q + b * 32, d[b], 0.0f);
-    case DType::Q5_1: return dotQ5<true>(row + b * 24, q + b * 32, d[b], s[b]);
-    case DType::Q8_0: return dotQ8_0(row + b * 34, q + b * 32, d[b]);
     case DType::Q4_K: return dotScaleMinK<false>(row + b * 144, q + b * 256, d[b], bsums + b * 16);
     case DType::Q5_K: return dotScaleMinK<true>(row + b * 176, q + b * 256, d[b], bsums + b * 16);
     case DType::Q6_K: return dotQ6_K(row + b * 210, q + b * 256, d[b]);
@@ -102,7 +97,7 @@ __device__ float blockDot(const uint8_t* row, int64_t b, const int8_t* q, const 
     }
 }
 
-// One warp per (row, token); lanes take blocks lane, lane + 32, ...
+// F32/F16/BF16 and the K-quants: one warp per (row, token); lanes take blocks lane, lane + 32, ...
 template <DType kT>
 __global__ void matvecKernel(const uint8_t* w, int64_t nRows, int64_t nCols, size_t rowSize, ActBuffers a, float* y) {
     const int64_t r = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.x / 32;
@@ -115,13 +110,11 @@ __global__ void matvecKernel(const uint8_t* w, int64_t nRows, int64_t nCols, siz
         const float* f = a.f + t * nCols;
         for (int64_t i = lane; i < nCols; i += 32) acc += floatWeight(kT, row, i) * f[i];
     } else {
-        const int64_t blockElems = (kT == DType::Q4_K || kT == DType::Q5_K || kT == DType::Q6_K) ? 256 : 32;
-        const int64_t nb = nCols / blockElems;
+        const int64_t nb = nCols / 256;
         const int8_t* q = a.q + t * nCols;
         const float* d = a.d + t * nb;
-        const float* s = a.s + t * (nCols / 32);
         const int16_t* bs = a.bsums + t * (nCols / 16);
-        for (int64_t b = lane; b < nb; b += 32) acc += blockDot<kT>(row, b, q, d, s, bs);
+        for (int64_t b = lane; b < nb; b += 32) acc += blockDot<kT>(row, b, q, d, bs);
     }
     acc = warpSum(acc);
     if (lane == 0) y[t * nRows + r] = acc;
@@ -130,8 +123,7 @@ __global__ void matvecKernel(const uint8_t* w, int64_t nRows, int64_t nCols, siz
 // The 32-element block types, a quarter block (8 weights) per lane at a time: lane l of a warp
 // takes quarters l, l + 32, ... of its row, so a warp's loads cover 8 consecutive blocks (one
 // or two cache lines) instead of 32 blocks 18-34 bytes apart, and each weight quarter is read
-// once for every token of the step (nTokens < kGemmMinTokens, at most kMaxMatvecTokens).
-constexpr int kMaxMatvecTokens = 16;
+// once for every token of the step (at most kMaxMatvecTokens, ops.h).
 
 template <DType kT>
 constexpr int kBlockBytes = kT == DType::Q4_0 ? 18 : kT == DType::Q4_1 ? 20 : kT == DType::Q5_0 ? 22
@@ -211,9 +203,8 @@ __global__ void activationsToHalfKernel(bool kBlocks, bool floatWeights, ActBuff
 template <DType kT>
 void launchMatvec(const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens, float* y,
                   cudaStream_t s) {
-    constexpr bool kQuarters = kT == DType::Q4_0 || kT == DType::Q4_1 || kT == DType::Q5_0 || kT == DType::Q5_1 ||
-                               kT == DType::Q8_0;
-    if (kQuarters && nTokens <= kMaxMatvecTokens) {
+    if constexpr (kT == DType::Q4_0 || kT == DType::Q4_1 || kT == DType::Q5_0 || kT == DType::Q5_1 ||
+                  kT == DType::Q8_0) {
         const auto grid = static_cast<unsigned>((nRows + kWarpsPerBlock - 1) / kWarpsPerBlock);
         matvecQuartersKernel<kT><<<grid, 32 * kWarpsPerBlock, 0, s>>>(w, nRows, nCols, a, static_cast<int>(nTokens),
                                                                       y);
