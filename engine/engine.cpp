@@ -20,8 +20,9 @@ namespace {
 // 2: attention with FMA scores, softmaxExp, a float V sum. 3: F32/F16/BF16 dot products in
 // float lanes of fused multiply-adds instead of double (ref/quants.h). 4: GeGLU's GELU through
 // llama.cpp's F16 table (kernels/cpu/reference/gelu_tanh.h). 5: attention reduced in pieces of
-// 256 positions merged in order (kernels/cpu/attention_pieces.h).
-constexpr uint32_t kNumericsVersion = 5;
+// 256 positions merged in order (kernels/cpu/attention_pieces.h). 6: SwiGLU's sigmoid through
+// softmaxExp (reference/softmax_exp.h) instead of the C library's expf.
+constexpr uint32_t kNumericsVersion = 6;
 
 // The model's parameters that change K/V values without changing the KV layout: RoPE (base,
 // sliding-window base, rotated dimensions, style, frequency factors) and the trained context length.

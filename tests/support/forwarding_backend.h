@@ -19,6 +19,11 @@ public:
     void matmul(const WeightView& w, const float* x, int64_t n, float* y) override {
         run("matmul", &w, [&] { inner_.matmul(w, x, n, y); });
     }
+    // One call for the group, timed and counted as one (the engine's Q/K/V and gate/up), so that
+    // the inner backend's shared hand-off is what is measured; weight: the first matrix.
+    void matmulMany(std::span<const WeightView> ws, const float* x, int64_t n, std::span<float* const> ys) override {
+        run("matmulMany", ws.empty() ? nullptr : &ws[0], [&] { inner_.matmulMany(ws, x, n, ys); });
+    }
     void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
         run("embedding", &t, [&] { inner_.embeddingRows(t, ids, n, out); });
     }

@@ -481,7 +481,7 @@ public:
 
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
         forEachBlock(n, kElementGrain, [&](int64_t begin, int64_t end) {
-            reference_->swiglu(gate + begin, up + begin, end - begin, out + begin);
+            avx2::swiglu(gate + begin, up + begin, end - begin, out + begin);
         });
     }
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {

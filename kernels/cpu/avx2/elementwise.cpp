@@ -1,13 +1,28 @@
-// GeGLU by a gather from the GELU table, RMSNorm four rows at a time, RoPE and F16C conversions;
+// SwiGLU through the shared exponential's lanes, GeGLU by a gather from the GELU table, RMSNorm four rows at a time, RoPE and F16C conversions;
 // tails shorter than a vector take scalar code with the reference's operations (same bits).
 #include "kernels/cpu/avx2/elementwise.h"
 
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/cpu/avx2/softmax_exp_avx2.h"
 #include "kernels/cpu/reference/gelu_tanh.h"
+#include "kernels/cpu/reference/softmax_exp.h"
 
 namespace hearth::avx2 {
+
+void swiglu(const float* gate, const float* up, int64_t n, float* out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 g = _mm256_loadu_ps(gate + i);
+        const __m256 e = softmaxExp8(_mm256_or_ps(g, sign));  // exp(-|g|)
+        const __m256 numerator = _mm256_blendv_ps(e, one, _mm256_cmp_ps(g, zero, _CMP_GE_OQ));  // e for NaN
+        const __m256 sigmoid = _mm256_div_ps(numerator, _mm256_add_ps(one, e));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(g, sigmoid), _mm256_loadu_ps(up + i)));
+    }
+    for (; i < n; ++i) out[i] = swigluOne(gate[i], up[i]);
+}
 
 void geglu(const float* gate, const float* up, int64_t n, float* out) {
     const float* table = geluTable();

@@ -1,4 +1,4 @@
-// Row-wise AVX2 operators (GeGLU, RMSNorm, RoPE, the F16 conversion of K/V rows), bitwise equal
+// Row-wise AVX2 operators (SwiGLU, GeGLU, RMSNorm, RoPE, the F16 conversion of K/V rows), bitwise equal
 // to the reference backend's (backend_ref.cpp). Plain C++ (no intrinsics types), so baseline
 // code may include it; call only when cpuFeatures().canRunAvx2().
 #pragma once
@@ -12,6 +12,10 @@ namespace hearth::avx2 {
 // out[i] = gegluOne(gate[i], up[i]) (reference/gelu_tanh.h), eight lanes at a time: F16C
 // rounding of the gate, a gather from geluTable(); out may be gate or up.
 void geglu(const float* gate, const float* up, int64_t n, float* out);
+
+// out[i] = swigluOne(gate[i], up[i]) (reference/softmax_exp.h), eight lanes at a time through
+// softmaxExp8; out may be gate or up.
+void swiglu(const float* gate, const float* up, int64_t n, float* out);
 
 // The reference's RMSNorm (backend_ref.cpp) over nRows rows of n: each row's sum of squares in
 // double, in element order, four rows side by side in the lanes; then y = x * scale * w (y may be x).

@@ -94,7 +94,7 @@ public:
     }
 
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
-        for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+        for (int64_t i = 0; i < n; ++i) out[i] = swigluOne(gate[i], up[i]);
     }
 
     // GELU in its tanh form through llama.cpp's F16 table (gelu_tanh.h); the AVX2 lanes gather

@@ -23,4 +23,10 @@ float softmaxExp(float x) {
     return y * scale;
 }
 
+float swigluOne(float gate, float up) {
+    const float e = softmaxExp(-std::fabs(gate));
+    const float sigmoid = (gate >= 0.0f ? 1.0f : e) / (1.0f + e);
+    return gate * sigmoid * up;
+}
+
 }  // namespace hearth

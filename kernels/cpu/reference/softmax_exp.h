@@ -26,4 +26,10 @@ namespace hearth {
 // exp(x) for x <= 0 as described above (x > 0 is not used; it stays finite up to x ~ 88).
 float softmaxExp(float x);
 
+// SwiGLU's gate times up, silu(gate) * up, through softmaxExp so that the AVX2 lanes
+// (avx2::swiglu) give the same bits: e = exp(-|gate|), sigmoid = (gate >= 0 ? 1 : e) / (1 + e),
+// out = (gate * sigmoid) * up. Only exponentials of non-positive arguments, so nothing
+// overflows; |gate| > 87 gives sigmoid 1 or 0 exactly; a NaN gate gives NaN.
+float swigluOne(float gate, float up);
+
 }  // namespace hearth

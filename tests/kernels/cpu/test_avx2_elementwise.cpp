@@ -1,5 +1,6 @@
 // GeGLU's shared GELU (kernels/cpu/reference/gelu_tanh.h): close to the exact tanh-form GELU,
-// the AVX2 backend's GeGLU bitwise equal to the reference's; and the AVX2 backend's row-wise operators, spread over
+// the AVX2 backend's GeGLU bitwise equal to the reference's; SwiGLU's (softmax_exp.h) close to
+// silu in double and its AVX2 lanes bitwise the reference's; and the AVX2 backend's row-wise operators, spread over
 // its threads, bitwise equal to the reference backend's for every thread count.
 #include <QTest>
 
@@ -15,6 +16,7 @@
 #include "kernels/cpu/avx2/backend_avx2.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/reference/gelu_tanh.h"
+#include "kernels/cpu/reference/softmax_exp.h"
 
 using namespace hearth;
 
@@ -86,18 +88,58 @@ private slots:
         QCOMPARE(gegluOne(1.0f, 1.0f), 0.841308594f);  // F16 of gelu(1) = 0.841192
     }
 
-    // The AVX2 backend's geglu (spread over threads in blocks) gives the reference's bits.
-    void avx2GegluIsBitwiseReference() {
+    // silu(x) * up through softmaxExp: within 4 ulp of silu in double where the result is a
+    // normal float (the exponential's 2 ulp, the division's and two products' roundings), the
+    // same at the edges as x / (1 + exp(-x)) (0 at 0, x far right, -0 far left, NaN for NaN).
+    void swigluCloseToSilu() {
+        int64_t worst = 0;
+        float worstX = 0;
+        for (float x : gateSweep()) {
+            if (!std::isfinite(x)) continue;
+            const double d = x;
+            const float want = static_cast<float>(d / (1.0 + std::exp(-d)));
+            if (!(std::fabs(want) >= std::numeric_limits<float>::min())) continue;
+            const float got = swigluOne(x, 1.0f);
+            const int64_t ulps = std::abs(static_cast<int64_t>(std::bit_cast<int32_t>(got)) -
+                                          static_cast<int64_t>(std::bit_cast<int32_t>(want)));
+            if (ulps > worst) worst = ulps, worstX = x;
+        }
+        qInfo("largest error of silu: %lld ulp (x = %.9g)", static_cast<long long>(worst), worstX);
+        QVERIFY2(worst <= 4, qPrintable(QString("x = %1: %2 ulp").arg(worstX, 0, 'g', 9).arg(worst)));
+        QCOMPARE(swigluOne(0.0f, 3.0f), 0.0f);
+        QCOMPARE(swigluOne(1e6f, 2.0f), 2e6f);
+        QCOMPARE(swigluOne(std::numeric_limits<float>::infinity(), 1.0f), std::numeric_limits<float>::infinity());
+        QCOMPARE(std::bit_cast<uint32_t>(swigluOne(-1e6f, 1.0f)), std::bit_cast<uint32_t>(-0.0f));
+        QVERIFY(std::isnan(swigluOne(std::nanf(""), 1.0f)));
+        QVERIFY(std::isnan(swigluOne(-std::numeric_limits<float>::infinity(), 1.0f)));  // as -inf / inf
+    }
+
+    // The AVX2 backend's geglu and swiglu (spread over threads in blocks) give the reference's bits.
+    void avx2GatedActivationsAreBitwiseReference_data() {
+        QTest::addColumn<bool>("gelu");
+        QTest::newRow("geglu") << true;
+        QTest::newRow("swiglu") << false;
+    }
+    void avx2GatedActivationsAreBitwiseReference() {
         if (!cpuFeatures().canRunAvx2()) QSKIP("no AVX2/FMA/F16C on this CPU");
-        const std::vector<float> gate = gateSweep();
+        QFETCH(bool, gelu);
+        auto run = [gelu](Backend& b, const float* g, const float* u, int64_t n, float* out) {
+            if (gelu) b.geglu(g, u, n, out);
+            else b.swiglu(g, u, n, out);
+        };
+        std::vector<float> gate = gateSweep();
+        if (!gelu)
+            for (float x : {-87.5f, -87.0f, -86.9f, 86.9f, 87.0f, 87.5f, 88.7f, 89.0f, -89.0f,
+                            -std::numeric_limits<float>::infinity(), -std::nanf("")})
+                gate.push_back(x);
         const std::vector<float> up = randomFloats(gate.size(), 1.0f, 7);
         std::vector<float> want(gate.size()), got(gate.size());
-        makeCpuReferenceBackend()->geglu(gate.data(), up.data(), std::ssize(gate), want.data());
+        run(*makeCpuReferenceBackend(), gate.data(), up.data(), std::ssize(gate), want.data());
         for (int nThreads : {1, 2, 3}) {
             std::unique_ptr<Backend> fast = makeCpuAvx2Backend(nThreads);
             for (int64_t n : {std::ssize(gate), int64_t{13}, int64_t{8}, int64_t{5}}) {
                 std::fill(got.begin(), got.end(), -1.0f);
-                fast->geglu(gate.data(), up.data(), n, got.data());
+                run(*fast, gate.data(), up.data(), n, got.data());
                 for (int64_t i = 0; i < n; ++i)
                     if (std::bit_cast<uint32_t>(got[size_t(i)]) != std::bit_cast<uint32_t>(want[size_t(i)]))
                         QFAIL(qPrintable(QString("%1 threads, x = %2: %3, reference %4")
