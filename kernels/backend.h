@@ -234,6 +234,19 @@ public:
     // the cache in the same order whatever the batch (batch invariance).
     virtual void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
                            const int32_t* positions, int64_t nTokens, float* out) = 0;
+    // One sequence's attention in an attentionMany call: attention()'s arguments.
+    struct AttentionCall {
+        const PagedKvLayer* layer = nullptr;
+        const float* q = nullptr;
+        const int32_t* positions = nullptr;
+        int64_t nTokens = 0;
+        float* out = nullptr;
+    };
+    // attention() of each call (the sequences of one step, their K/V already written), with the
+    // same results; the backend may share the calls' work out to its threads in one go.
+    virtual void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) {
+        for (const AttentionCall& c : calls) attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out);
+    }
     // out[i] = silu(gate[i]) * up[i] (SwiGLU), or gelu_tanh(gate[i]) * up[i] (GeGLU).
     virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
     virtual void geglu(const float* gate, const float* up, int64_t n, float* out) = 0;

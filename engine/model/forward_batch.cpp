@@ -149,30 +149,64 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) 
 void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
                              const float* k, const float* v, float* out) const {
     const int64_t qDim = int64_t{shape.nHeads} * shape.headDim, kvDim = int64_t{shape.nKvHeads} * shape.headDim;
+    // The view upload() made with the padded tables it uploaded, or the cache's own: layerView
+    // rebuilds the cache's pointer scratch on each call, so it is taken right before its use.
+    const bool staged = tables_ != nullptr && layer < tableLayers_ && b.id() == uploadedTo_;
+    auto view = [&](size_t i) {
+        return staged ? stagedViews_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)]
+                      : cache.layerView(*items_[i].seq, layer);
+    };
+    // Every item's K/V first, then the rows at their slots of all items in one attentionMany (the
+    // backend shares them out to its threads at once), then the tree runs. An item's attention
+    // reads only its own sequence's positions, so the order changes nothing.
+    int nCalls = 0;
+    for (size_t i = 0; i < items_.size(); ++i) nCalls += nInPlace_[i] > 0 ? 1 : 0;
+    callViews_.clear();
+    callTables_.clear();
+    callTableAt_.clear();
+    calls_.clear();
     for (size_t i = 0; i < items_.size(); ++i) {
         const int64_t row = firstRow_[i], n = firstRow_[i + 1] - row;
-        // The view upload() made with the padded tables it uploaded, or the cache's own: layerView
-        // rebuilds the cache's pointer scratch on each call, so it is taken right before its use.
-        const bool staged = tables_ != nullptr && layer < tableLayers_ && b.id() == uploadedTo_;
-        const PagedKvLayer kv = staged ? stagedViews_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)]
-                                       : cache.layerView(*items_[i].seq, layer);
+        const PagedKvLayer kv = view(i);
         b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
         const int64_t nInPlace = nInPlace_[i];
-        if (nInPlace > 0) b.attention(kv, shape, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim);
-        for (const TreeRun& run : runs_) {
-            if (run.item != i) continue;
-            const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
-            Backend* memory = cache.memory(layer);  // where the blocks are (null: host memory)
-            const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end, memory);
-            const int32_t blockStart = run.firstOwn / kv.blockSize * kv.blockSize;
-            if (kv.kBlocks[blockStart / kv.blockSize] != nullptr)  // else out of every window here
-                for (int32_t p = blockStart; p < run.firstOwn; ++p) copyKvPosition(kv, p, tree, p, memory);
-            for (size_t a = 0; a < run.ancestors.size(); ++a)
-                copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
-                               run.firstOwn + static_cast<int32_t>(a), memory);
-            b.attention(tree, shape, q + run.row0 * qDim, positions(b) + run.row0, run.row1 - run.row0,
-                        out + run.row0 * qDim);
+        if (nInPlace == 0) continue;
+        if (nCalls == 1) {
+            b.attention(kv, shape, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim);
+            continue;
         }
+        callViews_.push_back(kv);
+        callTableAt_.push_back(callTables_.size());
+        if (!staged) {  // the tables, before the next layerView overwrites them
+            callTables_.insert(callTables_.end(), kv.kBlocks, kv.kBlocks + kv.nBlocks);
+            callTables_.insert(callTables_.end(), kv.vBlocks, kv.vBlocks + kv.nBlocks);
+        }
+        calls_.push_back({nullptr, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim});
+    }
+    if (!calls_.empty()) {
+        for (size_t c = 0; c < calls_.size(); ++c) {
+            PagedKvLayer& kv = callViews_[c];
+            if (!staged) {
+                kv.kBlocks = callTables_.data() + callTableAt_[c];
+                kv.vBlocks = kv.kBlocks + kv.nBlocks;
+            }
+            calls_[c].layer = &kv;
+        }
+        b.attentionMany(calls_, shape);
+    }
+    for (const TreeRun& run : runs_) {
+        const PagedKvLayer kv = view(run.item);
+        const int32_t end = positions_[static_cast<size_t>(run.row1 - 1)] + 1;
+        Backend* memory = cache.memory(layer);  // where the blocks are (null: host memory)
+        const PagedKvLayer& tree = scratch_.view(kv, run.firstOwn, end, memory);
+        const int32_t blockStart = run.firstOwn / kv.blockSize * kv.blockSize;
+        if (kv.kBlocks[blockStart / kv.blockSize] != nullptr)  // else out of every window here
+            for (int32_t p = blockStart; p < run.firstOwn; ++p) copyKvPosition(kv, p, tree, p, memory);
+        for (size_t a = 0; a < run.ancestors.size(); ++a)
+            copyKvPosition(kv, slots_[static_cast<size_t>(run.ancestors[a])], tree,
+                           run.firstOwn + static_cast<int32_t>(a), memory);
+        b.attention(tree, shape, q + run.row0 * qDim, positions(b) + run.row0, run.row1 - run.row0,
+                    out + run.row0 * qDim);
     }
 }
 

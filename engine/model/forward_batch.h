@@ -93,6 +93,12 @@ private:
     std::vector<int64_t> nInPlace_;  // per item: its leading rows at position == slot
     std::vector<TreeRun> runs_;
     mutable KvScratchLayer scratch_;
+    // attention()'s per-layer scratch: the items' views and, for views of the cache's own (whose
+    // pointer tables one layerView call overwrites the next), copies of their tables.
+    mutable std::vector<PagedKvLayer> callViews_;
+    mutable std::vector<f16_t*> callTables_;
+    mutable std::vector<size_t> callTableAt_;
+    mutable std::vector<Backend::AttentionCall> calls_;
     // In the backend's memory: [tokens, positions, slots] of every row (upload), the rows
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
     BackendScratch inputs_, normed_, logits_;

@@ -41,6 +41,10 @@ public:
                    float* out) override {
         run("attention", nullptr, [&] { inner_.attention(l, s, q, p, n, out); });
     }
+    // Timed and counted as one "attention" call per attentionMany (the inner backend's one hand-off).
+    void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& s) override {
+        run("attention", nullptr, [&] { inner_.attentionMany(calls, s); });
+    }
     void swiglu(const float* g, const float* u, int64_t n, float* out) override {
         run("swiglu", nullptr, [&] { inner_.swiglu(g, u, n, out); });
     }

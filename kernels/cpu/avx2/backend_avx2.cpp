@@ -460,12 +460,7 @@ public:
             return reference_->attention(layer, shape, q, positions, nTokens, out);
         const bool pieces = splitPieces(shape, positions, nTokens);
         planAttention(shape, positions, nTokens, !pieces);
-        scores_.resize(static_cast<size_t>(pool_.size()));
-        const size_t need = static_cast<size_t>(avx2::kAttentionScoreSpan) * avx2::kMaxAttentionQueries;
-        for (std::vector<float>& s : scores_)
-            if (s.size() < need) s.resize(need);
-        partials_.resize(static_cast<size_t>(pool_.size()));
-        for (std::vector<avx2::AttentionPartial>& p : partials_) p.resize(avx2::kMaxAttentionQueries);
+        reserveAttentionScratch();
         if (pieces) return attendInPieces(layer, shape, q, positions, out);
         pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
             avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
@@ -473,6 +468,37 @@ public:
                 const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
                 const int n = taskQueries(shape, q, positions, task, out, queries);
                 avx2::attendQueries(taskHead(layer, shape, task), queries, n,
+                                    scores_[static_cast<size_t>(thread)].data(),
+                                    partials_[static_cast<size_t>(thread)].data());
+            }
+        });
+    }
+
+    // The sequences of a step in one hand-off when together they give the threads enough tasks
+    // and none would split its positions into pieces (short contexts: there each call's own
+    // hand-off cost as much as its work); otherwise call by call. Same queries, same bits.
+    void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) override {
+        bool together = calls.size() > 1 && shape.headDim % 8 == 0 && shape.headDim <= avx2::kMaxAttentionHeadDim;
+        int64_t rows = 0;
+        for (const AttentionCall& c : calls) {
+            rows += c.nTokens * shape.nKvHeads;
+            if ((c.layer->vHeadDim != 0 && c.layer->vHeadDim != shape.headDim) ||
+                splitPieces(shape, c.positions, c.nTokens))
+                together = false;
+        }
+        if (!together || rows < 2 * static_cast<int64_t>(pool_.size())) return Backend::attentionMany(calls, shape);
+        attentionTasks_.clear();
+        for (size_t c = 0; c < calls.size(); ++c)
+            planAttention(shape, calls[c].positions, calls[c].nTokens, false, static_cast<int>(c), true);
+        interleaveTasks();
+        reserveAttentionScratch();
+        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
+            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+            for (int64_t i = begin; i < end; ++i) {
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+                const AttentionCall& c = calls[static_cast<size_t>(task.call)];
+                const int n = taskQueries(shape, c.q, c.positions, task, c.out, queries);
+                avx2::attendQueries(taskHead(*c.layer, shape, task), queries, n,
                                     scores_[static_cast<size_t>(thread)].data(),
                                     partials_[static_cast<size_t>(thread)].data());
             }
@@ -544,15 +570,18 @@ private:
     struct AttentionTask {
         int64_t token0, token1;  // consecutive positions
         int head0, head1;  // query heads of one KV head
+        int call = 0;  // attentionMany: the index of its call
     };
     static int queryFirst(const AttentionShape& shape, int nCtx) {
         return shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
     }
 
-    // Fills attentionTasks_ (reused between calls).
+    // Fills attentionTasks_ (reused between calls); with append, adds call's tasks to them and
+    // leaves the order to interleaveTasks.
     // splitHeads: when the tokens' KV heads are fewer than the threads want, split GQA groups
     // over tasks (each re-reads its KV head); off when the pieces are split instead.
-    void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens, bool splitHeads) {
+    void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens, bool splitHeads,
+                       int call = 0, bool append = false) {
         const int group = shape.nHeads / shape.nKvHeads;
         const int64_t wanted = pool_.size() > 1 ? 2 * static_cast<int64_t>(pool_.size()) : 1;  // tasks for the threads
         int headsPerTask = group;
@@ -563,17 +592,29 @@ private:
             headsPerTask = static_cast<int>(std::max<int64_t>(1, (group + splits - 1) / splits));
         }
         headsPerTask = std::min(headsPerTask, avx2::kMaxAttentionQueries);
-        attentionTasks_.clear();
+        if (!append) attentionTasks_.clear();
         for (int64_t t0 = 0; t0 < nTokens;) {
             int64_t t1 = t0 + 1;
             while (t1 < nTokens && t1 - t0 < tokensPerTask && positions[t1] == positions[t1 - 1] + 1) ++t1;
             for (int kv = 0; kv < shape.nKvHeads; ++kv)
                 for (int h0 = kv * group; h0 < (kv + 1) * group; h0 += headsPerTask)
-                    attentionTasks_.push_back({t0, t1, h0, std::min(h0 + headsPerTask, (kv + 1) * group)});
+                    attentionTasks_.push_back({t0, t1, h0, std::min(h0 + headsPerTask, (kv + 1) * group), call});
             t0 = t1;
         }
-        // Later tokens see more positions: alternate short and long tasks so that every
-        // thread's contiguous share of the list holds about the same work.
+        if (!append) interleaveTasks();
+    }
+    // Each thread's scores and partials, sized for a task's queries.
+    void reserveAttentionScratch() {
+        scores_.resize(static_cast<size_t>(pool_.size()));
+        const size_t need = static_cast<size_t>(avx2::kAttentionScoreSpan) * avx2::kMaxAttentionQueries;
+        for (std::vector<float>& sc : scores_)
+            if (sc.size() < need) sc.resize(need);
+        partials_.resize(static_cast<size_t>(pool_.size()));
+        for (std::vector<avx2::AttentionPartial>& p : partials_) p.resize(avx2::kMaxAttentionQueries);
+    }
+    // Later tokens see more positions: alternate short and long tasks so that every thread's
+    // contiguous share of the list holds about the same work.
+    void interleaveTasks() {
         const size_t n = attentionTasks_.size();
         zigzag_.resize(n);
         for (size_t i = 0; i < n; ++i) zigzag_[i] = attentionTasks_[i % 2 == 0 ? i / 2 : n - 1 - i / 2];

@@ -319,7 +319,8 @@ private slots:
     // and one decode token (heads split over threads), with and without a sliding window; head
     // sizes 64 and 8 take the AVX2 path, 12 the reference fallback; K token-major and
     // dimension-major (a window's first position off a chunk of eight), V token-major and head-major. Equal bits to the
-    // reference for 1, 2 and 3 threads.
+    // reference for 1, 2 and 3 threads, whether the tokens come in one call or as several
+    // sequences' calls in one attentionMany.
     void attentionIsBitwiseReference_data() {
         QTest::addColumn<std::vector<int32_t>>("positions");
         QTest::newRow("scattered") << std::vector<int32_t>{0, 7, 8, 33, 64, 95, 17};
@@ -327,6 +328,7 @@ private slots:
         for (int32_t p = 3; p < 45; ++p) run.push_back(p);
         QTest::newRow("prefill run") << run;
         QTest::newRow("decode") << std::vector<int32_t>{90};
+        QTest::newRow("decodes of several sequences") << std::vector<int32_t>{90, 3, 41, 77, 12, 95};
     }
 
     void attentionIsBitwiseReference() {
@@ -371,6 +373,22 @@ private slots:
                                       (dimMajor ? " K dimension-major" : "") + (vHeads ? " V head-major" : "") +
                                       " value " + std::to_string(i))
                                          .c_str());
+                        // The same tokens as several sequences' calls in one attentionMany: one
+                        // token each (a batch of decodes), and runs of up to five (verifications).
+                        const int64_t rowFloats = int64_t{nHeads} * headDim;
+                        for (int64_t runLength : {1, 5}) {
+                            std::vector<Backend::AttentionCall> calls;
+                            for (int64_t t = 0; t < nTokens; t += runLength)
+                                calls.push_back({&layer, q.data() + t * rowFloats, positions.data() + t,
+                                                 std::min(runLength, nTokens - t), got.data() + t * rowFloats});
+                            std::fill(got.begin(), got.end(), -1.0f);
+                            makeCpuAvx2Backend(threads)->attentionMany(calls, shape);
+                            for (size_t i = 0; i < got.size(); ++i)
+                                QVERIFY2(sameFloat(got[i], want[i]),
+                                         ("attentionMany, runs of " + std::to_string(runLength) + ", head size " +
+                                          std::to_string(headDim) + " value " + std::to_string(i))
+                                             .c_str());
+                        }
                     }
                 }
     }
