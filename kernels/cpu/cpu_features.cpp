@@ -130,7 +130,7 @@ bool hostRuns(CpuLevel level) {
     switch (level) {
     case CpuLevel::Reference: return true;
     case CpuLevel::Avx2: return f.canRunAvx2();
-    case CpuLevel::Avx2Vnni: return f.canRunAvxVnni();
+    case CpuLevel::Avx2Vnni: return f.canRunVnni();
     case CpuLevel::Avx512: return f.canRunAvx512();
     }
     return false;
@@ -172,7 +172,7 @@ CpuLevelChoice cpuLevelChoice() {
 
 bool avx2Enabled() { return cpuLevelChoice().used >= CpuLevel::Avx2; }
 
-bool avxVnniEnabled() { return cpuFeatures().canRunAvxVnni() && cpuLevelChoice().used >= CpuLevel::Avx2Vnni; }
+bool avxVnniEnabled() { return cpuFeatures().canRunVnni() && cpuLevelChoice().used >= CpuLevel::Avx2Vnni; }
 
 bool avx512Enabled() { return cpuFeatures().canRunAvx512() && cpuLevelChoice().used >= CpuLevel::Avx512; }
 

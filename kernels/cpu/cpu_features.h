@@ -29,14 +29,18 @@ struct CpuFeatures {
     // True when the AVX-512 VNNI build of the repacked 32-block decode tiles may run (level
     // avx512 on a host that also has AVX512BW, AVX512VL and AVX512_VNNI).
     bool canRunAvx512Vnni() const { return canRunAvx512() && avx512bw && avx512vl && avx512Vnni; }
+    // True when the VNNI builds of the 32-block kernels may run: VEX-encoded where the CPU has
+    // AVX-VNNI, else EVEX on YMM where it has AVX512_VNNI (vnniNeedsEvex: AMD Zen 4).
+    bool canRunVnni() const { return canRunAvxVnni() || canRunAvx512Vnni(); }
+    bool vnniNeedsEvex() const { return !canRunAvxVnni() && canRunAvx512Vnni(); }
 };
 
 // Detected on the first call and cached; thread-safe.
 const CpuFeatures& cpuFeatures();
 
 // The CPU kernel levels, each a superset of the one before: the scalar reference, the AVX2
-// backend, its AVX-VNNI builds (32-block and K-quant integer gemms), its AVX-512 builds (float
-// gemm). Every level gives bitwise the same results. The one definition of HEARTH_CPU: the
+// backend, its VNNI builds (32-block and K-quant integer gemms; VEX or EVEX encoded, as the
+// CPU has AVX-VNNI or only AVX512_VNNI), its AVX-512 builds (float gemm, AVX-512 VNNI tiles). Every level gives bitwise the same results. The one definition of HEARTH_CPU: the
 // environment variable names the highest level to use (reference, avx2, avx2-vnni, avx512);
 // unset, empty or "best" means the best this host runs. A level the host lacks is capped to the
 // best below it that it has. A later issue that adds a level adds it here.
@@ -48,7 +52,8 @@ const char* cpuLevelName(CpuLevel level);
 // The level a name (as above) means; false for anything else.
 bool parseCpuLevel(const char* name, CpuLevel* level);
 // Whether this host can run what the level adds: AVX2 + FMA + F16C with YMM state for avx2, and
-// also AVX-VNNI for avx2-vnni, AVX-512F with ZMM state for avx512 (not necessarily AVX-VNNI).
+// also AVX-VNNI or AVX512_VNNI (canRunVnni) for avx2-vnni, AVX-512F with ZMM state for avx512
+// (not necessarily any VNNI).
 bool hostRuns(CpuLevel level);
 // The best level this host runs.
 CpuLevel bestHostLevel();
@@ -64,7 +69,7 @@ struct CpuLevelChoice {
 CpuLevelChoice cpuLevelChoice();
 
 // The AVX2 backend's switches, from cpuLevelChoice(): whether it may be used at all, and
-// whether it uses its AVX-VNNI and AVX-512 builds (only where the host runs them and the level
+// whether it uses its VNNI and AVX-512 builds (only where the host runs them and the level
 // allows them; the results are bitwise the same either way).
 bool avx2Enabled();
 bool avxVnniEnabled();

@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     }
     std::vector<float> y(static_cast<size_t>(nRows * nTokens));
     avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, avxVnniEnabled()};
-    m.avx512Vnni = m.avxVnni && avx512Enabled() && cpuFeatures().canRunAvx512Vnni();  // as the backend chooses
+    m.vnniEvex = m.avxVnni && cpuFeatures().vnniNeedsEvex();  // as the backend chooses
+    m.avx512Vnni = m.avxVnni && avx512Enabled() && cpuFeatures().canRunAvx512Vnni();
     std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
     std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
     void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel.data()) + 31) & ~uintptr_t{31});
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
         }
     const double macs = static_cast<double>(nRows) * static_cast<double>(nCols) * static_cast<double>(m.nTokens);
     std::printf("%s %s %lldx%lld x %lld tokens x %d: best %.4f s, %.2f GMAC/s, %.2f GB/s of weights, mismatches %d\n",
-                m.avx512Vnni ? "AVX-512 VNNI" : m.avxVnni ? "AVX-VNNI" : "AVX2", dtypeInfo(t).name,
+                m.avx512Vnni ? "AVX-512 VNNI" : m.vnniEvex ? "VNNI (EVEX)" : m.avxVnni ? "AVX-VNNI" : "AVX2", dtypeInfo(t).name,
                 static_cast<long long>(nRows),
                 static_cast<long long>(nCols), static_cast<long long>(m.nTokens), reps, s, macs / s * 1e-9,
                 static_cast<double>(weightBytes) / s * 1e-9, bad);

@@ -291,6 +291,7 @@ public:
         args.y = y;
         args.yStride = w.nRows;
         args.avxVnni = avxVnni_;
+        args.vnniEvex = vnniEvex_;
         args.avx512 = avx512_;
         args.avx512Vnni = avx512Vnni_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
@@ -328,6 +329,7 @@ public:
         base.actRowBytes = rowBytes(actType, base.nCols);
         base.nTokens = nTokens;
         base.avxVnni = avxVnni_;
+        base.vnniEvex = vnniEvex_;
         base.avx512 = avx512_;
         base.avx512Vnni = avx512Vnni_;
         base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
@@ -790,6 +792,7 @@ private:
     ThreadPool pool_;
     std::unique_ptr<Backend> reference_;
     const bool avxVnni_ = avxVnniEnabled();  // chosen once (HEARTH_CPU=avx2 turns it off); same bits either way
+    const bool vnniEvex_ = avxVnni_ && cpuFeatures().vnniNeedsEvex();  // their EVEX build (Zen 4: AVX512_VNNI only)
     const bool avx512_ = avx512Enabled();  // likewise
     const bool avx512Vnni_ = avx512_ && avxVnni_ && cpuFeatures().canRunAvx512Vnni();  // likewise
     // Tokens from which a matrix goes through the panels (prefill) rather than the row tiles. The

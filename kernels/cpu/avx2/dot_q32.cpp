@@ -24,7 +24,7 @@ struct DotAvx2 {
 }  // namespace
 
 void matmulRowsQ32(const MatmulArgs& m, int64_t rowBegin, int64_t rowEnd) {
-    if (m.avxVnni) return matmulRowsQ32Vnni(m, rowBegin, rowEnd);
+    if (m.avxVnni) return m.vnniEvex ? matmulRowsQ32VnniEvex(m, rowBegin, rowEnd) : matmulRowsQ32Vnni(m, rowBegin, rowEnd);
     matmulRowsWith<DotAvx2>(m, rowBegin, rowEnd);
 }
 

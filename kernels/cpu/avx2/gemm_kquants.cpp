@@ -179,7 +179,8 @@ inline void superBlockSums(const Panel<T>& pb, const BlockQ8_K* const* a, __m256
     }
 }
 
-// The AVX-VNNI variant (MatmulArgs::avxVnni, only where cpuFeatures().canRunAvxVnni()): these
+// The AVX-VNNI variant (MatmulArgs::avxVnni without vnniEvex, only where
+// cpuFeatures().canRunAvxVnni(); hosts with only AVX512_VNNI take the AVX-512 VNNI tiles): these
 // functions alone are compiled for AVX-VNNI, the rest of the file stays AVX2.
 #define HEARTH_AVX_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
 
@@ -640,7 +641,7 @@ void packedRowsK(const MatmulArgs& m, const ActInfoK* info, int64_t rowBegin, in
     for (int64_t row0 = rowBegin; row0 < rowEnd; row0 += kPanelRows) {
         for (int64_t t = 0; t < m.nTokens;) {
             const int64_t n = m.nTokens - t;
-            if (m.avxVnni) {
+            if (m.avxVnni && !m.vnniEvex) {
                 if (n >= 4) packedTileVnni<T, 4>(m, info, row0, rowEnd, t, nBlocks), t += 4;
                 else if (n == 3) packedTileVnni<T, 3>(m, info, row0, rowEnd, t, nBlocks), t += 3;
                 else if (n == 2) packedTileVnni<T, 2>(m, info, row0, rowEnd, t, nBlocks), t += 2;
@@ -661,7 +662,7 @@ void panelRows(const MatmulArgs& m, const ActInfoK* info, int64_t row0, void* sc
     auto* panel = static_cast<Panel<T>*>(scratch);
     if (m.packed) panelFromPackedK<T>(m, row0, nBlocks, panel);
     else packPanel<T>(m, row0, nBlocks, panel);
-    if (m.avxVnni) return tilesVnni<T>(m, info, panel, row0, nBlocks);
+    if (m.avxVnni && !m.vnniEvex) return tilesVnni<T>(m, info, panel, row0, nBlocks);
     int64_t t = 0;
     for (; t + 4 <= m.nTokens; t += 4) tile<T, 4>(m, info, panel, row0, t, nBlocks);
     switch (m.nTokens - t) {

@@ -128,19 +128,24 @@ size_t gemmPanelBytesQ32(int64_t nCols) { return static_cast<size_t>(nCols / kQK
 size_t gemmActInfoBytesQ32(int64_t nCols) { return static_cast<size_t>(nCols / kQK) * sizeof(ActBlock); }
 
 void gemmActInfoQ32(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEnd, void* info) {
-    if (m.avxVnni) return gemmActInfoQ32Vnni(m, tokenBegin, tokenEnd, info);
+    if (m.avxVnni)
+        return m.vnniEvex ? gemmActInfoQ32VnniEvex(m, tokenBegin, tokenEnd, info)
+                          : gemmActInfoQ32Vnni(m, tokenBegin, tokenEnd, info);
     gemmActInfoWith<DotAvx2>(m, tokenBegin, tokenEnd, info);
 }
 
 void gemmPanelQ32(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
-    if (m.avxVnni) return gemmPanelQ32Vnni(m, actInfo, row0, scratch);
+    if (m.avxVnni)
+        return m.vnniEvex ? gemmPanelQ32VnniEvex(m, actInfo, row0, scratch) : gemmPanelQ32Vnni(m, actInfo, row0, scratch);
     gemmPanelWith<DotAvx2>(m, actInfo, row0, scratch);
 }
 
 void gemmPackedRowsQ32(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
     if (m.avxVnni && m.avx512Vnni && packedRowsQ32Avx512VnniHandles(m.wType))
         return gemmPackedRowsQ32Avx512Vnni(m, actInfo, rowBegin, rowEnd);
-    if (m.avxVnni) return gemmPackedRowsQ32Vnni(m, actInfo, rowBegin, rowEnd);
+    if (m.avxVnni)
+        return m.vnniEvex ? gemmPackedRowsQ32VnniEvex(m, actInfo, rowBegin, rowEnd)
+                          : gemmPackedRowsQ32Vnni(m, actInfo, rowBegin, rowEnd);
     gemmPackedRowsWith<DotAvx2>(m, actInfo, rowBegin, rowEnd);
 }
 

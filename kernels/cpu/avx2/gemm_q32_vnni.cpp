@@ -1,9 +1,11 @@
 // The AVX-VNNI policy of the 32-block prefill gemm (gemm_q32_panels.h holds the algorithm):
-// one vpdpbusd per 4 bytes of 8 rows instead of maddubs + add + madd. Built with -mavxvnni and
-// run only when cpuFeatures().canRunAvxVnni() (avxVnniEnabled() in the backend).
+// one vpdpbusd per 4 bytes of 8 rows instead of maddubs + add + madd. Built with -mavxvnni (and
+// again for EVEX through gemm_q32_vnni_evex.cpp, vnni_encoding.h) and run only when
+// cpuFeatures().canRunVnni() (avxVnniEnabled() in the backend).
 #include "kernels/cpu/avx2/gemm_q32_vnni.h"
 
 #include "kernels/cpu/avx2/gemm_q32_panels.h"
+#include "kernels/cpu/avx2/vnni_encoding.h"
 
 namespace hearth::avx2 {
 namespace {
@@ -29,7 +31,7 @@ struct DotVnni {
             for (int t = 0; t < NT; ++t) {
                 __m256i acts = broadcast4(a[t].q + 4 * k);
                 if constexpr (T::kSigned) acts = _mm256_sign_epi8(acts, w);
-                sum[t] = _mm256_dpbusd_avx_epi32(sum[t], q, acts);
+                sum[t] = dpbusd256(sum[t], q, acts);
             }
         }
         const __m256 dw = panelD(pb);
@@ -41,22 +43,22 @@ struct DotVnni {
     template <class T>
     static uint32_t offsets(__m256i q) {
         if constexpr (T::kOffset == 0) return 0;
-        const __m256i sums = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), q);
+        const __m256i sums = dpbusd256(_mm256_setzero_si256(), _mm256_set1_epi8(1), q);
         return static_cast<uint32_t>(-T::kOffset * hsumInt32(sums));
     }
 };
 
 }  // namespace
 
-void gemmActInfoQ32Vnni(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEnd, void* info) {
+void HEARTH_VNNI_NAME(gemmActInfoQ32Vnni)(const MatmulArgs& m, int64_t tokenBegin, int64_t tokenEnd, void* info) {
     gemmActInfoWith<DotVnni>(m, tokenBegin, tokenEnd, info);
 }
 
-void gemmPanelQ32Vnni(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
+void HEARTH_VNNI_NAME(gemmPanelQ32Vnni)(const MatmulArgs& m, const void* actInfo, int64_t row0, void* scratch) {
     gemmPanelWith<DotVnni>(m, actInfo, row0, scratch);
 }
 
-void gemmPackedRowsQ32Vnni(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
+void HEARTH_VNNI_NAME(gemmPackedRowsQ32Vnni)(const MatmulArgs& m, const void* actInfo, int64_t rowBegin, int64_t rowEnd) {
     gemmPackedRowsWith<DotVnni>(m, actInfo, rowBegin, rowEnd);
 }
 

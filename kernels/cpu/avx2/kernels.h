@@ -30,7 +30,11 @@ struct MatmulArgs {
     int64_t nTokens = 0;
     float* y = nullptr;  // y[t * yStride + r]
     int64_t yStride = 0;
-    bool avxVnni = false;  // AVX-VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunAvxVnni()
+    bool avxVnni = false;  // VNNI code: 32-block kernels (gemm_q32_vnni.h), K-quant gemm; only if canRunVnni()
+    // With avxVnni: the 32-block VNNI kernels' EVEX build (vnni_encoding.h), where the CPU has
+    // AVX512_VNNI but not AVX-VNNI (vnniNeedsEvex()); the K-quant gemm's VNNI tiles, VEX only,
+    // then stay on AVX2.
+    bool vnniEvex = false;
     bool avx512 = false;  // AVX-512 code: the float types' gemm (gemm_float_avx512.cpp); only if canRunAvx512()
     // AVX-512 VNNI code: the repacked 32-block decode tiles (gemm_q32_avx512vnni.h), with
     // avxVnni's activation info; only if canRunAvx512Vnni()

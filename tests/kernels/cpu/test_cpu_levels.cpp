@@ -58,7 +58,7 @@ private slots:
         QVERIFY(c.valid);
         QVERIFY(c.requested.empty());
         QCOMPARE(avx2Enabled(), hostRuns(CpuLevel::Avx2));
-        QCOMPARE(avxVnniEnabled(), cpuFeatures().canRunAvxVnni());
+        QCOMPARE(avxVnniEnabled(), cpuFeatures().canRunVnni());
         QCOMPARE(avx512Enabled(), cpuFeatures().canRunAvx512());
     }
 
@@ -72,7 +72,7 @@ private slots:
             QCOMPARE(c.used == l, hostRuns(l));
             QVERIFY2(c.why.find("HEARTH_CPU=") == 0, c.why.c_str());
             QCOMPARE(avx2Enabled(), c.used >= CpuLevel::Avx2);
-            QVERIFY(!avxVnniEnabled() || (l >= CpuLevel::Avx2Vnni && cpuFeatures().canRunAvxVnni()));
+            QVERIFY(!avxVnniEnabled() || (l >= CpuLevel::Avx2Vnni && cpuFeatures().canRunVnni()));
             QVERIFY(!avx512Enabled() || (l >= CpuLevel::Avx512 && cpuFeatures().canRunAvx512()));
             // The AVX2 backend runs exactly when the level allows it, and the note says why not.
             const bool avx2Backend = makeBestCpuBackend(1)->name() == "CPU (AVX2)";

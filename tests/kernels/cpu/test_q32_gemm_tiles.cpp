@@ -76,14 +76,15 @@ private slots:
             QVERIFY(!avxVnniEnabled());
         }
         const test::ScopedEnv best("HEARTH_CPU", std::nullopt);
-        QCOMPARE(avxVnniEnabled(), cpuFeatures().canRunAvxVnni());
+        QCOMPARE(avxVnniEnabled(), cpuFeatures().canRunVnni());
     }
 
     void everyTileEdgeIsBitwiseVecDot_data() { addVariants(); }
 
     void everyTileEdgeIsBitwiseVecDot() {
         QFETCH(bool, vnni);
-        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        QFETCH(bool, evex);
+        if (const char* lacks = lacking(vnni, evex)) QSKIP(lacks);
         std::mt19937 rng(2026);
         const int64_t nRows = 16, nCols = 320;
         for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
@@ -98,6 +99,7 @@ private slots:
                 const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
                 std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                 avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                m.vnniEvex = evex;
                 std::vector<uint64_t> info(avx2::gemmActInfoBytes(t, nCols) / 8 * static_cast<size_t>(nTokens) + 1);
                 avx2::gemmActInfo(m, 0, nTokens, info.data());
                 std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
@@ -123,7 +125,8 @@ private slots:
     void matrixVectorTilesAreBitwiseVecDot_data() { addVariants(); }
     void matrixVectorTilesAreBitwiseVecDot() {
         QFETCH(bool, vnni);
-        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        QFETCH(bool, evex);
+        if (const char* lacks = lacking(vnni, evex)) QSKIP(lacks);
         std::mt19937 rng(2027);
         const int64_t nRows = 24, nCols = 320, rowBegin = 3, rowEnd = 21;
         for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
@@ -133,7 +136,8 @@ private slots:
             for (int64_t nTokens : {1, 2, 3}) {
                 const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
                 std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
-                const avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                m.vnniEvex = evex;
                 avx2::matmulRows(m, rowBegin, rowEnd);
                 for (int64_t k = 0; k < nTokens; ++k)
                     for (int64_t r = 0; r < nRows; ++r) {
@@ -156,7 +160,8 @@ private slots:
     void smallBatchTilesAreBitwiseVecDot_data() { addVariants(); }
     void smallBatchTilesAreBitwiseVecDot() {
         QFETCH(bool, vnni);
-        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        QFETCH(bool, evex);
+        if (const char* lacks = lacking(vnni, evex)) QSKIP(lacks);
         std::mt19937 rng(2028);
         const int64_t nRows = 37, yStride = 41;
         struct Range {
@@ -171,8 +176,9 @@ private slots:
                     const std::vector<uint8_t> acts = actsOf(actType, nTokens, nCols, rng);
                     for (Range range : {Range{0, 37}, Range{5, 34}, Range{3, 11}, Range{13, 37}, Range{8, 24}}) {
                         std::vector<float> y(static_cast<size_t>(nTokens * yStride), -1.0f);
-                        const avx2::MatmulArgs m{t,    w.data(), wRow,     nCols,   acts.data(),
-                                                 aRow, nTokens,  y.data(), yStride, vnni};
+                        avx2::MatmulArgs m{t,    w.data(), wRow,     nCols,   acts.data(),
+                                           aRow, nTokens,  y.data(), yStride, vnni};
+                        m.vnniEvex = evex;
                         avx2::matmulRows(m, range.begin, range.end);
                         for (int64_t k = 0; k < nTokens; ++k)
                             for (int64_t r = 0; r < yStride; ++r) {
@@ -201,7 +207,8 @@ private slots:
     void repackedWeightsAreBitwiseVecDot_data() { addVariants(); }
     void repackedWeightsAreBitwiseVecDot() {
         QFETCH(bool, vnni);
-        if (vnni && !cpuFeatures().canRunAvxVnni()) QSKIP("this CPU lacks AVX-VNNI");
+        QFETCH(bool, evex);
+        if (const char* lacks = lacking(vnni, evex)) QSKIP(lacks);
         std::mt19937 rng(2029);
         const int64_t nRows = 37, nCols = 352;
         for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
@@ -243,6 +250,7 @@ private slots:
                     for (int64_t rowBegin : {0, 8, 16}) {
                         std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                         avx2::MatmulArgs m{t, w.data(), wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                        m.vnniEvex = evex;
                         m.avx512Vnni = zmm;
                         m.packed = packed.data();
                         avx2::gemmActInfo(m, 0, nTokens, info.data());
@@ -252,6 +260,7 @@ private slots:
                 }
                 std::vector<float> y(static_cast<size_t>(nTokens * nRows), -1.0f);
                 avx2::MatmulArgs m{t, nullptr, wRow, nCols, acts.data(), aRow, nTokens, y.data(), nRows, vnni};
+                m.vnniEvex = evex;
                 m.packed = packed.data();  // the file's rows are not read (weights is null)
                 avx2::gemmActInfo(m, 0, nTokens, info.data());
                 std::vector<uint64_t> panel(avx2::gemmPanelBytes(t, nCols) / 8 + 8);
@@ -264,10 +273,19 @@ private slots:
     }
 
 private:
+    // The AVX2 build and both encodings of the VNNI builds (vnni_encoding.h), each where the CPU runs it.
     static void addVariants() {
         QTest::addColumn<bool>("vnni");
-        QTest::newRow("avx2") << false;
-        QTest::newRow("avx-vnni") << true;
+        QTest::addColumn<bool>("evex");
+        QTest::newRow("avx2") << false << false;
+        QTest::newRow("avx-vnni") << true << false;
+        QTest::newRow("avx512-vnni ymm") << true << true;
+    }
+    // Why this CPU cannot run the variant, or null.
+    static const char* lacking(bool vnni, bool evex) {
+        if (vnni && !evex && !cpuFeatures().canRunAvxVnni()) return "this CPU lacks AVX-VNNI";
+        if (evex && !cpuFeatures().canRunAvx512Vnni()) return "this CPU lacks AVX512_VNNI (with BW and VL)";
+        return nullptr;
     }
 };
 
