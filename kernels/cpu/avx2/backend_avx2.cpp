@@ -293,7 +293,7 @@ public:
         args.avxVnni = avxVnni_;
         args.vnniEvex = vnniEvex_;
         args.avx512 = avx512_;
-        args.avx512Vnni = avx512Vnni_;
+        args.avx512Vnni = avx512Vnni_ && nTokens >= zmmMinTokens_;
         args.acts = actType == DType::F32  // F32 weights take the activations as they are
             ? static_cast<const void*>(x)
             : quantizeActivations(actType, x, nTokens, args.actRowBytes, w.nCols);
@@ -331,7 +331,7 @@ public:
         base.avxVnni = avxVnni_;
         base.vnniEvex = vnniEvex_;
         base.avx512 = avx512_;
-        base.avx512Vnni = avx512Vnni_;
+        base.avx512Vnni = avx512Vnni_ && nTokens >= zmmMinTokens_;
         base.acts = quantizeActivations(actType, x, nTokens, base.actRowBytes, base.nCols);
         const bool packed = isPacked(ws[0]);
         const void* info = packed ? actInfoFor(base) : nullptr;
@@ -795,6 +795,14 @@ private:
     const bool vnniEvex_ = avxVnni_ && cpuFeatures().vnniNeedsEvex();  // their EVEX build (Zen 4: AVX512_VNNI only)
     const bool avx512_ = avx512Enabled();  // likewise
     const bool avx512Vnni_ = avx512_ && avxVnni_ && cpuFeatures().canRunAvx512Vnni();  // likewise
+    // Steps from which the AVX-512 VNNI tiles take a repacked matrix. Where the CPU has only the
+    // EVEX encoding (AMD Zen 4, which runs 512-bit operations as two halves) they read weights
+    // from memory more slowly than the YMM VNNI tiles for 1 to 3 tokens and faster from 4
+    // (gemm_q32_bench / gemm_kquant_bench from memory, one thread: Q4_1 1 token 16-17 against
+    // 20 GB/s, Q8_0 13 against 16, Q4_K 10 against 15 (AVX2 tiles); 4 tokens equal for Q4_1,
+    // Q4_K 9.6 against 7.8); SmolLM2 decoded 199-231 tokens/s on them against 252-366 on the
+    // YMM tiles. Elsewhere (Intel) they take every step.
+    const int64_t zmmMinTokens_ = vnniEvex_ ? 4 : 1;
     // Tokens from which a matrix goes through the panels (prefill) rather than the row tiles. The
     // AVX-512 VNNI row tiles of repacked weights (16 rows per register, rows outer and groups of
     // tokens inner, so each tile's weights are read once) outrun the AVX-VNNI panels at every
