@@ -37,11 +37,13 @@ std::string cpuText() {
     const CpuFeatures& f = cpuFeatures();
     std::vector<std::string> found;
     const std::pair<bool, const char*> flags[] = {
-        {f.avx2, "AVX2"}, {f.fma, "FMA"}, {f.f16c, "F16C"}, {f.avxVnni, "AVX-VNNI"}, {f.avx512f, "AVX-512F"}};
+        {f.avx2, "AVX2"},         {f.fma, "FMA"},           {f.f16c, "F16C"},
+        {f.avxVnni, "AVX-VNNI"},  {f.avx512f, "AVX-512F"},  {f.avx512bw && f.avx512vl, "AVX512BW+VL"},
+        {f.avx512Vnni, "AVX512_VNNI"}};
     for (const auto& [on, name] : flags)
         if (on) found.emplace_back(name);
     std::string out = "CPU:\n  detected: " +
-        (found.empty() ? std::string("no AVX2, FMA, F16C, AVX-VNNI or AVX-512F") : joined(found, " ")) +
+        (found.empty() ? std::string("no AVX2, FMA, F16C, AVX-VNNI or AVX-512") : joined(found, " ")) +
         "; the OS saves " +
         (f.osSavesZmm       ? "YMM and ZMM registers"
              : f.osSavesYmm ? "YMM registers (not ZMM)"
@@ -54,6 +56,8 @@ std::string cpuText() {
     for (CpuLevel l : kCpuLevels)
         if (hostRuns(l)) levels.emplace_back(cpuLevelName(l));
     out += "  levels this CPU runs: " + joined(levels, " ") + "\n";
+    if (f.vnniNeedsEvex())
+        out += "  VNNI: AVX512_VNNI only (no AVX-VNNI): the EVEX builds of the VNNI kernels\n";
     const CpuLevelChoice c = cpuLevelChoice();
     out += std::string("  kernels used: ") + cpuLevelName(c.used) + " (" + c.why + ")\n";
     if (c.used == CpuLevel::Reference)
