@@ -158,9 +158,11 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
     };
     // Every item's K/V first, then the rows at their slots of all items in one attentionMany (the
     // backend shares them out to its threads at once), then the tree runs. An item's attention
-    // reads only its own sequence's positions, so the order changes nothing.
+    // reads only its own sequence's positions, so the order changes nothing. The cache's own
+    // tables are copied when a later layerView would overwrite them before attentionMany.
     int nCalls = 0;
     for (size_t i = 0; i < items_.size(); ++i) nCalls += nInPlace_[i] > 0 ? 1 : 0;
+    const bool copyTables = !staged && nCalls > 1;
     callViews_.clear();
     callTables_.clear();
     callTableAt_.clear();
@@ -171,13 +173,9 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
         const int64_t nInPlace = nInPlace_[i];
         if (nInPlace == 0) continue;
-        if (nCalls == 1) {
-            b.attention(kv, shape, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim);
-            continue;
-        }
         callViews_.push_back(kv);
         callTableAt_.push_back(callTables_.size());
-        if (!staged) {  // the tables, before the next layerView overwrites them
+        if (copyTables) {
             callTables_.insert(callTables_.end(), kv.kBlocks, kv.kBlocks + kv.nBlocks);
             callTables_.insert(callTables_.end(), kv.vBlocks, kv.vBlocks + kv.nBlocks);
         }
@@ -186,7 +184,7 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
     if (!calls_.empty()) {
         for (size_t c = 0; c < calls_.size(); ++c) {
             PagedKvLayer& kv = callViews_[c];
-            if (!staged) {
+            if (copyTables) {
                 kv.kBlocks = callTables_.data() + callTableAt_[c];
                 kv.vBlocks = kv.kBlocks + kv.nBlocks;
             }

@@ -457,54 +457,34 @@ public:
     // reduced exactly as the reference does whatever its task (attention.cpp).
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override {
-        if (shape.headDim % 8 != 0 || shape.headDim > avx2::kMaxAttentionHeadDim ||
-            (layer.vHeadDim != 0 && layer.vHeadDim != shape.headDim))
-            return reference_->attention(layer, shape, q, positions, nTokens, out);
+        if (!lanesFit(layer, shape)) return reference_->attention(layer, shape, q, positions, nTokens, out);
         const bool pieces = splitPieces(shape, positions, nTokens);
-        planAttention(shape, positions, nTokens, !pieces);
+        attentionTasks_.clear();
+        planAttention(shape, positions, nTokens, !pieces, 0);
+        interleaveTasks();
         reserveAttentionScratch();
         if (pieces) return attendInPieces(layer, shape, q, positions, out);
-        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
-            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
-            for (int64_t i = begin; i < end; ++i) {
-                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
-                const int n = taskQueries(shape, q, positions, task, out, queries);
-                avx2::attendQueries(taskHead(layer, shape, task), queries, n,
-                                    scores_[static_cast<size_t>(thread)].data(),
-                                    partials_[static_cast<size_t>(thread)].data());
-            }
-        });
+        const AttentionCall call{&layer, q, positions, nTokens, out};
+        runAttentionTasks(std::span(&call, 1), shape);
     }
 
     // The sequences of a step in one hand-off when together they give the threads enough tasks
     // and none would split its positions into pieces (short contexts: there each call's own
     // hand-off cost as much as its work); otherwise call by call. Same queries, same bits.
     void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) override {
-        bool together = calls.size() > 1 && shape.headDim % 8 == 0 && shape.headDim <= avx2::kMaxAttentionHeadDim;
+        bool together = calls.size() > 1;
         int64_t rows = 0;
         for (const AttentionCall& c : calls) {
             rows += c.nTokens * shape.nKvHeads;
-            if ((c.layer->vHeadDim != 0 && c.layer->vHeadDim != shape.headDim) ||
-                splitPieces(shape, c.positions, c.nTokens))
-                together = false;
+            together = together && lanesFit(*c.layer, shape) && !splitPieces(shape, c.positions, c.nTokens);
         }
         if (!together || rows < 2 * static_cast<int64_t>(pool_.size())) return Backend::attentionMany(calls, shape);
         attentionTasks_.clear();
         for (size_t c = 0; c < calls.size(); ++c)
-            planAttention(shape, calls[c].positions, calls[c].nTokens, false, static_cast<int>(c), true);
+            planAttention(shape, calls[c].positions, calls[c].nTokens, false, static_cast<int>(c));
         interleaveTasks();
         reserveAttentionScratch();
-        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
-            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
-            for (int64_t i = begin; i < end; ++i) {
-                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
-                const AttentionCall& c = calls[static_cast<size_t>(task.call)];
-                const int n = taskQueries(shape, c.q, c.positions, task, c.out, queries);
-                avx2::attendQueries(taskHead(*c.layer, shape, task), queries, n,
-                                    scores_[static_cast<size_t>(thread)].data(),
-                                    partials_[static_cast<size_t>(thread)].data());
-            }
-        });
+        runAttentionTasks(calls, shape);
     }
 
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
@@ -578,12 +558,18 @@ private:
         return shape.slidingWindow > 0 ? std::max(0, nCtx - shape.slidingWindow) : 0;
     }
 
-    // Fills attentionTasks_ (reused between calls); with append, adds call's tasks to them and
-    // leaves the order to interleaveTasks.
+    // Whether the AVX2 loops take this head size and V layout (else the reference does).
+    static bool lanesFit(const PagedKvLayer& layer, const AttentionShape& shape) {
+        return shape.headDim % 8 == 0 && shape.headDim <= avx2::kMaxAttentionHeadDim &&
+            (layer.vHeadDim == 0 || layer.vHeadDim == shape.headDim);
+    }
+
+    // Adds the tasks of one call (index `call` of attentionMany, 0 for attention) to
+    // attentionTasks_ (reused between calls); interleaveTasks orders them after.
     // splitHeads: when the tokens' KV heads are fewer than the threads want, split GQA groups
     // over tasks (each re-reads its KV head); off when the pieces are split instead.
     void planAttention(const AttentionShape& shape, const int32_t* positions, int64_t nTokens, bool splitHeads,
-                       int call = 0, bool append = false) {
+                       int call) {
         const int group = shape.nHeads / shape.nKvHeads;
         const int64_t wanted = pool_.size() > 1 ? 2 * static_cast<int64_t>(pool_.size()) : 1;  // tasks for the threads
         int headsPerTask = group;
@@ -594,7 +580,6 @@ private:
             headsPerTask = static_cast<int>(std::max<int64_t>(1, (group + splits - 1) / splits));
         }
         headsPerTask = std::min(headsPerTask, avx2::kMaxAttentionQueries);
-        if (!append) attentionTasks_.clear();
         for (int64_t t0 = 0; t0 < nTokens;) {
             int64_t t1 = t0 + 1;
             while (t1 < nTokens && t1 - t0 < tokensPerTask && positions[t1] == positions[t1 - 1] + 1) ++t1;
@@ -603,7 +588,20 @@ private:
                     attentionTasks_.push_back({t0, t1, h0, std::min(h0 + headsPerTask, (kv + 1) * group), call});
             t0 = t1;
         }
-        if (!append) interleaveTasks();
+    }
+    // attentionTasks_ over the threads, each task's queries reduced whole (no pieces).
+    void runAttentionTasks(std::span<const AttentionCall> calls, const AttentionShape& shape) {
+        pool_.parallelFor(static_cast<int64_t>(attentionTasks_.size()), [&](int64_t begin, int64_t end, int thread) {
+            avx2::AttentionQuery queries[avx2::kMaxAttentionQueries];
+            for (int64_t i = begin; i < end; ++i) {
+                const AttentionTask& task = attentionTasks_[static_cast<size_t>(i)];
+                const AttentionCall& c = calls[static_cast<size_t>(task.call)];
+                const int n = taskQueries(shape, c.q, c.positions, task, c.out, queries);
+                avx2::attendQueries(taskHead(*c.layer, shape, task), queries, n,
+                                    scores_[static_cast<size_t>(thread)].data(),
+                                    partials_[static_cast<size_t>(thread)].data());
+            }
+        });
     }
     // Each thread's scores and partials, sized for a task's queries.
     void reserveAttentionScratch() {

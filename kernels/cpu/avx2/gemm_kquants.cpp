@@ -180,7 +180,8 @@ inline void superBlockSums(const Panel<T>& pb, const BlockQ8_K* const* a, __m256
 }
 
 // The AVX-VNNI variant (MatmulArgs::avxVnni without vnniEvex, only where
-// cpuFeatures().canRunAvxVnni(); hosts with only AVX512_VNNI take the AVX-512 VNNI tiles): these
+// cpuFeatures().canRunAvxVnni(); hosts with only AVX512_VNNI take the AVX2 tiles below 4 rows and
+// the AVX-512 VNNI tiles from 4): these
 // functions alone are compiled for AVX-VNNI, the rest of the file stays AVX2.
 #define HEARTH_AVX_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
 
