@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# llama.cpp's own benchmark and server, `llama-bench` and `llama-server`, built natively from the
-# llama.cpp sources vendored in the oracle's source archive (setup-oracle.sh downloads and checks
-# it), for the benchmarks that compare Hearth with llama.cpp on the same host:
-# `hearth-cli bench --depth N --compare-oracle` and tests/server/bench_serve.py, and for the test
-# command's test_remote (the window's remote mode against llama-server): test.sh builds them once
-# (its "llama.cpp tools" stage) and every later run finds them cached.
+# llama.cpp, built once natively from the sources vendored in the oracle's source archive
+# (setup-oracle.sh downloads and checks it): its own benchmark and server, `llama-bench` and
+# `llama-server`, for the benchmarks that compare Hearth with llama.cpp on the same host
+# (`hearth-cli bench --depth N --compare-oracle`, tests/server/bench_serve.py) and the test
+# command's test_remote (the window's remote mode against llama-server); and the shared
+# libraries (libllama, libggml*) that the oracle's llama-cpp-python loads (setup-oracle.sh copies
+# them into its environment): one compilation of llama.cpp for both, where there were two.
 #
 # Built once per llama-cpp-python version and host instruction-set list into
-# $HEARTH_CACHE/llama-tools/<version>-<hash of the list>/bin and reused after that (a re-run only
-# prints the folder). Release, static libraries, no CURL/OpenSSL, no web UI download, and the
-# oracle's rule for instruction sets: everything this host can run (host_isa.c: CPUID and XCR0),
-# AMX never — -march=native would build AMX code, which dies on VM hosts that list AMX but do not
-# give a process its state (the "Test hosts" issue).
+# $HEARTH_CACHE/llama-tools/<version>-<hash of the list>/{bin,lib} and reused after that (a re-run
+# only prints the bin folder). Release, shared libraries (the programs find them through
+# $ORIGIN/../lib), no CURL/OpenSSL, no web UI download, and the oracle's rule for instruction
+# sets: everything this host can run (host_isa.c: CPUID and XCR0), AMX never — -march=native
+# would build AMX code, which dies on VM hosts that list AMX but do not give a process its state
+# (the "Test hosts" issue).
 #
 #   packaging/scripts/build-llama-tools.sh           build if needed; print the bin folder
 #   packaging/scripts/build-llama-tools.sh --print   print the bin folder if built (exit 1 if not)
@@ -34,16 +36,18 @@ main() {
 
   isa="$(hearth_host_isa)"
   cmake_isa="$(hearth_host_isa --cmake)"
-  key="$(printf '%s\n%s\n' "$version" "$cmake_isa" | sha256sum | cut -c1-12)"
+  key="$(printf '%s\n%s\nshared\n' "$version" "$cmake_isa" | sha256sum | cut -c1-12)"
   root="$HEARTH_CACHE/llama-tools/$version-$key"
   bin="$root/bin"
+  lib="$root/lib"
   stamp="$root/.complete"
 
   if [ "$mode" = "--print" ]; then
     [ -f "$stamp" ] || { hearth_log "llama.cpp tools are not built for this host; run $0"; exit 1; }
     echo "$bin"; exit 0
   fi
-  if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x "$bin/llama-server" ]; then
+  if [ "$mode" = "build" ] && [ -f "$stamp" ] && [ -x "$bin/llama-bench" ] && [ -x "$bin/llama-server" ] &&
+    [ -f "$lib/libllama.so" ]; then
     hearth_log "llama.cpp tools ready for [$isa]"
     echo "$bin"; exit 0
   fi
@@ -61,20 +65,25 @@ main() {
   hearth_fetch_llama_sdist "$sdist" "$sdist_sha256" "$version"
 
   rm -rf "$root"
-  mkdir -p "$root/src" "$bin"
+  mkdir -p "$root/src" "$bin" "$lib"
   start="$(hearth_now)"
-  hearth_log "building llama-bench and llama-server (llama-cpp-python $version's llama.cpp) for [$isa]"
+  hearth_log "building llama.cpp's libraries, llama-bench and llama-server (llama-cpp-python $version's llama.cpp) for [$isa]"
   tar -xzf "$sdist" -C "$root/src" --strip-components=3 "llama_cpp_python-$version/vendor/llama.cpp"
   # shellcheck disable=SC2086
   cmake -S "$root/src" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release $cmake_isa \
-    -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+    -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN:$ORIGIN/../lib' \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
     -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_OPENMP=ON >"$root/configure.log" 2>&1 ||
     { tail -n 30 "$root/configure.log" >&2; hearth_die "configuring llama.cpp failed (log: $root/configure.log)"; }
-  cmake --build "$root/build" -j "${HEARTH_LLAMA_TOOLS_JOBS:-$(nproc)}" --target llama-bench llama-server \
+  cmake --build "$root/build" -j "${HEARTH_LLAMA_TOOLS_JOBS:-$(nproc)}" --target llama llama-bench llama-server \
     >"$root/build.log" 2>&1 ||
     { tail -n 30 "$root/build.log" >&2; hearth_die "building llama.cpp's tools failed (log: $root/build.log)"; }
   cp "$root/build/bin/llama-bench" "$root/build/bin/llama-server" "$bin/"
+  # The libraries with their version links (libllama.so -> .so.0 -> .so.0.5.0), wherever the
+  # build put them.
+  find "$root/build" -name 'lib*.so*' \( -type f -o -type l \) -exec cp -a {} "$lib/" \;
+  [ -f "$lib/libllama.so" ] && [ -f "$lib/libggml.so" ] || hearth_die "llama.cpp's shared libraries were not built"
   "$bin/llama-bench" --help >/dev/null 2>&1 || hearth_die "the built llama-bench does not run"
   seconds=$(($(hearth_now) - start))
   printf 'llama-cpp-python %s (llama.cpp 0c1e57098)\nisa: %s\ncmake: %s\nbuild seconds: %s\n' \

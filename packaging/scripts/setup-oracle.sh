@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The conformance oracle: llama-cpp-python (which vendors and builds llama.cpp) in its own
-# Python environment in the cache folder. The wheel is built from source once per instruction-set
-# list (10–15 minutes on 2 cores) and kept in $HEARTH_CACHE/oracle-wheels/<version>-<isa>; later
-# runs install it in seconds. A test dependency only: nothing in Hearth links or loads llama.cpp.
+# The conformance oracle: llama-cpp-python in its own Python environment in the cache folder. Its
+# Python package is built from the source archive without llama.cpp (LLAMA_BUILD=OFF, seconds),
+# and the llama.cpp libraries it loads are the ones build-llama-tools.sh builds for llama-bench
+# and llama-server from the same vendored sources and flags, copied into the package's lib folder:
+# llama.cpp is compiled once per instruction-set list (4-5 minutes on 2 cores), not twice. A test
+# dependency only: nothing in Hearth links or loads llama.cpp.
 # Version 0.3.36 vendors llama.cpp at ggml-org/llama.cpp@0c1e57098 (its CHANGELOG).
 #
 # Built with GGML_NATIVE=OFF and the instruction sets this host can really run (host_isa.c:
@@ -25,8 +27,11 @@ vocab="$HEARTH_CACHE/llama-vocab/$version"
 venv="$HEARTH_CACHE/oracle-venv"
 isa="$(hearth_host_isa)"
 cmake_isa="$(hearth_host_isa --cmake)"
-wheels="$HEARTH_CACHE/oracle-wheels/$version-$(echo "$isa" | tr ' ' '+')"
-want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6 isa=[$isa]"
+wheels="$HEARTH_CACHE/oracle-wheels/$version-python-only"
+tools_bin="$(bash "$(dirname "${BASH_SOURCE[0]}")/build-llama-tools.sh" | tail -n1)"
+libs="$(dirname "$tools_bin")/lib"
+[ -f "$libs/libllama.so" ] || hearth_die "build-llama-tools.sh left no libllama.so in $libs"
+want="llama-cpp-python==$version jinja2==3.1.6 numpy==2.4.6 isa=[$isa] libs=$libs"
 stamp="$venv/.hearth-oracle"
 hearth_log "oracle build flags: $cmake_isa"
 hearth_fetch_llama_sdist "$sdist" "$sdist_sha256" "$version"
@@ -43,9 +48,8 @@ fi
 mkdir -p "$wheels"
 if ! ls "$wheels"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
   hearth_ensure_venv
-  hearth_log "building llama-cpp-python $version from source for [$isa] (once per list; 10–15 minutes)"
-  # Only the library the Python package loads: no multimodal library, tools, examples or tests.
-  CMAKE_ARGS="$cmake_isa -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF" \
+  hearth_log "building llama-cpp-python $version's Python package (without llama.cpp)"
+  CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$HEARTH_VENV/bin/python3" -m pip wheel --quiet \
     --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" "$sdist"
 fi
@@ -54,7 +58,11 @@ python3 -m venv "$venv"
 # The wheel in $wheels is preferred to PyPI's source archive of the same version.
 # shellcheck disable=SC2086
 "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --find-links "$wheels" ${want% isa=*}
+pkg="$("$venv/bin/python3" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("llama_cpp").origin))')"
+mkdir -p "$pkg/lib"
+cp -a "$libs"/lib*.so* "$pkg/lib/"
 "$venv/bin/python3" -c 'import llama_cpp' || hearth_die "the oracle's llama_cpp does not import"
-printf 'llama-cpp-python %s\nisa: %s\ncmake: %s\n' "$version" "$isa" "$cmake_isa" > "$venv/hearth-oracle-build.txt"
+printf 'llama-cpp-python %s\nisa: %s\ncmake: %s\nllama.cpp: shared libraries of build-llama-tools.sh\n' \
+  "$version" "$isa" "$cmake_isa" > "$venv/hearth-oracle-build.txt"
 echo "$want" > "$stamp"
 hearth_log "oracle installed: llama-cpp-python $version for [$isa]"

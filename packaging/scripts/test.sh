@@ -75,7 +75,8 @@ stage "build (release)" bash "$scripts/build.sh" release
 stage "build (asan+ubsan)" bash "$scripts/build.sh" asan
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-# llama.cpp's own llama-server (and llama-bench), built once from the oracle's sources and cached:
+# llama.cpp's own llama-server (and llama-bench), built once from the oracle's sources and cached
+# (the "oracle" stage builds them with the libraries the oracle loads; this stage finds them):
 # test_remote runs the window's remote mode against it.
 stage "llama.cpp tools" bash "$scripts/build-llama-tools.sh"
 stage "tests (release)" --needs "build (release)" ctest --preset release -j "$(nproc)"
