@@ -545,10 +545,12 @@ void finishPartial(const AttentionPartial& run, int headDim, float* out) {
     for (int i = 0; i < headDim; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_load_ps(run.acc + i), inv));
 }
 
-void attendQueryPieces(const AttentionHead& head, const AttentionQuery* queries, int nQueries, int pieceLo, int pieceHi,
+void attendQueryPieces(const AttentionHead& given, const AttentionQuery* queries, int nQueries, int pieceLo, int pieceHi,
                        float* scores, AttentionPartial* parts) {
     PreparedQueries p;
-    prepare(head, queries, nQueries, p);
+    prepare(given, queries, nQueries, p);
+    AttentionHead head = given;
+    head.prefetchEnd = std::min(p.hi, pieceHi * kAttentionPiece);
     for (int k = pieceLo; k < pieceHi; ++k) {
         const int a = std::max(p.lo, k * kAttentionPiece), b = std::min(p.hi, (k + 1) * kAttentionPiece);
         AttentionPartial* out = parts + static_cast<ptrdiff_t>(k - pieceLo) * nQueries;
@@ -558,10 +560,12 @@ void attendQueryPieces(const AttentionHead& head, const AttentionQuery* queries,
     }
 }
 
-void attendQueries(const AttentionHead& head, const AttentionQuery* queries, int nQueries, float* scores,
+void attendQueries(const AttentionHead& given, const AttentionQuery* queries, int nQueries, float* scores,
                    AttentionPartial* partials) {
     PreparedQueries p;
-    prepare(head, queries, nQueries, p);
+    prepare(given, queries, nQueries, p);
+    AttentionHead head = given;
+    head.prefetchEnd = p.hi;
     AttentionPartial piece[kMaxAttentionQueries];
     for (int r = 0; r < nQueries; ++r) partials[r].count = 0;
     for (int a = p.lo; a < p.hi;) {

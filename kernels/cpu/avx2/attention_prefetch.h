@@ -40,10 +40,11 @@ static inline const f16_t* vRowAt(const AttentionHead& h, int p) {
 }
 static inline int vRowStep(const AttentionHead& h) { return h.vHeadMajor ? h.headDim : h.rowStride; }
 
-// kDimMajorAt(p + kPrefetchPositions), or null when that is at or past end.
+// kDimMajorAt(p + kPrefetchPositions), or null when that is at or past both end (the piece's) and
+// h.prefetchEnd (the call's: the next piece's first lines are fetched at the end of this one).
 static inline const char* kAhead(const AttentionHead& h, int p, int end) {
     const int far = p + kPrefetchPositions;
-    if (far >= end) return nullptr;
+    if (far >= end && far >= h.prefetchEnd) return nullptr;
     return reinterpret_cast<const char*>(kDimMajorAt(h, far));
 }
 

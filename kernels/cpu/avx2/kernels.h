@@ -119,6 +119,9 @@ struct AttentionHead {
     bool kDimMajor = false;  // as PagedKvLayer::kDimMajor (then blockSize % 8 == 0)
     bool vHeadMajor = false;  // PagedKvLayer::vHeadDim == headDim: the block's V head by head
     bool avx512 = false;  // the AVX-512 build of the dimension-major loops may run (canRunAvx512())
+    // Prefetches may run on to positions before this one (kAhead, attention_prefetch.h): the end
+    // of the range the call reduces, so that a piece's last positions fetch the next piece's.
+    int prefetchEnd = 0;
 };
 // One query head of one token: q [headDim] attends to positions [first, nCtx); out [headDim].
 struct AttentionQuery {
