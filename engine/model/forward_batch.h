@@ -92,7 +92,7 @@ private:
     std::vector<int32_t> tokens_, positions_, slots_;
     std::vector<int64_t> nInPlace_;  // per item: its leading rows at position == slot
     std::vector<TreeRun> runs_;
-    mutable KvScratchLayer scratch_;
+    mutable std::vector<KvScratchLayer> scratch_;  // one per tree run: a layer's runs go in one attentionMany
     // attention()'s per-layer scratch: the items' views and, for views of the cache's own (whose
     // pointer tables one layerView call overwrites the next), copies of their tables.
     mutable std::vector<PagedKvLayer> callViews_;

@@ -470,14 +470,22 @@ public:
 
     // The sequences of a step in one hand-off when together they give the threads enough tasks
     // and none would split its positions into pieces (short contexts: there each call's own
-    // hand-off cost as much as its work); otherwise call by call. Same queries, same bits.
+    // hand-off cost as much as its work), or when their ranges are alike (a token tree's runs over
+    // one sequence: every task about as long as any other, so the threads' shares even out
+    // without pieces); otherwise call by call. Same queries, same bits.
     void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) override {
-        bool together = calls.size() > 1;
+        bool together = calls.size() > 1, pieces = false;
         int64_t rows = 0;
+        int shortest = INT32_MAX, longest = 0;  // the calls' ranges: their last position + 1
         for (const AttentionCall& c : calls) {
             rows += c.nTokens * shape.nKvHeads;
-            together = together && lanesFit(*c.layer, shape) && !splitPieces(shape, c.positions, c.nTokens);
+            together = together && lanesFit(*c.layer, shape);
+            pieces = pieces || splitPieces(shape, c.positions, c.nTokens);
+            int range = 0;
+            for (int64_t t = 0; t < c.nTokens; ++t) range = std::max(range, c.positions[t] + 1);
+            shortest = std::min(shortest, range), longest = std::max(longest, range);
         }
+        together = together && (!pieces || longest <= 2 * shortest);
         if (!together || rows < 2 * static_cast<int64_t>(pool_.size())) return Backend::attentionMany(calls, shape);
         attentionTasks_.clear();
         for (size_t c = 0; c < calls.size(); ++c)
