@@ -458,7 +458,7 @@ public:
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override {
         if (!lanesFit(layer, shape)) return reference_->attention(layer, shape, q, positions, nTokens, out);
-        const bool pieces = splitPieces(shape, positions, nTokens);
+        const bool pieces = splitPieces(shape, nTokens, lastPosition(positions, nTokens));
         attentionTasks_.clear();
         planAttention(shape, positions, nTokens, !pieces, 0);
         interleaveTasks();
@@ -480,9 +480,8 @@ public:
         for (const AttentionCall& c : calls) {
             rows += c.nTokens * shape.nKvHeads;
             together = together && lanesFit(*c.layer, shape);
-            pieces = pieces || splitPieces(shape, c.positions, c.nTokens);
-            int range = 0;
-            for (int64_t t = 0; t < c.nTokens; ++t) range = std::max(range, c.positions[t] + 1);
+            const int range = lastPosition(c.positions, c.nTokens) + 1;
+            pieces = pieces || splitPieces(shape, c.nTokens, range - 1);
             shortest = std::min(shortest, range), longest = std::max(longest, range);
         }
         together = together && (!pieces || longest <= 2 * shortest);
@@ -665,11 +664,14 @@ private:
     // task's pieces are then spread over the threads (pieceJobs_, small jobs so that the threads'
     // shares even out), their partials merged after in piece order — the same bits as one thread
     // reducing them (attention_pieces.h). Fills pieceJobs_ after planAttention.
-    bool splitPieces(const AttentionShape& shape, const int32_t* positions, int64_t nTokens) const {
+    bool splitPieces(const AttentionShape& shape, int64_t nTokens, int maxPos) const {
         if (pool_.size() < 2 || nTokens * shape.nKvHeads >= 2 * static_cast<int64_t>(pool_.size())) return false;
+        return maxPos >= kAttentionPiece;
+    }
+    static int lastPosition(const int32_t* positions, int64_t nTokens) {
         int maxPos = 0;
         for (int64_t t = 0; t < nTokens; ++t) maxPos = std::max(maxPos, positions[t]);
-        return maxPos >= kAttentionPiece;
+        return maxPos;
     }
 
     // Jobs in piece-major order (every task's piece k before any task's piece k + perJob), so that
