@@ -166,7 +166,8 @@ struct alignas(64) ScratchLine {
 };
 
 // Rows are handed to threads in groups of 8, the decode tile height (dot_q32.cpp), so that
-// no thread is left with a ragged tile in the middle of the matrix.
+// no thread is left with a ragged tile in the middle of the matrix; of 16 where the AVX-512
+// VNNI tiles of repacked weights take them (rowGroup).
 constexpr int64_t kRowGroup = 8;
 
 // Floats per block of a row-wise or element-wise operator spread over the threads: a block
@@ -301,9 +302,9 @@ public:
         if (nTokens >= panelMinTokens(w) && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
         const void* info = args.packed ? actInfoFor(args) : nullptr;
-        const int64_t nGroups = (w.nRows + kRowGroup - 1) / kRowGroup;
+        const int64_t group = rowGroup(args), nGroups = (w.nRows + group - 1) / group;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
-            rowRange(args, info, begin * kRowGroup, std::min(end * kRowGroup, w.nRows));
+            rowRange(args, info, begin * group, std::min(end * group, w.nRows));
         });
     }
 
@@ -338,7 +339,9 @@ public:
         // Row groups of all the matrices in a row: group g of matrix i is firstGroup[i] + g.
         std::array<int64_t, 9> firstGroup{};
         const size_t n = std::min<size_t>(ws.size(), firstGroup.size() - 1);
-        for (size_t i = 0; i < n; ++i) firstGroup[i + 1] = firstGroup[i] + (ws[i].nRows + kRowGroup - 1) / kRowGroup;
+        base.packed = packed ? ws[0].packed.data : nullptr;
+        const int64_t group = rowGroup(base);
+        for (size_t i = 0; i < n; ++i) firstGroup[i + 1] = firstGroup[i] + (ws[i].nRows + group - 1) / group;
         pool_.parallelFor(firstGroup[n], [&](int64_t begin, int64_t end) {
             for (size_t i = 0; i < n; ++i) {
                 const int64_t lo = std::max(begin, firstGroup[i]), hi = std::min(end, firstGroup[i + 1]);
@@ -348,11 +351,19 @@ public:
                 args.packed = packed ? ws[i].packed.data : nullptr;
                 args.y = ys[i];
                 args.yStride = ws[i].nRows;
-                const int64_t rowBegin = (lo - firstGroup[i]) * kRowGroup;
-                rowRange(args, info, rowBegin, std::min((hi - firstGroup[i]) * kRowGroup, ws[i].nRows));
+                const int64_t rowBegin = (lo - firstGroup[i]) * group;
+                rowRange(args, info, rowBegin, std::min((hi - firstGroup[i]) * group, ws[i].nRows));
             }
         });
         for (size_t i = n; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
+    }
+
+    // The rows a thread takes at a time: the AVX-512 VNNI tiles of repacked weights do 16 rows
+    // at once and a range that ends 8 rows into a tile pays for 16 (the tile repeats its first
+    // 8); with groups of 8, each of the 8 shares of a 576-row matrix (SmolLM2's attention
+    // output and down projection) ended on such a half tile: a tenth of its work wasted.
+    static int64_t rowGroup(const avx2::MatmulArgs& args) {
+        return args.avx512Vnni && args.packed != nullptr ? 2 * kRowGroup : kRowGroup;
     }
 
     // The 32-block types and the K-quants are repacked (kernels.h, packRows), groups of rows
@@ -762,16 +773,18 @@ private:
     }
 
     // What the panels and the repacked tiles need of the activations besides their values
-    // (gemmActInfo), for every token of args, in actInfo_ (tokens spread over the threads); null
-    // when the type needs none.
+    // (gemmActInfo), for every token of args, in actInfo_; null when the type needs none.
+    // Tokens go to the threads in blocks of about kElementGrain activations, so a small batch
+    // (several sequences decoding, a speculative verification) is done on the calling thread
+    // rather than paying a hand-off for each of its matrix products (with one token a block,
+    // this and the activations' quantization were two hand-offs per product: SmolLM2 decoding
+    // 4 sequences spent a fifth of its time in the thread pool).
     const void* actInfoFor(const avx2::MatmulArgs& args) {
         const size_t perToken = avx2::gemmActInfoBytes(args.wType, args.nCols);
         if (perToken == 0) return nullptr;
         actInfo_.resize((perToken * static_cast<size_t>(args.nTokens) + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
-        if (args.nTokens == 1) avx2::gemmActInfo(args, 0, 1, actInfo_.data());
-        else
-            pool_.parallelFor(args.nTokens,
-                              [&](int64_t b, int64_t e) { avx2::gemmActInfo(args, b, e, actInfo_.data()); });
+        forEachBlock(args.nTokens, grainFor(args.nCols),
+                     [&](int64_t b, int64_t e) { avx2::gemmActInfo(args, b, e, actInfo_.data()); });
         return actInfo_.data();
     }
 
@@ -783,7 +796,7 @@ private:
     }
 
     // Returns [nTokens] rows of actType in scratch_, which only grows (no allocation once the
-    // largest batch has been seen).
+    // largest batch has been seen). Blocks of tokens as actInfoFor.
     const void* quantizeActivations(DType actType, const float* x, int64_t nTokens, size_t actRowBytes, int64_t nCols) {
         const size_t need = actRowBytes * static_cast<size_t>(nTokens);
         if (scratch_.size() < need) scratch_.resize(need);
@@ -792,8 +805,7 @@ private:
             for (int64_t t = begin; t < end; ++t)
                 avx2::quantizeRow(actType, x + t * nCols, out + static_cast<size_t>(t) * actRowBytes, nCols);
         };
-        if (nTokens == 1) quantizeTokens(0, 1);
-        else pool_.parallelFor(nTokens, quantizeTokens);
+        forEachBlock(nTokens, grainFor(nCols), quantizeTokens);
         return out;
     }
 
