@@ -314,6 +314,52 @@ private slots:
         }
     }
 
+    // Repacked weights (packWeight, as a model does at load) through the backend's thread shares:
+    // matrices of 200 and 72 rows (whole 16-row tiles and a half one, in shares of 16-row groups
+    // where the AVX-512 VNNI tiles take them, of 8 elsewhere), alone (matmul) and together
+    // (matmulMany), for 1, 2, 3 and 17 tokens (17: quantized in more than one block of tokens)
+    // and 1, 2 and 3 threads: every value bitwise the reference's.
+    void repackedMatmulSharesAreBitwiseReference() {
+        std::mt19937 rng(57);
+        const int64_t nCols = 256, rows1 = 200, rows2 = 72;
+        for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+            std::vector<uint8_t> w1, w2;
+            for (int64_t r = 0; r < rows1 + rows2; ++r) {
+                const std::vector<uint8_t> row = randomWeights(t, nCols, rng);
+                (r < rows1 ? w1 : w2).insert((r < rows1 ? w1 : w2).end(), row.begin(), row.end());
+            }
+            for (int64_t nTokens : {1, 2, 3, 17}) {
+                const std::vector<float> x = randomActivations(nTokens * nCols, rng, false);
+                std::vector<float> want1(static_cast<size_t>(nTokens * rows1)), want2(static_cast<size_t>(nTokens * rows2));
+                ref::matmul(t, w1.data(), rows1, nCols, x.data(), nTokens, want1.data());
+                ref::matmul(t, w2.data(), rows2, nCols, x.data(), nTokens, want2.data());
+                for (int threads : {1, 2, 3}) {
+                    auto backend = makeCpuAvx2Backend(threads);
+                    WeightView v1{t, w1.data(), rows1, nCols}, v2{t, w2.data(), rows2, nCols};
+                    const std::unique_ptr<WeightBuffer> b1 = backend->packWeight(v1), b2 = backend->packWeight(v2);
+                    std::vector<float> alone(want1.size(), -1.0f), many1(want1.size(), -1.0f),
+                        many2(want2.size(), -1.0f);
+                    backend->matmul(v1, x.data(), nTokens, alone.data());
+                    const WeightView both[] = {v1, v2};
+                    float* const outs[] = {many1.data(), many2.data()};
+                    backend->matmulMany(both, x.data(), nTokens, outs);
+                    const auto check = [&](const std::vector<float>& got, const std::vector<float>& want,
+                                           const char* what) {
+                        for (size_t i = 0; i < got.size(); ++i)
+                            QVERIFY2(sameFloat(got[i], want[i]),
+                                     (describe(t, what, static_cast<int64_t>(i), got[i], want[i]) + " tokens " +
+                                      std::to_string(nTokens) + " threads " + std::to_string(threads) +
+                                      (v1.packed.data ? " (repacked)" : " (file layout)"))
+                                         .c_str());
+                    };
+                    check(alone, want1, "matmul");
+                    check(many1, want1, "matmulMany, first");
+                    check(many2, want2, "matmulMany, second");
+                }
+            }
+        }
+    }
+
     // Paged F16 KV with random contents, GQA (3 query heads per KV head), queries at
     // scattered positions, a prefill run of consecutive positions (queries computed together)
     // and one decode token (heads split over threads), with and without a sliding window; head
