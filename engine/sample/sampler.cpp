@@ -172,11 +172,28 @@ size_t drawIndex(std::span<const TokenLogit> cands, double u) {
 
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
+// The index the scan "best = i whenever logits[i] > logits[best]" ends on (strict: the lower id
+// wins a tie), in two passes the compiler vectorizes: the largest value (a NaN is never
+// greater, so NaNs are passed over, as in the scan), then the first index holding it (== treats
+// -0 and +0 alike, and the scan keeps the first of them too). A NaN at index 0 is never beaten.
+// The scan, one compare per id reloading logits[best], took 49 µs for SmolLM2's 49,152 ids and
+// 261 µs for Gemma 3's 262,144 (2-3% of a decode step), and greedy speculative verification
+// runs it for every row.
 int32_t argmax(std::span<const float> logits) {
-    size_t best = 0;
-    for (size_t i = 1; i < logits.size(); ++i)
-        if (logits[i] > logits[best]) best = i;  // strict: the lower id wins a tie
-    return static_cast<int32_t>(best);
+    const size_t n = logits.size();
+    if (n == 0 || std::isnan(logits[0])) return 0;
+    constexpr size_t kLanes = 16;
+    float lanes[kLanes];
+    std::fill(std::begin(lanes), std::end(lanes), logits[0]);
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lanes[j] = logits[i + j] > lanes[j] ? logits[i + j] : lanes[j];
+    float best = logits[0];
+    for (float v : lanes) best = v > best ? v : best;
+    for (; i < n; ++i) best = logits[i] > best ? logits[i] : best;
+    for (size_t k = 0; k < n; ++k)
+        if (logits[k] == best) return static_cast<int32_t>(k);
+    return 0;  // not reached: best is one of the values
 }
 
 int32_t argmax(std::span<const TokenLogit> cands) {

@@ -59,6 +59,29 @@ private slots:
         const Cands c{{7, 3.0f}, {4, 3.0f}, {9, 1.0f}};
         QCOMPARE(argmax(std::span<const TokenLogit>(c)), 4);
     }
+    // The two-pass argmax gives the index of the plain scan (best = i whenever logits[i] >
+    // logits[best]) on random lengths (tails of every size past the 16 lanes) drawn from a few
+    // values, so ties are common, with -0/+0, infinities and NaNs mixed in (a NaN first: 0).
+    void argmaxEqualsTheScan() {
+        const auto scan = [](const std::vector<float>& v) {
+            size_t best = 0;
+            for (size_t i = 1; i < v.size(); ++i)
+                if (v[i] > v[best]) best = i;
+            return static_cast<int32_t>(best);
+        };
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const float pool[] = {-0.0f, 0.0f, 1.5f, -2.0f, 3.25f, 3.25f, -inf, inf, nan, -7.0f};
+        std::mt19937 rng(3);
+        for (int trial = 0; trial < 4000; ++trial) {
+            std::vector<float> v(std::uniform_int_distribution<size_t>(1, 70)(rng));
+            const int kinds = trial % 3 == 0 ? 6 : 10;  // a third without infinities and NaNs
+            for (float& x : v) x = pool[std::uniform_int_distribution<int>(0, kinds - 1)(rng)];
+            QCOMPARE(argmax(v), scan(v));
+        }
+        QCOMPARE(argmax(std::vector<float>{nan, 1.0f, 2.0f}), 0);
+        QCOMPARE(argmax(std::vector<float>{-0.0f, 0.0f}), 0);
+        QCOMPARE(argmax(std::vector<float>{0.0f, -0.0f}), 0);
+    }
     void logitBiasAddsAndBans() {
         Cands c = inIdOrder({1.0f, 2.0f, 3.0f});
         const LogitBias biases[] = {{2, -1.5f}, {0, -std::numeric_limits<float>::infinity()}, {7, 5.0f}};
