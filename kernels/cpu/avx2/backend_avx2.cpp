@@ -302,7 +302,7 @@ public:
         if (nTokens >= panelMinTokens(w) && w.nRows >= avx2::kPanelRows && avx2::gemmPanelBytes(w.type, w.nCols) > 0)
             return matmulPanels(args, w.nRows);
         const void* info = args.packed ? actInfoFor(args) : nullptr;
-        const int64_t group = rowGroup(args), nGroups = (w.nRows + group - 1) / group;
+        const int64_t group = rowGroup(args.avx512Vnni, args.packed != nullptr), nGroups = (w.nRows + group - 1) / group;
         pool_.parallelFor(nGroups, [&](int64_t begin, int64_t end) {
             rowRange(args, info, begin * group, std::min(end * group, w.nRows));
         });
@@ -339,8 +339,7 @@ public:
         // Row groups of all the matrices in a row: group g of matrix i is firstGroup[i] + g.
         std::array<int64_t, 9> firstGroup{};
         const size_t n = std::min<size_t>(ws.size(), firstGroup.size() - 1);
-        base.packed = packed ? ws[0].packed.data : nullptr;
-        const int64_t group = rowGroup(base);
+        const int64_t group = rowGroup(base.avx512Vnni, packed);
         for (size_t i = 0; i < n; ++i) firstGroup[i + 1] = firstGroup[i] + (ws[i].nRows + group - 1) / group;
         pool_.parallelFor(firstGroup[n], [&](int64_t begin, int64_t end) {
             for (size_t i = 0; i < n; ++i) {
@@ -362,9 +361,7 @@ public:
     // at once and a range that ends 8 rows into a tile pays for 16 (the tile repeats its first
     // 8); with groups of 8, each of the 8 shares of a 576-row matrix (SmolLM2's attention
     // output and down projection) ended on such a half tile: a tenth of its work wasted.
-    static int64_t rowGroup(const avx2::MatmulArgs& args) {
-        return args.avx512Vnni && args.packed != nullptr ? 2 * kRowGroup : kRowGroup;
-    }
+    static int64_t rowGroup(bool avx512Vnni, bool packed) { return avx512Vnni && packed ? 2 * kRowGroup : kRowGroup; }
 
     // The 32-block types and the K-quants are repacked (kernels.h, packRows), groups of rows
     // spread over the threads; the others keep the file's layout.
