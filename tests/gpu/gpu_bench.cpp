@@ -3,6 +3,7 @@
 // measured in the same run: weight bytes per token / time per token / bandwidth.
 //   hearth-gpu-bench --dir DIR [--type Q4_0] [--prefill 512] [--decode 32] [--write-only]
 //                    [--no-kernels-alone] [--split-half SHAPE]... SHAPE...
+//   hearth-gpu-bench --kernels-only [--type Q4_0]   (the mat-vec kernels alone, then exit)
 // --split-half: the shape again with a device budget of half its weights (layer placement,
 // engine/model/layer_placement.h): the layers that fit on the GPU, the rest on the CPU.
 #include <chrono>
@@ -33,6 +34,7 @@ struct Options {
     int prefill = 512, decode = 32;
     bool writeOnly = false;
     bool kernelsAlone = true;  // --no-kernels-alone: skip timing the mat-vec kernels alone
+    bool kernelsOnly = false;  // --kernels-only: only those (no models)
     std::vector<std::string> shapes, splitHalf;
 };
 
@@ -247,6 +249,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--decode" && hasValue) o.decode = std::atoi(argv[++i]);
         else if (a == "--write-only") o.writeOnly = true;
         else if (a == "--no-kernels-alone") o.kernelsAlone = false;
+        else if (a == "--kernels-only") o.kernelsOnly = true;
         else if (a == "--split-half" && hasValue) o.splitHalf.push_back(argv[++i]);
         else if (a == "--type" && hasValue) {
             const std::string t = argv[++i];
@@ -260,10 +263,11 @@ bool parse(int argc, char** argv, Options& o) {
         } else if (!a.empty() && a[0] != '-') o.shapes.push_back(a);
         else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), false;
     }
-    if (o.prefill < 16 || o.decode < 1 || o.shapes.empty())
+    if (o.prefill < 16 || o.decode < 1 || (o.shapes.empty() && !o.kernelsOnly))
         return std::fprintf(stderr,
                             "usage: hearth-gpu-bench --dir DIR [--type T] [--prefill N>=16] [--decode N] "
-                            "[--write-only] [--no-kernels-alone] [--split-half SHAPE]... SHAPE...\n"),
+                            "[--write-only] [--no-kernels-alone] [--split-half SHAPE]... SHAPE...\n"
+                            "       hearth-gpu-bench --kernels-only [--type T]\n"),
                false;
     return true;
 }
@@ -305,7 +309,8 @@ int main(int argc, char** argv) {
         bandwidth = measureCudaReadBandwidth(size_t{4} << 30, &why);
         if (bandwidth <= 0) return std::fprintf(stderr, "no CUDA device: %s\n", why.c_str()), 1;
         std::printf("device read bandwidth (4 GiB streaming read): %.0f GB/s\n", bandwidth);
-        if (o.kernelsAlone) matvecAlone(o.type, bandwidth);
+        if (o.kernelsAlone || o.kernelsOnly) matvecAlone(o.type, bandwidth);
+        if (o.kernelsOnly) return 0;
     }
     int failures = 0;
     for (const std::string& name : o.shapes) {

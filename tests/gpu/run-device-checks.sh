@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA backend's device check, for a lent GPU machine (nvcc, CMake, ninja; no Qt): builds
 # kernels/, the tokenizer-free engine and the gpu tests for sm_90 (-DHEARTH_DEVICE_CHECK=ON),
-# writes Q4_0 synthetic models of four shapes while the parity tests run, then benchmarks
+# writes Q4_0 synthetic models of four shapes while the parity tests run, times the decode mat-vec
+# kernels alone in each layout (HEARTH_CUDA_PLANAR, HEARTH_CUDA_PLANAR_ROWS), then benchmarks
 # prefill and decode with decode as a share of the measured read bandwidth, then prints where the
 # 8B shape's time goes, operator by operator, and ncu's counters for one layer's decode kernels.
 # Aims at < 5 min.
@@ -34,6 +35,14 @@ HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu -V > "$logs/c
 tests_rc=$?
 grep -E "FAIL|checks passed|tests passed|Passed|Failed|SKIP" "$logs/ctest.log" | head -60
 
+step "mat-vec kernels alone: GGUF's blocks, then planar rows (4 rows a block, 1, chosen by size), Q8_0"
+for cfg in HEARTH_CUDA_PLANAR=0 HEARTH_CUDA_PLANAR_ROWS=4 HEARTH_CUDA_PLANAR_ROWS=1 HEARTH_CUDA_PLANAR=1; do
+  echo "-- $cfg"
+  env "$cfg" timeout 60 "$build/bin/hearth-gpu-bench" --kernels-only 2>&1 | grep -E "mat-vec|decode bound|no CUDA"
+done
+echo "-- Q8_0"
+timeout 60 "$build/bin/hearth-gpu-bench" --kernels-only --type Q8_0 2>&1 | grep -E "mat-vec|decode bound|no CUDA"
+
 step "waiting for the models"
 write_rc=0
 for p in "${pids[@]}"; do wait "$p" || write_rc=1; done
@@ -43,9 +52,14 @@ step "benchmark"
 bench_rc=1
 if [[ $write_rc -eq 0 ]]; then
   # The essential rows first (8B, 1.1B), then the small shapes, then the 8B split at half its size.
-  timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 32 --split-half llama-8b \
+  timeout 200 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 --decode 32 --split-half llama-8b \
     llama-8b tinyllama-1.1b smollm2-135m gemma3-270m 2>&1 | tee "$logs/bench.log"
   bench_rc=${PIPESTATUS[0]}
+fi
+if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 200 ]]; then
+  step "the 8B shape with GGUF's blocks (HEARTH_CUDA_PLANAR=0: the mat-vec before planar rows), for comparison"
+  HEARTH_CUDA_PLANAR=0 timeout 60 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
+    --decode 32 llama-8b 2>&1 | tee "$logs/bench-file-rows.log"
 fi
 if [[ $write_rc -eq 0 ]]; then
   step "operator profile of the 8B shape (HEARTH_CUDA_PROFILE=1: each operator timed alone, graphs off)"

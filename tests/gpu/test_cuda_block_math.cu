@@ -109,9 +109,65 @@ void checkType(DType t) {
            name + ": block dot products sum to " + std::to_string(acc) + ", the reference to " + std::to_string(ref));
 }
 
+// Planar rows (the decode mat-vec's layout): the planes fill the row exactly, every element reads
+// back as dequantOne reads the file's row, and the planar block dot products sum to the
+// reference's dot product bit for bit, at the row lengths the layout takes.
+void checkPlanar(DType t, int n) {
+    const std::string name = std::string(dtypeInfo(t).name) + " planar x" + std::to_string(n);
+    if (!cuda::planarRows(t, n)) return expect(false, name + ": not taken as planar");
+    const std::vector<unsigned char> w = gpu_test::quantizedRow(t, n, 17);
+    const int nb = n / 32;
+    const cuda::PlanarPlanes p = cuda::planarPlanes(t, nb);
+    const bool min = t == DType::Q4_1 || t == DType::Q5_1, five = t == DType::Q5_0 || t == DType::Q5_1;
+    expect((min ? p.m : p.d) + 2 * nb == static_cast<int64_t>(w.size()), name + ": the planes do not fill the row");
+    std::vector<unsigned char> planar(w.size(), 0xA5);
+    cuda::toPlanarRow(t, w.data(), n, planar.data());
+    int mismatches = 0;
+    for (int i = 0; i < n; ++i)
+        if (cuda::dequantOnePlanar(t, planar.data(), n, i) != cuda::dequantOne(t, w.data(), i)) ++mismatches;
+    expect(mismatches == 0, name + ": " + std::to_string(mismatches) + " elements differ from the file's row");
+    const DType actType = ref::vecDotType(t);
+    const std::vector<float> x = randomFloats(n, 21);
+    std::vector<unsigned char> act(rowBytes(actType, n));
+    ref::quantizeRow(actType, x.data(), act.data(), n);
+    const Act a = splitActivations(actType, act, n);
+    float acc = 0.0f;
+    for (int b = 0; b < nb; ++b) {
+        int words[8], av[8], suma = 0;
+        std::memcpy(words, planar.data() + p.qsBytes * b, static_cast<size_t>(p.qsBytes));
+        std::memcpy(av, a.q.data() + 32 * b, 32);
+        for (int k = 0; k < 8; ++k) suma = cuda::sum4(av[k], suma);
+        uint32_t qh = 0;
+        if (five) std::memcpy(&qh, planar.data() + p.qh + 4 * b, 4);
+        const float dw = cuda::ldHalf(planar.data() + p.d + 2 * b);
+        const float mw = min ? cuda::ldHalf(planar.data() + p.m + 2 * b) : 0.0f;
+        float part = 0.0f;
+        switch (t) {
+        case DType::Q4_0: part = cuda::dotPlanar<DType::Q4_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        case DType::Q4_1: part = cuda::dotPlanar<DType::Q4_1>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        case DType::Q5_0: part = cuda::dotPlanar<DType::Q5_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        case DType::Q5_1: part = cuda::dotPlanar<DType::Q5_1>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        default: part = cuda::dotPlanar<DType::Q8_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        }
+        acc += part;
+    }
+    const float ref = ref::vecDot(t, w.data(), act.data(), n);
+    expect(acc == ref,
+           name + ": planar block dot products sum to " + std::to_string(acc) + ", the reference to " +
+               std::to_string(ref));
+}
+
 }  // namespace
 
 int main() {
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+        checkPlanar(t, 256);
+        checkPlanar(t, 1024);
+        expect(!cuda::planarRows(t, 288) && !cuda::planarRows(t, 576),
+               std::string(dtypeInfo(t).name) + ": rows that are not a multiple of 256 taken as planar");
+    }
+    for (DType t : {DType::F16, DType::Q4_K, DType::Q6_K})
+        expect(!cuda::planarRows(t, 1024), std::string(dtypeInfo(t).name) + ": taken as planar");
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
                     DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
         checkType(t);

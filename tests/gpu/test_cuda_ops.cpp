@@ -52,32 +52,46 @@ const Weights& quantized(DType t, int64_t nRows, int64_t nCols, uint32_t seed) {
 const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                               DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
-// Mat-vec (1 and 3 tokens: dp4a kernels) and GEMM (20 tokens: F16 tiles + cuBLAS).
-void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
-    const int64_t nRows = 96, nCols = 512;
-    for (DType t : kWeightTypes) {
-        const Weights& w = quantized(t, nRows, nCols, 11);
-        const std::string name = dtypeInfo(t).name;
-        std::vector<float> single;
-        for (int64_t nTokens : {1, 3, 20}) {
-            const std::vector<float> x = randomFloats(static_cast<size_t>(nTokens * nCols), 5);
-            std::vector<float> want(static_cast<size_t>(nTokens * nRows)), got(want.size());
-            cpu.matmul(w.view, x.data(), nTokens, want.data());
-            gpu.matmul(w.view, x.data(), nTokens, got.data());
-            // Same activation quantization, float vs in-order accumulation: 1e-3. cuBLAS
-            // multiplies the same quantized activations and the weights as halves (each
-            // rounded to F16, 2^-11 relative), summed in float: 5e-3.
-            const double tol = nTokens >= 16 ? 5e-3 : 1e-3;
-            std::printf("matmul %s x%lld: error %.3g\n", name.c_str(), static_cast<long long>(nTokens),
-                        relativeError(got, want));
-            c.expect(relativeError(got, want) < tol,
-                     describeError("matmul " + name + " x" + std::to_string(nTokens), relativeError(got, want), tol));
-            if (nTokens == 1) single = got;
-            if (nTokens == 3)  // token 0 of the batch equals the same token alone, bit for bit
-                c.expect(std::memcmp(got.data(), single.data(), single.size() * sizeof(float)) == 0,
-                         "matmul " + name + ": batch of 3 gives token 0 the bits it gets alone");
-        }
+void checkMatmulShape(Backend& cpu, Backend& gpu, Checks& c, DType t, int64_t nRows, int64_t nCols) {
+    const Weights& w = quantized(t, nRows, nCols, 11);
+    const std::string name = std::string(dtypeInfo(t).name) + " " + std::to_string(nRows) + "x" + std::to_string(nCols);
+    std::vector<float> single;
+    for (int64_t nTokens : {1, 3, 20}) {
+        const std::vector<float> x = randomFloats(static_cast<size_t>(nTokens * nCols), 5);
+        std::vector<float> want(static_cast<size_t>(nTokens * nRows)), got(want.size());
+        cpu.matmul(w.view, x.data(), nTokens, want.data());
+        gpu.matmul(w.view, x.data(), nTokens, got.data());
+        // Same activation quantization, float vs in-order accumulation: 1e-3. cuBLAS
+        // multiplies the same quantized activations and the weights as halves (each
+        // rounded to F16, 2^-11 relative), summed in float: 5e-3.
+        const double tol = nTokens >= 16 ? 5e-3 : 1e-3;
+        std::printf("matmul %s x%lld: error %.3g\n", name.c_str(), static_cast<long long>(nTokens),
+                    relativeError(got, want));
+        c.expect(relativeError(got, want) < tol,
+                 describeError("matmul " + name + " x" + std::to_string(nTokens), relativeError(got, want), tol));
+        if (nTokens == 1) single = got;
+        if (nTokens == 3)  // token 0 of the batch equals the same token alone, bit for bit
+            c.expect(std::memcmp(got.data(), single.data(), single.size() * sizeof(float)) == 0,
+                     "matmul " + name + ": batch of 3 gives token 0 the bits it gets alone");
     }
+}
+
+// Mat-vec (1 and 3 tokens: dp4a kernels) and GEMM (20 tokens: F16 tiles + cuBLAS). Rows of 512
+// are planar for the 32-element block types (the planar mat-vec); rows of 288 are not (the
+// kernel over GGUF's blocks); 4,226 rows of 256 make the planar kernel take 4 rows a block
+// (on GPUs of up to 132 SMs) with 2 rows left over.
+void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
+    struct Shape {
+        int64_t nRows, nCols;
+        bool blocks32Only;
+    };
+    for (const Shape& shape : {Shape{96, 512, false}, Shape{96, 288, true}, Shape{4226, 256, true}})
+        for (DType t : kWeightTypes) {
+            const bool blocks32 = dtypeInfo(t).blockElems == 32;
+            if (shape.blocks32Only && !blocks32) continue;
+            if (shape.nRows > 1000 && t != DType::Q4_0 && t != DType::Q8_0) continue;
+            checkMatmulShape(cpu, gpu, c, t, shape.nRows, shape.nCols);
+        }
 }
 
 void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {

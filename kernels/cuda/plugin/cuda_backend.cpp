@@ -35,8 +35,13 @@ constexpr int64_t kGemmMinTokens = 16;
 static_assert(kGemmMinTokens - 1 <= kMaxMatvecTokens, "every batch below kGemmMinTokens fits the mat-vec");
 // Rows of a weight matrix dequantized to F16 per cuBLAS call (bounds the tile buffer).
 constexpr size_t kTileBytes = size_t{64} << 20;
-// WeightView::packed.layout of a matrix uploaded by packWeight: the file's rows, in device memory.
+// WeightView::packed.layout of a matrix uploaded by packWeight: the file's rows, in device memory,
+// or (the 32-element block types, rows a multiple of 256) the same rows as planes
+// (device_quants.cuh: planarRows), which the decode mat-vec reads in 16-byte loads.
 constexpr uint32_t kDeviceRows = 0x43554441;  // "CUDA"
+constexpr uint32_t kDevicePlanar = 0x43554450;  // "CUDP"
+// Rows rewritten as planes on the host per piece (bounds the staging buffer).
+constexpr size_t kPlanarPieceBytes = size_t{16} << 20;
 
 void checkBlas(cublasStatus_t status, const char* what) {
     if (status != CUBLAS_STATUS_SUCCESS)
@@ -167,15 +172,32 @@ public:
         countLaunches(1);
     }
 
-    // The file's rows, uploaded as they are (the kernels read GGUF's blocks).
+    // The file's rows, uploaded as they are (the kernels read GGUF's blocks), or as planar rows
+    // where the decode mat-vec has them (HEARTH_CUDA_PLANAR=0: never), rewritten piece by piece.
     std::unique_ptr<WeightBuffer> packWeight(
         WeightView& w, const std::function<void(std::span<const uint8_t> rows)>& released) override {
-        const size_t bytes = rowBytes(w.type, w.nCols) * static_cast<size_t>(w.nRows);
+        const size_t rowSize = rowBytes(w.type, w.nCols);
+        const size_t bytes = rowSize * static_cast<size_t>(w.nRows);
         auto weight = std::make_unique<DeviceWeight>();
         weight->rows = DeviceBuffer(bytes);
-        check(cudaMemcpy(weight->rows.get(), w.data, bytes, cudaMemcpyHostToDevice), "uploading a weight");
-        w.packed = {weight->rows.get(), kDeviceRows, bytes};
-        if (released) released({static_cast<const uint8_t*>(w.data), bytes});
+        const auto* src = static_cast<const uint8_t*>(w.data);
+        const bool planar = choosePlanarRows(w.type, w.nCols);
+        if (!planar) {
+            check(cudaMemcpy(weight->rows.get(), src, bytes, cudaMemcpyHostToDevice), "uploading a weight");
+            if (released) released({src, bytes});
+        } else {
+            const int64_t pieceRows = std::max<int64_t>(1, static_cast<int64_t>(kPlanarPieceBytes / rowSize));
+            std::vector<uint8_t> staged(static_cast<size_t>(std::min(pieceRows, w.nRows)) * rowSize);
+            for (int64_t r0 = 0; r0 < w.nRows; r0 += pieceRows) {
+                const int64_t n = std::min(pieceRows, w.nRows - r0);
+                const size_t at = static_cast<size_t>(r0) * rowSize, pieceBytes = static_cast<size_t>(n) * rowSize;
+                toPlanarRows(w.type, src + at, n, w.nCols, staged.data());
+                check(cudaMemcpy(weight->rows.as<uint8_t>() + at, staged.data(), pieceBytes, cudaMemcpyHostToDevice),
+                      "uploading a weight");
+                if (released) released({src + at, pieceBytes});
+            }
+        }
+        w.packed = {weight->rows.get(), planar ? kDevicePlanar : kDeviceRows, bytes};
         return weight;
     }
 
@@ -184,28 +206,47 @@ public:
         const uint8_t* dw = rows(w);
         timed([&] { return "matmul " + shapeKey(w, nTokens); },
               [&] {
-                  if (nTokens >= kGemmMinTokens) gemm(w, dw, x, nTokens, y);
-                  else matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
+                  if (nTokens >= kGemmMinTokens) {
+                      gemm(w, dw, x, nTokens, y);
+                  } else if (planar(w)) {
+                      MatvecJobs jobs;
+                      jobs.w[0] = dw, jobs.nRows[0] = w.nRows, jobs.y[0] = y, jobs.count = 1;
+                      matvecPlanar(w.type, jobs, w.nCols, quantized(w, x, nTokens), nTokens, stream_);
+                  } else {
+                      matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
+                  }
               });
     }
     // Matrices of one type (Q/K/V, gate/up) under the mat-vec: x quantized once for all of them.
     void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
                     std::span<float* const> ys) override {
         const bool oneType = !ws.empty() && std::all_of(ws.begin(), ws.end(), [&](const WeightView& w) {
-            return w.type == ws[0].type && w.nCols == ws[0].nCols;
+            return w.type == ws[0].type && w.nCols == ws[0].nCols && planar(w) == planar(ws[0]);
         });
         if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType) return Backend::matmulMany(ws, x, nTokens, ys);
         timed([&] { return "matmulMany " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
               [&] {
                   const ActBuffers a = quantized(ws[0], x, nTokens);
-                  for (size_t i = 0; i < ws.size(); ++i)
-                      matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, ys[i], stream_);
+                  if (!planar(ws[0])) {
+                      for (size_t i = 0; i < ws.size(); ++i)
+                          matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, ys[i], stream_);
+                      return;
+                  }
+                  for (size_t i0 = 0; i0 < ws.size(); i0 += kMaxMatvecJobs) {  // one launch for up to 4
+                      MatvecJobs jobs;
+                      for (size_t i = i0; i < std::min(ws.size(), i0 + kMaxMatvecJobs); ++i, ++jobs.count) {
+                          jobs.w[jobs.count] = rows(ws[i]);
+                          jobs.nRows[jobs.count] = ws[i].nRows;
+                          jobs.y[jobs.count] = ys[i];
+                      }
+                      matvecPlanar(ws[0].type, jobs, ws[0].nCols, a, nTokens, stream_);
+                  }
               });
     }
 
     void embeddingRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
         timed([&] { return std::string("embeddingRows"); },
-              [&] { cuda::embeddingRows(table.type, rows(table), table.nCols, ids, n, out, stream_); });
+              [&] { cuda::embeddingRows(table.type, planar(table), rows(table), table.nCols, ids, n, out, stream_); });
     }
     void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y) override {
         timed([&] { return "rmsNorm " + std::to_string(nRows) + "x" + std::to_string(n); },
@@ -279,10 +320,11 @@ private:
 
     // A matrix's device rows: its packWeight copy.
     static const uint8_t* rows(const WeightView& w) {
-        if (w.packed.layout != kDeviceRows || w.packed.data == nullptr)
+        if ((w.packed.layout != kDeviceRows && w.packed.layout != kDevicePlanar) || w.packed.data == nullptr)
             throw std::runtime_error("CUDA: a matrix was not uploaded at load (packWeight)");
         return static_cast<const uint8_t*>(w.packed.data);
     }
+    static bool planar(const WeightView& w) { return w.packed.layout == kDevicePlanar; }
 
     // x quantized as the reference quantizes it for w's type (scratch reused by the next call).
     ActBuffers quantized(const WeightView& w, const float* dx, int64_t nTokens) {
@@ -311,8 +353,8 @@ private:
         const float alpha = 1.0f, beta = 0.0f;
         for (int64_t r0 = 0; r0 < w.nRows; r0 += tileRows) {
             const int64_t n = std::min(tileRows, w.nRows - r0);
-            dequantizeToHalf(w.type, dw + static_cast<size_t>(r0) * wRowBytes, n, w.nCols, tile_.as<__half>(),
-                             stream_);
+            dequantizeToHalf(w.type, planar(w), dw + static_cast<size_t>(r0) * wRowBytes, n, w.nCols,
+                             tile_.as<__half>(), stream_);
             checkBlas(
                 cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(nTokens),
                              static_cast<int>(w.nCols), &alpha, tile_.get(), CUDA_R_16F, static_cast<int>(w.nCols),

@@ -215,4 +215,103 @@ HEARTH_HD inline float dotQ6_K(const uint8_t* b, const int8_t* aq, float ad) {
     return (ldHalf(b + 208) * ad) * static_cast<float>(isum);
 }
 
+// ---- Planar rows: the decode mat-vec's layout of the 32-element block types ----
+// packWeight stores each row of a Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 matrix whose rows are a multiple
+// of 256 elements as planes: every block's quants side by side from the row's start (16 bytes a
+// block, Q8_0 32), then the Q5 types' high bits (4 bytes a block), then the scales (halves), then
+// Q4_1/Q5_1's mins (halves). A row keeps its size (the same bytes, moved), and each row's quant
+// plane starts 16-byte aligned, so that a thread reads a block's quants in one or two 16-byte
+// loads instead of nine 2-byte ones (GGUF's blocks are 18 to 34 bytes, 2-byte aligned).
+
+HEARTH_HD inline bool planarType(DType t) {
+    return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q8_0;
+}
+HEARTH_HD inline bool planarRows(DType t, int64_t nCols) { return planarType(t) && nCols > 0 && nCols % 256 == 0; }
+
+// Byte offsets of a row's planes for a row of nb blocks (qh and m 0 where the type has none).
+struct PlanarPlanes {
+    int qsBytes = 16;  // quant bytes a block
+    int64_t qh = 0, d = 0, m = 0;
+};
+HEARTH_HD inline PlanarPlanes planarPlanes(DType t, int64_t nb) {
+    PlanarPlanes p;
+    p.qsBytes = t == DType::Q8_0 ? 32 : 16;
+    const bool five = t == DType::Q5_0 || t == DType::Q5_1;
+    const bool min = t == DType::Q4_1 || t == DType::Q5_1;
+    p.qh = five ? p.qsBytes * nb : 0;
+    p.d = (p.qsBytes + (five ? 4 : 0)) * nb;
+    p.m = min ? p.d + 2 * nb : 0;
+    return p;
+}
+
+// One row of GGUF blocks (src) rewritten as planes (dst, the same size, not overlapping src).
+HEARTH_HD inline void toPlanarRow(DType t, const uint8_t* src, int64_t nCols, uint8_t* dst) {
+    const int64_t nb = nCols / 32;
+    const PlanarPlanes p = planarPlanes(t, nb);
+    const bool five = t == DType::Q5_0 || t == DType::Q5_1;
+    const bool min = t == DType::Q4_1 || t == DType::Q5_1;
+    const int blockBytes = 2 + (min ? 2 : 0) + (five ? 4 : 0) + p.qsBytes;
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = src + b * blockBytes;
+        int at = 0;
+        for (int k = 0; k < 2; ++k) dst[p.d + 2 * b + k] = blk[at + k];
+        at += 2;
+        if (min) {
+            for (int k = 0; k < 2; ++k) dst[p.m + 2 * b + k] = blk[at + k];
+            at += 2;
+        }
+        if (five) {
+            for (int k = 0; k < 4; ++k) dst[p.qh + 4 * b + k] = blk[at + k];
+            at += 4;
+        }
+        for (int k = 0; k < p.qsBytes; ++k) dst[p.qsBytes * b + k] = blk[at + k];
+    }
+}
+
+// Element i of a planar row of nCols elements: the value dequantOne gives for the file's row.
+HEARTH_HD inline float dequantOnePlanar(DType t, const uint8_t* row, int64_t nCols, int64_t i) {
+    const int64_t nb = nCols / 32, b = i / 32, j = i % 32;
+    const PlanarPlanes p = planarPlanes(t, nb);
+    const float d = ldHalf(row + p.d + 2 * b);
+    const uint8_t* qs = row + p.qsBytes * b;
+    if (t == DType::Q8_0) return static_cast<float>(static_cast<int8_t>(qs[j])) * d;
+    int q = j < 16 ? (qs[j] & 15) : (qs[j - 16] >> 4);
+    if (t == DType::Q5_0 || t == DType::Q5_1) q |= ((row[p.qh + 4 * b + j / 8] >> (j % 8)) & 1) << 4;
+    switch (t) {
+    case DType::Q4_0: return static_cast<float>(q - 8) * d;
+    case DType::Q5_0: return static_cast<float>(q - 16) * d;
+    default: return static_cast<float>(q) * d + ldHalf(row + p.m + 2 * b);  // Q4_1, Q5_1
+    }
+}
+
+// One block of a planar row against one token's activations, the reference's per-block formula
+// (the same float operations as dotQ4_0 ... dotQ8_0, so the same bits). w: the block's quant
+// words (4, Q8_0 8); qh: the Q5 types' high bits; dw, mw: scale and min; a: the block's 8
+// activation words; suma: their sum (Q4_0, Q5_0); ad, as: the activation block's d and s.
+template <DType kT>
+HEARTH_HD __forceinline__ float dotPlanar(const int* w, uint32_t qh, float dw, float mw, const int* a, int suma,
+                                          float ad, float as) {
+    int sumi = 0;
+    if constexpr (kT == DType::Q8_0) {
+        HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) sumi = dp4a(w[k], a[k], sumi);
+        return (dw * ad) * static_cast<float>(sumi);
+    } else {
+        constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
+        HEARTH_UNROLL
+        for (int k = 0; k < 4; ++k) {
+            int lo = w[k] & 0x0F0F0F0F, hi = (w[k] >> 4) & 0x0F0F0F0F;
+            if constexpr (kFive) {
+                lo |= spreadBits(qh >> (4 * k));
+                hi |= spreadBits(qh >> (16 + 4 * k));
+            }
+            sumi = dp4a(lo, a[k], sumi);
+            sumi = dp4a(hi, a[4 + k], sumi);
+        }
+        if constexpr (kT == DType::Q4_0) return (dw * ad) * static_cast<float>(sumi - 8 * suma);
+        if constexpr (kT == DType::Q5_0) return (dw * ad) * static_cast<float>(sumi - 16 * suma);
+        return (dw * ad) * static_cast<float>(sumi) + mw * as;  // Q4_1, Q5_1
+    }
+}
+
 }  // namespace hearth::cuda

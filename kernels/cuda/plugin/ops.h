@@ -27,10 +27,12 @@ void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float factor, 
 // x[i] = cap * tanhf(x[i] / cap) (Gemma 2's final soft-cap).
 void softcap(float* x, int64_t n, float cap, cudaStream_t s);
 // out[i] = row ids[i] of table (rows of nCols elements of type t, rowBytes apart), as floats.
-void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
+// planar: the rows are in the mat-vec's planar layout (device_quants.cuh), else GGUF's blocks.
+void embeddingRows(DType t, bool planar, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
                    cudaStream_t s);
 // Rows [0, nRows) of a weight matrix dequantized to halves: out [nRows, nCols].
-void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s);
+void dequantizeToHalf(DType t, bool planar, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out,
+                      cudaStream_t s);
 
 // ---- Quantized matrix-vector products (ops_matvec.cu) ----
 // Activations quantized as the reference's vecDotType(w), laid out for the GPU: per token,
@@ -58,6 +60,27 @@ void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out
 constexpr int kMaxMatvecTokens = 16;
 void matvec(DType weight, const uint8_t* w, int64_t nRows, int64_t nCols, const ActBuffers& a, int64_t nTokens,
             float* y, cudaStream_t s);
+// The same product over planar rows (device_quants.cuh: planarRows(weight, nCols)), for up to
+// kMaxMatvecJobs matrices of one type and width in one launch (Q/K/V, gate/up): y[m][t][r] =
+// dot(row r of w[m], x[t]). A row's result does not depend on the batch or the other matrices.
+constexpr int kMaxMatvecJobs = 4;
+struct MatvecJobs {
+    const uint8_t* w[kMaxMatvecJobs] = {};
+    int64_t nRows[kMaxMatvecJobs] = {};
+    float* y[kMaxMatvecJobs] = {};
+    unsigned firstBlock[kMaxMatvecJobs] = {};  // set by the launcher
+    int count = 0;
+};
+void matvecPlanar(DType weight, const MatvecJobs& jobs, int64_t nCols, const ActBuffers& a, int64_t nTokens,
+                  cudaStream_t s);
+// Whether packWeight stores a (type, nCols) matrix as planar rows: where the planar mat-vec
+// takes them (device_quants.cuh: planarRows), unless the environment has HEARTH_CUDA_PLANAR=0.
+bool choosePlanarRows(DType t, int64_t nCols);
+// Host side: nRows rows of GGUF blocks (src) rewritten as planar rows (dst, the same size).
+void toPlanarRows(DType t, const uint8_t* src, int64_t nRows, int64_t nCols, uint8_t* dst);
+// Rows one block of matvecPlanar takes for a launch of `rows` rows in all (1 or 4; the
+// environment's HEARTH_CUDA_PLANAR_ROWS when set to one of those).
+int planarRowsPerBlock(int64_t rows);
 
 // ---- Paged KV cache (ops_attention.cu) ----
 struct KvTables {
@@ -86,8 +109,8 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
 // ---- Measurement (ops_bandwidth.cu) ----
 // Sums `bytes` (a multiple of 16) of device memory once; returns the milliseconds it took.
 float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s);
-// GB/s of weights read by quantizeActivations + matvec for one token over a rows x cols matrix
-// of type t (weights a fixed byte pattern: speed does not depend on values), median of 21 runs.
+// GB/s of weights read by quantizeActivations + the mat-vec packWeight's layout gets (planar rows
+// where they apply, unless HEARTH_CUDA_PLANAR=0) for one token over a rows x cols matrix of type t (weights a fixed byte pattern: speed does not depend on values), median of 21 runs.
 double timeMatvec(DType t, int64_t rows, int64_t cols);
 
 }  // namespace hearth::cuda

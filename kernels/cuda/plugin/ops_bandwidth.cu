@@ -42,6 +42,7 @@ float timeRead(const void* data, size_t bytes, float* sink, cudaStream_t s) {
 }
 
 double timeMatvec(DType t, int64_t rows, int64_t cols) {
+    const bool planar = choosePlanarRows(t, cols);  // the layout packWeight would choose
     const size_t weightBytes = rowBytes(t, cols) * static_cast<size_t>(rows);
     DeviceBuffer w(weightBytes), x(static_cast<size_t>(cols) * sizeof(float)),
         y(static_cast<size_t>(rows) * sizeof(float));
@@ -58,7 +59,13 @@ double timeMatvec(DType t, int64_t rows, int64_t cols) {
     for (int rep = 0; rep < 22; ++rep) {  // the first run warms up and is not counted
         cudaEventRecord(start, nullptr);
         quantizeActivations(t, x.as<float>(), 1, cols, a, nullptr);
-        matvec(t, w.as<uint8_t>(), rows, cols, a, 1, y.as<float>(), nullptr);
+        if (planar) {
+            MatvecJobs jobs;
+            jobs.w[0] = w.as<uint8_t>(), jobs.nRows[0] = rows, jobs.y[0] = y.as<float>(), jobs.count = 1;
+            matvecPlanar(t, jobs, cols, a, 1, nullptr);
+        } else {
+            matvec(t, w.as<uint8_t>(), rows, cols, a, 1, y.as<float>(), nullptr);
+        }
         cudaEventRecord(stop, nullptr);
         check(cudaEventSynchronize(stop), "the mat-vec kernels");
         float elapsed = 0.0f;

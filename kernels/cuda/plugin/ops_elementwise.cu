@@ -93,19 +93,24 @@ __global__ void softcapKernel(float* x, int64_t n, float cap) {
     if (i < n) x[i] = cap * tanhf(x[i] / cap);
 }
 
-__global__ void embeddingKernel(DType t, const uint8_t* table, size_t rowSize, int64_t nCols, const int32_t* ids,
-                                int64_t n, float* out) {
+__device__ __forceinline__ float elementOf(DType t, bool planar, const uint8_t* row, int64_t nCols, int64_t c) {
+    return planar ? dequantOnePlanar(t, row, nCols, c) : dequantOne(t, row, c);
+}
+
+__global__ void embeddingKernel(DType t, bool planar, const uint8_t* table, size_t rowSize, int64_t nCols,
+                                const int32_t* ids, int64_t n, float* out) {
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (idx >= n * nCols) return;
     const int64_t r = idx / nCols, c = idx % nCols;
-    out[idx] = dequantOne(t, table + rowSize * static_cast<size_t>(ids[r]), c);
+    out[idx] = elementOf(t, planar, table + rowSize * static_cast<size_t>(ids[r]), nCols, c);
 }
 
-__global__ void toHalfKernel(DType t, const uint8_t* rows, size_t rowSize, int64_t nRows, int64_t nCols, __half* out) {
+__global__ void toHalfKernel(DType t, bool planar, const uint8_t* rows, size_t rowSize, int64_t nRows, int64_t nCols,
+                             __half* out) {
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (idx >= nRows * nCols) return;
     const int64_t r = idx / nCols, c = idx % nCols;
-    out[idx] = __float2half_rn(dequantOne(t, rows + rowSize * static_cast<size_t>(r), c));
+    out[idx] = __float2half_rn(elementOf(t, planar, rows + rowSize * static_cast<size_t>(r), nCols, c));
 }
 
 }  // namespace
@@ -163,19 +168,20 @@ void softcap(float* x, int64_t n, float cap, cudaStream_t s) {
     }
 }
 
-void embeddingRows(DType t, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
+void embeddingRows(DType t, bool planar, const uint8_t* table, int64_t nCols, const int32_t* ids, int64_t n, float* out,
                    cudaStream_t s) {
     const int64_t total = n * nCols;
     if (total > 0) {
-        embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, table, rowBytes(t, nCols), nCols, ids, n, out);
+        embeddingKernel<<<gridFor(total), kThreads, 0, s>>>(t, planar, table, rowBytes(t, nCols), nCols, ids, n, out);
         countLaunches(1);
     }
 }
 
-void dequantizeToHalf(DType t, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out, cudaStream_t s) {
+void dequantizeToHalf(DType t, bool planar, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out,
+                      cudaStream_t s) {
     const int64_t total = nRows * nCols;
     if (total > 0) {
-        toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, rows, rowBytes(t, nCols), nRows, nCols, out);
+        toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, planar, rows, rowBytes(t, nCols), nRows, nCols, out);
         countLaunches(1);
     }
 }
