@@ -1,8 +1,10 @@
 // Paged KV writes and attention on CUDA vs the CPU reference (part of test_cuda_ops): F16 and
 // Q8_0 caches, grouped-query heads, sliding windows, contexts spanning several decode splits;
 // the host blocks hold the reference's bytes after the backend's writes come back.
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 #include "tests/gpu/gpu_check.h"
 
@@ -51,7 +53,7 @@ struct Case {
     double tol;  // relative; F16 K/V rows, sums in F32 on both sides (reference and device order differ)
 };
 
-void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
+void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c, const char* kernel) {
     const int rowStride = cs.nKvHeads * cs.headDim, qRow = cs.nHeads * cs.headDim;
     const std::vector<float> k = randomFloats(static_cast<size_t>(cs.nCtx) * rowStride, 1);
     const std::vector<float> v = randomFloats(static_cast<size_t>(cs.nCtx) * rowStride, 2);
@@ -65,7 +67,7 @@ void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
     for (int p = prefill; p < cs.nCtx; ++p)
         gpu.kvWrite(gpuKv.layer, k.data() + static_cast<size_t>(p) * rowStride,
                     v.data() + static_cast<size_t>(p) * rowStride, &positions[static_cast<size_t>(p)], 1);
-    const std::string name = cs.name;
+    const std::string name = std::string(cs.name) + " (" + kernel + ")";
     c.expect(cpuKv.sameBytes(gpuKv), name + ": the host KV blocks hold the reference's bytes after CUDA writes");
 
     AttentionShape shape{cs.nHeads, cs.nKvHeads, cs.headDim, 1.0f / std::sqrt(static_cast<float>(cs.headDim)),
@@ -91,11 +93,20 @@ void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c) {
 
 }  // namespace
 
+// F16 caches run twice on CUDA: the grouped kernel (a block per KV head) and, with
+// HEARTH_CUDA_ATTENTION=heads, the kernel with a block per query head.
 void checkAttention(Backend& cpu, Backend& gpu, Checks& c) {
     const Case cases[] = {
         {"f16 gqa 8/2 x64, 600 positions (3 splits)", DType::F16, 8, 2, 64, 600, 0, 5e-3},
         {"f16 4/1 x256, window 64", DType::F16, 4, 1, 256, 130, 64, 5e-3},
+        {"f16 9/3 x128, 300 positions", DType::F16, 9, 3, 128, 300, 0, 5e-3},
+        {"f16 4/4 x32, 70 positions", DType::F16, 4, 4, 32, 70, 0, 5e-3},
         {"q8_0 9/3 x64, window 100, 300 positions", DType::Q8_0, 9, 3, 64, 300, 100, 2e-2},
     };
-    for (const Case& cs : cases) runCase(cpu, gpu, cs, c);
+    for (const char* kernel : {"grouped", "heads"}) {
+        setenv("HEARTH_CUDA_ATTENTION", kernel, 1);
+        for (const Case& cs : cases)
+            if (cs.type == DType::F16 || std::string_view(kernel) == "grouped") runCase(cpu, gpu, cs, c, kernel);
+    }
+    unsetenv("HEARTH_CUDA_ATTENTION");
 }

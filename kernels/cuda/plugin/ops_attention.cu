@@ -1,9 +1,11 @@
 // KV writes into device copies of the paged blocks, and attention over them: one block per
-// (token, head, split of kAttentionSplit positions), each warp a tile of 32 positions whose
+// (token, KV head or query head, split of kAttentionSplit positions), each warp a tile of 32 positions whose
 // softmax is taken at once, the tiles merged as an online softmax would (Milakov & Gimelshein,
 // arXiv 1805.02867), then a pass merging the splits (flash-decoding), so that one long sequence
 // spreads over the GPU. Splits are fixed by position, not by the batch.
 #include <cfloat>
+#include <cstdlib>
+#include <string_view>
 
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
@@ -154,6 +156,140 @@ __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float
     }
 }
 
+// The same splits and tiles for all the query heads that share a KV head (grouped-query
+// attention), one block per (KV head, token, split), F16 caches and head sizes of 32, 64, 128 or
+// 256: each K and V row is read once for the kG heads instead of once per head, and V rows by
+// whole warps (headDim / 8 lanes a row, 8 halves a lane: two rows of 128 per 16-byte load
+// instruction) instead of one 2-byte element a lane. A tile's rows are summed in a fixed order
+// (lane by lane within each load, then across the loads' rows), so a token's result still
+// depends only on its split's positions, never on the batch. Writes the same partial layout.
+template <int kG>
+__global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const float* q, const int32_t* positions,
+                                       float* partial) {
+    const int kvh = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int headDim = p.headDim;
+    const int nCtx = positions[t] + 1;
+    const int first = p.slidingWindow > 0 ? max(0, nCtx - p.slidingWindow) : 0;
+    const int begin = max(first, split * kAttentionSplit), end = min(nCtx, (split + 1) * kAttentionSplit);
+    const size_t headOffset = static_cast<size_t>(kvh * headDim) * 2;
+    __shared__ float qs[kG][kMaxHeadDim];
+    __shared__ float warpMaxes[kSplitWarps][kG], warpSums[kSplitWarps][kG];
+    __shared__ float warpAcc[kSplitWarps][kG][kMaxHeadDim];
+    for (int i = threadIdx.x; i < kG * headDim; i += blockDim.x) {
+        const int g = i / headDim, d = i % headDim;
+        const float* qHead = q + (static_cast<int64_t>(t) * p.nHeads + kvh * kG + g) * headDim;
+        qs[g][d] = __half2float(__float2half_rn(qHead[d]));  // the F16 reference rounds q
+    }
+    __syncthreads();
+
+    const int tile = split * kAttentionSplit + 32 * warp;
+    const int pos = tile + lane;
+    const bool valid = pos >= begin && pos < end;
+    float score[kG];
+    HEARTH_UNROLL
+    for (int g = 0; g < kG; ++g) score[g] = 0.0f;
+    if (valid) {
+        const auto* k8 = reinterpret_cast<const uint4*>(rowAt(kv.kBlocks, kv, pos) + headOffset);
+#pragma unroll 4
+        for (int c = 0; c < headDim / 8; ++c) {
+            const uint4 u = k8[c];
+            const __half2* h = reinterpret_cast<const __half2*>(&u);
+            HEARTH_UNROLL
+            for (int j = 0; j < 4; ++j) {
+                const float2 f = __half22float2(h[j]);
+                HEARTH_UNROLL
+                for (int g = 0; g < kG; ++g) score[g] += qs[g][8 * c + 2 * j] * f.x + qs[g][8 * c + 2 * j + 1] * f.y;
+            }
+        }
+    }
+    float weight[kG];
+    HEARTH_UNROLL
+    for (int g = 0; g < kG; ++g) {
+        float sc = -FLT_MAX;
+        if (valid) {
+            sc = score[g] * p.scale;
+            if (p.softcap > 0.0f) sc = p.softcap * tanhf(sc / p.softcap);
+        }
+        const float tileMax = warpMax(sc);
+        weight[g] = valid ? expf(sc - tileMax) : 0.0f;
+        const float tileSum = warpSum(weight[g]);
+        if (lane == 0) {
+            warpMaxes[warp][g] = tileMax;
+            warpSums[warp][g] = tileSum;
+        }
+    }
+    // V: lane = (row within a load, 8-dimension part of the row).
+    const int lanesPerRow = headDim / 8, rowsPerLoad = 32 / lanesPerRow;
+    const int row = lane / lanesPerRow, part = lane % lanesPerRow;
+    float acc[kG][8];
+    HEARTH_UNROLL
+    for (int g = 0; g < kG; ++g) {
+        HEARTH_UNROLL
+        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
+    }
+#pragma unroll 4
+    for (int j0 = 0; j0 < 32; j0 += rowsPerLoad) {
+        const int j = j0 + row;
+        float w[kG];
+        HEARTH_UNROLL
+        for (int g = 0; g < kG; ++g) w[g] = __shfl_sync(0xffffffffu, weight[g], j);
+        if (tile + j < begin || tile + j >= end) continue;
+        const uint4 u = reinterpret_cast<const uint4*>(rowAt(kv.vBlocks, kv, tile + j) + headOffset)[part];
+        const __half2* h = reinterpret_cast<const __half2*>(&u);
+        HEARTH_UNROLL
+        for (int e = 0; e < 4; ++e) {
+            const float2 f = __half22float2(h[e]);
+            HEARTH_UNROLL
+            for (int g = 0; g < kG; ++g) {
+                acc[g][2 * e] += w[g] * f.x;
+                acc[g][2 * e + 1] += w[g] * f.y;
+            }
+        }
+    }
+    // The rows of a load: lanes part, part + lanesPerRow, ... summed in a fixed butterfly.
+    for (int o = lanesPerRow; o < 32; o <<= 1) {
+        HEARTH_UNROLL
+        for (int g = 0; g < kG; ++g) {
+            HEARTH_UNROLL
+            for (int e = 0; e < 8; ++e) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], o);
+        }
+    }
+    const bool any = max(begin, tile) < min(end, tile + 32);
+    if (row == 0) {
+        HEARTH_UNROLL
+        for (int g = 0; g < kG; ++g) {
+            HEARTH_UNROLL
+            for (int e = 0; e < 8; ++e) warpAcc[warp][g][8 * part + e] = acc[g][e];
+        }
+    }
+    if (lane == 0 && !any) {
+        HEARTH_UNROLL
+        for (int g = 0; g < kG; ++g) warpMaxes[warp][g] = -FLT_MAX, warpSums[warp][g] = 0.0f;
+    }
+    __syncthreads();
+
+    for (int i = threadIdx.x; i < kG * headDim; i += blockDim.x) {
+        const int g = i / headDim, d = i % headDim;
+        float splitMax = -FLT_MAX;
+        for (int w = 0; w < kSplitWarps; ++w)
+            if (warpSums[w][g] > 0.0f) splitMax = fmaxf(splitMax, warpMaxes[w][g]);
+        float* out =
+            partial + ((static_cast<int64_t>(t) * p.nHeads + kvh * kG + g) * p.nSplits + split) * (headDim + 2);
+        float v = 0.0f;
+        for (int w = 0; w < kSplitWarps; ++w)
+            if (warpSums[w][g] > 0.0f) v += warpAcc[w][g][d] * expf(warpMaxes[w][g] - splitMax);
+        out[2 + d] = v;
+        if (d == 0) {
+            float sum = 0.0f;
+            for (int w = 0; w < kSplitWarps; ++w)
+                if (warpSums[w][g] > 0.0f) sum += warpSums[w][g] * expf(warpMaxes[w][g] - splitMax);
+            out[0] = begin < end ? splitMax : -FLT_MAX;
+            out[1] = sum;
+        }
+    }
+}
+
 // One block per (head, token): merges the splits in split order.
 __global__ void attentionMergeKernel(AttentionParams p, const float* partial, float* out) {
     const int h = blockIdx.x, t = blockIdx.y;
@@ -175,6 +311,13 @@ __global__ void attentionMergeKernel(AttentionParams p, const float* partial, fl
     }
 }
 
+// HEARTH_CUDA_ATTENTION=heads: one block per query head (attentionSplitKernel) even where the
+// grouped kernel applies, for comparisons. Read at every call, so a test can run both.
+bool groupedAttentionEnabled() {
+    const char* env = std::getenv("HEARTH_CUDA_ATTENTION");
+    return env == nullptr || std::string_view(env) != "heads";
+}
+
 }  // namespace
 
 void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
@@ -194,8 +337,30 @@ void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* 
 void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
                float* partial, float* out, cudaStream_t s) {
     if (nTokens <= 0) return;
-    const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens), static_cast<unsigned>(p.nSplits));
-    attentionSplitKernel<<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial);
+    const int group = p.nKvHeads > 0 ? p.nHeads / p.nKvHeads : 0;
+    const bool grouped = !kv.q8 && group >= 1 && group <= 8 && p.nHeads == group * p.nKvHeads &&
+        (p.headDim == 32 || p.headDim == 64 || p.headDim == 128 || p.headDim == 256) && groupedAttentionEnabled();
+    if (grouped) {
+        const dim3 grid(static_cast<unsigned>(p.nKvHeads), static_cast<unsigned>(nTokens),
+                        static_cast<unsigned>(p.nSplits));
+        switch (group) {
+#define HEARTH_GROUP(G) \
+    case G: attentionGroupedKernel<G><<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial); break;
+            HEARTH_GROUP(1)
+            HEARTH_GROUP(2)
+            HEARTH_GROUP(3)
+            HEARTH_GROUP(4)
+            HEARTH_GROUP(5)
+            HEARTH_GROUP(6)
+            HEARTH_GROUP(7)
+            HEARTH_GROUP(8)
+#undef HEARTH_GROUP
+        }
+    } else {
+        const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens),
+                        static_cast<unsigned>(p.nSplits));
+        attentionSplitKernel<<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial);
+    }
     attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(
         p, partial, out);
     countLaunches(2);
