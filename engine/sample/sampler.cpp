@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/str_cat.h"
@@ -203,6 +204,100 @@ int32_t argmax(std::span<const TokenLogit> cands) {
 
 namespace {
 
+// The k candidates that rank first by before(), from logits with a few ids' values replaced
+// (patched, sorted by id): false where a NaN could make the order differ from sampleTopK's.
+// A heap keeps the k best so far, worst at the front; blocks of 16 logits none of which could
+// enter it (below its worst: a tie may still win on a lower id, so >= passes) are passed over
+// with one vectorized compare.
+bool selectTopK(std::span<const float> logits, size_t k, std::span<const TokenLogit> patched,
+                std::vector<TokenLogit>& out) {
+    out.clear();
+    out.reserve(k);
+    for (const TokenLogit& p : patched)
+        if (std::isnan(p.logit)) return false;
+    const auto offer = [&](int32_t id, float logit) {
+        const TokenLogit c{id, logit};
+        if (out.size() < k) {
+            out.push_back(c);
+            std::push_heap(out.begin(), out.end(), before);
+        } else if (before(c, out.front())) {
+            std::pop_heap(out.begin(), out.end(), before);
+            out.back() = c;
+            std::push_heap(out.begin(), out.end(), before);
+        }
+    };
+    size_t nextPatch = 0;
+    const auto visit = [&](size_t i) {
+        while (nextPatch < patched.size() && static_cast<size_t>(patched[nextPatch].id) < i) ++nextPatch;
+        if (nextPatch < patched.size() && static_cast<size_t>(patched[nextPatch].id) == i) return;  // offered below
+        offer(static_cast<int32_t>(i), logits[i]);
+    };
+    // Blocks of 16 as four 4-float vectors (GCC/Clang vector extensions: SSE2 here, any target).
+    using F4 = float __attribute__((vector_size(16)));
+    using I4 = int32_t __attribute__((vector_size(16)));
+    constexpr size_t kBlock = 16;
+    const size_t n = logits.size();
+    size_t i = 0;
+    for (; i + kBlock <= n; i += kBlock) {
+        F4 a, b, c, d;
+        std::memcpy(&a, logits.data() + i, sizeof a);
+        std::memcpy(&b, logits.data() + i + 4, sizeof b);
+        std::memcpy(&c, logits.data() + i + 8, sizeof c);
+        std::memcpy(&d, logits.data() + i + 12, sizeof d);
+        const float worst = out.size() < k ? -std::numeric_limits<float>::infinity() : out.front().logit;
+        const F4 t = {worst, worst, worst, worst};
+        // A lane is set where a logit may enter the heap or is NaN (unordered: != itself).
+        const I4 hit = (a >= t) | (b >= t) | (c >= t) | (d >= t) | (a != a) | (b != b) | (c != c) | (d != d);
+        uint64_t halves[2];
+        std::memcpy(halves, &hit, sizeof halves);
+        if ((halves[0] | halves[1]) == 0 && out.size() >= k) continue;
+        for (size_t j = 0; j < kBlock; ++j) {
+            if (std::isnan(logits[i + j])) return false;
+            visit(i + j);
+        }
+    }
+    for (; i < n; ++i) {
+        if (std::isnan(logits[i])) return false;
+        visit(i);
+    }
+    for (const TokenLogit& p : patched) offer(p.id, p.logit);
+    std::sort(out.begin(), out.end(), before);
+    return true;
+}
+
+}  // namespace
+
+std::span<TokenLogit> topKCandidates(std::span<const float> logits, const SamplingParams& params,
+                                     std::span<const int32_t> history, std::vector<TokenLogit>& storage) {
+    const bool penalties = penaltiesActive(params);
+    const std::span<const int32_t> window = penalties ? penaltyWindow(history, params.repeatLastN) : history.first(0);
+    if (params.topK > 0 && static_cast<size_t>(params.topK) < logits.size()) {
+        // The ids the biases and penalties touch, with their values after both, as the chain makes them.
+        std::vector<TokenLogit> patched;
+        for (const LogitBias& b : params.logitBias)
+            if (b.id >= 0 && static_cast<size_t>(b.id) < logits.size()) patched.push_back({b.id, 0.0f});
+        for (int32_t id : window)
+            if (id >= 0 && static_cast<size_t>(id) < logits.size()) patched.push_back({id, 0.0f});
+        std::sort(patched.begin(), patched.end(), [](const TokenLogit& a, const TokenLogit& b) { return a.id < b.id; });
+        patched.erase(std::unique(patched.begin(), patched.end(),
+                                  [](const TokenLogit& a, const TokenLogit& b) { return a.id == b.id; }),
+                      patched.end());
+        for (TokenLogit& p : patched) p.logit = logits[static_cast<size_t>(p.id)];
+        applyLogitBias(patched, params.logitBias);
+        if (penalties)
+            applyPenalties(patched, window, params.repeatPenalty, params.presencePenalty, params.frequencyPenalty);
+        if (selectTopK(logits, static_cast<size_t>(params.topK), patched, storage)) return storage;
+    }
+    storage.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) storage[i] = {static_cast<int32_t>(i), logits[i]};
+    std::span<TokenLogit> c(storage);
+    applyLogitBias(c, params.logitBias);
+    if (penalties) applyPenalties(c, window, params.repeatPenalty, params.presencePenalty, params.frequencyPenalty);
+    return c.first(sampleTopK(c, params.topK));
+}
+
+namespace {
+
 // The greedy choice under logit biases (no penalties) without copying the vocabulary: ids in
 // increasing order, each biased id at its logit plus its biases (added in list order, as
 // applyLogitBias does); strictly greater wins, so a tie goes to the lower id, as before().
@@ -266,24 +361,21 @@ int32_t Sampler::sample(std::span<const float> logits) {
         token = argmax(logits);
     } else if (greedy && !penaltiesActive(params_)) {
         token = argmaxWithBias(logits, params_.logitBias, biased_);
-    } else {
+    } else if (greedy) {  // with penalties
         cands_.resize(logits.size());
         for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
         std::span<TokenLogit> c(cands_);
         applyLogitBias(c, params_.logitBias);
-        if (penaltiesActive(params_))
-            applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty,
-                           params_.presencePenalty, params_.frequencyPenalty);
-        if (greedy) {
-            token = argmax(std::span<const TokenLogit>(c));
-        } else {
-            c = c.first(sampleTopK(c, params_.topK));
-            c = c.first(sampleTypicalP(c, params_.typicalP));
-            c = c.first(sampleTopP(c, params_.topP));
-            c = c.first(sampleMinP(c, params_.minP));
-            applyTemperature(c, params_.temperature);
-            token = c[drawIndex(c, uniform01(rng_))].id;
-        }
+        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
+                       params_.frequencyPenalty);
+        token = argmax(std::span<const TokenLogit>(c));
+    } else {
+        std::span<TokenLogit> c = topKCandidates(logits, params_, history_, cands_);
+        c = c.first(sampleTypicalP(c, params_.typicalP));
+        c = c.first(sampleTopP(c, params_.topP));
+        c = c.first(sampleMinP(c, params_.minP));
+        applyTemperature(c, params_.temperature);
+        token = c[drawIndex(c, uniform01(rng_))].id;
     }
     append(token);
     return token;

@@ -63,6 +63,14 @@ size_t drawIndex(std::span<const TokenLogit> cands, double u);
 // A uniform double in [0, 1) from the top 53 bits of one 64-bit output.
 double uniform01(std::mt19937_64& rng);
 
+// The candidates sampleTopK(params.topK) leaves of the logits after applyLogitBias and
+// applyPenalties (over penaltyWindow(history)), sorted: the same ids and logits, bit for bit.
+// Where top-k is on and below the vocabulary and no logit is NaN, the k best are selected straight
+// from the logits (a candidate for each of 262,144 ids and a partial sort cost Gemma 3 380 µs a
+// token); otherwise the whole chain runs over a candidate per id. storage holds the result.
+std::span<TokenLogit> topKCandidates(std::span<const float> logits, const SamplingParams& params,
+                                     std::span<const int32_t> history, std::vector<TokenLogit>& storage);
+
 // Greedy: the highest logit; the lower id wins a tie.
 int32_t argmax(std::span<const float> logits);
 int32_t argmax(std::span<const TokenLogit> cands);

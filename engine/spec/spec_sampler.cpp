@@ -25,8 +25,7 @@ int32_t SpecSampler::greedyToken(std::span<const float> logits) {
 }
 
 std::vector<TokenProb> SpecSampler::distribution(std::span<const float> logits) {
-    std::span<TokenLogit> c = biasedCandidates(logits);
-    c = c.first(sampleTopK(c, params_.topK));
+    std::span<TokenLogit> c = topKCandidates(logits, params_, history_, cands_);
     c = c.first(sampleTypicalP(c, params_.typicalP));
     c = c.first(sampleTopP(c, params_.topP));
     c = c.first(sampleMinP(c, params_.minP));

@@ -2,6 +2,7 @@
 // fixed seed); seed reproducibility; validate()'s range checks.
 #include <QtTest>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -81,6 +82,50 @@ private slots:
         QCOMPARE(argmax(std::vector<float>{nan, 1.0f, 2.0f}), 0);
         QCOMPARE(argmax(std::vector<float>{-0.0f, 0.0f}), 0);
         QCOMPARE(argmax(std::vector<float>{0.0f, -0.0f}), 0);
+    }
+    // topKCandidates (the k best picked straight from the logits) leaves the candidates of the
+    // whole chain over a candidate per id — biases, penalties, sampleTopK — bit for bit: random
+    // lengths (block tails of every size), logits from a few values (ties at the k-th place),
+    // ±0, infinities, NaNs (the whole chain runs), biases and penalty windows touching ids in and
+    // out of the vocabulary, k from 1 past the vocabulary.
+    void topKCandidatesEqualTheWholeChain() {
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const float pool[] = {-0.0f, 0.0f, 1.5f, -2.0f, 3.25f, 3.25f, 0.75f, -7.0f, 2.0f, -inf, inf, nan};
+        std::mt19937 rng(5);
+        const auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        for (int trial = 0; trial < 3000; ++trial) {
+            std::vector<float> logits(static_cast<size_t>(between(1, trial % 10 == 0 ? 700 : 90)));
+            const int kinds = trial % 4 == 0 ? 12 : trial % 4 == 1 ? 11 : 9;  // NaNs in a quarter
+            for (float& x : logits) x = pool[between(0, kinds - 1)];
+            const int n = static_cast<int>(logits.size());
+            SamplingParams p;
+            const int ks[] = {1, 2, 3, 5, 16, 40, n - 1, n, n + 3, 0};
+            p.topK = std::max(0, ks[between(0, 9)]);
+            for (int b = between(0, 3); b > 0; --b)
+                p.logitBias.push_back({between(0, n + 2), b == 1 && trial % 5 == 0 ? -inf : 0.5f * between(-6, 6)});
+            if (trial % 2 == 0) {
+                p.repeatPenalty = 1.3f;
+                p.presencePenalty = 0.25f * between(-2, 2);
+                p.frequencyPenalty = 0.25f * between(-2, 2);
+                p.repeatLastN = between(-1, 8);
+            }
+            std::vector<int32_t> history(static_cast<size_t>(between(0, 12)));
+            for (int32_t& id : history) id = between(0, n + 1);
+            Cands whole = inIdOrder(logits);
+            applyLogitBias(whole, p.logitBias);
+            if (penaltiesActive(p))
+                applyPenalties(whole, penaltyWindow(history, p.repeatLastN), p.repeatPenalty, p.presencePenalty,
+                               p.frequencyPenalty);
+            whole.resize(sampleTopK(whole, p.topK));
+            std::vector<TokenLogit> storage;
+            const std::span<TokenLogit> got = topKCandidates(logits, p, history, storage);
+            QCOMPARE(got.size(), whole.size());
+            for (size_t i = 0; i < whole.size(); ++i) {
+                QCOMPARE(got[i].id, whole[i].id);
+                QVERIFY(std::memcmp(&got[i].logit, &whole[i].logit, sizeof(float)) == 0 ||
+                        (std::isnan(got[i].logit) && std::isnan(whole[i].logit)));
+            }
+        }
     }
     void logitBiasAddsAndBans() {
         Cands c = inIdOrder({1.0f, 2.0f, 3.0f});
