@@ -206,9 +206,8 @@ namespace {
 
 // The k candidates that rank first by before(), from logits with a few ids' values replaced
 // (patched, sorted by id): false where a NaN could make the order differ from sampleTopK's.
-// A heap keeps the k best so far, worst at the front; blocks of 16 logits none of which could
-// enter it (below its worst: a tie may still win on a lower id, so >= passes) are passed over
-// with one vectorized compare.
+// A heap keeps the k best so far, worst at the front; blocks of 16 logits all below its worst
+// are passed over with one vectorized compare (a logit equal to the worst is left to before()).
 bool selectTopK(std::span<const float> logits, size_t k, std::span<const TokenLogit> patched,
                 std::vector<TokenLogit>& out) {
     out.clear();
