@@ -2,7 +2,10 @@
 // every weight type's dequantized elements (bit for bit) and per-block dp4a dot products
 // summed in block order (bit for bit with ref::vecDot), so that the bit twiddling is checked
 // on machines without a GPU. The kernels around it are checked on a GPU by test_cuda_ops.
+#include <array>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <string>
@@ -10,6 +13,7 @@
 
 #include "kernels/cpu/reference/quants.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/matvec_planar.cuh"
 
 namespace hearth::gpu_test {
 std::vector<unsigned char> quantizedRow(DType t, int n, unsigned seed);
@@ -157,9 +161,144 @@ void checkPlanar(DType t, int n) {
                std::to_string(ref));
 }
 
+// A whole planar mat-vec launch run on the CPU: every block and thread of matvecPlanarKernel
+// through the functions it calls (planarBlocks, planarSlot, planarThreadSums), with its warp
+// butterfly and the sum over warps emulated in its order. Three matrices in one launch (row
+// counts that leave partial blocks), 3 tokens; each output against ref::vecDot, nothing
+// written outside the outputs, and the same bits with 1 or 4 rows a block and for a token
+// alone or in the batch. (On a GPU, test_cuda_ops runs the kernel itself.)
+struct AlignedBytes {
+    std::vector<int4> storage;  // 16-byte aligned
+    uint8_t* data(size_t bytes) {
+        storage.assign((bytes + 15) / 16, int4{});
+        return reinterpret_cast<uint8_t*>(storage.data());
+    }
+};
+
+template <DType kT, int kR, int kT2>
+void emulateLaunch(cuda::MatvecJobs jobs, int64_t nCols, const cuda::ActBuffers& a, int nTokens) {
+    const unsigned blocks = cuda::planarBlocks(jobs, kR);
+    for (unsigned block = 0; block < blocks; ++block) {
+        const cuda::PlanarSlot slot = cuda::planarSlot<kR>(jobs, block);
+        std::vector<std::array<std::array<float, kR>, kT2>> acc(cuda::kPlanarThreads);
+        for (int thread = 0; thread < cuda::kPlanarThreads; ++thread) {
+            float sums[kT2][kR];
+            cuda::planarThreadSums<kT, kR, kT2>(slot, nCols, a, nTokens, thread, sums);
+            for (int t = 0; t < kT2; ++t)
+                for (int rr = 0; rr < kR; ++rr) acc[static_cast<size_t>(thread)][t][rr] = sums[t][rr];
+        }
+        for (int t = 0; t < nTokens; ++t)
+            for (int rr = 0; rr < kR; ++rr) {
+                float partial[cuda::kPlanarThreads / 32];
+                for (int warp = 0; warp < cuda::kPlanarThreads / 32; ++warp) {
+                    float v[32];
+                    for (int lane = 0; lane < 32; ++lane) v[lane] = acc[static_cast<size_t>(32 * warp + lane)][t][rr];
+                    for (int o = 16; o > 0; o >>= 1) {  // warpSum: v += shfl_xor(v, o)
+                        float next[32];
+                        for (int lane = 0; lane < 32; ++lane) next[lane] = v[lane] + v[lane ^ o];
+                        std::memcpy(v, next, sizeof v);
+                    }
+                    partial[warp] = v[0];
+                }
+                if (slot.r0 + rr >= slot.nRows) continue;
+                float sum = partial[0];
+                for (int k = 1; k < cuda::kPlanarThreads / 32; ++k) sum += partial[k];
+                slot.y[t * slot.nRows + slot.r0 + rr] = sum;
+            }
+    }
+}
+
+template <DType kT>
+void checkPlanarLaunch(int64_t nCols) {
+    const std::string name = std::string(dtypeInfo(kT).name) + " planar launch x" + std::to_string(nCols);
+    const int n = static_cast<int>(nCols);
+    const size_t rowSize = rowBytes(kT, nCols);
+    const int64_t rowCounts[] = {5, 9, 3};
+    std::vector<std::vector<unsigned char>> fileRows[3];
+    AlignedBytes planar[3];
+    cuda::MatvecJobs jobs;
+    for (int m = 0; m < 3; ++m) {
+        uint8_t* p = planar[m].data(rowSize * static_cast<size_t>(rowCounts[m]));
+        for (int64_t r = 0; r < rowCounts[m]; ++r) {
+            fileRows[m].push_back(gpu_test::quantizedRow(kT, n, static_cast<unsigned>(100 * m + r)));
+            cuda::toPlanarRow(kT, fileRows[m].back().data(), nCols, p + rowSize * static_cast<size_t>(r));
+        }
+        jobs.w[m] = p;
+        jobs.nRows[m] = rowCounts[m];
+    }
+    jobs.count = 3;
+    const int nTokens = 3;
+    const DType actType = ref::vecDotType(kT);
+    std::vector<std::vector<unsigned char>> actBlocks;
+    std::vector<int8_t> q;
+    std::vector<float> d, s;
+    for (int t = 0; t < nTokens; ++t) {
+        const std::vector<float> x = randomFloats(n, 40 + static_cast<unsigned>(t));
+        actBlocks.emplace_back(rowBytes(actType, n));
+        ref::quantizeRow(actType, x.data(), actBlocks.back().data(), n);
+        const Act a = splitActivations(actType, actBlocks.back(), n);
+        q.insert(q.end(), a.q.begin(), a.q.end());
+        d.insert(d.end(), a.d.begin(), a.d.end());
+        s.insert(s.end(), a.s.begin(), a.s.end());
+    }
+    AlignedBytes qAligned;
+    int8_t* qa = reinterpret_cast<int8_t*>(qAligned.data(q.size()));
+    std::memcpy(qa, q.data(), q.size());
+    const cuda::ActBuffers acts{qa, d.data(), s.data(), nullptr, nullptr};
+    // Outputs with a NaN guard band after each: every output written, nothing beyond.
+    const auto run = [&](auto launch, int tokens) {
+        std::vector<std::vector<float>> y(3);
+        cuda::MatvecJobs j = jobs;
+        for (int m = 0; m < 3; ++m) {
+            y[static_cast<size_t>(m)].assign(static_cast<size_t>(tokens * rowCounts[m] + 8),
+                                             std::numeric_limits<float>::quiet_NaN());
+            j.y[m] = y[static_cast<size_t>(m)].data();
+        }
+        launch(j, tokens);
+        return y;
+    };
+    const auto r4 = run([&](cuda::MatvecJobs j, int tk) { emulateLaunch<kT, 4, 4>(j, nCols, acts, tk); }, nTokens);
+    const auto r1 = run([&](cuda::MatvecJobs j, int tk) { emulateLaunch<kT, 1, 4>(j, nCols, acts, tk); }, nTokens);
+    const auto alone = run([&](cuda::MatvecJobs j, int tk) { emulateLaunch<kT, 4, 1>(j, nCols, acts, tk); }, 1);
+    double worst = 0.0;
+    int unwritten = 0, beyond = 0;
+    for (int m = 0; m < 3; ++m) {
+        const auto& y = r4[static_cast<size_t>(m)];
+        for (int t = 0; t < nTokens; ++t)
+            for (int64_t r = 0; r < rowCounts[m]; ++r) {
+                const float got = y[static_cast<size_t>(t * rowCounts[m] + r)];
+                if (std::isnan(got)) {
+                    ++unwritten;
+                    continue;
+                }
+                const float want = ref::vecDot(kT, fileRows[m][static_cast<size_t>(r)].data(),
+                                               actBlocks[static_cast<size_t>(t)].data(), n);
+                worst = std::max(worst, std::fabs(double(got) - double(want)) / (std::fabs(double(want)) + 1.0));
+            }
+        for (size_t i = static_cast<size_t>(nTokens * rowCounts[m]); i < y.size(); ++i) beyond += !std::isnan(y[i]);
+        expect(std::memcmp(y.data(), r1[static_cast<size_t>(m)].data(), y.size() * sizeof(float)) == 0,
+               name + ": 1 row a block gives other bits than 4");
+        expect(std::memcmp(y.data(), alone[static_cast<size_t>(m)].data(),
+                           static_cast<size_t>(rowCounts[m]) * sizeof(float)) == 0,
+               name + ": a token alone gets other bits than in the batch");
+    }
+    expect(unwritten == 0, name + ": " + std::to_string(unwritten) + " outputs not written");
+    expect(beyond == 0, name + ": " + std::to_string(beyond) + " values written past the outputs");
+    // Sums of 16 or 136 block terms in another order than the reference's: 1e-4 (a wrong block,
+    // row or token is off by the size of the values).
+    expect(worst < 1e-4, name + ": error " + std::to_string(worst) + " against ref::vecDot");
+}
+
 }  // namespace
 
 int main() {
+    for (int64_t nCols : {512, 4352}) {
+        checkPlanarLaunch<DType::Q4_0>(nCols);
+        checkPlanarLaunch<DType::Q4_1>(nCols);
+        checkPlanarLaunch<DType::Q5_0>(nCols);
+        checkPlanarLaunch<DType::Q5_1>(nCols);
+        checkPlanarLaunch<DType::Q8_0>(nCols);
+    }
     for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
         checkPlanar(t, 256);
         checkPlanar(t, 1024);

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/matvec_planar.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
 
@@ -196,81 +197,15 @@ __global__ void matvecQuartersKernel(const uint8_t* w, int64_t nRows, int64_t nC
     }
 }
 
-// ---- Planar rows (device_quants.cuh: planarRows) ----
-// A block of 128 threads takes kR consecutive rows of one of the jobs' matrices; thread i takes
-// blocks i, i + 128, ... of each row, reading a block's quants in one 16-byte load (Q8_0 two),
-// all kR rows' before any arithmetic, and each token's activation block once for the kR rows.
+// ---- Planar rows (device_quants.cuh: planarRows; each thread's work: matvec_planar.cuh) ----
 // A row's sum: each thread's blocks in order, the warp's butterfly, then the four warps in
-// order, so a row gets the same bits whatever kR, kT, its batch or the other jobs are.
-constexpr int kPlanarThreads = 128;
-
-template <DType kT>
-constexpr int kPlanarWords = kT == DType::Q8_0 ? 8 : 4;  // quant words a block
-
+// order, so a row gets the same bits whatever kR, kT2, its batch or the other jobs are.
 template <DType kT, int kR, int kT2>
 __global__ void __launch_bounds__(kPlanarThreads)
     matvecPlanarKernel(MatvecJobs jobs, int64_t nCols, ActBuffers a, int nTokens) {
-    constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
-    constexpr bool kMin = kT == DType::Q4_1 || kT == DType::Q5_1;
-    constexpr bool kOffset = kT == DType::Q4_0 || kT == DType::Q5_0;
-    constexpr int kWords = kPlanarWords<kT>;
-    // This block's matrix, picked with fixed indices (an indexed parameter would go to the stack).
-    const uint8_t* w0 = jobs.w[0];
-    int64_t nRows = jobs.nRows[0];
-    float* y = jobs.y[0];
-    unsigned first = 0;
-    HEARTH_UNROLL
-    for (int k = 1; k < kMaxMatvecJobs; ++k)
-        if (k < jobs.count && blockIdx.x >= jobs.firstBlock[k])
-            w0 = jobs.w[k], nRows = jobs.nRows[k], y = jobs.y[k], first = jobs.firstBlock[k];
-    const int64_t r0 = static_cast<int64_t>(blockIdx.x - first) * kR;
-    const int64_t nb = nCols / 32;
-    const PlanarPlanes planes = planarPlanes(kT, nb);
-    const size_t rowSize = static_cast<size_t>(nb) * (planes.qsBytes + 2 + (kMin ? 2 : 0) + (kFive ? 4 : 0));
-    const uint8_t* rows[kR];
-    HEARTH_UNROLL
-    for (int rr = 0; rr < kR; ++rr)  // rows past the end read the last row, and are not stored
-        rows[rr] = w0 + static_cast<size_t>(min(r0 + rr, nRows - 1)) * rowSize;
+    const PlanarSlot slot = planarSlot<kR>(jobs, blockIdx.x);
     float acc[kT2][kR];
-    HEARTH_UNROLL
-    for (int t = 0; t < kT2; ++t) {
-        HEARTH_UNROLL
-        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
-    }
-    for (int64_t b = threadIdx.x; b < nb; b += kPlanarThreads) {
-        int w[kR][kWords];
-        float dw[kR], mw[kR];
-        uint32_t qh[kR];
-        HEARTH_UNROLL
-        for (int rr = 0; rr < kR; ++rr) {
-            const auto* q = reinterpret_cast<const int4*>(rows[rr] + planes.qsBytes * b);
-            HEARTH_UNROLL
-            for (int k = 0; k < kWords / 4; ++k) {
-                const int4 v = __ldg(q + k);
-                w[rr][4 * k] = v.x, w[rr][4 * k + 1] = v.y, w[rr][4 * k + 2] = v.z, w[rr][4 * k + 3] = v.w;
-            }
-            dw[rr] = ldHalf(rows[rr] + planes.d + 2 * b);
-            mw[rr] = kMin ? ldHalf(rows[rr] + planes.m + 2 * b) : 0.0f;
-            qh[rr] = kFive ? *reinterpret_cast<const uint32_t*>(rows[rr] + planes.qh + 4 * b) : 0u;
-        }
-        HEARTH_UNROLL
-        for (int t = 0; t < kT2; ++t) {
-            if (t >= nTokens) break;
-            const auto* aq = reinterpret_cast<const int4*>(a.q + t * nCols + b * 32);
-            const int4 a0 = __ldg(aq), a1 = __ldg(aq + 1);
-            const int av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const float ad = a.d[t * nb + b];
-            const float as = kMin ? a.s[t * nb + b] : 0.0f;
-            int suma = 0;
-            if constexpr (kOffset) {
-                HEARTH_UNROLL
-                for (int k = 0; k < 8; ++k) suma = sum4(av[k], suma);
-            }
-            HEARTH_UNROLL
-            for (int rr = 0; rr < kR; ++rr)
-                acc[t][rr] += dotPlanar<kT>(w[rr], qh[rr], dw[rr], mw[rr], av, suma, ad, as);
-        }
-    }
+    planarThreadSums<kT, kR, kT2>(slot, nCols, a, nTokens, static_cast<int>(threadIdx.x), acc);
     __shared__ float partial[kPlanarThreads / 32][kT2][kR];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     HEARTH_UNROLL
@@ -284,22 +219,18 @@ __global__ void __launch_bounds__(kPlanarThreads)
     }
     __syncthreads();
     const int t = static_cast<int>(threadIdx.x) / kR, rr = static_cast<int>(threadIdx.x) % kR;
-    if (t < kT2 && t < nTokens && r0 + rr < nRows) {
+    if (t < kT2 && t < nTokens && slot.r0 + rr < slot.nRows) {
         float sum = partial[0][t][rr];
         HEARTH_UNROLL
         for (int k = 1; k < kPlanarThreads / 32; ++k) sum += partial[k][t][rr];
-        y[t * nRows + r0 + rr] = sum;
+        slot.y[t * slot.nRows + slot.r0 + rr] = sum;
     }
 }
 
 template <DType kT, int kR, int kT2>
 void launchPlanar(MatvecJobs jobs, int64_t nCols, const ActBuffers& a, int nTokens, cudaStream_t s) {
     static_assert(kR * kT2 <= kPlanarThreads, "one thread stores each (token, row)");
-    unsigned blocks = 0;
-    for (int m = 0; m < jobs.count; ++m) {
-        jobs.firstBlock[m] = blocks;
-        blocks += static_cast<unsigned>((jobs.nRows[m] + kR - 1) / kR);
-    }
+    const unsigned blocks = planarBlocks(jobs, kR);
     if (blocks == 0) return;
     matvecPlanarKernel<kT, kR, kT2><<<blocks, kPlanarThreads, 0, s>>>(jobs, nCols, a, nTokens);
     countLaunches(1);

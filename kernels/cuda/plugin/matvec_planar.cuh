@@ -1,0 +1,126 @@
+// The planar mat-vec's per-thread work (ops_matvec.cu: matvecPlanarKernel), host-callable too so
+// that test_cuda_block_math runs a whole launch on the CPU (every block and thread, the warp and
+// block sums emulated) and checks the indexing — which matrix and rows a block takes, which
+// blocks a thread reads, the activations it pairs them with — on machines without a GPU.
+// A block of kPlanarThreads threads takes kR consecutive rows of one of the jobs' matrices;
+// thread i takes 32-element blocks i, i + kPlanarThreads, ... of each row, reading a block's
+// quants in one 16-byte load (Q8_0 two), all kR rows' before any arithmetic, and each token's
+// activation block once for the kR rows.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/ops.h"
+
+namespace hearth::cuda {
+
+constexpr int kPlanarThreads = 128;
+
+// 16 bytes at p, which must be 16-byte aligned (on the host a misaligned address aborts, so
+// that the CPU run of a launch catches what would be a fault on the GPU).
+HEARTH_HD __forceinline__ int4 load16(const void* p) {
+#ifdef __CUDA_ARCH__
+    return __ldg(static_cast<const int4*>(p));
+#else
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) std::abort();
+    int4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+
+// Sets jobs.firstBlock for kR rows a block; returns the blocks of the launch.
+inline unsigned planarBlocks(MatvecJobs& jobs, int rowsPerBlock) {
+    unsigned blocks = 0;
+    for (int m = 0; m < jobs.count; ++m) {
+        jobs.firstBlock[m] = blocks;
+        blocks += static_cast<unsigned>((jobs.nRows[m] + rowsPerBlock - 1) / rowsPerBlock);
+    }
+    return blocks;
+}
+
+// The matrix block `block` works on and its first row (fixed indices: on the GPU an indexed
+// kernel parameter would go to the stack).
+struct PlanarSlot {
+    const uint8_t* w = nullptr;
+    int64_t nRows = 0;
+    float* y = nullptr;
+    int64_t r0 = 0;
+};
+template <int kR>
+HEARTH_HD __forceinline__ PlanarSlot planarSlot(const MatvecJobs& jobs, unsigned block) {
+    PlanarSlot s{jobs.w[0], jobs.nRows[0], jobs.y[0], 0};
+    unsigned first = 0;
+    HEARTH_UNROLL
+    for (int k = 1; k < kMaxMatvecJobs; ++k)
+        if (k < jobs.count && block >= jobs.firstBlock[k])
+            s.w = jobs.w[k], s.nRows = jobs.nRows[k], s.y = jobs.y[k], first = jobs.firstBlock[k];
+    s.r0 = static_cast<int64_t>(block - first) * kR;
+    return s;
+}
+
+template <DType kT>
+constexpr int kPlanarWords = kT == DType::Q8_0 ? 8 : 4;  // quant words a block
+
+// Thread `thread`'s sums over its blocks, in block order, for the slot's kR rows (rows past the
+// matrix's end read its last row; their sums are not stored) and the first nTokens of kT2 tokens.
+template <DType kT, int kR, int kT2>
+HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
+                                                int thread, float (&acc)[kT2][kR]) {
+    constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
+    constexpr bool kMin = kT == DType::Q4_1 || kT == DType::Q5_1;
+    constexpr bool kOffset = kT == DType::Q4_0 || kT == DType::Q5_0;
+    constexpr int kWords = kPlanarWords<kT>;
+    const int64_t nb = nCols / 32;
+    const PlanarPlanes planes = planarPlanes(kT, nb);
+    const size_t rowSize = static_cast<size_t>(nb) * (planes.qsBytes + 2 + (kMin ? 2 : 0) + (kFive ? 4 : 0));
+    const uint8_t* rows[kR];
+    HEARTH_UNROLL
+    for (int rr = 0; rr < kR; ++rr) {
+        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
+        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
+    }
+    HEARTH_UNROLL
+    for (int t = 0; t < kT2; ++t) {
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
+    }
+    for (int64_t b = thread; b < nb; b += kPlanarThreads) {
+        int w[kR][kWords];
+        float dw[kR], mw[kR];
+        uint32_t qh[kR];
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) {
+            const uint8_t* q = rows[rr] + planes.qsBytes * b;
+            HEARTH_UNROLL
+            for (int k = 0; k < kWords / 4; ++k) {
+                const int4 v = load16(q + 16 * k);
+                w[rr][4 * k] = v.x, w[rr][4 * k + 1] = v.y, w[rr][4 * k + 2] = v.z, w[rr][4 * k + 3] = v.w;
+            }
+            dw[rr] = ldHalf(rows[rr] + planes.d + 2 * b);
+            mw[rr] = kMin ? ldHalf(rows[rr] + planes.m + 2 * b) : 0.0f;
+            qh[rr] = kFive ? static_cast<uint32_t>(ld32(rows[rr] + planes.qh + 4 * b)) : 0u;
+        }
+        HEARTH_UNROLL
+        for (int t = 0; t < kT2; ++t) {
+            if (t >= nTokens) break;
+            const int8_t* aq = a.q + t * nCols + b * 32;
+            const int4 a0 = load16(aq), a1 = load16(aq + 16);
+            const int av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const float ad = a.d[t * nb + b];
+            const float as = kMin ? a.s[t * nb + b] : 0.0f;
+            int suma = 0;
+            if constexpr (kOffset) {
+                HEARTH_UNROLL
+                for (int k = 0; k < 8; ++k) suma = sum4(av[k], suma);
+            }
+            HEARTH_UNROLL
+            for (int rr = 0; rr < kR; ++rr)
+                acc[t][rr] += dotPlanar<kT>(w[rr], qh[rr], dw[rr], mw[rr], av, suma, ad, as);
+        }
+    }
+}
+
+}  // namespace hearth::cuda
