@@ -2,7 +2,9 @@
 // every weight type's dequantized elements (bit for bit) and per-block dp4a dot products
 // summed in block order (bit for bit with ref::vecDot), so that the bit twiddling is checked
 // on machines without a GPU. The kernels around it are checked on a GPU by test_cuda_ops.
+#include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/reference/quants.h"
+#include "kernels/cuda/plugin/attention_grouped.cuh"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/matvec_planar.cuh"
 
@@ -289,9 +292,172 @@ void checkPlanarLaunch(int64_t nCols) {
     expect(worst < 1e-4, name + ": error " + std::to_string(worst) + " against ref::vecDot");
 }
 
+// A grouped decode-attention launch (attentionGroupedKernel) run on the CPU: every block, warp
+// and lane through attention_grouped.cuh, the warp reductions, the butterfly over a load's rows
+// and the split merge done in plain loops, for a prefill of nCtx tokens over F16 paged blocks;
+// every (token, head) against softmax(q·K)·V in doubles with q rounded to F16 as the reference
+// rounds it. (On a GPU, test_cuda_attention runs the kernel itself.)
+// The weights every lane of a warp holds (what the kernel's shuffles fetch).
+template <int kG>
+struct LaneWeights {
+    const float (*w)[kG];
+    HEARTH_HD float operator()(int g, int j) const { return w[j][g]; }
+};
+
+template <int kG>
+void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
+    const std::string name = "grouped attention " + std::to_string(kG * nKvHeads) + "/" + std::to_string(nKvHeads) +
+        " x" + std::to_string(headDim) + ", " + std::to_string(nCtx) + " positions, window " + std::to_string(window);
+    const int nHeads = kG * nKvHeads, rowStride = nKvHeads * headDim, blockSize = 16;
+    const int nBlocks = (nCtx + blockSize - 1) / blockSize;
+    const std::vector<float> k = randomFloats(nCtx * rowStride, 61), v = randomFloats(nCtx * rowStride, 62),
+                             q = randomFloats(nCtx * nHeads * headDim, 63);
+    std::vector<AlignedBytes> kStore(static_cast<size_t>(nBlocks)), vStore(static_cast<size_t>(nBlocks));
+    std::vector<uint8_t*> blockPtrs;
+    for (int b = 0; b < nBlocks; ++b)
+        blockPtrs.push_back(kStore[static_cast<size_t>(b)].data(static_cast<size_t>(blockSize * rowStride * 2)));
+    for (int b = 0; b < nBlocks; ++b)
+        blockPtrs.push_back(vStore[static_cast<size_t>(b)].data(static_cast<size_t>(blockSize * rowStride * 2)));
+    const auto half = [](float x) { return f32ToF16(x); };
+    for (int pos = 0; pos < nCtx; ++pos)
+        for (int i = 0; i < rowStride; ++i) {
+            const size_t at = static_cast<size_t>(pos % blockSize) * rowStride + i;
+            reinterpret_cast<f16_t*>(blockPtrs[static_cast<size_t>(pos / blockSize)])[at] =
+                half(k[pos * rowStride + i]);
+            reinterpret_cast<f16_t*>(blockPtrs[static_cast<size_t>(nBlocks + pos / blockSize)])[at] =
+                half(v[pos * rowStride + i]);
+        }
+    cuda::KvTables kv;
+    kv.kBlocks = blockPtrs.data();
+    kv.vBlocks = blockPtrs.data() + nBlocks;
+    kv.blockSize = blockSize;
+    kv.rowStride = rowStride;
+    kv.rowBytes = static_cast<size_t>(rowStride) * 2;
+    cuda::AttentionParams p;
+    p.nHeads = nHeads, p.nKvHeads = nKvHeads, p.headDim = headDim;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    p.slidingWindow = window;
+    p.nSplits = (nBlocks * blockSize + cuda::kAttentionSplit - 1) / cuda::kAttentionSplit;
+    std::vector<float> partial(static_cast<size_t>(nCtx * nHeads * p.nSplits * (headDim + 2)));
+    for (int t = 0; t < nCtx; ++t)
+        for (int kvh = 0; kvh < nKvHeads; ++kvh)
+            for (int split = 0; split < p.nSplits; ++split) {
+                const cuda::SplitRange r = cuda::splitRange(p, t, split);
+                const size_t headOffset = static_cast<size_t>(kvh * headDim) * 2;
+                static float qs[kG][cuda::kMaxHeadDim];
+                for (int g = 0; g < kG; ++g)
+                    for (int d = 0; d < headDim; ++d)
+                        qs[g][d] = f16ToF32(half(q[(t * nHeads + kvh * kG + g) * headDim + d]));
+                float warpMaxes[cuda::kSplitWarps][kG], warpSums[cuda::kSplitWarps][kG];
+                static float warpAcc[cuda::kSplitWarps][kG][cuda::kMaxHeadDim];
+                for (int warp = 0; warp < cuda::kSplitWarps; ++warp) {
+                    const int tile = split * cuda::kAttentionSplit + 32 * warp;
+                    float weight[32][kG];
+                    for (int g = 0; g < kG; ++g) {
+                        float sc[32], tileMax = -FLT_MAX, tileSum = 0.0f;
+                        for (int lane = 0; lane < 32; ++lane) {
+                            const int pos = tile + lane;
+                            sc[lane] = -FLT_MAX;
+                            if (pos >= r.begin && pos < r.end) {
+                                float score[kG];
+                                cuda::groupedScores<kG>(kv, headDim, qs, headOffset, pos, score);
+                                sc[lane] = score[g] * p.scale;
+                            }
+                            tileMax = std::max(tileMax, sc[lane]);
+                        }
+                        for (int lane = 0; lane < 32; ++lane) {
+                            const int pos = tile + lane;
+                            weight[lane][g] = pos >= r.begin && pos < r.end ? std::exp(sc[lane] - tileMax) : 0.0f;
+                            tileSum += weight[lane][g];
+                        }
+                        const bool any = std::max(r.begin, tile) < std::min(r.end, tile + 32);
+                        warpMaxes[warp][g] = any ? tileMax : -FLT_MAX;
+                        warpSums[warp][g] = any ? tileSum : 0.0f;
+                    }
+                    float acc[32][kG][8];
+                    for (int lane = 0; lane < 32; ++lane)
+                        cuda::groupedValues<kG>(kv, headDim, headOffset, tile, r, lane, LaneWeights<kG>{weight},
+                                                acc[lane]);
+                    const int lanesPerRow = headDim / 8;
+                    for (int o = lanesPerRow; o < 32; o <<= 1) {
+                        float next[32][kG][8];
+                        for (int lane = 0; lane < 32; ++lane)
+                            for (int g = 0; g < kG; ++g)
+                                for (int e = 0; e < 8; ++e) next[lane][g][e] = acc[lane][g][e] + acc[lane ^ o][g][e];
+                        std::memcpy(acc, next, sizeof acc);
+                    }
+                    for (int lane = 0; lane < lanesPerRow; ++lane)
+                        for (int g = 0; g < kG; ++g)
+                            for (int e = 0; e < 8; ++e) warpAcc[warp][g][8 * lane + e] = acc[lane][g][e];
+                }
+                for (int g = 0; g < kG; ++g) {
+                    float splitMax = -FLT_MAX, sum = 0.0f;
+                    for (int w = 0; w < cuda::kSplitWarps; ++w)
+                        if (warpSums[w][g] > 0.0f) splitMax = std::max(splitMax, warpMaxes[w][g]);
+                    float* out = partial.data() + cuda::partialOffset(p, t, kvh * kG + g, split);
+                    for (int d = 0; d < headDim; ++d) {
+                        float x = 0.0f;
+                        for (int w = 0; w < cuda::kSplitWarps; ++w)
+                            if (warpSums[w][g] > 0.0f) x += warpAcc[w][g][d] * std::exp(warpMaxes[w][g] - splitMax);
+                        out[2 + d] = x;
+                    }
+                    for (int w = 0; w < cuda::kSplitWarps; ++w)
+                        if (warpSums[w][g] > 0.0f) sum += warpSums[w][g] * std::exp(warpMaxes[w][g] - splitMax);
+                    out[0] = r.begin < r.end ? splitMax : -FLT_MAX;
+                    out[1] = sum;
+                }
+            }
+    double worst = 0.0;
+    for (int t = 0; t < nCtx; ++t)
+        for (int h = 0; h < nHeads; ++h) {
+            float globalMax = -FLT_MAX, total = 0.0f;
+            for (int sp = 0; sp < p.nSplits; ++sp)
+                globalMax = std::max(globalMax, partial[cuda::partialOffset(p, t, h, sp)]);
+            for (int sp = 0; sp < p.nSplits; ++sp) {
+                const float* part = partial.data() + cuda::partialOffset(p, t, h, sp);
+                if (part[1] > 0.0f) total += part[1] * std::exp(part[0] - globalMax);
+            }
+            // softmax(q·K)·V in doubles over the positions the token sees, q rounded to F16.
+            const int kvh = h / kG, first = window > 0 ? std::max(0, t + 1 - window) : 0;
+            std::vector<double> scores;
+            double top = -1e300;
+            for (int pos = first; pos <= t; ++pos) {
+                double dot = 0.0;
+                for (int d = 0; d < headDim; ++d)
+                    dot += double(f16ToF32(half(q[(t * nHeads + h) * headDim + d]))) *
+                        double(f16ToF32(half(k[pos * rowStride + kvh * headDim + d])));
+                scores.push_back(dot * p.scale);
+                top = std::max(top, scores.back());
+            }
+            double norm = 0.0;
+            for (double& x : scores) norm += x = std::exp(x - top);
+            for (int d = 0; d < headDim; ++d) {
+                float got = 0.0f;
+                for (int sp = 0; sp < p.nSplits; ++sp) {
+                    const float* part = partial.data() + cuda::partialOffset(p, t, h, sp);
+                    if (part[1] > 0.0f) got += part[2 + d] * std::exp(part[0] - globalMax);
+                }
+                got /= total;
+                double want = 0.0;
+                for (int pos = first; pos <= t; ++pos)
+                    want += scores[static_cast<size_t>(pos - first)] / norm *
+                        double(f16ToF32(half(v[pos * rowStride + kvh * headDim + d])));
+                worst = std::max(worst, std::fabs(double(got) - want));
+            }
+        }
+    // V values are N(0, 1): an absolute error of 1e-4 is float summation; a wrong row, part or
+    // head is off by the size of the values.
+    expect(worst < 1e-4, name + ": error " + std::to_string(worst) + " against softmax(q K) V");
+}
+
 }  // namespace
 
 int main() {
+    checkGroupedAttention<4>(2, 64, 300, 0);
+    checkGroupedAttention<4>(1, 256, 130, 64);
+    checkGroupedAttention<3>(3, 128, 200, 0);
+    checkGroupedAttention<1>(4, 32, 70, 0);
+    checkGroupedAttention<8>(1, 128, 40, 0);
     for (int64_t nCols : {512, 4352}) {
         checkPlanarLaunch<DType::Q4_0>(nCols);
         checkPlanarLaunch<DType::Q4_1>(nCols);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "kernels/cuda/plugin/device_memory.h"
+#include "kernels/cuda/plugin/attention_grouped.cuh"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
@@ -15,12 +16,7 @@
 namespace hearth::cuda {
 namespace {
 
-constexpr int kMaxHeadDim = 256;
 constexpr int kPerLane = kMaxHeadDim / 32;
-
-__device__ uint8_t* rowAt(uint8_t* const* blocks, const KvTables& kv, int position) {
-    return blocks[position / kv.blockSize] + static_cast<size_t>(position % kv.blockSize) * kv.rowBytes;
-}
 
 __global__ void kvWriteF16Kernel(KvTables kv, const float* k, const float* v, const int32_t* positions, int64_t n) {
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -64,7 +60,6 @@ __device__ float kvElement(const uint8_t* head, int i, bool q8) {
 // while the lanes sum V across the head's dimensions. The warps' (max, sum, acc) are merged in
 // warp order: the result depends on the split's positions only, never on the batch.
 // partial layout per (token, head, split): [max, sum, acc[headDim]].
-constexpr int kSplitWarps = kAttentionSplit / 32;
 
 // q · K row over headDim (F16 rows: 16-byte loads, 8 halves each).
 __device__ float scoreRow(const uint8_t* kHead, const float* qs, int headDim, bool q8) {
@@ -140,7 +135,7 @@ __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float
     float splitMax = -FLT_MAX;
     for (int w = 0; w < kSplitWarps; ++w)
         if (warpSums[w] > 0.0f) splitMax = fmaxf(splitMax, warpMaxes[w]);
-    float* out = partial + ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);
+    float* out = partial + partialOffset(p, t, h, split);
     for (int i = threadIdx.x; i < p.headDim; i += blockDim.x) {
         float v = 0.0f;
         for (int w = 0; w < kSplitWarps; ++w)
@@ -169,9 +164,7 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
     const int kvh = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int headDim = p.headDim;
-    const int nCtx = positions[t] + 1;
-    const int first = p.slidingWindow > 0 ? max(0, nCtx - p.slidingWindow) : 0;
-    const int begin = max(first, split * kAttentionSplit), end = min(nCtx, (split + 1) * kAttentionSplit);
+    const SplitRange r = splitRange(p, positions[t], split);
     const size_t headOffset = static_cast<size_t>(kvh * headDim) * 2;
     __shared__ float qs[kG][kMaxHeadDim];
     __shared__ float warpMaxes[kSplitWarps][kG], warpSums[kSplitWarps][kG];
@@ -185,24 +178,9 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
 
     const int tile = split * kAttentionSplit + 32 * warp;
     const int pos = tile + lane;
-    const bool valid = pos >= begin && pos < end;
+    const bool valid = pos >= r.begin && pos < r.end;
     float score[kG];
-    HEARTH_UNROLL
-    for (int g = 0; g < kG; ++g) score[g] = 0.0f;
-    if (valid) {
-        const auto* k8 = reinterpret_cast<const uint4*>(rowAt(kv.kBlocks, kv, pos) + headOffset);
-#pragma unroll 4
-        for (int c = 0; c < headDim / 8; ++c) {
-            const uint4 u = k8[c];
-            const __half2* h = reinterpret_cast<const __half2*>(&u);
-            HEARTH_UNROLL
-            for (int j = 0; j < 4; ++j) {
-                const float2 f = __half22float2(h[j]);
-                HEARTH_UNROLL
-                for (int g = 0; g < kG; ++g) score[g] += qs[g][8 * c + 2 * j] * f.x + qs[g][8 * c + 2 * j + 1] * f.y;
-            }
-        }
-    }
+    if (valid) groupedScores<kG>(kv, headDim, qs, headOffset, pos, score);
     float weight[kG];
     HEARTH_UNROLL
     for (int g = 0; g < kG; ++g) {
@@ -219,35 +197,11 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
             warpSums[warp][g] = tileSum;
         }
     }
-    // V: lane = (row within a load, 8-dimension part of the row).
-    const int lanesPerRow = headDim / 8, rowsPerLoad = 32 / lanesPerRow;
-    const int row = lane / lanesPerRow, part = lane % lanesPerRow;
     float acc[kG][8];
-    HEARTH_UNROLL
-    for (int g = 0; g < kG; ++g) {
-        HEARTH_UNROLL
-        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
-    }
-#pragma unroll 4
-    for (int j0 = 0; j0 < 32; j0 += rowsPerLoad) {
-        const int j = j0 + row;
-        float w[kG];
-        HEARTH_UNROLL
-        for (int g = 0; g < kG; ++g) w[g] = __shfl_sync(0xffffffffu, weight[g], j);
-        if (tile + j < begin || tile + j >= end) continue;
-        const uint4 u = reinterpret_cast<const uint4*>(rowAt(kv.vBlocks, kv, tile + j) + headOffset)[part];
-        const __half2* h = reinterpret_cast<const __half2*>(&u);
-        HEARTH_UNROLL
-        for (int e = 0; e < 4; ++e) {
-            const float2 f = __half22float2(h[e]);
-            HEARTH_UNROLL
-            for (int g = 0; g < kG; ++g) {
-                acc[g][2 * e] += w[g] * f.x;
-                acc[g][2 * e + 1] += w[g] * f.y;
-            }
-        }
-    }
+    groupedValues<kG>(kv, headDim, headOffset, tile, r, lane,
+                      [&](int g, int j) { return __shfl_sync(0xffffffffu, weight[g], j); }, acc);
     // The rows of a load: lanes part, part + lanesPerRow, ... summed in a fixed butterfly.
+    const int lanesPerRow = headDim / 8;
     for (int o = lanesPerRow; o < 32; o <<= 1) {
         HEARTH_UNROLL
         for (int g = 0; g < kG; ++g) {
@@ -255,14 +209,14 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
             for (int e = 0; e < 8; ++e) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], o);
         }
     }
-    const bool any = max(begin, tile) < min(end, tile + 32);
-    if (row == 0) {
+    if (lane < lanesPerRow) {  // row 0 of a load: dimensions 8 * lane ... + 7
         HEARTH_UNROLL
         for (int g = 0; g < kG; ++g) {
             HEARTH_UNROLL
-            for (int e = 0; e < 8; ++e) warpAcc[warp][g][8 * part + e] = acc[g][e];
+            for (int e = 0; e < 8; ++e) warpAcc[warp][g][8 * lane + e] = acc[g][e];
         }
     }
+    const bool any = max(r.begin, tile) < min(r.end, tile + 32);
     if (lane == 0 && !any) {
         HEARTH_UNROLL
         for (int g = 0; g < kG; ++g) warpMaxes[warp][g] = -FLT_MAX, warpSums[warp][g] = 0.0f;
@@ -274,8 +228,7 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
         float splitMax = -FLT_MAX;
         for (int w = 0; w < kSplitWarps; ++w)
             if (warpSums[w][g] > 0.0f) splitMax = fmaxf(splitMax, warpMaxes[w][g]);
-        float* out =
-            partial + ((static_cast<int64_t>(t) * p.nHeads + kvh * kG + g) * p.nSplits + split) * (headDim + 2);
+        float* out = partial + partialOffset(p, t, kvh * kG + g, split);
         float v = 0.0f;
         for (int w = 0; w < kSplitWarps; ++w)
             if (warpSums[w][g] > 0.0f) v += warpAcc[w][g][d] * expf(warpMaxes[w][g] - splitMax);
@@ -284,7 +237,7 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
             float sum = 0.0f;
             for (int w = 0; w < kSplitWarps; ++w)
                 if (warpSums[w][g] > 0.0f) sum += warpSums[w][g] * expf(warpMaxes[w][g] - splitMax);
-            out[0] = begin < end ? splitMax : -FLT_MAX;
+            out[0] = r.begin < r.end ? splitMax : -FLT_MAX;
             out[1] = sum;
         }
     }
@@ -293,18 +246,17 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
 // One block per (head, token): merges the splits in split order.
 __global__ void attentionMergeKernel(AttentionParams p, const float* partial, float* out) {
     const int h = blockIdx.x, t = blockIdx.y;
-    const float* parts = partial + (static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits * (p.headDim + 2);
     float globalMax = -FLT_MAX;
-    for (int sp = 0; sp < p.nSplits; ++sp) globalMax = fmaxf(globalMax, parts[sp * (p.headDim + 2)]);
+    for (int sp = 0; sp < p.nSplits; ++sp) globalMax = fmaxf(globalMax, partial[partialOffset(p, t, h, sp)]);
     float total = 0.0f;
     for (int sp = 0; sp < p.nSplits; ++sp) {
-        const float* part = parts + sp * (p.headDim + 2);
+        const float* part = partial + partialOffset(p, t, h, sp);
         if (part[1] > 0.0f) total += part[1] * expf(part[0] - globalMax);
     }
     for (int i = threadIdx.x; i < p.headDim; i += blockDim.x) {
         float v = 0.0f;
         for (int sp = 0; sp < p.nSplits; ++sp) {
-            const float* part = parts + sp * (p.headDim + 2);
+            const float* part = partial + partialOffset(p, t, h, sp);
             if (part[1] > 0.0f) v += part[2 + i] * expf(part[0] - globalMax);
         }
         out[(static_cast<int64_t>(t) * p.nHeads + h) * p.headDim + i] = v / total;

@@ -1,0 +1,125 @@
+// The grouped decode attention's per-lane work (ops_attention.cu: attentionGroupedKernel),
+// host-callable too so that test_cuda_block_math runs whole launches on the CPU — every block,
+// warp and lane through these functions, the warp reductions done in plain loops — and checks
+// the indexing (which K and V rows a lane reads, which 8 dimensions of a row, where a split's
+// partial result goes) against the reference's attention, on machines without a GPU.
+// One block of kSplitWarps warps per (KV head, token, split of kAttentionSplit positions); warp
+// w takes the split's w-th tile of 32 positions. Each lane scores one position of the tile for
+// the kG query heads that share the KV head; V rows are read by whole warps, headDim / 8 lanes a
+// row and 8 halves a lane.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/ops.h"
+
+namespace hearth::cuda {
+
+constexpr int kMaxHeadDim = 256;
+constexpr int kSplitWarps = kAttentionSplit / 32;
+
+// The row of a position in paged blocks.
+HEARTH_HD __forceinline__ uint8_t* rowAt(uint8_t* const* blocks, const KvTables& kv, int position) {
+    return blocks[position / kv.blockSize] + static_cast<size_t>(position % kv.blockSize) * kv.rowBytes;
+}
+
+// 16 bytes at p, which must be 16-byte aligned (on the host a misaligned address aborts).
+HEARTH_HD __forceinline__ uint4 loadRow16(const uint8_t* p) {
+#ifdef __CUDA_ARCH__
+    return *reinterpret_cast<const uint4*>(p);
+#else
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) std::abort();
+    uint4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+
+// The two halves of a 32-bit word (the lower one first), as floats.
+HEARTH_HD __forceinline__ float2 halvesToFloats(uint32_t bits) {
+    float2 f;
+    f.x = __half2float(__ushort_as_half(static_cast<unsigned short>(bits & 0xFFFFu)));
+    f.y = __half2float(__ushort_as_half(static_cast<unsigned short>(bits >> 16)));
+    return f;
+}
+
+// The positions [begin, end) a token at `position` attends to within split `split`.
+struct SplitRange {
+    int begin = 0, end = 0;
+};
+HEARTH_HD __forceinline__ SplitRange splitRange(const AttentionParams& p, int position, int split) {
+    const int nCtx = position + 1;
+    const int first = p.slidingWindow > 0 ? (nCtx - p.slidingWindow > 0 ? nCtx - p.slidingWindow : 0) : 0;
+    SplitRange r;
+    r.begin = first > split * kAttentionSplit ? first : split * kAttentionSplit;
+    r.end = nCtx < (split + 1) * kAttentionSplit ? nCtx : (split + 1) * kAttentionSplit;
+    return r;
+}
+
+// Where split `split` of (token t, query head h) keeps [max, sum, acc[headDim]].
+HEARTH_HD __forceinline__ int64_t partialOffset(const AttentionParams& p, int t, int h, int split) {
+    return ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);
+}
+
+// q · K row at `pos` for the kG heads (qs: their q rows, F16-rounded), before the scale.
+template <int kG>
+HEARTH_HD __forceinline__ void groupedScores(const KvTables& kv, int headDim, const float (*qs)[kMaxHeadDim],
+                                             size_t headOffset, int pos, float (&score)[kG]) {
+    HEARTH_UNROLL
+    for (int g = 0; g < kG; ++g) score[g] = 0.0f;
+    const uint8_t* k = rowAt(kv.kBlocks, kv, pos) + headOffset;
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
+    for (int c = 0; c < headDim / 8; ++c) {
+        const uint4 u = loadRow16(k + 16 * c);
+        const uint32_t words[4] = {u.x, u.y, u.z, u.w};
+        HEARTH_UNROLL
+        for (int j = 0; j < 4; ++j) {
+            const float2 f = halvesToFloats(words[j]);
+            HEARTH_UNROLL
+            for (int g = 0; g < kG; ++g) score[g] += qs[g][8 * c + 2 * j] * f.x + qs[g][8 * c + 2 * j + 1] * f.y;
+        }
+    }
+}
+
+// Lane `lane`'s share of a tile's weighted V sum: in each load, row lane / (headDim / 8) of it and
+// dimensions 8 * (lane % (headDim / 8)) ... + 7; acc[g][e] for those dimensions, over the
+// tile's positions in [r.begin, r.end). weightOf(g, j): head g's weight of the tile's position j
+// (on the GPU a shuffle, so every lane calls it for every j, before skipping a position).
+template <int kG, class WeightOf>
+HEARTH_HD __forceinline__ void groupedValues(const KvTables& kv, int headDim, size_t headOffset, int tile, SplitRange r,
+                                             int lane, const WeightOf& weightOf, float (&acc)[kG][8]) {
+    const int lanesPerRow = headDim / 8, rowsPerLoad = 32 / lanesPerRow;
+    const int row = lane / lanesPerRow, part = lane % lanesPerRow;
+    HEARTH_UNROLL
+    for (int g = 0; g < kG; ++g) {
+        HEARTH_UNROLL
+        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
+    for (int j0 = 0; j0 < 32; j0 += rowsPerLoad) {
+        const int j = j0 + row;
+        float w[kG];
+        HEARTH_UNROLL
+        for (int g = 0; g < kG; ++g) w[g] = weightOf(g, j);
+        if (tile + j < r.begin || tile + j >= r.end) continue;
+        const uint4 u = loadRow16(rowAt(kv.vBlocks, kv, tile + j) + headOffset + 16 * part);
+        const uint32_t words[4] = {u.x, u.y, u.z, u.w};
+        HEARTH_UNROLL
+        for (int e = 0; e < 4; ++e) {
+            const float2 f = halvesToFloats(words[e]);
+            HEARTH_UNROLL
+            for (int g = 0; g < kG; ++g) {
+                acc[g][2 * e] += w[g] * f.x;
+                acc[g][2 * e + 1] += w[g] * f.y;
+            }
+        }
+    }
+}
+
+}  // namespace hearth::cuda
