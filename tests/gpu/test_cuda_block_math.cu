@@ -148,13 +148,29 @@ void checkPlanar(DType t, int n) {
         if (five) std::memcpy(&qh, planar.data() + p.qh + 4 * b, 4);
         const float dw = cuda::ldHalf(planar.data() + p.d + 2 * b);
         const float mw = min ? cuda::ldHalf(planar.data() + p.m + 2 * b) : 0.0f;
+        int u[8];
         float part = 0.0f;
         switch (t) {
-        case DType::Q4_0: part = cuda::dotPlanar<DType::Q4_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
-        case DType::Q4_1: part = cuda::dotPlanar<DType::Q4_1>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
-        case DType::Q5_0: part = cuda::dotPlanar<DType::Q5_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
-        case DType::Q5_1: part = cuda::dotPlanar<DType::Q5_1>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
-        default: part = cuda::dotPlanar<DType::Q8_0>(words, qh, dw, mw, av, suma, a.d[b], a.s[b]); break;
+        case DType::Q4_0:
+            cuda::unpackPlanar<DType::Q4_0>(words, qh, u);
+            part = cuda::dotPlanar<DType::Q4_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+            break;
+        case DType::Q4_1:
+            cuda::unpackPlanar<DType::Q4_1>(words, qh, u);
+            part = cuda::dotPlanar<DType::Q4_1>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+            break;
+        case DType::Q5_0:
+            cuda::unpackPlanar<DType::Q5_0>(words, qh, u);
+            part = cuda::dotPlanar<DType::Q5_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+            break;
+        case DType::Q5_1:
+            cuda::unpackPlanar<DType::Q5_1>(words, qh, u);
+            part = cuda::dotPlanar<DType::Q5_1>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+            break;
+        default:
+            cuda::unpackPlanar<DType::Q8_0>(words, qh, u);
+            part = cuda::dotPlanar<DType::Q8_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+            break;
         }
         acc += part;
     }

@@ -284,34 +284,41 @@ HEARTH_HD inline float dequantOnePlanar(DType t, const uint8_t* row, int64_t nCo
     }
 }
 
-// One block of a planar row against one token's activations, the reference's per-block formula
-// (the same float operations as dotQ4_0 ... dotQ8_0, so the same bits). w: the block's quant
-// words (4, Q8_0 8); qh: the Q5 types' high bits; dw, mw: scale and min; a: the block's 8
-// activation words; suma: their sum (Q4_0, Q5_0); ad, as: the activation block's d and s.
+// A planar block's quants as 8 words of bytes in the activations' order — low nibbles of the 4
+// quant words (elements 0-15), then the high ones (16-31), each byte with the Q5 types' fifth
+// bit — or Q8_0's 8 words as they are. Once per row and block, whatever the tokens.
 template <DType kT>
-HEARTH_HD __forceinline__ float dotPlanar(const int* w, uint32_t qh, float dw, float mw, const int* a, int suma,
-                                          float ad, float as) {
-    int sumi = 0;
+HEARTH_HD __forceinline__ void unpackPlanar(const int* w, uint32_t qh, int (&u)[8]) {
     if constexpr (kT == DType::Q8_0) {
         HEARTH_UNROLL
-        for (int k = 0; k < 8; ++k) sumi = dp4a(w[k], a[k], sumi);
-        return (dw * ad) * static_cast<float>(sumi);
+        for (int k = 0; k < 8; ++k) u[k] = w[k];
     } else {
-        constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
         HEARTH_UNROLL
         for (int k = 0; k < 4; ++k) {
-            int lo = w[k] & 0x0F0F0F0F, hi = (w[k] >> 4) & 0x0F0F0F0F;
-            if constexpr (kFive) {
-                lo |= spreadBits(qh >> (4 * k));
-                hi |= spreadBits(qh >> (16 + 4 * k));
+            u[k] = w[k] & 0x0F0F0F0F;
+            u[4 + k] = (w[k] >> 4) & 0x0F0F0F0F;
+            if constexpr (kT == DType::Q5_0 || kT == DType::Q5_1) {
+                u[k] |= spreadBits(qh >> (4 * k));
+                u[4 + k] |= spreadBits(qh >> (16 + 4 * k));
             }
-            sumi = dp4a(lo, a[k], sumi);
-            sumi = dp4a(hi, a[4 + k], sumi);
         }
-        if constexpr (kT == DType::Q4_0) return (dw * ad) * static_cast<float>(sumi - 8 * suma);
-        if constexpr (kT == DType::Q5_0) return (dw * ad) * static_cast<float>(sumi - 16 * suma);
-        return (dw * ad) * static_cast<float>(sumi) + mw * as;  // Q4_1, Q5_1
     }
+}
+
+// One unpacked block against one token's activations, the reference's per-block formula (the
+// same float operations as dotQ4_0 ... dotQ8_0, so the same bits). u: unpackPlanar's words;
+// dw, mw: the block's scale and min; a: the activation block's 8 words; suma: their sum (Q4_0,
+// Q5_0); ad, as: the activation block's d and s.
+template <DType kT>
+HEARTH_HD __forceinline__ float dotPlanar(const int (&u)[8], float dw, float mw, const int* a, int suma, float ad,
+                                          float as) {
+    int sumi = 0;
+    HEARTH_UNROLL
+    for (int k = 0; k < 8; ++k) sumi = dp4a(u[k], a[k], sumi);
+    if constexpr (kT == DType::Q8_0) return (dw * ad) * static_cast<float>(sumi);
+    if constexpr (kT == DType::Q4_0) return (dw * ad) * static_cast<float>(sumi - 8 * suma);
+    if constexpr (kT == DType::Q5_0) return (dw * ad) * static_cast<float>(sumi - 16 * suma);
+    return (dw * ad) * static_cast<float>(sumi) + mw * as;  // Q4_1, Q5_1
 }
 
 }  // namespace hearth::cuda

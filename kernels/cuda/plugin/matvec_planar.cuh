@@ -88,20 +88,21 @@ HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t 
         for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
     }
     for (int64_t b = thread; b < nb; b += kPlanarThreads) {
-        int w[kR][kWords];
+        int u[kR][8];  // each row's block unpacked once for all the tokens
         float dw[kR], mw[kR];
-        uint32_t qh[kR];
         HEARTH_UNROLL
         for (int rr = 0; rr < kR; ++rr) {
             const uint8_t* q = rows[rr] + planes.qsBytes * b;
+            int w[kWords];
             HEARTH_UNROLL
             for (int k = 0; k < kWords / 4; ++k) {
                 const int4 v = load16(q + 16 * k);
-                w[rr][4 * k] = v.x, w[rr][4 * k + 1] = v.y, w[rr][4 * k + 2] = v.z, w[rr][4 * k + 3] = v.w;
+                w[4 * k] = v.x, w[4 * k + 1] = v.y, w[4 * k + 2] = v.z, w[4 * k + 3] = v.w;
             }
             dw[rr] = ldHalf(rows[rr] + planes.d + 2 * b);
             mw[rr] = kMin ? ldHalf(rows[rr] + planes.m + 2 * b) : 0.0f;
-            qh[rr] = kFive ? static_cast<uint32_t>(ld32(rows[rr] + planes.qh + 4 * b)) : 0u;
+            const uint32_t qh = kFive ? static_cast<uint32_t>(ld32(rows[rr] + planes.qh + 4 * b)) : 0u;
+            unpackPlanar<kT>(w, qh, u[rr]);
         }
         HEARTH_UNROLL
         for (int t = 0; t < kT2; ++t) {
@@ -118,7 +119,7 @@ HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t 
             }
             HEARTH_UNROLL
             for (int rr = 0; rr < kR; ++rr)
-                acc[t][rr] += dotPlanar<kT>(w[rr], qh[rr], dw[rr], mw[rr], av, suma, ad, as);
+                acc[t][rr] += dotPlanar<kT>(u[rr], dw[rr], mw[rr], av, suma, ad, as);
         }
     }
 }
