@@ -118,8 +118,7 @@ HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t 
                 for (int k = 0; k < 8; ++k) suma = sum4(av[k], suma);
             }
             HEARTH_UNROLL
-            for (int rr = 0; rr < kR; ++rr)
-                acc[t][rr] += dotPlanar<kT>(u[rr], dw[rr], mw[rr], av, suma, ad, as);
+            for (int rr = 0; rr < kR; ++rr) acc[t][rr] += dotPlanar<kT>(u[rr], dw[rr], mw[rr], av, suma, ad, as);
         }
     }
 }
