@@ -180,7 +180,8 @@ void checkPlanar(DType t, int n) {
                std::to_string(ref));
 }
 
-// A whole planar mat-vec launch run on the CPU: every block and thread of matvecPlanarKernel
+// A whole planar mat-vec launch run on the CPU (Q4_K too: its rows as the file has them): every
+// block and thread of matvecPlanarKernel
 // through the functions it calls (planarBlocks, planarSlot, planarThreadSums), with its warp
 // butterfly and the sum over warps emulated in its order. Three matrices in one launch (row
 // counts that leave partial blocks), 3 tokens; each output against ref::vecDot, nothing
@@ -251,6 +252,7 @@ void checkPlanarLaunch(int64_t nCols) {
     std::vector<std::vector<unsigned char>> actBlocks;
     std::vector<int8_t> q;
     std::vector<float> d, s;
+    std::vector<int16_t> bsums;
     for (int t = 0; t < nTokens; ++t) {
         const std::vector<float> x = randomFloats(n, 40 + static_cast<unsigned>(t));
         actBlocks.emplace_back(rowBytes(actType, n));
@@ -259,11 +261,12 @@ void checkPlanarLaunch(int64_t nCols) {
         q.insert(q.end(), a.q.begin(), a.q.end());
         d.insert(d.end(), a.d.begin(), a.d.end());
         s.insert(s.end(), a.s.begin(), a.s.end());
+        bsums.insert(bsums.end(), a.bsums.begin(), a.bsums.end());
     }
     AlignedBytes qAligned;
     int8_t* qa = reinterpret_cast<int8_t*>(qAligned.data(q.size()));
     std::memcpy(qa, q.data(), q.size());
-    const cuda::ActBuffers acts{qa, d.data(), s.data(), nullptr, nullptr};
+    const cuda::ActBuffers acts{qa, d.data(), s.data(), bsums.data(), nullptr};
     // Outputs with a NaN guard band after each: every output written, nothing beyond.
     const auto run = [&](auto launch, int tokens) {
         std::vector<std::vector<float>> y(3);
@@ -480,6 +483,7 @@ int main() {
         checkPlanarLaunch<DType::Q5_0>(nCols);
         checkPlanarLaunch<DType::Q5_1>(nCols);
         checkPlanarLaunch<DType::Q8_0>(nCols);
+        checkPlanarLaunch<DType::Q4_K>(nCols);
     }
     for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
         checkPlanar(t, 256);
@@ -487,7 +491,7 @@ int main() {
         expect(!cuda::planarRows(t, 288) && !cuda::planarRows(t, 576),
                std::string(dtypeInfo(t).name) + ": rows that are not a multiple of 256 taken as planar");
     }
-    for (DType t : {DType::F16, DType::Q4_K, DType::Q6_K})
+    for (DType t : {DType::F16, DType::Q5_K, DType::Q6_K})
         expect(!cuda::planarRows(t, 1024), std::string(dtypeInfo(t).name) + ": taken as planar");
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
                     DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})

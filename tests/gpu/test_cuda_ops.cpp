@@ -6,9 +6,11 @@
 // test_host_operands (HEARTH_OPS_ON_TEST_DEVICE): the same checks with the reference behind
 // tests/support/device_memory_backend.h instead of CUDA, which proves on any machine that the
 // adapter hands the backend only its own memory and brings back what it wrote.
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <random>
+#include <string_view>
 
 #include "engine/model/synth.h"
 #include "kernels/cpu/reference/quants.h"
@@ -54,7 +56,9 @@ const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0
 
 void checkMatmulShape(Backend& cpu, Backend& gpu, Checks& c, DType t, int64_t nRows, int64_t nCols) {
     const Weights& w = quantized(t, nRows, nCols, 11);
-    const std::string name = std::string(dtypeInfo(t).name) + " " + std::to_string(nRows) + "x" + std::to_string(nCols);
+    const char* planar = std::getenv("HEARTH_CUDA_PLANAR");
+    const std::string name = std::string(dtypeInfo(t).name) + " " + std::to_string(nRows) + "x" +
+        std::to_string(nCols) + (planar != nullptr && std::string_view(planar) == "0" ? " (GGUF's blocks)" : "");
     std::vector<float> single;
     for (int64_t nTokens : {1, 3, 20}) {
         const std::vector<float> x = randomFloats(static_cast<size_t>(nTokens * nCols), 5);
@@ -77,21 +81,27 @@ void checkMatmulShape(Backend& cpu, Backend& gpu, Checks& c, DType t, int64_t nR
 }
 
 // Mat-vec (1 and 3 tokens: dp4a kernels) and GEMM (20 tokens: F16 tiles + cuBLAS). Rows of 512
-// are planar for the 32-element block types (the planar mat-vec); rows of 288 are not (the
-// kernel over GGUF's blocks); 4,226 rows of 256 make the planar kernel take 4 rows a block
-// (on GPUs of up to 132 SMs) with 2 rows left over.
+// are planar for the 32-element block types and Q4_K (the planar mat-vec); rows of 288 are not
+// (the kernel over GGUF's blocks); 4,226 rows of 256 make the planar kernel take 4 rows a block
+// (on GPUs of up to 132 SMs) with 2 rows left over. Then rows of 512 again uploaded as GGUF's
+// blocks (HEARTH_CUDA_PLANAR=0), for the kernels that read those.
 void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
     struct Shape {
         int64_t nRows, nCols;
         bool blocks32Only;
+        const char* planar;
     };
-    for (const Shape& shape : {Shape{96, 512, false}, Shape{96, 288, true}, Shape{4226, 256, true}})
+    for (const Shape& shape : {Shape{96, 512, false, "1"}, Shape{96, 288, true, "1"}, Shape{4226, 256, true, "1"},
+                               Shape{96, 512, false, "0"}}) {
+        setenv("HEARTH_CUDA_PLANAR", shape.planar, 1);
         for (DType t : kWeightTypes) {
             const bool blocks32 = dtypeInfo(t).blockElems == 32;
-            if (shape.blocks32Only && !blocks32) continue;
-            if (shape.nRows > 1000 && t != DType::Q4_0 && t != DType::Q8_0) continue;
+            if (shape.blocks32Only && !blocks32 && !(shape.nCols % 256 == 0 && t == DType::Q4_K)) continue;
+            if (shape.nRows > 1000 && t != DType::Q4_0 && t != DType::Q8_0 && t != DType::Q4_K) continue;
             checkMatmulShape(cpu, gpu, c, t, shape.nRows, shape.nCols);
         }
+    }
+    unsetenv("HEARTH_CUDA_PLANAR");
 }
 
 void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {

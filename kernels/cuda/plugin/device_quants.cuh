@@ -223,8 +223,11 @@ HEARTH_HD inline float dotQ6_K(const uint8_t* b, const int8_t* aq, float ad) {
 // plane starts 16-byte aligned, so that a thread reads a block's quants in one or two 16-byte
 // loads instead of nine 2-byte ones (GGUF's blocks are 18 to 34 bytes, 2-byte aligned).
 
+// Q4_K rows are taken as GGUF stores them: 144-byte super-blocks (9 × 16 bytes) keep every
+// row's quants 16-byte aligned already, so its "planar" rows are the file's.
 HEARTH_HD inline bool planarType(DType t) {
-    return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q8_0;
+    return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q8_0 ||
+        t == DType::Q4_K;
 }
 HEARTH_HD inline bool planarRows(DType t, int64_t nCols) { return planarType(t) && nCols > 0 && nCols % 256 == 0; }
 
@@ -246,6 +249,10 @@ HEARTH_HD inline PlanarPlanes planarPlanes(DType t, int64_t nb) {
 
 // One row of GGUF blocks (src) rewritten as planes (dst, the same size, not overlapping src).
 HEARTH_HD inline void toPlanarRow(DType t, const uint8_t* src, int64_t nCols, uint8_t* dst) {
+    if (t == DType::Q4_K) {
+        for (int64_t i = 0; i < nCols / 256 * 144; ++i) dst[i] = src[i];
+        return;
+    }
     const int64_t nb = nCols / 32;
     const PlanarPlanes p = planarPlanes(t, nb);
     const bool five = t == DType::Q5_0 || t == DType::Q5_1;
@@ -270,6 +277,7 @@ HEARTH_HD inline void toPlanarRow(DType t, const uint8_t* src, int64_t nCols, ui
 
 // Element i of a planar row of nCols elements: the value dequantOne gives for the file's row.
 HEARTH_HD inline float dequantOnePlanar(DType t, const uint8_t* row, int64_t nCols, int64_t i) {
+    if (t == DType::Q4_K) return dequantOne(t, row, i);
     const int64_t nb = nCols / 32, b = i / 32, j = i % 32;
     const PlanarPlanes p = planarPlanes(t, nb);
     const float d = ldHalf(row + p.d + 2 * b);

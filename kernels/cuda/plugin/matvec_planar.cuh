@@ -64,11 +64,73 @@ HEARTH_HD __forceinline__ PlanarSlot planarSlot(const MatvecJobs& jobs, unsigned
 template <DType kT>
 constexpr int kPlanarWords = kT == DType::Q8_0 ? 8 : 4;  // quant words a block
 
+// Q4_K (GGUF's 144-byte super-blocks: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
+// quants) in units of 32 elements, eight a super-block: unit 2c + h is bytes 16h ... 16h + 15 of
+// quant pair c (32 bytes at 16 + 32c), whose low nibbles are elements 16h ... of sub-block 2c and
+// whose high nibbles the same of sub-block 2c + 1. A unit's share of the reference's
+// (d ad) isum - (dmin ad) msum: its two 16-element integer sums times their sub-blocks' scales,
+// and its two bsums times their mins, each as float (the super-block's eight shares summed in
+// float, not its integer sums: close to the reference, not its bits).
+template <int kR, int kT2>
+HEARTH_HD __forceinline__ void q4kThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
+                                             int thread, float (&acc)[kT2][kR]) {
+    const int64_t nUnits = nCols / 32, nSuper = nCols / 256;
+    const size_t rowSize = static_cast<size_t>(nSuper) * 144;
+    const uint8_t* rows[kR];
+    HEARTH_UNROLL
+    for (int rr = 0; rr < kR; ++rr) {
+        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
+        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
+    }
+    HEARTH_UNROLL
+    for (int t = 0; t < kT2; ++t) {
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
+    }
+    for (int64_t unit = thread; unit < nUnits; unit += kPlanarThreads) {
+        const int64_t sb = unit / 8;
+        const int c = static_cast<int>(unit % 8) / 2, h = static_cast<int>(unit % 2);
+        int lo[kR][4], hi[kR][4], sc[kR][2], mn[kR][2];
+        float d[kR], dmin[kR];
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) {
+            const uint8_t* blk = rows[rr] + static_cast<size_t>(sb) * 144;
+            const int4 v = load16(blk + 16 + 32 * c + 16 * h);
+            const int w[4] = {v.x, v.y, v.z, v.w};
+            HEARTH_UNROLL
+            for (int k = 0; k < 4; ++k) lo[rr][k] = w[k] & 0x0F0F0F0F, hi[rr][k] = (w[k] >> 4) & 0x0F0F0F0F;
+            d[rr] = ldHalf(blk);
+            dmin[rr] = ldHalf(blk + 2);
+            scaleMinK(blk + 4, 2 * c, sc[rr][0], mn[rr][0]);
+            scaleMinK(blk + 4, 2 * c + 1, sc[rr][1], mn[rr][1]);
+        }
+        HEARTH_UNROLL
+        for (int t = 0; t < kT2; ++t) {
+            if (t >= nTokens) break;
+            const int8_t* aq = a.q + t * nCols + sb * 256 + 64 * c + 16 * h;
+            const int4 alo = load16(aq), ahi = load16(aq + 32);
+            const int av[8] = {alo.x, alo.y, alo.z, alo.w, ahi.x, ahi.y, ahi.z, ahi.w};
+            const float ad = a.d[t * nSuper + sb];
+            const int16_t* bs = a.bsums + t * (nCols / 16) + sb * 16;
+            const int bsLo = bs[4 * c + h], bsHi = bs[4 * c + 2 + h];
+            HEARTH_UNROLL
+            for (int rr = 0; rr < kR; ++rr) {
+                int sLo = 0, sHi = 0;
+                HEARTH_UNROLL
+                for (int k = 0; k < 4; ++k) sLo = dp4a(lo[rr][k], av[k], sLo), sHi = dp4a(hi[rr][k], av[4 + k], sHi);
+                acc[t][rr] += (d[rr] * ad) * static_cast<float>(sc[rr][0] * sLo + sc[rr][1] * sHi) -
+                    (dmin[rr] * ad) * static_cast<float>(mn[rr][0] * bsLo + mn[rr][1] * bsHi);
+            }
+        }
+    }
+}
+
 // Thread `thread`'s sums over its blocks, in block order, for the slot's kR rows (rows past the
 // matrix's end read its last row; their sums are not stored) and the first nTokens of kT2 tokens.
 template <DType kT, int kR, int kT2>
 HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
                                                 int thread, float (&acc)[kT2][kR]) {
+    if constexpr (kT == DType::Q4_K) return q4kThreadSums<kR, kT2>(slot, nCols, a, nTokens, thread, acc);
     constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
     constexpr bool kMin = kT == DType::Q4_1 || kT == DType::Q5_1;
     constexpr bool kOffset = kT == DType::Q4_0 || kT == DType::Q5_0;
