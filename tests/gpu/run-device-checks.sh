@@ -30,6 +30,10 @@ for s in "${shapes[@]}"; do
   pids+=($!)
 done
 
+# The 8B shape in Q4_K too (most of a Q4_K_M file), benchmarked last while time remains.
+"$build/bin/hearth-gpu-bench" --dir "$models" --type Q4_K --write-only llama-8b > "$logs/write-llama-8b-q4k.log" 2>&1 &
+q4k_pid=$!
+
 step "parity tests (label gpu; a skip counts as a failure here)"
 HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu -V > "$logs/ctest.log" 2>&1
 tests_rc=$?
@@ -79,6 +83,13 @@ if [[ $write_rc -eq 0 ]] && command -v ncu > /dev/null; then
     "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 16 --decode 2 llama-8b > "$logs/ncu.log" 2>&1
   grep -E "^  [a-zA-Z].*\(|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Block Size|Grid Size" \
     "$logs/ncu.log" | head -90
+fi
+if wait "$q4k_pid" && [[ $((SECONDS - start)) -lt 260 ]]; then
+  step "the 8B shape in Q4_K (planar kernel, then GGUF's blocks for the old one)"
+  timeout 60 "$build/bin/hearth-gpu-bench" --dir "$models" --type Q4_K --no-kernels-alone --prefill 512 --decode 32 \
+    llama-8b 2>&1 | tee "$logs/bench-q4k.log"
+  HEARTH_CUDA_PLANAR=0 timeout 45 "$build/bin/hearth-gpu-bench" --dir "$models" --type Q4_K --no-kernels-alone \
+    --prefill 512 --decode 32 llama-8b 2>&1 | tail -4
 fi
 step "done: tests rc=$tests_rc, model writing rc=$write_rc, bench rc=$bench_rc"
 [[ $tests_rc -eq 0 && $write_rc -eq 0 && $bench_rc -eq 0 ]]
