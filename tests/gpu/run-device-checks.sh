@@ -31,7 +31,7 @@ for s in "${shapes[@]}"; do
 done
 
 # The 8B shape in Q4_K too (most of a Q4_K_M file), benchmarked last while time remains.
-"$build/bin/hearth-gpu-bench" --dir "$models" --type Q4_K --write-only llama-8b > "$logs/write-llama-8b-q4k.log" 2>&1 &
+timeout 150 "$build/bin/hearth-gpu-bench" --dir "$models" --type Q4_K --write-only llama-8b > "$logs/write-llama-8b-q4k.log" 2>&1 &
 q4k_pid=$!
 
 step "parity tests (label gpu; a skip counts as a failure here)"
