@@ -485,13 +485,26 @@ int main() {
         checkPlanarLaunch<DType::Q8_0>(nCols);
         checkPlanarLaunch<DType::Q4_K>(nCols);
     }
+    for (int64_t nCols : {2048, 4096}) checkPlanarLaunch<DType::Q6_K>(nCols);
+    for (int n : {2048, 4096}) {  // Q6_K's planes: every element reads back as from the file's row
+        const std::vector<unsigned char> w = gpu_test::quantizedRow(DType::Q6_K, n, 23);
+        std::vector<unsigned char> planar(w.size(), 0xA5);
+        cuda::toPlanarRow(DType::Q6_K, w.data(), n, planar.data());
+        int mismatches = 0;
+        for (int i = 0; i < n; ++i)
+            mismatches +=
+                cuda::dequantOnePlanar(DType::Q6_K, planar.data(), n, i) != cuda::dequantOne(DType::Q6_K, w.data(), i);
+        expect(mismatches == 0,
+               "Q6_K planar x" + std::to_string(n) + ": " + std::to_string(mismatches) + " elements differ");
+    }
+    expect(!cuda::planarRows(DType::Q6_K, 1024), "Q6_K rows of 4 super-blocks taken as planar");
     for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
         checkPlanar(t, 256);
         checkPlanar(t, 1024);
         expect(!cuda::planarRows(t, 288) && !cuda::planarRows(t, 576),
                std::string(dtypeInfo(t).name) + ": rows that are not a multiple of 256 taken as planar");
     }
-    for (DType t : {DType::F16, DType::Q5_K, DType::Q6_K})
+    for (DType t : {DType::F16, DType::Q5_K})
         expect(!cuda::planarRows(t, 1024), std::string(dtypeInfo(t).name) + ": taken as planar");
     for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
                     DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})

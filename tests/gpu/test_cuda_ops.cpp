@@ -84,7 +84,7 @@ void checkMatmulShape(Backend& cpu, Backend& gpu, Checks& c, DType t, int64_t nR
 // are planar for the 32-element block types and Q4_K (the planar mat-vec); rows of 288 are not
 // (the kernel over GGUF's blocks); 4,226 rows of 256 make the planar kernel take 4 rows a block
 // (on GPUs of up to 132 SMs) with 2 rows left over. Then rows of 512 again uploaded as GGUF's
-// blocks (HEARTH_CUDA_PLANAR=0), for the kernels that read those.
+// blocks (HEARTH_CUDA_PLANAR=0), for the kernels that read those; Q6_K is planar in rows of 2,048.
 void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
     struct Shape {
         int64_t nRows, nCols;
@@ -102,6 +102,8 @@ void checkMatmul(Backend& cpu, Backend& gpu, Checks& c) {
         }
     }
     unsetenv("HEARTH_CUDA_PLANAR");
+    for (DType t : {DType::Q4_K, DType::Q6_K})
+        checkMatmulShape(cpu, gpu, c, t, 40, 2048);  // Q6_K planar from 8 super-blocks
 }
 
 void checkEmbedding(Backend& cpu, Backend& gpu, Checks& c) {

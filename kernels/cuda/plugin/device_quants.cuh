@@ -224,12 +224,17 @@ HEARTH_HD inline float dotQ6_K(const uint8_t* b, const int8_t* aq, float ad) {
 // loads instead of nine 2-byte ones (GGUF's blocks are 18 to 34 bytes, 2-byte aligned).
 
 // Q4_K rows are taken as GGUF stores them: 144-byte super-blocks (9 × 16 bytes) keep every
-// row's quants 16-byte aligned already, so its "planar" rows are the file's.
+// row's quants 16-byte aligned already, so its "planar" rows are the file's. Q6_K rows (210-byte
+// super-blocks) become four planes: every super-block's 128 bytes of low bits, then their 64
+// bytes of high bits, their 16 scales, their scales d (halves); aligned where a row holds a
+// multiple of 8 super-blocks.
 HEARTH_HD inline bool planarType(DType t) {
     return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q8_0 ||
-        t == DType::Q4_K;
+        t == DType::Q4_K || t == DType::Q6_K;
 }
-HEARTH_HD inline bool planarRows(DType t, int64_t nCols) { return planarType(t) && nCols > 0 && nCols % 256 == 0; }
+HEARTH_HD inline bool planarRows(DType t, int64_t nCols) {
+    return planarType(t) && nCols > 0 && nCols % (t == DType::Q6_K ? 2048 : 256) == 0;
+}
 
 // Byte offsets of a row's planes for a row of nb blocks (qh and m 0 where the type has none).
 struct PlanarPlanes {
@@ -251,6 +256,17 @@ HEARTH_HD inline PlanarPlanes planarPlanes(DType t, int64_t nb) {
 HEARTH_HD inline void toPlanarRow(DType t, const uint8_t* src, int64_t nCols, uint8_t* dst) {
     if (t == DType::Q4_K) {
         for (int64_t i = 0; i < nCols / 256 * 144; ++i) dst[i] = src[i];
+        return;
+    }
+    if (t == DType::Q6_K) {
+        const int64_t ns = nCols / 256;
+        for (int64_t sb = 0; sb < ns; ++sb) {
+            const uint8_t* b = src + 210 * sb;
+            for (int k = 0; k < 128; ++k) dst[128 * sb + k] = b[k];
+            for (int k = 0; k < 64; ++k) dst[128 * ns + 64 * sb + k] = b[128 + k];
+            for (int k = 0; k < 16; ++k) dst[192 * ns + 16 * sb + k] = b[192 + k];
+            for (int k = 0; k < 2; ++k) dst[208 * ns + 2 * sb + k] = b[208 + k];
+        }
         return;
     }
     const int64_t nb = nCols / 32;
@@ -278,6 +294,16 @@ HEARTH_HD inline void toPlanarRow(DType t, const uint8_t* src, int64_t nCols, ui
 // Element i of a planar row of nCols elements: the value dequantOne gives for the file's row.
 HEARTH_HD inline float dequantOnePlanar(DType t, const uint8_t* row, int64_t nCols, int64_t i) {
     if (t == DType::Q4_K) return dequantOne(t, row, i);
+    if (t == DType::Q6_K) {  // dequantOne's Q6_K with the planes' offsets
+        const int64_t ns = nCols / 256, sb = i / 256, e = i % 256;
+        const int half = static_cast<int>(e / 128), r = static_cast<int>(e % 128), quarter = r / 32, l = r % 32;
+        const uint8_t* ql = row + 128 * sb + 64 * half;
+        const uint8_t qh = row[128 * ns + 64 * sb + 32 * half + l];
+        const int lo = quarter % 2 ? ql[l + 32] : ql[l];
+        const int q = ((quarter < 2 ? lo & 15 : lo >> 4) | (((qh >> (2 * quarter)) & 3) << 4)) - 32;
+        return (ldHalf(row + 208 * ns + 2 * sb) * static_cast<float>(static_cast<int8_t>(row[192 * ns + 16 * sb + e / 16]))) *
+            static_cast<float>(q);
+    }
     const int64_t nb = nCols / 32, b = i / 32, j = i % 32;
     const PlanarPlanes p = planarPlanes(t, nb);
     const float d = ldHalf(row + p.d + 2 * b);

@@ -71,6 +71,71 @@ constexpr int kPlanarWords = kT == DType::Q8_0 ? 8 : 4;  // quant words a block
 // (d ad) isum - (dmin ad) msum: its two 16-element integer sums times their sub-blocks' scales,
 // and its two bsums times their mins, each as float (the super-block's eight shares summed in
 // float, not its integer sums: close to the reference, not its bits).
+// Q6_K planar rows (device_quants.cuh) in units of 32 elements, eight a super-block: unit
+// 4h + p (half h, part p) is 16 bytes of low bits, ql[64h + 32(p / 2) + 16(p % 2) ...], and the 16
+// bytes of high bits beside them, qh[32h + 16(p % 2) ...]: low nibbles are 16 elements of quarter
+// p / 2 of half h, high nibbles the same of quarter p / 2 + 2, each 16 with its own scale. A
+// unit's share of the reference's (d ad) isum as a float (the eight shares summed in float).
+template <int kR, int kT2>
+HEARTH_HD __forceinline__ void q6kThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
+                                             int thread, float (&acc)[kT2][kR]) {
+    const int64_t nUnits = nCols / 32, ns = nCols / 256;
+    const size_t rowSize = static_cast<size_t>(ns) * 210;
+    const uint8_t* rows[kR];
+    HEARTH_UNROLL
+    for (int rr = 0; rr < kR; ++rr) {
+        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
+        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
+    }
+    HEARTH_UNROLL
+    for (int t = 0; t < kT2; ++t) {
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
+    }
+    for (int64_t unit = thread; unit < nUnits; unit += kPlanarThreads) {
+        const int64_t sb = unit / 8;
+        const int h = static_cast<int>(unit % 8) / 4, p = static_cast<int>(unit % 4), quarter = p / 2,
+                  l0 = 16 * (p % 2);
+        const int eLo = 128 * h + 32 * quarter + l0;  // the low nibbles' first element; the high ones' is eLo + 64
+        int lo[kR][4], hi[kR][4], scLo[kR], scHi[kR];
+        float d[kR];
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) {
+            const uint8_t* row = rows[rr];
+            const int4 ql = load16(row + 128 * sb + 64 * h + 32 * quarter + l0);
+            const int4 qh = load16(row + 128 * ns + 64 * sb + 32 * h + l0);
+            const int wl[4] = {ql.x, ql.y, ql.z, ql.w}, wh[4] = {qh.x, qh.y, qh.z, qh.w};
+            HEARTH_UNROLL
+            for (int k = 0; k < 4; ++k) {
+                lo[rr][k] = (wl[k] & 0x0F0F0F0F) | (((wh[k] >> (2 * quarter)) & 0x03030303) << 4);
+                hi[rr][k] = ((wl[k] >> 4) & 0x0F0F0F0F) | (((wh[k] >> (2 * quarter + 4)) & 0x03030303) << 4);
+            }
+            scLo[rr] = static_cast<int8_t>(row[192 * ns + 16 * sb + eLo / 16]);
+            scHi[rr] = static_cast<int8_t>(row[192 * ns + 16 * sb + eLo / 16 + 4]);
+            d[rr] = ldHalf(row + 208 * ns + 2 * sb);
+        }
+        HEARTH_UNROLL
+        for (int t = 0; t < kT2; ++t) {
+            if (t >= nTokens) break;
+            const int8_t* aq = a.q + t * nCols + sb * 256 + eLo;
+            const int4 alo = load16(aq), ahi = load16(aq + 64);
+            const int av[8] = {alo.x, alo.y, alo.z, alo.w, ahi.x, ahi.y, ahi.z, ahi.w};
+            int saLo = 0, saHi = 0;
+            HEARTH_UNROLL
+            for (int k = 0; k < 4; ++k) saLo = sum4(av[k], saLo), saHi = sum4(av[4 + k], saHi);
+            const float ad = a.d[t * ns + sb];
+            HEARTH_UNROLL
+            for (int rr = 0; rr < kR; ++rr) {
+                int sLo = 0, sHi = 0;
+                HEARTH_UNROLL
+                for (int k = 0; k < 4; ++k) sLo = dp4a(lo[rr][k], av[k], sLo), sHi = dp4a(hi[rr][k], av[4 + k], sHi);
+                acc[t][rr] +=
+                    (d[rr] * ad) * static_cast<float>(scLo[rr] * (sLo - 32 * saLo) + scHi[rr] * (sHi - 32 * saHi));
+            }
+        }
+    }
+}
+
 template <int kR, int kT2>
 HEARTH_HD __forceinline__ void q4kThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
                                              int thread, float (&acc)[kT2][kR]) {
@@ -131,6 +196,7 @@ template <DType kT, int kR, int kT2>
 HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t nCols, const ActBuffers& a, int nTokens,
                                                 int thread, float (&acc)[kT2][kR]) {
     if constexpr (kT == DType::Q4_K) return q4kThreadSums<kR, kT2>(slot, nCols, a, nTokens, thread, acc);
+    if constexpr (kT == DType::Q6_K) return q6kThreadSums<kR, kT2>(slot, nCols, a, nTokens, thread, acc);
     constexpr bool kFive = kT == DType::Q5_0 || kT == DType::Q5_1;
     constexpr bool kMin = kT == DType::Q4_1 || kT == DType::Q5_1;
     constexpr bool kOffset = kT == DType::Q4_0 || kT == DType::Q5_0;

@@ -325,6 +325,7 @@ void matvecPlanar(DType weight, const MatvecJobs& jobs, int64_t nCols, const Act
     case DType::Q5_1: return dispatchPlanar<DType::Q5_1>(jobs, nCols, a, n, s);
     case DType::Q8_0: return dispatchPlanar<DType::Q8_0>(jobs, nCols, a, n, s);
     case DType::Q4_K: return dispatchPlanar<DType::Q4_K>(jobs, nCols, a, n, s);
+    case DType::Q6_K: return dispatchPlanar<DType::Q6_K>(jobs, nCols, a, n, s);
     default: return;
     }
 }
