@@ -39,12 +39,12 @@ HEARTH_GPU_REQUIRED=1 timeout 240 ctest --test-dir "$build" -L gpu -V > "$logs/c
 tests_rc=$?
 grep -E "FAIL|checks passed|tests passed|Passed|Failed|SKIP" "$logs/ctest.log" | head -60
 
-step "mat-vec kernels alone: GGUF's blocks, then planar rows (4 rows a block, 1, chosen by size); Q8_0, Q4_K"
+step "mat-vec kernels alone: GGUF's blocks, then planar rows (4 rows a block, 1, chosen by size); Q8_0, Q4_K, Q6_K"
 for cfg in HEARTH_CUDA_PLANAR=0 HEARTH_CUDA_PLANAR_ROWS=4 HEARTH_CUDA_PLANAR_ROWS=1 HEARTH_CUDA_PLANAR=1; do
   echo "-- $cfg"
   env "$cfg" timeout 60 "$build/bin/hearth-gpu-bench" --kernels-only 2>&1 | grep -E "mat-vec|decode bound|no CUDA"
 done
-for type in Q8_0 Q4_K; do
+for type in Q8_0 Q4_K Q6_K; do
   echo "-- $type, planar, then GGUF's blocks"
   timeout 60 "$build/bin/hearth-gpu-bench" --kernels-only --type $type 2>&1 | grep -E "mat-vec|decode bound|no CUDA"
   HEARTH_CUDA_PLANAR=0 timeout 60 "$build/bin/hearth-gpu-bench" --kernels-only --type $type 2>&1 | grep -E "decode bound"
