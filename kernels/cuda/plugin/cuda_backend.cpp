@@ -36,8 +36,8 @@ static_assert(kGemmMinTokens - 1 <= kMaxMatvecTokens, "every batch below kGemmMi
 // Rows of a weight matrix dequantized to F16 per cuBLAS call (bounds the tile buffer).
 constexpr size_t kTileBytes = size_t{64} << 20;
 // WeightView::packed.layout of a matrix uploaded by packWeight: the file's rows, in device memory,
-// or (the 32-element block types, rows a multiple of 256) the same rows as planes
-// (device_quants.cuh: planarRows), which the decode mat-vec reads in 16-byte loads.
+// or rows the planar decode mat-vec reads in 16-byte loads (device_quants.cuh: planarRows; the
+// 32-element block types and Q6_K as planes, Q4_K as the file has them).
 constexpr uint32_t kDeviceRows = 0x43554441;  // "CUDA"
 constexpr uint32_t kDevicePlanar = 0x43554450;  // "CUDP"
 // Rows rewritten as planes on the host per piece (bounds the staging buffer).
