@@ -101,8 +101,55 @@ void applyPenalties(std::span<TokenLogit> cands, std::span<const int32_t> window
     }
 }
 
+namespace {
+
+// All candidates in before()'s order when they come in id order and no logit is NaN: a stable
+// LSD radix sort on the logits' bits (descending; -0 as +0, which before() ties), so equal
+// logits keep their id order, as before() ranks them. before() is then a strict total order,
+// so the result is the one any sort by it gives. A heap sort of Gemma 3's 262,144 candidates
+// (top-k off) took 31 ms a token. False (cands untouched) where the radix sort does not apply.
+bool radixSortAll(std::span<TokenLogit> cands, std::vector<TokenLogit>& scratch) {
+    const size_t n = cands.size();
+    for (size_t i = 0; i < n; ++i)
+        if (cands[i].id != static_cast<int32_t>(i) || std::isnan(cands[i].logit)) return false;
+    const auto key = [](float logit) {
+        uint32_t u;
+        const float f = logit == 0.0f ? 0.0f : logit;
+        std::memcpy(&u, &f, sizeof u);
+        const uint32_t ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+        return ~ascending;
+    };
+    // Three passes of 11, 11 and 10 bits, their counts taken in one read; a pass whose digit
+    // is the same for every candidate moves nothing and is skipped.
+    constexpr int kShift[3] = {0, 11, 22};
+    constexpr uint32_t kMask[3] = {0x7FF, 0x7FF, 0x3FF};
+    std::vector<size_t> start(3 * 2049, 0);
+    for (const TokenLogit& c : cands) {
+        const uint32_t x = key(c.logit);
+        for (int p = 0; p < 3; ++p) ++start[static_cast<size_t>(p) * 2049 + ((x >> kShift[p]) & kMask[p]) + 1];
+    }
+    scratch.resize(n);
+    std::span<TokenLogit> from = cands, to(scratch);
+    for (int p = 0; p < 3; ++p) {
+        size_t* s = start.data() + static_cast<size_t>(p) * 2049;
+        const uint32_t first = (key(cands[0].logit) >> kShift[p]) & kMask[p];
+        if (s[first + 1] == n) continue;  // one digit for all: already in order for this pass
+        for (uint32_t d = 0; d <= kMask[p]; ++d) s[d + 1] += s[d];
+        for (const TokenLogit& c : from) to[s[(key(c.logit) >> kShift[p]) & kMask[p]]++] = c;
+        std::swap(from, to);
+    }
+    if (from.data() != cands.data()) std::copy(from.begin(), from.end(), cands.begin());
+    return true;
+}
+
+}  // namespace
+
 size_t sampleTopK(std::span<TokenLogit> cands, int32_t k) {
     const size_t n = (k <= 0 || static_cast<size_t>(k) >= cands.size()) ? cands.size() : static_cast<size_t>(k);
+    if (n == cands.size() && n > 256) {
+        thread_local std::vector<TokenLogit> scratch;
+        if (radixSortAll(cands, scratch)) return n;
+    }
     std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(n), cands.end(), before);
     return n;
 }

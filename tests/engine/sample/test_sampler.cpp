@@ -1,6 +1,7 @@
 // Each sampler stage on fixed logits; the drawn distribution against the intended one (chi^2,
 // fixed seed); seed reproducibility; validate()'s range checks.
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -124,6 +125,35 @@ private slots:
                 QCOMPARE(got[i].id, whole[i].id);
                 QVERIFY(std::memcmp(&got[i].logit, &whole[i].logit, sizeof(float)) == 0 ||
                         (std::isnan(got[i].logit) && std::isnan(whole[i].logit)));
+            }
+        }
+    }
+    // With top-k off every candidate is sorted (a radix sort where they come in id order without
+    // NaNs): the order a heap sort by (logit descending, id ascending) gives, on vocabularies of
+    // 257 to 3,000 ids drawn from a few values (ties everywhere), ±0 and infinities, and with NaNs
+    // (the heap sort itself runs) or out of id order.
+    void sortAllEqualsTheHeapSort() {
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const float pool[] = {-0.0f, 0.0f, 1.5f, -2.0f, 3.25f, 1e-30f, -1e-30f, 7.0e5f, -7.0f, inf, -inf, nan};
+        const auto ranks = [](const TokenLogit& a, const TokenLogit& b) {
+            return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+        };
+        std::mt19937 rng(9);
+        for (int trial = 0; trial < 300; ++trial) {
+            const int n = std::uniform_int_distribution<int>(257, 3000)(rng);
+            const int kinds = trial % 5 == 0 ? 12 : 11;  // NaNs in a fifth
+            std::vector<float> logits(static_cast<size_t>(n));
+            for (float& x : logits) x = pool[std::uniform_int_distribution<int>(0, kinds - 1)(rng)];
+            if (trial % 3 == 0)
+                for (float& x : logits) x += 0.001f * static_cast<float>(std::uniform_int_distribution<int>(0, 50)(rng));
+            Cands c = inIdOrder(logits);
+            if (trial % 7 == 0) std::swap(c[1], c[2]);  // not in id order
+            Cands want = c;
+            std::partial_sort(want.begin(), want.end(), want.end(), ranks);
+            QCOMPARE(sampleTopK(c, 0), c.size());
+            for (size_t i = 0; i < c.size(); ++i) {
+                QCOMPARE(c[i].id, want[i].id);
+                QVERIFY(std::memcmp(&c[i].logit, &want[i].logit, sizeof(float)) == 0);
             }
         }
     }
