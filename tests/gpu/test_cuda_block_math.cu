@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/reference/quants.h"
@@ -148,31 +149,19 @@ void checkPlanar(DType t, int n) {
         if (five) std::memcpy(&qh, planar.data() + p.qh + 4 * b, 4);
         const float dw = cuda::ldHalf(planar.data() + p.d + 2 * b);
         const float mw = min ? cuda::ldHalf(planar.data() + p.m + 2 * b) : 0.0f;
-        int u[8];
-        float part = 0.0f;
+        const auto part = [&](auto type) {
+            constexpr DType kT = decltype(type)::value;
+            int u[8];
+            cuda::unpackPlanar<kT>(words, qh, u);
+            return cuda::dotPlanar<kT>(u, dw, mw, av, suma, a.d[b], a.s[b]);
+        };
         switch (t) {
-        case DType::Q4_0:
-            cuda::unpackPlanar<DType::Q4_0>(words, qh, u);
-            part = cuda::dotPlanar<DType::Q4_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
-            break;
-        case DType::Q4_1:
-            cuda::unpackPlanar<DType::Q4_1>(words, qh, u);
-            part = cuda::dotPlanar<DType::Q4_1>(u, dw, mw, av, suma, a.d[b], a.s[b]);
-            break;
-        case DType::Q5_0:
-            cuda::unpackPlanar<DType::Q5_0>(words, qh, u);
-            part = cuda::dotPlanar<DType::Q5_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
-            break;
-        case DType::Q5_1:
-            cuda::unpackPlanar<DType::Q5_1>(words, qh, u);
-            part = cuda::dotPlanar<DType::Q5_1>(u, dw, mw, av, suma, a.d[b], a.s[b]);
-            break;
-        default:
-            cuda::unpackPlanar<DType::Q8_0>(words, qh, u);
-            part = cuda::dotPlanar<DType::Q8_0>(u, dw, mw, av, suma, a.d[b], a.s[b]);
-            break;
+        case DType::Q4_0: acc += part(std::integral_constant<DType, DType::Q4_0>{}); break;
+        case DType::Q4_1: acc += part(std::integral_constant<DType, DType::Q4_1>{}); break;
+        case DType::Q5_0: acc += part(std::integral_constant<DType, DType::Q5_0>{}); break;
+        case DType::Q5_1: acc += part(std::integral_constant<DType, DType::Q5_1>{}); break;
+        default: acc += part(std::integral_constant<DType, DType::Q8_0>{}); break;
         }
-        acc += part;
     }
     const float ref = ref::vecDot(t, w.data(), act.data(), n);
     expect(acc == ref,

@@ -9,9 +9,6 @@
 // row and 8 halves a lane.
 #pragma once
 
-#include <cstdlib>
-#include <cstring>
-
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 
@@ -23,18 +20,6 @@ constexpr int kSplitWarps = kAttentionSplit / 32;
 // The row of a position in paged blocks.
 HEARTH_HD __forceinline__ uint8_t* rowAt(uint8_t* const* blocks, const KvTables& kv, int position) {
     return blocks[position / kv.blockSize] + static_cast<size_t>(position % kv.blockSize) * kv.rowBytes;
-}
-
-// 16 bytes at p, which must be 16-byte aligned (on the host a misaligned address aborts).
-HEARTH_HD __forceinline__ uint4 loadRow16(const uint8_t* p) {
-#ifdef __CUDA_ARCH__
-    return *reinterpret_cast<const uint4*>(p);
-#else
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) std::abort();
-    uint4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-#endif
 }
 
 // The two halves of a 32-bit word (the lower one first), as floats.
@@ -74,8 +59,9 @@ HEARTH_HD __forceinline__ void groupedScores(const KvTables& kv, int headDim, co
 #pragma unroll 4
 #endif
     for (int c = 0; c < headDim / 8; ++c) {
-        const uint4 u = loadRow16(k + 16 * c);
-        const uint32_t words[4] = {u.x, u.y, u.z, u.w};
+        const int4 u = load16(k + 16 * c);
+        const uint32_t words[4] = {static_cast<uint32_t>(u.x), static_cast<uint32_t>(u.y), static_cast<uint32_t>(u.z),
+                                   static_cast<uint32_t>(u.w)};
         HEARTH_UNROLL
         for (int j = 0; j < 4; ++j) {
             const float2 f = halvesToFloats(words[j]);
@@ -108,8 +94,9 @@ HEARTH_HD __forceinline__ void groupedValues(const KvTables& kv, int headDim, si
         HEARTH_UNROLL
         for (int g = 0; g < kG; ++g) w[g] = weightOf(g, j);
         if (tile + j < r.begin || tile + j >= r.end) continue;
-        const uint4 u = loadRow16(rowAt(kv.vBlocks, kv, tile + j) + headOffset + 16 * part);
-        const uint32_t words[4] = {u.x, u.y, u.z, u.w};
+        const int4 u = load16(rowAt(kv.vBlocks, kv, tile + j) + headOffset + 16 * part);
+        const uint32_t words[4] = {static_cast<uint32_t>(u.x), static_cast<uint32_t>(u.y), static_cast<uint32_t>(u.z),
+                                   static_cast<uint32_t>(u.w)};
         HEARTH_UNROLL
         for (int e = 0; e < 4; ++e) {
             const float2 f = halvesToFloats(words[e]);

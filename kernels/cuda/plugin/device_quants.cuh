@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/dtype.h"
@@ -50,6 +51,19 @@ HEARTH_HD __forceinline__ int ld32a2(const uint8_t* p) {
 }
 HEARTH_HD __forceinline__ int ld32(const void* p) { return *reinterpret_cast<const int*>(p); }
 HEARTH_HD __forceinline__ int sum4(int a, int acc) { return dp4a(a, 0x01010101, acc); }
+
+// 16 bytes at p, which must be 16-byte aligned (on the host a misaligned address aborts, so
+// that a CPU run of a kernel's per-thread code catches what would be a fault on the GPU).
+HEARTH_HD __forceinline__ int4 load16(const void* p) {
+#ifdef __CUDA_ARCH__
+    return __ldg(static_cast<const int4*>(p));
+#else
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) std::abort();
+    int4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
 
 // Q4_K/Q5_K: 6-bit scale and min of sub-block j from the 12 packed bytes.
 HEARTH_HD __forceinline__ void scaleMinK(const uint8_t* s, int j, int& sc, int& m) {

@@ -8,28 +8,12 @@
 // activation block once for the kR rows.
 #pragma once
 
-#include <cstdlib>
-#include <cstring>
-
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/ops.h"
 
 namespace hearth::cuda {
 
 constexpr int kPlanarThreads = 128;
-
-// 16 bytes at p, which must be 16-byte aligned (on the host a misaligned address aborts, so
-// that the CPU run of a launch catches what would be a fault on the GPU).
-HEARTH_HD __forceinline__ int4 load16(const void* p) {
-#ifdef __CUDA_ARCH__
-    return __ldg(static_cast<const int4*>(p));
-#else
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) std::abort();
-    int4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-#endif
-}
 
 // Sets jobs.firstBlock for kR rows a block; returns the blocks of the launch.
 inline unsigned planarBlocks(MatvecJobs& jobs, int rowsPerBlock) {
@@ -64,6 +48,23 @@ HEARTH_HD __forceinline__ PlanarSlot planarSlot(const MatvecJobs& jobs, unsigned
 template <DType kT>
 constexpr int kPlanarWords = kT == DType::Q8_0 ? 8 : 4;  // quant words a block
 
+// Every type's thread sums start here: the slot's kR rows (rows past the matrix's end read its
+// last row; their sums are not stored) and the sums zeroed.
+template <int kR, int kT2>
+HEARTH_HD __forceinline__ void startThreadSums(const PlanarSlot& slot, size_t rowSize, const uint8_t* (&rows)[kR],
+                                               float (&acc)[kT2][kR]) {
+    HEARTH_UNROLL
+    for (int rr = 0; rr < kR; ++rr) {
+        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
+        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
+    }
+    HEARTH_UNROLL
+    for (int t = 0; t < kT2; ++t) {
+        HEARTH_UNROLL
+        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
+    }
+}
+
 // Q4_K (GGUF's 144-byte super-blocks: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
 // quants) in units of 32 elements, eight a super-block: unit 2c + h is bytes 16h ... 16h + 15 of
 // quant pair c (32 bytes at 16 + 32c), whose low nibbles are elements 16h ... of sub-block 2c and
@@ -82,16 +83,7 @@ HEARTH_HD __forceinline__ void q6kThreadSums(const PlanarSlot& slot, int64_t nCo
     const int64_t nUnits = nCols / 32, ns = nCols / 256;
     const size_t rowSize = static_cast<size_t>(ns) * 210;
     const uint8_t* rows[kR];
-    HEARTH_UNROLL
-    for (int rr = 0; rr < kR; ++rr) {
-        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
-        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
-    }
-    HEARTH_UNROLL
-    for (int t = 0; t < kT2; ++t) {
-        HEARTH_UNROLL
-        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
-    }
+    startThreadSums(slot, rowSize, rows, acc);
     for (int64_t unit = thread; unit < nUnits; unit += kPlanarThreads) {
         const int64_t sb = unit / 8;
         const int h = static_cast<int>(unit % 8) / 4, p = static_cast<int>(unit % 4), quarter = p / 2,
@@ -142,16 +134,7 @@ HEARTH_HD __forceinline__ void q4kThreadSums(const PlanarSlot& slot, int64_t nCo
     const int64_t nUnits = nCols / 32, nSuper = nCols / 256;
     const size_t rowSize = static_cast<size_t>(nSuper) * 144;
     const uint8_t* rows[kR];
-    HEARTH_UNROLL
-    for (int rr = 0; rr < kR; ++rr) {
-        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
-        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
-    }
-    HEARTH_UNROLL
-    for (int t = 0; t < kT2; ++t) {
-        HEARTH_UNROLL
-        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
-    }
+    startThreadSums(slot, rowSize, rows, acc);
     for (int64_t unit = thread; unit < nUnits; unit += kPlanarThreads) {
         const int64_t sb = unit / 8;
         const int c = static_cast<int>(unit % 8) / 2, h = static_cast<int>(unit % 2);
@@ -205,16 +188,7 @@ HEARTH_HD __forceinline__ void planarThreadSums(const PlanarSlot& slot, int64_t 
     const PlanarPlanes planes = planarPlanes(kT, nb);
     const size_t rowSize = static_cast<size_t>(nb) * (planes.qsBytes + 2 + (kMin ? 2 : 0) + (kFive ? 4 : 0));
     const uint8_t* rows[kR];
-    HEARTH_UNROLL
-    for (int rr = 0; rr < kR; ++rr) {
-        const int64_t r = slot.r0 + rr < slot.nRows ? slot.r0 + rr : slot.nRows - 1;
-        rows[rr] = slot.w + static_cast<size_t>(r) * rowSize;
-    }
-    HEARTH_UNROLL
-    for (int t = 0; t < kT2; ++t) {
-        HEARTH_UNROLL
-        for (int rr = 0; rr < kR; ++rr) acc[t][rr] = 0.0f;
-    }
+    startThreadSums(slot, rowSize, rows, acc);
     for (int64_t b = thread; b < nb; b += kPlanarThreads) {
         int u[kR][8];  // each row's block unpacked once for all the tokens
         float dw[kR], mw[kR];
