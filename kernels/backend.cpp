@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 #include "kernels/backend.h"
 
@@ -54,6 +55,25 @@ void Backend::download(void* hostDst, const void* src, size_t bytes) {
 
 void Backend::copy(void* dst, const void* src, size_t bytes) {
     if (bytes > 0) std::memmove(dst, src, bytes);
+}
+
+void Backend::matmulFused(const MatmulInput& in, std::span<const WeightView> ws, int64_t nTokens,
+                          std::span<float* const> ys, bool accumulate, float* sums) {
+    if (ws.empty()) return;
+    const int64_t nCols = ws[0].nCols;
+    const float* x = in.x;
+    switch (in.kind) {
+    case MatmulInput::Kind::Plain: break;
+    case MatmulInput::Kind::RmsNorm: rmsNorm(in.x, in.normWeight, nTokens, nCols, in.eps, in.prepared); break;
+    case MatmulInput::Kind::SwiGlu: swiglu(in.x, in.up, nTokens * nCols, in.prepared); break;
+    case MatmulInput::Kind::GeGlu: geglu(in.x, in.up, nTokens * nCols, in.prepared); break;
+    }
+    if (in.kind != MatmulInput::Kind::Plain) x = in.prepared;
+    if (!accumulate) return matmulMany(ws, x, nTokens, ys);
+    if (ws.size() != 1 || sums == nullptr)
+        throw std::invalid_argument("matmulFused: accumulate takes one matrix and sums");
+    matmul(ws[0], x, nTokens, sums);
+    add(ys[0], sums, nTokens * ws[0].nRows);
 }
 
 void Backend::scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) {

@@ -73,6 +73,18 @@ enum class RopeStyle {
     HalfSplit,  // rotate (x[i], x[i + nRot/2]): NeoX style, Gemma
 };
 
+// How Backend::matmulFused makes a product's input, x ([nTokens, nCols] floats), from its
+// operands: as it is, rmsNorm(x, normWeight, eps), swiglu(x, up) or geglu(x, up).
+struct MatmulInput {
+    enum class Kind { Plain, RmsNorm, SwiGlu, GeGlu };
+    Kind kind = Kind::Plain;
+    const float* x = nullptr;
+    const float* normWeight = nullptr;  // RmsNorm: [nCols]
+    float eps = 0.0f;  // RmsNorm
+    const float* up = nullptr;  // SwiGlu, GeGlu: [nTokens, nCols]
+    float* prepared = nullptr;  // every kind but Plain: where the input is written
+};
+
 // One layer of one sequence's paged KV cache. Token at position p lives in block
 // blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride,
 // or with kDimMajor element c (0 <= c < rowStride) of the K row at kBlocks[block] + c * blockSize
@@ -205,6 +217,14 @@ public:
                             std::span<float* const> ys) {
         for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, nTokens, ys[i]);
     }
+    // matmulMany with the work around it that a backend may fuse into the products: the input
+    // prepared from x (MatmulInput) and written to `prepared` ([nTokens, nCols]; it may alias x
+    // for the gated activations), and with `accumulate` the products added to ys instead of
+    // stored (one matrix; `sums` [nTokens, nRows] is scratch). The default makes the separate
+    // calls — rmsNorm or swiglu/geglu, matmulMany or matmul into sums, add — so every result is
+    // bitwise theirs; a backend that fuses gives the same bits as its own separate calls.
+    virtual void matmulFused(const MatmulInput& in, std::span<const WeightView> ws, int64_t nTokens,
+                             std::span<float* const> ys, bool accumulate = false, float* sums = nullptr);
     // Called once per matrix at load, before any matmul: the backend may copy w's rows into a
     // layout of its own (w.packed set, the buffer returned for the caller to keep as long as w)
     // with the same results, bit for bit. Null (the default): w is read as it is in the file.
@@ -229,6 +249,19 @@ public:
     // Stores k, v rows ([nTokens, rowStride] floats) at positions into the paged layer.
     virtual void kvWrite(const PagedKvLayer& layer, const float* k, const float* v, const int32_t* positions,
                          int64_t nTokens) = 0;
+    // One sequence's kvWrite in a kvWriteMany call: kvWrite()'s arguments.
+    struct KvWriteCall {
+        const PagedKvLayer* layer = nullptr;
+        const float* k = nullptr;
+        const float* v = nullptr;
+        const int32_t* positions = nullptr;
+        int64_t nTokens = 0;
+    };
+    // kvWrite() of each call (the sequences of one step, each into its own blocks); the backend
+    // may write them all in one go.
+    virtual void kvWriteMany(std::span<const KvWriteCall> calls) {
+        for (const KvWriteCall& c : calls) kvWrite(*c.layer, c.k, c.v, c.positions, c.nTokens);
+    }
     // Causal attention: token t (query row t of q [nTokens, nHeads*headDim]) attends to cache
     // positions [0, positions[t]] (with a sliding window: (positions[t] - window, positions[t]]). out: [nTokens, nHeads*headDim]. Each token is reduced over
     // the cache in the same order whatever the batch (batch invariance).

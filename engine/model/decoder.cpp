@@ -119,6 +119,9 @@ private:
     }
     void attentionBlock(Backend& b, KvCache& cache, int layer, int64_t nTokens);
     void feedForwardBlock(Backend& b, int layer, int64_t nTokens);
+    MatmulInput normed(const float* w) const;
+    void residualProjection(Backend& b, const MatmulInput& in, const WeightView& w, const float* postNorm,
+                            int64_t nTokens);
     static void addBias(Backend& b, float* rows, const float* bias, int64_t nTokens, int64_t dim);
 
     DecoderOptions options_;
@@ -314,10 +317,9 @@ void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nT
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
     const LayerVectors& V = vectors_->layers[static_cast<size_t>(il)];
     const int64_t qDim = int64_t{c.nHeads} * c.headDim, kvDim = int64_t{c.nKvHeads} * c.headDim;
-    b.rmsNorm(x_, V.attnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView qkv[] = {L.wq, L.wk, L.wv};
     float* const qkvOut[] = {q_, k_, v_};
-    b.matmulMany(qkv, xn_, nTokens, qkvOut);
+    b.matmulFused(normed(V.attnNorm), qkv, nTokens, qkvOut);
     addBias(b, q_, V.bq, nTokens, qDim);
     addBias(b, k_, V.bk, nTokens, kvDim);
     addBias(b, v_, V.bv, nTokens, kvDim);
@@ -341,9 +343,22 @@ void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nT
     AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, options_.attentionScale, L.window};
     shape.softcap = options_.attentionSoftcap;
     batch_.attention(b, cache, il, shape, q_, k_, v_, att_);
-    b.matmul(L.wo, att_, nTokens, proj_);
-    if (V.postAttnNorm != nullptr) b.rmsNorm(proj_, V.postAttnNorm, nTokens, c.nEmbd, c.rmsEps, proj_);
-    b.add(x_, proj_, nTokens * c.nEmbd);
+    residualProjection(b, MatmulInput{.x = att_}, L.wo, V.postAttnNorm, nTokens);
+}
+
+// x_'s rows normalised with w into xn_, as a product's input.
+MatmulInput DecoderModel::normed(const float* w) const {
+    return {.kind = MatmulInput::Kind::RmsNorm, .x = x_, .normWeight = w, .eps = config_.rmsEps, .prepared = xn_};
+}
+
+// x_ += in · wᵀ, through proj_ (normalised there with postNorm first, where the family has one).
+void DecoderModel::residualProjection(Backend& b, const MatmulInput& in, const WeightView& w, const float* postNorm,
+                                      int64_t nTokens) {
+    float* const out[] = {postNorm != nullptr ? proj_ : x_};
+    b.matmulFused(in, std::span(&w, 1), nTokens, out, postNorm == nullptr, proj_);
+    if (postNorm == nullptr) return;
+    b.rmsNorm(proj_, postNorm, nTokens, config_.nEmbd, config_.rmsEps, proj_);
+    b.add(x_, proj_, nTokens * config_.nEmbd);
 }
 
 // rows[t] += bias for each of nTokens rows of dim floats (after the projection, before RoPE, as
@@ -354,18 +369,17 @@ void DecoderModel::addBias(Backend& b, float* rows, const float* bias, int64_t n
 }
 
 void DecoderModel::feedForwardBlock(Backend& b, int il, int64_t nTokens) {
-    const ModelConfig& c = config_;
     const DecoderLayer& L = layers_[static_cast<size_t>(il)];
     const LayerVectors& V = vectors_->layers[static_cast<size_t>(il)];
-    b.rmsNorm(x_, V.ffnNorm, nTokens, c.nEmbd, c.rmsEps, xn_);
     const WeightView gateUp[] = {L.wGate, L.wUp};
     float* const gateUpOut[] = {gate_, up_};
-    b.matmulMany(gateUp, xn_, nTokens, gateUpOut);
-    if (options_.activation == FfnActivation::Gelu) b.geglu(gate_, up_, nTokens * c.nFf, gate_);
-    else b.swiglu(gate_, up_, nTokens * c.nFf, gate_);
-    b.matmul(L.wDown, gate_, nTokens, proj_);
-    if (V.postFfwNorm != nullptr) b.rmsNorm(proj_, V.postFfwNorm, nTokens, c.nEmbd, c.rmsEps, proj_);
-    b.add(x_, proj_, nTokens * c.nEmbd);
+    b.matmulFused(normed(V.ffnNorm), gateUp, nTokens, gateUpOut);
+    const MatmulInput gated{
+        .kind = options_.activation == FfnActivation::Gelu ? MatmulInput::Kind::GeGlu : MatmulInput::Kind::SwiGlu,
+        .x = gate_,
+        .up = up_,
+        .prepared = gate_};
+    residualProjection(b, gated, L.wDown, V.postFfwNorm, nTokens);
 }
 
 // The activations of nTokens rows in b's memory, one buffer cut into the arrays (each start

@@ -170,10 +170,16 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
     callTables_.clear();
     callTableAt_.clear();
     calls_.clear();
+    // Views of the uploaded tables stay put, so their writes go in one kvWriteMany (one launch on
+    // a GPU); the cache's own views are remade by the next layerView, so those write one by one.
+    writes_.clear();
     for (size_t i = 0; i < items_.size(); ++i) {
         const int64_t row = firstRow_[i], n = firstRow_[i + 1] - row;
         const PagedKvLayer kv = view(i);
-        b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
+        if (staged)
+            writes_.push_back({&stagedViews_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)],
+                               k + row * kvDim, v + row * kvDim, slots(b) + row, n});
+        else b.kvWrite(kv, k + row * kvDim, v + row * kvDim, slots(b) + row, n);
         const int64_t nInPlace = nInPlace_[i];
         if (nInPlace == 0) continue;
         callViews_.push_back(kv);
@@ -184,6 +190,7 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         }
         calls_.push_back({nullptr, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim});
     }
+    b.kvWriteMany(writes_);
     for (size_t c = 0; c < calls_.size(); ++c) {
         PagedKvLayer& kv = callViews_[c];
         if (copyTables) {

@@ -99,6 +99,7 @@ private:
     mutable std::vector<f16_t*> callTables_;
     mutable std::vector<size_t> callTableAt_;
     mutable std::vector<Backend::AttentionCall> calls_;
+    mutable std::vector<Backend::KvWriteCall> writes_;
     // In the backend's memory: [tokens, positions, slots] of every row (upload), the rows
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
     BackendScratch inputs_, normed_, logits_;

@@ -64,8 +64,8 @@ if [[ $write_rc -eq 0 ]]; then
   bench_rc=${PIPESTATUS[0]}
 fi
 if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 200 ]]; then
-  step "the 8B shape with the kernels before planar rows and grouped attention (HEARTH_CUDA_PLANAR=0, HEARTH_CUDA_ATTENTION=heads)"
-  HEARTH_CUDA_PLANAR=0 HEARTH_CUDA_ATTENTION=heads timeout 60 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
+  step "the 8B shape with the kernels before planar rows, grouped attention and fused inputs (HEARTH_CUDA_PLANAR=0, HEARTH_CUDA_ATTENTION=heads, HEARTH_CUDA_FUSED=0)"
+  HEARTH_CUDA_PLANAR=0 HEARTH_CUDA_ATTENTION=heads HEARTH_CUDA_FUSED=0 timeout 60 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
     --decode 32 llama-8b 2>&1 | tee "$logs/bench-file-rows.log"
 fi
 if [[ $write_rc -eq 0 ]]; then

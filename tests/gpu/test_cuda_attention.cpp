@@ -84,11 +84,59 @@ void runCase(Backend& cpu, Backend& gpu, const Case& cs, Checks& c, const char* 
     gpu.attention(gpuKv.layer, shape, q.data() + last, &positions.back(), 1, alone.data());
     c.expect(std::memcmp(alone.data(), got.data() + last, alone.size() * sizeof(float)) == 0,
              name + ": decode gives the last token the bits it got in the prefill batch");
+    // Three sequences in one attentionMany (one launch on CUDA): the first 10 rows, the last
+    // token and a middle one, each with tables of its own; every row the bits it got above.
+    const int mid = cs.nCtx / 2;
+    std::vector<float> first(static_cast<size_t>(10) * qRow), lastRow(static_cast<size_t>(qRow)),
+        midRow(lastRow.size());
+    const Backend::AttentionCall calls[] = {{&gpuKv.layer, q.data(), positions.data(), 10, first.data()},
+                                            {&gpuKv.layer, q.data() + last, &positions.back(), 1, lastRow.data()},
+                                            {&gpuKv.layer, q.data() + static_cast<size_t>(mid) * qRow,
+                                             &positions[static_cast<size_t>(mid)], 1, midRow.data()}};
+    gpu.attentionMany(calls, shape);
+    c.expect(std::memcmp(first.data(), got.data(), first.size() * sizeof(float)) == 0 &&
+                 std::memcmp(lastRow.data(), got.data() + last, lastRow.size() * sizeof(float)) == 0 &&
+                 std::memcmp(midRow.data(), got.data() + static_cast<size_t>(mid) * qRow,
+                             midRow.size() * sizeof(float)) == 0,
+             name + ": three sequences in one attentionMany get the bits they get alone");
     // The blocks the reference wrote (a restore brings such bytes up): the same bits again.
     std::vector<float> restored(alone.size());
     gpu.attention(cpuKv.layer, shape, q.data() + last, &positions.back(), 1, restored.data());
     c.expect(std::memcmp(alone.data(), restored.data(), alone.size() * sizeof(float)) == 0,
              name + ": blocks the reference wrote give the bits of blocks the backend wrote");
+}
+
+// Three sequences' writes in one kvWriteMany (one launch on CUDA), each into blocks of its own:
+// the bytes the reference's kvWrite gives each.
+void checkKvWriteMany(Backend& cpu, Backend& gpu, Checks& c) {
+    for (DType type : {DType::F16, DType::Q8_0}) {
+        const int rowStride = 2 * 64, lengths[] = {1, 5, 37};
+        std::vector<HostKv> want, got;
+        std::vector<std::vector<float>> ks, vs;
+        std::vector<std::vector<int32_t>> positions;
+        want.reserve(3), got.reserve(3);
+        for (int i = 0; i < 3; ++i) {
+            want.emplace_back(40, rowStride, type);
+            got.emplace_back(40, rowStride, type);
+            ks.push_back(randomFloats(static_cast<size_t>(lengths[i]) * rowStride, 10 + i));
+            vs.push_back(randomFloats(static_cast<size_t>(lengths[i]) * rowStride, 20 + i));
+            std::vector<int32_t>& p = positions.emplace_back();
+            for (int j = 0; j < lengths[i]; ++j) p.push_back((j * 7 + i) % 40);  // scattered, distinct
+        }
+        std::vector<Backend::KvWriteCall> calls;
+        for (int i = 0; i < 3; ++i) {
+            cpu.kvWrite(want[static_cast<size_t>(i)].layer, ks[static_cast<size_t>(i)].data(),
+                        vs[static_cast<size_t>(i)].data(), positions[static_cast<size_t>(i)].data(), lengths[i]);
+            calls.push_back({&got[static_cast<size_t>(i)].layer, ks[static_cast<size_t>(i)].data(),
+                             vs[static_cast<size_t>(i)].data(), positions[static_cast<size_t>(i)].data(), lengths[i]});
+        }
+        gpu.kvWriteMany(calls);
+        bool same = true;
+        for (size_t i = 0; i < 3; ++i) same = same && want[i].sameBytes(got[i]);
+        c.expect(same,
+                 std::string("kvWriteMany ") + dtypeInfo(type).name +
+                     ": three sequences' blocks hold the reference's bytes");
+    }
 }
 
 }  // namespace
@@ -109,4 +157,5 @@ void checkAttention(Backend& cpu, Backend& gpu, Checks& c) {
             if (cs.type == DType::F16 || std::string_view(kernel) == "grouped") runCase(cpu, gpu, cs, c, kernel);
     }
     unsetenv("HEARTH_CUDA_ATTENTION");
+    checkKvWriteMany(cpu, gpu, c);
 }

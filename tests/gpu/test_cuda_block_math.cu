@@ -347,15 +347,47 @@ void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
     p.slidingWindow = window;
     p.nSplits = (nBlocks * blockSize + cuda::kAttentionSplit - 1) / cuda::kAttentionSplit;
     std::vector<float> partial(static_cast<size_t>(nCtx * nHeads * p.nSplits * (headDim + 2)));
+    // The rows as three calls of one launch (cuda::AttentionRows, as attentionMany makes them),
+    // each with its own q, positions, out and tables (the same blocks through another array).
+    const int qRow = nHeads * headDim;
+    std::vector<int32_t> positions(static_cast<size_t>(nCtx));
+    for (int t = 0; t < nCtx; ++t) positions[static_cast<size_t>(t)] = t;
+    std::vector<float> outAll(static_cast<size_t>(nCtx * qRow), NAN);
+    // Call 1's q rows, positions and out rows lie apart from the others' (a row taken for the
+    // wrong call reads another q and writes elsewhere).
+    const std::vector<uint8_t*> otherTables(blockPtrs);
+    const std::vector<float> otherQ(q.begin() + nCtx / 3 * qRow, q.begin() + nCtx / 2 * qRow);
+    const std::vector<int32_t> otherPositions(positions.begin() + nCtx / 3, positions.begin() + nCtx / 2);
+    std::vector<float> otherOut(otherQ.size(), NAN);
+    cuda::AttentionRows rows;
+    const int starts[] = {0, nCtx / 3, nCtx / 2, nCtx};
+    for (int c = 0; c < 3; ++c) {
+        const bool other = c == 1;
+        rows.rowStart[c] = starts[c];
+        rows.kBlocks[c] = other ? otherTables.data() : blockPtrs.data();
+        rows.vBlocks[c] = rows.kBlocks[c] + nBlocks;
+        rows.q[c] = other ? otherQ.data() : q.data() + starts[c] * qRow;
+        rows.positions[c] = other ? otherPositions.data() : positions.data() + starts[c];
+        rows.out[c] = other ? otherOut.data() : outAll.data() + starts[c] * qRow;
+    }
+    rows.rowStart[3] = nCtx;
+    rows.count = 3;
+    for (int t = 0; t < nCtx; ++t) {
+        const int c = t >= starts[2] ? 2 : t >= starts[1] ? 1 : 0;
+        const cuda::RowSlot slot = cuda::rowSlot(rows, kv, p, t);
+        expect(slot.kv.kBlocks == rows.kBlocks[c] && slot.kv.vBlocks == rows.vBlocks[c] && slot.position == t &&
+                   slot.q == rows.q[c] + (t - starts[c]) * qRow && slot.out == rows.out[c] + (t - starts[c]) * qRow,
+               name + ": row " + std::to_string(t) + " finds its call's tables, q, position and out");
+    }
     for (int t = 0; t < nCtx; ++t)
         for (int kvh = 0; kvh < nKvHeads; ++kvh)
             for (int split = 0; split < p.nSplits; ++split) {
-                const cuda::SplitRange r = cuda::splitRange(p, t, split);
+                const cuda::RowSlot slot = cuda::rowSlot(rows, kv, p, t);
+                const cuda::SplitRange r = cuda::splitRange(p, slot.position, split);
                 const size_t headOffset = static_cast<size_t>(kvh * headDim) * 2;
                 static float qs[kG][cuda::kMaxHeadDim];
                 for (int g = 0; g < kG; ++g)
-                    for (int d = 0; d < headDim; ++d)
-                        qs[g][d] = f16ToF32(half(q[(t * nHeads + kvh * kG + g) * headDim + d]));
+                    for (int d = 0; d < headDim; ++d) qs[g][d] = f16ToF32(half(slot.q[(kvh * kG + g) * headDim + d]));
                 float warpMaxes[cuda::kSplitWarps][kG], warpSums[cuda::kSplitWarps][kG];
                 static float warpAcc[cuda::kSplitWarps][kG][cuda::kMaxHeadDim];
                 for (int warp = 0; warp < cuda::kSplitWarps; ++warp) {
@@ -368,7 +400,7 @@ void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
                             sc[lane] = -FLT_MAX;
                             if (pos >= r.begin && pos < r.end) {
                                 float score[kG];
-                                cuda::groupedScores<kG>(kv, headDim, qs, headOffset, pos, score);
+                                cuda::groupedScores<kG>(slot.kv, headDim, qs, headOffset, pos, score);
                                 sc[lane] = score[g] * p.scale;
                             }
                             tileMax = std::max(tileMax, sc[lane]);
@@ -384,7 +416,7 @@ void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
                     }
                     float acc[32][kG][8];
                     for (int lane = 0; lane < 32; ++lane)
-                        cuda::groupedValues<kG>(kv, headDim, headOffset, tile, r, lane, LaneWeights<kG>{weight},
+                        cuda::groupedValues<kG>(slot.kv, headDim, headOffset, tile, r, lane, LaneWeights<kG>{weight},
                                                 acc[lane]);
                     const int lanesPerRow = headDim / 8;
                     for (int o = lanesPerRow; o < 32; o <<= 1) {
@@ -446,11 +478,16 @@ void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
                     if (part[1] > 0.0f) got += part[2 + d] * std::exp(part[0] - globalMax);
                 }
                 got /= total;
+                cuda::rowSlot(rows, kv, p, t).out[h * headDim + d] = got;  // as the merge stores it
+                got = t >= starts[1] && t < starts[2]
+                    ? otherOut[static_cast<size_t>((t - starts[1]) * qRow + h * headDim + d)]
+                    : outAll[static_cast<size_t>(t * qRow + h * headDim + d)];
                 double want = 0.0;
                 for (int pos = first; pos <= t; ++pos)
                     want += scores[static_cast<size_t>(pos - first)] / norm *
                         double(f16ToF32(half(v[pos * rowStride + kvh * headDim + d])));
-                worst = std::max(worst, std::fabs(double(got) - want));
+                const double err = std::fabs(double(got) - want);
+                worst = std::isnan(err) ? INFINITY : std::max(worst, err);
             }
         }
     // V values are N(0, 1): an absolute error of 1e-4 is float summation; a wrong row, part or
@@ -458,9 +495,37 @@ void checkGroupedAttention(int nKvHeads, int headDim, int nCtx, int window) {
     expect(worst < 1e-4, name + ": error " + std::to_string(worst) + " against softmax(q K) V");
 }
 
+// kvWriteRows's row lookup: each launch row finds its call's tables, K and V rows and position.
+void checkKvWriteSlots() {
+    cuda::KvTables layout;
+    layout.rowStride = 96;
+    uint8_t* tables[3][2] = {};
+    const std::vector<float> k(40 * 96), v(40 * 96);
+    std::vector<int32_t> positions(40);
+    for (int i = 0; i < 40; ++i) positions[static_cast<size_t>(i)] = 1000 + i;
+    cuda::KvWriteRows rows;
+    const int starts[] = {0, 1, 6, 40};
+    for (int c = 0; c < 3; ++c) {
+        rows.rowStart[c] = starts[c];
+        rows.kBlocks[c] = tables[c], rows.vBlocks[c] = tables[c] + 1;
+        rows.k[c] = k.data() + starts[c] * 96, rows.v[c] = v.data() + starts[c] * 96;
+        rows.positions[c] = positions.data() + starts[c];
+    }
+    rows.rowStart[3] = 40, rows.count = 3;
+    int wrong = 0;
+    for (int t = 0; t < 40; ++t) {
+        const int c = t >= starts[2] ? 2 : t >= starts[1] ? 1 : 0;
+        const cuda::KvWriteSlot w = cuda::kvWriteSlot(rows, layout, t);
+        wrong += !(w.kv.kBlocks == rows.kBlocks[c] && w.kv.vBlocks == rows.vBlocks[c] && w.k == k.data() + t * 96 &&
+                   w.v == v.data() + t * 96 && w.position == 1000 + t);
+    }
+    expect(wrong == 0, "kvWriteRows: " + std::to_string(wrong) + " of 40 rows find another call's tables or rows");
+}
+
 }  // namespace
 
 int main() {
+    checkKvWriteSlots();
     checkGroupedAttention<4>(2, 64, 300, 0);
     checkGroupedAttention<4>(1, 256, 130, 64);
     checkGroupedAttention<3>(3, 128, 200, 0);

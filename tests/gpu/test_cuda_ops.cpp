@@ -162,6 +162,71 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
         }
 }
 
+// Backend::matmulFused (the normalised or gated input and the residual add fused into the
+// mat-vec) against the same backend's separate calls: the same bits, the products and the
+// prepared input. Planar rows (Q4_0, Q8_0, Q4_K 512 wide, Q6_K 2,048), GGUF's blocks (Q4_0 288
+// wide: the add after the mat-vec) and F16 (the rounded input); 1 and 3 tokens (mat-vec) and 20
+// (cuBLAS: the separate calls).
+void checkFused(Backend& gpu, Checks& c) {
+    struct Shape {
+        DType t;
+        int64_t nCols;
+    };
+    using Kind = MatmulInput::Kind;
+    for (const Shape& shape : {Shape{DType::Q4_0, 512}, Shape{DType::Q8_0, 512}, Shape{DType::Q4_K, 512},
+                               Shape{DType::Q6_K, 2048}, Shape{DType::Q4_0, 288}, Shape{DType::F16, 512}}) {
+        const int64_t nCols = shape.nCols;
+        const Weights& a = quantized(shape.t, 96, nCols, 21);
+        const Weights& b = quantized(shape.t, 40, nCols, 22);
+        const std::vector<float> norm = randomFloats(static_cast<size_t>(nCols), 23);
+        for (int64_t n : {1, 3, 20}) {
+            const auto count = static_cast<size_t>(n * nCols);
+            const std::vector<float> x = randomFloats(count, 24), upRows = randomFloats(count, 25);
+            const std::vector<float> gate = randomFloats(count, 26, 3.0f);
+            const std::vector<float> residual = randomFloats(static_cast<size_t>(n * 96), 27);
+            for (Kind kind : {Kind::Plain, Kind::RmsNorm, Kind::SwiGlu, Kind::GeGlu})
+                for (bool accumulate : {false, true}) {
+                    if (kind == Kind::Plain && !accumulate) continue;  // matmulMany, checked above
+                    const std::vector<float>& in = kind == Kind::GeGlu ? gate : x;
+                    std::vector<float> preparedWant(count), preparedGot(count);
+                    std::vector<float> ya(residual), yb(static_cast<size_t>(n * 40)), sums(residual.size());
+                    std::vector<float> wantA(residual), wantB(yb.size());
+                    const WeightView both[] = {a.view, b.view};
+                    const std::span<const WeightView> ws = accumulate ? std::span(both, 1) : std::span(both);
+                    // The separate calls.
+                    const float* input = in.data();
+                    if (kind == Kind::RmsNorm)
+                        gpu.rmsNorm(in.data(), norm.data(), n, nCols, 1e-6f, preparedWant.data());
+                    if (kind == Kind::SwiGlu) gpu.swiglu(in.data(), upRows.data(), n * nCols, preparedWant.data());
+                    if (kind == Kind::GeGlu) gpu.geglu(in.data(), upRows.data(), n * nCols, preparedWant.data());
+                    if (kind != Kind::Plain) input = preparedWant.data();
+                    if (accumulate) {
+                        gpu.matmul(a.view, input, n, sums.data());
+                        gpu.add(wantA.data(), sums.data(), n * 96);
+                    } else {
+                        float* const outs[] = {wantA.data(), wantB.data()};
+                        gpu.matmulMany(ws, input, n, outs);
+                    }
+                    // Fused.
+                    MatmulInput fused{kind, in.data(), norm.data(), 1e-6f, upRows.data(), preparedGot.data()};
+                    float* const outs[] = {ya.data(), yb.data()};
+                    gpu.matmulFused(fused, ws, n, std::span(outs, ws.size()), accumulate, sums.data());
+                    const std::string name = std::string(dtypeInfo(shape.t).name) + " " + std::to_string(nCols) +
+                        " wide, kind " + std::to_string(static_cast<int>(kind)) + (accumulate ? " accumulated" : "") +
+                        " x" + std::to_string(n);
+                    const auto same = [](const std::vector<float>& u, const std::vector<float>& v) {
+                        return std::memcmp(u.data(), v.data(), u.size() * sizeof(float)) == 0;
+                    };
+                    c.expect(same(ya, wantA) && (accumulate || same(yb, wantB)),
+                             "matmulFused " + name + ": the separate calls' products, bit for bit");
+                    if (kind != Kind::Plain)
+                        c.expect(same(preparedGot, preparedWant),
+                                 "matmulFused " + name + ": the separate calls' input, bit for bit");
+                }
+        }
+    }
+}
+
 }  // namespace
 
 void checkAttention(Backend& cpu, Backend& gpu, Checks& c);  // test_cuda_attention.cpp
@@ -182,6 +247,7 @@ int main() {
         checkElementwise(*cpu, gpu, c);
         checkEmbedding(*cpu, gpu, c);
         checkMatmul(*cpu, gpu, c);
+        checkFused(gpu, c);
         checkAttention(*cpu, gpu, c);
     } catch (const std::exception& e) {
         c.expect(false, std::string("exception: ") + e.what());

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,34 @@ public:
         float* dy = scratch(n * w.nRows);
         d_.matmul(dw, dx, n, dy);
         down(y, dy, n * w.nRows);
+    }
+    void matmulMany(std::span<const WeightView> ws, const float* x, int64_t n, std::span<float* const> ys) override {
+        if (ws.empty()) return;
+        const std::vector<WeightView> dws = weights(ws);
+        std::vector<float*> dys;
+        for (const WeightView& w : ws) dys.push_back(scratch(n * w.nRows));
+        d_.matmulMany(dws, up(x, n * ws[0].nCols), n, dys);
+        for (size_t i = 0; i < ws.size(); ++i) down(ys[i], dys[i], n * ws[i].nRows);
+    }
+    // The prepared input comes back too (a gated input may be written over x, as the engine
+    // asks); accumulated outputs go up first.
+    void matmulFused(const MatmulInput& in, std::span<const WeightView> ws, int64_t n, std::span<float* const> ys,
+                     bool accumulate, float* sums) override {
+        if (ws.empty()) return;
+        const int64_t nCols = ws[0].nCols;
+        const std::vector<WeightView> dws = weights(ws);
+        MatmulInput d = in;
+        float* dx = up(in.x, n * nCols);
+        d.x = dx;
+        if (in.normWeight != nullptr) d.normWeight = up(in.normWeight, nCols);
+        if (in.up != nullptr) d.up = up(in.up, n * nCols);
+        if (in.prepared != nullptr) d.prepared = in.prepared == in.x ? dx : scratch(n * nCols);
+        std::vector<float*> dys;
+        for (size_t i = 0; i < ws.size(); ++i)
+            dys.push_back(accumulate ? up(ys[i], n * ws[i].nRows) : scratch(n * ws[i].nRows));
+        d_.matmulFused(d, dws, n, dys, accumulate, sums != nullptr ? scratch(n * ws[0].nRows) : nullptr);
+        for (size_t i = 0; i < ws.size(); ++i) down(ys[i], dys[i], n * ws[i].nRows);
+        if (in.prepared != nullptr && in.kind != MatmulInput::Kind::Plain) down(in.prepared, d.prepared, n * nCols);
     }
     void embeddingRows(const WeightView& t, const int32_t* ids, int64_t n, float* out) override {
         const WeightView dt = weight(t);
@@ -70,6 +99,39 @@ public:
         float* dout = scratch(n * qDim);
         d_.attention(m.layer, s, up(q, n * qDim), upInts(p, n), n, dout);
         down(out, dout, n * qDim);
+    }
+    // Every call's layer mirrored with its tables in the backend's memory (as a step's are), and
+    // every block back afterwards.
+    void kvWriteMany(std::span<const KvWriteCall> calls) override {
+        std::vector<Mirror> mirrors;
+        mirrors.reserve(calls.size());
+        std::vector<KvWriteCall> dcalls;
+        for (const KvWriteCall& c : calls) {
+            mirrors.push_back(mirror(*c.layer, true));
+            const int64_t n = c.nTokens * c.layer->rowStride;
+            dcalls.push_back(
+                {&mirrors.back().layer, up(c.k, n), up(c.v, n), upInts(c.positions, c.nTokens), c.nTokens});
+        }
+        d_.kvWriteMany(dcalls);
+        for (size_t i = 0; i < calls.size(); ++i)
+            for (size_t b = 0; b < mirrors[i].k.size(); ++b) {
+                d_.download(calls[i].layer->kBlocks[b], mirrors[i].k[b]->data(), mirrors[i].blockBytes);
+                d_.download(calls[i].layer->vBlocks[b], mirrors[i].v[b]->data(), mirrors[i].blockBytes);
+            }
+    }
+    // Every call's layer mirrored with its tables in the backend's memory (as a step's are).
+    void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& s) override {
+        const int64_t qDim = int64_t{s.nHeads} * s.headDim;
+        std::vector<Mirror> mirrors;
+        mirrors.reserve(calls.size());
+        std::vector<AttentionCall> dcalls;
+        for (const AttentionCall& c : calls) {
+            mirrors.push_back(mirror(*c.layer, true));
+            dcalls.push_back({&mirrors.back().layer, up(c.q, c.nTokens * qDim), upInts(c.positions, c.nTokens),
+                              c.nTokens, scratch(c.nTokens * qDim)});
+        }
+        d_.attentionMany(dcalls, s);
+        for (size_t i = 0; i < calls.size(); ++i) down(calls[i].out, dcalls[i].out, calls[i].nTokens * qDim);
     }
     void swiglu(const float* g, const float* u, int64_t n, float* out) override {
         float* dout = scratch(n);
@@ -131,6 +193,11 @@ private:
         d_.download(host, device, static_cast<size_t>(n) * sizeof(float));
     }
 
+    std::vector<WeightView> weights(std::span<const WeightView> ws) {
+        std::vector<WeightView> out;
+        for (const WeightView& w : ws) out.push_back(weight(w));
+        return out;
+    }
     WeightView weight(const WeightView& w) {
         auto it = weights_.find(w.data);
         if (it == weights_.end()) {

@@ -43,6 +43,66 @@ HEARTH_HD __forceinline__ SplitRange splitRange(const AttentionParams& p, int po
     return r;
 }
 
+// What launch row t reads and writes (ops.h: AttentionRows): its call's block tables, its q row
+// ([nHeads, headDim]), its position and its out row. The call is found with fixed indices (on
+// the GPU an indexed kernel parameter would go to the stack).
+struct RowSlot {
+    KvTables kv;
+    const float* q = nullptr;
+    int position = 0;
+    float* out = nullptr;
+};
+HEARTH_HD __forceinline__ RowSlot rowSlot(const AttentionRows& rows, const KvTables& kv, const AttentionParams& p,
+                                          int t) {
+    RowSlot s;
+    s.kv = kv;
+    s.kv.kBlocks = rows.kBlocks[0], s.kv.vBlocks = rows.vBlocks[0];
+    const float* q = rows.q[0];
+    const int32_t* positions = rows.positions[0];
+    float* out = rows.out[0];
+    int start = 0;
+    HEARTH_UNROLL
+    for (int c = 1; c < kMaxAttentionCalls; ++c)
+        if (c < rows.count && t >= rows.rowStart[c]) {
+            s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
+            q = rows.q[c], positions = rows.positions[c], out = rows.out[c], start = rows.rowStart[c];
+        }
+    const int64_t local = t - start, rowFloats = static_cast<int64_t>(p.nHeads) * p.headDim;
+    s.q = q + local * rowFloats;
+    s.position = positions[local];
+    s.out = out + local * rowFloats;
+    return s;
+}
+
+// What launch row t of a kvWriteRows launch writes: its call's tables, the K and V rows
+// (rowStride floats each) and the position (fixed indices, as rowSlot).
+struct KvWriteSlot {
+    KvTables kv;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    int position = 0;
+};
+HEARTH_HD __forceinline__ KvWriteSlot kvWriteSlot(const KvWriteRows& rows, const KvTables& kv, int64_t t) {
+    KvWriteSlot s;
+    s.kv = kv;
+    s.kv.kBlocks = rows.kBlocks[0], s.kv.vBlocks = rows.vBlocks[0];
+    const float* k = rows.k[0];
+    const float* v = rows.v[0];
+    const int32_t* positions = rows.positions[0];
+    int start = 0;
+    HEARTH_UNROLL
+    for (int c = 1; c < kMaxKvCalls; ++c)
+        if (c < rows.count && t >= rows.rowStart[c]) {
+            s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
+            k = rows.k[c], v = rows.v[c], positions = rows.positions[c], start = rows.rowStart[c];
+        }
+    const int64_t local = t - start;
+    s.k = k + local * kv.rowStride;
+    s.v = v + local * kv.rowStride;
+    s.position = positions[local];
+    return s;
+}
+
 // Where split `split` of (token t, query head h) keeps [max, sum, acc[headDim]].
 HEARTH_HD __forceinline__ int64_t partialOffset(const AttentionParams& p, int t, int h, int split) {
     return ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);

@@ -68,6 +68,8 @@ public:
         launchesAtStart_ = launches();
         const char* profile = std::getenv("HEARTH_CUDA_PROFILE");
         profile_ = profile != nullptr && std::string_view(profile) == "1";
+        const char* fused = std::getenv("HEARTH_CUDA_FUSED");
+        fused_ = !(fused != nullptr && std::string_view(fused) == "0");
         if (profile_) {
             check(cudaEventCreate(&profileStart_), "cudaEventCreate");
             check(cudaEventCreate(&profileStop_), "cudaEventCreate");
@@ -206,41 +208,40 @@ public:
         const uint8_t* dw = rows(w);
         timed([&] { return "matmul " + shapeKey(w, nTokens); },
               [&] {
-                  if (nTokens >= kGemmMinTokens) {
-                      gemm(w, dw, x, nTokens, y);
-                  } else if (planar(w)) {
-                      MatvecJobs jobs;
-                      jobs.w[0] = dw, jobs.nRows[0] = w.nRows, jobs.y[0] = y, jobs.count = 1;
-                      matvecPlanar(w.type, jobs, w.nCols, quantized(w, x, nTokens), nTokens, stream_);
-                  } else {
-                      matvec(w.type, dw, w.nRows, w.nCols, quantized(w, x, nTokens), nTokens, y, stream_);
-                  }
+                  if (nTokens >= kGemmMinTokens) return gemm(w, dw, x, nTokens, y);
+                  float* const ys[] = {y};
+                  products(std::span(&w, 1), quantized(w, x, nTokens), nTokens, ys, false, nullptr);
               });
     }
     // Matrices of one type (Q/K/V, gate/up) under the mat-vec: x quantized once for all of them.
     void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
                     std::span<float* const> ys) override {
-        const bool oneType = !ws.empty() && std::all_of(ws.begin(), ws.end(), [&](const WeightView& w) {
-            return w.type == ws[0].type && w.nCols == ws[0].nCols && planar(w) == planar(ws[0]);
-        });
-        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType) return Backend::matmulMany(ws, x, nTokens, ys);
+        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType(ws)) return Backend::matmulMany(ws, x, nTokens, ys);
         timed([&] { return "matmulMany " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
+              [&] { products(ws, quantized(ws[0], x, nTokens), nTokens, ys, false, nullptr); });
+    }
+    // Under the mat-vec: the normalised or gated input made and quantized in one launch
+    // (prepareActivations), and the residual added by the planar mat-vec as it stores
+    // (MatvecJobs::accumulate). HEARTH_CUDA_FUSED=0: the separate launches.
+    void matmulFused(const MatmulInput& in, std::span<const WeightView> ws, int64_t nTokens, std::span<float* const> ys,
+                     bool accumulate, float* sums) override {
+        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType(ws) || !fused_ || (accumulate && ws.size() != 1))
+            return Backend::matmulFused(in, ws, nTokens, ys, accumulate, sums);
+        timed([&] { return "matmulFused " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
               [&] {
-                  const ActBuffers a = quantized(ws[0], x, nTokens);
-                  if (!planar(ws[0])) {
-                      for (size_t i = 0; i < ws.size(); ++i)
-                          matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, ys[i], stream_);
-                      return;
+                  const WeightView& w = ws[0];
+                  ActBuffers a;
+                  if (in.kind == MatmulInput::Kind::Plain) {
+                      a = quantized(w, in.x, nTokens);
+                  } else {
+                      a = activationBuffers(w, nTokens);
+                      const PrepareKind kind = in.kind == MatmulInput::Kind::RmsNorm ? PrepareKind::RmsNorm
+                          : in.kind == MatmulInput::Kind::SwiGlu                     ? PrepareKind::SwiGlu
+                                                                                     : PrepareKind::GeGlu;
+                      prepareActivations(kind, w.type, in.x, in.normWeight, in.eps, in.up, nTokens, w.nCols,
+                                         in.prepared, a, stream_);
                   }
-                  for (size_t i0 = 0; i0 < ws.size(); i0 += kMaxMatvecJobs) {  // one launch for up to 4
-                      MatvecJobs jobs;
-                      for (size_t i = i0; i < std::min(ws.size(), i0 + kMaxMatvecJobs); ++i, ++jobs.count) {
-                          jobs.w[jobs.count] = rows(ws[i]);
-                          jobs.nRows[jobs.count] = ws[i].nRows;
-                          jobs.y[jobs.count] = ys[i];
-                      }
-                      matvecPlanar(ws[0].type, jobs, ws[0].nCols, a, nTokens, stream_);
-                  }
+                  products(ws, a, nTokens, ys, accumulate, sums);
               });
     }
 
@@ -266,8 +267,10 @@ public:
         timed([&] { return "kvWrite " + std::to_string(nTokens); },
               [&] { cuda::kvWrite(tables(layer), k, v, positions, nTokens, stream_); });
     }
+    void kvWriteMany(std::span<const KvWriteCall> calls) override;
     void attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q, const int32_t* positions,
                    int64_t nTokens, float* out) override;
+    void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) override;
     void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
         timed([&] { return "swiglu " + std::to_string(n); }, [&] { cuda::swiglu(gate, up, n, out, stream_); });
     }
@@ -326,16 +329,50 @@ private:
     }
     static bool planar(const WeightView& w) { return w.packed.layout == kDevicePlanar; }
 
-    // x quantized as the reference quantizes it for w's type (scratch reused by the next call).
-    ActBuffers quantized(const WeightView& w, const float* dx, int64_t nTokens) {
+    // Whether the matrices go through the mat-vec together: one type, width and layout.
+    static bool oneType(std::span<const WeightView> ws) {
+        return !ws.empty() && std::all_of(ws.begin(), ws.end(), [&](const WeightView& w) {
+            return w.type == ws[0].type && w.nCols == ws[0].nCols && planar(w) == planar(ws[0]);
+        });
+    }
+
+    // ys[i] = (or += with accumulate: one matrix) the products of ws[i] with the quantized a,
+    // under the mat-vec: planar rows up to four matrices a launch; GGUF's blocks one a launch,
+    // accumulated through sums and an add.
+    void products(std::span<const WeightView> ws, const ActBuffers& a, int64_t nTokens, std::span<float* const> ys,
+                  bool accumulate, float* sums) {
+        if (!planar(ws[0])) {
+            for (size_t i = 0; i < ws.size(); ++i)
+                matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, accumulate ? sums : ys[i],
+                       stream_);
+            if (accumulate) cuda::add(ys[0], sums, nTokens * ws[0].nRows, stream_);
+            return;
+        }
+        for (size_t i0 = 0; i0 < ws.size(); i0 += kMaxMatvecJobs) {  // one launch for up to 4
+            MatvecJobs jobs;
+            jobs.accumulate = accumulate;
+            for (size_t i = i0; i < std::min(ws.size(), i0 + kMaxMatvecJobs); ++i, ++jobs.count) {
+                jobs.w[jobs.count] = rows(ws[i]);
+                jobs.nRows[jobs.count] = ws[i].nRows;
+                jobs.y[jobs.count] = ys[i];
+            }
+            matvecPlanar(ws[0].type, jobs, ws[0].nCols, a, nTokens, stream_);
+        }
+    }
+
+    // The scratch for nTokens rows of activations quantized for w (reused by the next call).
+    ActBuffers activationBuffers(const WeightView& w, int64_t nTokens) {
         const ActSizes sizes = actSizes(nTokens, w.nCols);
         grow(actQ_, sizes.q);
         grow(actD_, sizes.d);
         grow(actS_, sizes.s);
         grow(actBsums_, sizes.bsums);
         grow(actF_, sizes.f);
-        const ActBuffers a{actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(),
-                           actF_.as<float>()};
+        return {actQ_.as<int8_t>(), actD_.as<float>(), actS_.as<float>(), actBsums_.as<int16_t>(), actF_.as<float>()};
+    }
+    // x quantized as the reference quantizes it for w's type.
+    ActBuffers quantized(const WeightView& w, const float* dx, int64_t nTokens) {
+        const ActBuffers a = activationBuffers(w, nTokens);
         quantizeActivations(w.type, dx, nTokens, w.nCols, a, stream_);
         return a;
     }
@@ -375,6 +412,12 @@ private:
         ++generation_;
     }
 
+    // Whether two layers' rows have one layout (attentionMany launches such calls together).
+    static bool sameLayout(const PagedKvLayer& a, const PagedKvLayer& b) {
+        return a.blockSize == b.blockSize && a.rowStride == b.rowStride && a.type == b.type &&
+            a.kDimMajor == b.kDimMajor && a.vHeadDim == b.vHeadDim;
+    }
+
     // The layer's block tables in device memory: the step's (PagedKvLayer::tablesOnBackend) or,
     // for a layer whose tables only the host holds (a token tree's private blocks), uploaded
     // here.
@@ -401,6 +444,7 @@ private:
         uint64_t calls = 0;
     };
     bool profile_ = false;
+    bool fused_ = true;  // HEARTH_CUDA_FUSED=0: matmulFused as separate launches
     cudaEvent_t profileStart_ = nullptr, profileStop_ = nullptr;
     std::map<std::string, ProfileEntry> profileSums_;
 };
@@ -432,12 +476,38 @@ KvTables CudaBackend::tables(const PagedKvLayer& layer) {
     return t;
 }
 
-void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
-                            const int32_t* positions, int64_t nTokens, float* out) {
-    if (nTokens <= 0) return;
+// As attentionMany: the writes whose tables are in device memory up to kMaxKvCalls a launch.
+void CudaBackend::kvWriteMany(std::span<const KvWriteCall> calls) {
+    std::vector<const KvWriteCall*> together;
+    for (const KvWriteCall& c : calls) {
+        if (c.nTokens <= 0) continue;
+        if (c.layer->tablesOnBackend == nullptr || (!together.empty() && !sameLayout(*together[0]->layer, *c.layer)))
+            kvWrite(*c.layer, c.k, c.v, c.positions, c.nTokens);
+        else together.push_back(&c);
+    }
+    for (size_t c0 = 0; c0 < together.size(); c0 += kMaxKvCalls) {
+        const size_t n = std::min<size_t>(kMaxKvCalls, together.size() - c0);
+        KvWriteRows rows;
+        KvTables layout;
+        for (size_t i = 0; i < n; ++i) {
+            const KvWriteCall& c = *together[c0 + i];
+            layout = tables(*c.layer);
+            rows.kBlocks[rows.count] = layout.kBlocks, rows.vBlocks[rows.count] = layout.vBlocks;
+            rows.k[rows.count] = c.k, rows.v[rows.count] = c.v, rows.positions[rows.count] = c.positions;
+            rows.rowStart[rows.count + 1] = rows.rowStart[rows.count] + static_cast<int>(c.nTokens);
+            ++rows.count;
+        }
+        timed([&] { return "kvWrite " + std::to_string(n) + " calls, " + std::to_string(rows.rowStart[n]) + " rows"; },
+              [&] { cuda::kvWriteRows(layout, rows, stream_); });
+    }
+}
+
+// The launch's parameters for a layer shape. Positions are in device memory: the splits cover
+// every position the tables hold (`held`, the longest call's), and a split past a token's
+// position (or before its window) contributes nothing.
+AttentionParams attentionParams(const AttentionShape& shape, int64_t held) {
     if (shape.headDim > 256 || shape.headDim % 32 != 0)
         throw std::runtime_error("CUDA attention needs a head size that is a multiple of 32, at most 256");
-    const KvTables t = tables(layer);
     AttentionParams p;
     p.nHeads = shape.nHeads;
     p.nKvHeads = shape.nKvHeads;
@@ -445,13 +515,58 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
     p.scale = shape.scale;
     p.slidingWindow = shape.slidingWindow;
     p.softcap = shape.softcap;
-    // Positions are in device memory: the splits cover every position the tables hold, and a
-    // split past a token's position (or before its window) contributes nothing.
-    const int64_t held = int64_t{layer.nBlocks} * layer.blockSize;
     p.nSplits = static_cast<int>((held + kAttentionSplit - 1) / kAttentionSplit);
+    return p;
+}
+
+void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& shape, const float* q,
+                            const int32_t* positions, int64_t nTokens, float* out) {
+    if (nTokens <= 0) return;
+    const int64_t held = int64_t{layer.nBlocks} * layer.blockSize;
+    const AttentionParams p = attentionParams(shape, held);
+    const KvTables t = tables(layer);
     grow(partial_, static_cast<size_t>(nTokens * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
     timed([&] { return "attention " + std::to_string(nTokens) + " rows, " + std::to_string(held) + " positions"; },
           [&] { cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_); });
+}
+
+// The calls whose block tables are in device memory (a step's sequences) go up to
+// kMaxAttentionCalls a launch; the others (a token tree's private blocks, tables on the host)
+// one by one through attention().
+void CudaBackend::attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) {
+    std::vector<const AttentionCall*> together;
+    for (const AttentionCall& c : calls) {
+        if (c.nTokens <= 0) continue;
+        if (c.layer->tablesOnBackend == nullptr || (!together.empty() && !sameLayout(*together[0]->layer, *c.layer)))
+            attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out);
+        else together.push_back(&c);
+    }
+    for (size_t c0 = 0; c0 < together.size(); c0 += kMaxAttentionCalls) {
+        const size_t n = std::min<size_t>(kMaxAttentionCalls, together.size() - c0);
+        if (n == 1) {
+            const AttentionCall& c = *together[c0];
+            attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out);
+            continue;
+        }
+        AttentionRows rows;
+        int64_t held = 0;
+        KvTables layout;
+        for (size_t i = 0; i < n; ++i) {
+            const AttentionCall& c = *together[c0 + i];
+            const KvTables t = tables(*c.layer);
+            layout = t;
+            rows.kBlocks[rows.count] = t.kBlocks, rows.vBlocks[rows.count] = t.vBlocks;
+            rows.q[rows.count] = c.q, rows.positions[rows.count] = c.positions, rows.out[rows.count] = c.out;
+            rows.rowStart[rows.count + 1] = rows.rowStart[rows.count] + static_cast<int>(c.nTokens);
+            ++rows.count;
+            held = std::max(held, int64_t{c.layer->nBlocks} * c.layer->blockSize);
+        }
+        const AttentionParams p = attentionParams(shape, held);
+        const int64_t nRows = rows.rowStart[rows.count];
+        grow(partial_, static_cast<size_t>(nRows * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
+        timed([&] { return "attention " + std::to_string(n) + " calls, " + std::to_string(nRows) + " rows"; },
+              [&] { cuda::attentionRows(layout, p, rows, partial_.as<float>(), stream_); });
+    }
 }
 
 }  // namespace

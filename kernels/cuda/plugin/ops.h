@@ -52,6 +52,13 @@ struct ActSizes {
 ActSizes actSizes(int64_t nTokens, int64_t nCols);
 void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t nCols, const ActBuffers& a,
                          cudaStream_t s);
+// The input of a fused product (Backend::matmulFused) in one launch: per token's row of n,
+// rmsNorm(x, w, eps), swiglu(x, up) or geglu(x, up) written to out (which may alias x), then
+// quantized into a as quantizeActivations(weight, out, ...) quantizes it: the same bits as
+// those separate launches. n: whole blocks of weight's activation type.
+enum class PrepareKind { RmsNorm, SwiGlu, GeGlu };
+void prepareActivations(PrepareKind kind, DType weight, const float* x, const float* w, float eps, const float* up,
+                        int64_t nTokens, int64_t n, float* out, const ActBuffers& a, cudaStream_t s);
 // The quantized activations (n elements) as halves: q * d, or f rounded to F16, so that
 // prefill through cuBLAS multiplies the values the reference and the mat-vec multiply.
 void activationsToHalf(DType weight, const ActBuffers& a, int64_t n, __half* out, cudaStream_t s);
@@ -70,6 +77,7 @@ struct MatvecJobs {
     float* y[kMaxMatvecJobs] = {};
     unsigned firstBlock[kMaxMatvecJobs] = {};  // set by the launcher
     int count = 0;
+    bool accumulate = false;  // y[m][t][r] += the dot product (a residual add), else y = it
 };
 void matvecPlanar(DType weight, const MatvecJobs& jobs, int64_t nCols, const ActBuffers& a, int64_t nTokens,
                   cudaStream_t s);
@@ -93,6 +101,20 @@ struct KvTables {
 };
 void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
              cudaStream_t s);
+// Several sequences' writes into one layer in one launch (Backend::kvWriteMany): call c is rows
+// [rowStart[c], rowStart[c + 1]) of the launch, with its own block tables, K and V rows and
+// positions; kv gives the layout they share (its tables unused).
+constexpr int kMaxKvCalls = 16;
+struct KvWriteRows {
+    int count = 0;
+    int rowStart[kMaxKvCalls + 1] = {};
+    uint8_t* const* kBlocks[kMaxKvCalls] = {};
+    uint8_t* const* vBlocks[kMaxKvCalls] = {};
+    const float* k[kMaxKvCalls] = {};
+    const float* v[kMaxKvCalls] = {};
+    const int32_t* positions[kMaxKvCalls] = {};
+};
+void kvWriteRows(const KvTables& kv, const KvWriteRows& rows, cudaStream_t s);
 struct AttentionParams {
     int nHeads = 0, nKvHeads = 0, headDim = 0;
     float scale = 1.0f;
@@ -105,6 +127,23 @@ constexpr int kAttentionSplit = 128;
 // partial: nTokens * nHeads * nSplits * (headDim + 2) floats of scratch.
 void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
                float* partial, float* out, cudaStream_t s);
+// Several sequences of one layer in one launch (Backend::attentionMany): call c is rows
+// [rowStart[c], rowStart[c + 1]) of the launch, each call with its own block tables, q rows,
+// positions and out rows; kv gives the layout they share (its tables unused). p.nSplits covers
+// the longest call (a split past a row's position adds nothing: the same bits as alone).
+// partial: rowStart[count] * nHeads * nSplits * (headDim + 2) floats.
+constexpr int kMaxAttentionCalls = 16;
+struct AttentionRows {
+    int count = 0;
+    int rowStart[kMaxAttentionCalls + 1] = {};
+    uint8_t* const* kBlocks[kMaxAttentionCalls] = {};
+    uint8_t* const* vBlocks[kMaxAttentionCalls] = {};
+    const float* q[kMaxAttentionCalls] = {};
+    const int32_t* positions[kMaxAttentionCalls] = {};
+    float* out[kMaxAttentionCalls] = {};
+};
+void attentionRows(const KvTables& kv, const AttentionParams& p, const AttentionRows& rows, float* partial,
+                   cudaStream_t s);
 
 // ---- Measurement (ops_bandwidth.cu) ----
 // Sums `bytes` (a multiple of 16) of device memory once; returns the milliseconds it took.

@@ -18,12 +18,13 @@ namespace {
 
 constexpr int kPerLane = kMaxHeadDim / 32;
 
-__global__ void kvWriteF16Kernel(KvTables kv, const float* k, const float* v, const int32_t* positions, int64_t n) {
+__global__ void kvWriteF16Kernel(KvTables layout, KvWriteRows rows, int64_t n) {
     const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (idx >= n * kv.rowStride) return;
-    const int64_t t = idx / kv.rowStride, i = idx % kv.rowStride;
-    reinterpret_cast<__half*>(rowAt(kv.kBlocks, kv, positions[t]))[i] = __float2half_rn(k[idx]);
-    reinterpret_cast<__half*>(rowAt(kv.vBlocks, kv, positions[t]))[i] = __float2half_rn(v[idx]);
+    if (idx >= n * layout.rowStride) return;
+    const int64_t t = idx / layout.rowStride, i = idx % layout.rowStride;
+    const KvWriteSlot w = kvWriteSlot(rows, layout, t);
+    reinterpret_cast<__half*>(rowAt(w.kv.kBlocks, w.kv, w.position))[i] = __float2half_rn(w.k[i]);
+    reinterpret_cast<__half*>(rowAt(w.kv.vBlocks, w.kv, w.position))[i] = __float2half_rn(w.v[i]);
 }
 
 // One warp per 32-element block of one row: GGUF's Q8_0, as ref::quantizeRow (x86 rounding).
@@ -37,14 +38,15 @@ __device__ void quantizeQ8Block(const float* x, uint8_t* block, int lane) {
     if (lane == 0) *reinterpret_cast<__half*>(block) = __float2half_rn(d);
 }
 
-__global__ void kvWriteQ8Kernel(KvTables kv, const float* k, const float* v, const int32_t* positions, int64_t n) {
+__global__ void kvWriteQ8Kernel(KvTables layout, KvWriteRows rows, int64_t n) {
     const int64_t warp = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32;
-    const int64_t perRow = kv.rowStride / 32;
+    const int64_t perRow = layout.rowStride / 32;
     if (warp >= n * perRow) return;
     const int64_t t = warp / perRow, b = warp % perRow;
     const int lane = threadIdx.x % 32;
-    quantizeQ8Block(k + t * kv.rowStride + b * 32, rowAt(kv.kBlocks, kv, positions[t]) + b * 34, lane);
-    quantizeQ8Block(v + t * kv.rowStride + b * 32, rowAt(kv.vBlocks, kv, positions[t]) + b * 34, lane);
+    const KvWriteSlot w = kvWriteSlot(rows, layout, t);
+    quantizeQ8Block(w.k + b * 32, rowAt(w.kv.kBlocks, w.kv, w.position) + b * 34, lane);
+    quantizeQ8Block(w.v + b * 32, rowAt(w.kv.vBlocks, w.kv, w.position) + b * 34, lane);
 }
 
 // Element i of a head's K or V slice (F16 row, or Q8_0 blocks of 34 bytes).
@@ -82,11 +84,12 @@ __device__ float scoreRow(const uint8_t* kHead, const float* qs, int headDim, bo
     return dot;
 }
 
-__global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float* q, const int32_t* positions,
-                                     float* partial) {
+__global__ void attentionSplitKernel(KvTables layout, AttentionParams p, AttentionRows rows, float* partial) {
     const int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
+    const RowSlot slot = rowSlot(rows, layout, p, t);
+    const KvTables& kv = slot.kv;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int nCtx = positions[t] + 1;
+    const int nCtx = slot.position + 1;
     const int first = p.slidingWindow > 0 ? max(0, nCtx - p.slidingWindow) : 0;
     const int begin = max(first, split * kAttentionSplit), end = min(nCtx, (split + 1) * kAttentionSplit);
     const int groupSize = p.nHeads / p.nKvHeads;
@@ -95,7 +98,7 @@ __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float
     __shared__ float qs[kMaxHeadDim];
     __shared__ float warpMaxes[kSplitWarps], warpSums[kSplitWarps];
     __shared__ float warpAcc[kSplitWarps][kMaxHeadDim];
-    const float* qHead = q + (static_cast<int64_t>(t) * p.nHeads + h) * p.headDim;
+    const float* qHead = slot.q + static_cast<int64_t>(h) * p.headDim;
     for (int i = threadIdx.x; i < p.headDim; i += blockDim.x)
         qs[i] = kv.q8 ? qHead[i] : __half2float(__float2half_rn(qHead[i]));  // the F16 reference rounds q
     __syncthreads();
@@ -159,19 +162,20 @@ __global__ void attentionSplitKernel(KvTables kv, AttentionParams p, const float
 // (lane by lane within each load, then across the loads' rows), so a token's result still
 // depends only on its split's positions, never on the batch. Writes the same partial layout.
 template <int kG>
-__global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const float* q, const int32_t* positions,
-                                       float* partial) {
+__global__ void attentionGroupedKernel(KvTables layout, AttentionParams p, AttentionRows rows, float* partial) {
     const int kvh = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
+    const RowSlot slot = rowSlot(rows, layout, p, t);
+    const KvTables& kv = slot.kv;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int headDim = p.headDim;
-    const SplitRange r = splitRange(p, positions[t], split);
+    const SplitRange r = splitRange(p, slot.position, split);
     const size_t headOffset = static_cast<size_t>(kvh * headDim) * 2;
     __shared__ float qs[kG][kMaxHeadDim];
     __shared__ float warpMaxes[kSplitWarps][kG], warpSums[kSplitWarps][kG];
     __shared__ float warpAcc[kSplitWarps][kG][kMaxHeadDim];
     for (int i = threadIdx.x; i < kG * headDim; i += blockDim.x) {
         const int g = i / headDim, d = i % headDim;
-        const float* qHead = q + (static_cast<int64_t>(t) * p.nHeads + kvh * kG + g) * headDim;
+        const float* qHead = slot.q + static_cast<int64_t>(kvh * kG + g) * headDim;
         qs[g][d] = __half2float(__float2half_rn(qHead[d]));  // the F16 reference rounds q
     }
     __syncthreads();
@@ -244,8 +248,9 @@ __global__ void attentionGroupedKernel(KvTables kv, AttentionParams p, const flo
 }
 
 // One block per (head, token): merges the splits in split order.
-__global__ void attentionMergeKernel(AttentionParams p, const float* partial, float* out) {
+__global__ void attentionMergeKernel(KvTables layout, AttentionParams p, AttentionRows rows, const float* partial) {
     const int h = blockIdx.x, t = blockIdx.y;
+    float* out = rowSlot(rows, layout, p, t).out;
     float globalMax = -FLT_MAX;
     for (int sp = 0; sp < p.nSplits; ++sp) globalMax = fmaxf(globalMax, partial[partialOffset(p, t, h, sp)]);
     float total = 0.0f;
@@ -259,7 +264,7 @@ __global__ void attentionMergeKernel(AttentionParams p, const float* partial, fl
             const float* part = partial + partialOffset(p, t, h, sp);
             if (part[1] > 0.0f) v += part[2 + i] * expf(part[0] - globalMax);
         }
-        out[(static_cast<int64_t>(t) * p.nHeads + h) * p.headDim + i] = v / total;
+        out[static_cast<int64_t>(h) * p.headDim + i] = v / total;
     }
 }
 
@@ -275,29 +280,51 @@ bool groupedAttentionEnabled() {
 void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
              cudaStream_t s) {
     if (nTokens <= 0) return;
+    KvWriteRows rows;
+    rows.count = 1;
+    rows.rowStart[1] = static_cast<int>(nTokens);
+    rows.kBlocks[0] = kv.kBlocks, rows.vBlocks[0] = kv.vBlocks;
+    rows.k[0] = k, rows.v[0] = v, rows.positions[0] = positions;
+    kvWriteRows(kv, rows, s);
+}
+
+void kvWriteRows(const KvTables& kv, const KvWriteRows& rows, cudaStream_t s) {
+    const int64_t nTokens = rows.count > 0 ? rows.rowStart[rows.count] : 0;
+    if (nTokens <= 0) return;
     if (kv.q8) {
         const int64_t warps = nTokens * (kv.rowStride / 32);
-        kvWriteQ8Kernel<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, s>>>(kv, k, v, positions, nTokens);
-        countLaunches(1);
+        kvWriteQ8Kernel<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, s>>>(kv, rows, nTokens);
     } else {
         const int64_t n = nTokens * kv.rowStride;
-        kvWriteF16Kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(kv, k, v, positions, nTokens);
-        countLaunches(1);
+        kvWriteF16Kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(kv, rows, nTokens);
     }
+    countLaunches(1);
 }
 
 void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
                float* partial, float* out, cudaStream_t s) {
     if (nTokens <= 0) return;
+    AttentionRows rows;
+    rows.count = 1;
+    rows.rowStart[1] = static_cast<int>(nTokens);
+    rows.kBlocks[0] = kv.kBlocks, rows.vBlocks[0] = kv.vBlocks;
+    rows.q[0] = q, rows.positions[0] = positions, rows.out[0] = out;
+    attentionRows(kv, p, rows, partial, s);
+}
+
+void attentionRows(const KvTables& kv, const AttentionParams& p, const AttentionRows& rows, float* partial,
+                   cudaStream_t s) {
+    const int nRows = rows.count > 0 ? rows.rowStart[rows.count] : 0;
+    if (nRows <= 0) return;
     const int group = p.nKvHeads > 0 ? p.nHeads / p.nKvHeads : 0;
     const bool grouped = !kv.q8 && group >= 1 && group <= 8 && p.nHeads == group * p.nKvHeads &&
         (p.headDim == 32 || p.headDim == 64 || p.headDim == 128 || p.headDim == 256) && groupedAttentionEnabled();
     if (grouped) {
-        const dim3 grid(static_cast<unsigned>(p.nKvHeads), static_cast<unsigned>(nTokens),
+        const dim3 grid(static_cast<unsigned>(p.nKvHeads), static_cast<unsigned>(nRows),
                         static_cast<unsigned>(p.nSplits));
         switch (group) {
 #define HEARTH_GROUP(G) \
-    case G: attentionGroupedKernel<G><<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial); break;
+    case G: attentionGroupedKernel<G><<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, rows, partial); break;
             HEARTH_GROUP(1)
             HEARTH_GROUP(2)
             HEARTH_GROUP(3)
@@ -309,12 +336,12 @@ void attention(const KvTables& kv, const AttentionParams& p, const float* q, con
 #undef HEARTH_GROUP
         }
     } else {
-        const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens),
+        const dim3 grid(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nRows),
                         static_cast<unsigned>(p.nSplits));
-        attentionSplitKernel<<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, q, positions, partial);
+        attentionSplitKernel<<<grid, 32 * kSplitWarps, 0, s>>>(kv, p, rows, partial);
     }
-    attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nTokens)), 128, 0, s>>>(
-        p, partial, out);
+    attentionMergeKernel<<<dim3(static_cast<unsigned>(p.nHeads), static_cast<unsigned>(nRows)), 128, 0, s>>>(
+        kv, p, rows, partial);
     countLaunches(2);
 }
 

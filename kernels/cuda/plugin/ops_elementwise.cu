@@ -2,6 +2,7 @@
 // dequantization of weight rows to halves (for cuBLAS). The reference is backend_ref.cpp.
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/elementwise.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
 
@@ -12,25 +13,11 @@ constexpr int kThreads = 256;
 
 unsigned gridFor(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-// One block of kNormThreads per row (a few elements a thread: the loads of a row go out
-// together); the sum of squares in float (the reference sums in double).
-constexpr int kNormThreads = 1024;
 __global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float eps, float* y) {
     const float* xr = x + blockIdx.x * n;
     float* yr = y + blockIdx.x * n;
-    float sum = 0.0f;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i] * xr[i];
     __shared__ float partial[kNormThreads / 32];
-    sum = warpSum(sum);
-    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        float v = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        v = warpSum(v);
-        if (threadIdx.x == 0) partial[0] = v;
-    }
-    __syncthreads();
-    const float scale = 1.0f / sqrtf(partial[0] / static_cast<float>(n) + eps);
+    const float scale = rowRmsScale(xr, n, eps, partial);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * scale * w[i];
 }
 
@@ -56,25 +43,12 @@ __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, i
 
 __global__ void swigluKernel(const float* gate, const float* up, int64_t n, float* out) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (i < n) out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+    if (i < n) out[i] = swigluValue(gate[i], up[i]);
 }
 
-// The reference's GELU (kernels/cpu/reference/gelu_tanh.h): the gate rounded to F16, the tanh
-// form in float, the result rounded to F16 (llama.cpp's table); 0 below -10, x above 10. Where
-// CUDA's tanhf and glibc's differ by an ulp near an F16 rounding boundary, one F16 step apart.
 __global__ void gegluKernel(const float* gate, const float* up, int64_t n, float* out) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (i >= n) return;
-    const float g = gate[i];
-    if (g <= -10.0f) {
-        out[i] = 0.0f;
-    } else if (g >= 10.0f) {
-        out[i] = g * up[i];
-    } else {
-        const float x = __half2float(__float2half_rn(g));
-        const float gelu = 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
-        out[i] = __half2float(__float2half_rn(gelu)) * up[i];
-    }
+    if (i < n) out[i] = gegluValue(gate[i], up[i]);
 }
 
 __global__ void addKernel(float* x, const float* y, int64_t n) {

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/elementwise.cuh"
 #include "kernels/cuda/plugin/matvec_planar.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
@@ -23,12 +24,8 @@ __device__ int8_t toInt8(float rounded) {
     return static_cast<int8_t>(fminf(fmaxf(rounded, -128.0f), 127.0f));
 }
 
-// One warp per 32-element block (all tokens' blocks in a row): Q8_0, and Q8_1's s.
-__global__ void quantize32Kernel(const float* x, int64_t nBlocks, int8_t* q, float* d, float* s) {
-    const int64_t b = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.x / 32;
-    if (b >= nBlocks) return;
-    const int lane = threadIdx.x % 32;
-    const float v = x[b * 32 + lane];
+// Block b (32 elements, one a lane) as Q8_0 (and Q8_1's s): every lane of the warp calls it.
+__device__ __forceinline__ void quantizeBlock32(float v, int lane, int64_t b, int8_t* q, float* d, float* s) {
     const float amax = warpMax(fabsf(v));  // as the reference (ggml's x86 quantizer)
     const float dq = amax / 127.0f;
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
@@ -41,15 +38,22 @@ __global__ void quantize32Kernel(const float* x, int64_t nBlocks, int8_t* q, flo
     }
 }
 
-// One block of 256 threads per Q8_K super-block: the signed element of largest magnitude
-// (the first one on ties) sets iscale = -127/max.
-__global__ void quantizeKKernel(const float* x, int8_t* q, float* d, int16_t* bsums) {
-    const int64_t b = blockIdx.x;
-    const int i = threadIdx.x;
-    const float v = x[b * 256 + i];
-    __shared__ float amax[256];
-    __shared__ int arg[256];
-    amax[i] = fabsf(v);
+// One warp per 32-element block (all tokens' blocks in a row): Q8_0, and Q8_1's s.
+__global__ void quantize32Kernel(const float* x, int64_t nBlocks, int8_t* q, float* d, float* s) {
+    const int64_t b = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.x / 32;
+    if (b >= nBlocks) return;
+    const int lane = threadIdx.x % 32;
+    quantizeBlock32(x[b * 32 + lane], lane, b, q, d, s);
+}
+
+// Q8_K super-block b of the 256 values at xb, thread i holding v = xb[i]: the signed element of
+// largest magnitude (the first one on ties) sets iscale = -127/max. 256 threads take a
+// super-block (eight whole warps); every thread of the thread block calls it, `valid` false
+// where it has no super-block, since it synchronises the thread block. amax, arg: 256 entries of
+// shared memory for these 256 threads.
+__device__ void quantizeSuperBlock(float v, int i, bool valid, const float* xb, int64_t b, float* amax, int* arg,
+                                   int8_t* q, float* d, int16_t* bsums) {
+    amax[i] = valid ? fabsf(v) : 0.0f;
     arg[i] = i;
     __syncthreads();
     for (int stride = 128; stride > 0; stride >>= 1) {
@@ -63,25 +67,108 @@ __global__ void quantizeKKernel(const float* x, int8_t* q, float* d, int16_t* bs
         __syncthreads();
     }
     const float maxAbs = amax[0];
-    const float max = x[b * 256 + arg[0]];
+    const float max = valid ? xb[arg[0]] : 0.0f;
+    __syncthreads();  // amax and arg read: the caller may reuse them
     const float iscale = maxAbs != 0.0f ? -127.0f / max : 0.0f;
     const int8_t qi = maxAbs != 0.0f ? toInt8(fminf(127.0f, rintf(iscale * v))) : 0;
-    q[b * 256 + i] = qi;
+    if (valid) q[b * 256 + i] = qi;
     const int lane = i % 32;
     // Sums of each 16: lanes 0 and 16 of each warp gather their half-warp.
     int s16 = qi;
     for (int o = 8; o > 0; o >>= 1) s16 += __shfl_down_sync(0xffffffffu, s16, o, 16);
-    if (lane % 16 == 0) bsums[b * 16 + i / 16] = static_cast<int16_t>(s16);
-    if (i == 0) d[b] = maxAbs != 0.0f ? 1.0f / iscale : 0.0f;
+    if (valid && lane % 16 == 0) bsums[b * 16 + i / 16] = static_cast<int16_t>(s16);
+    if (valid && i == 0) d[b] = maxAbs != 0.0f ? 1.0f / iscale : 0.0f;
+}
+
+// One block of 256 threads per Q8_K super-block.
+__global__ void quantizeKKernel(const float* x, int8_t* q, float* d, int16_t* bsums) {
+    const int64_t b = blockIdx.x;
+    __shared__ float amax[256];
+    __shared__ int arg[256];
+    const float* xb = x + b * 256;
+    quantizeSuperBlock(xb[threadIdx.x], static_cast<int>(threadIdx.x), true, xb, b, amax, arg, q, d, bsums);
 }
 
 // F32/F16/BF16 weights: the reference rounds the activations to the weight's type.
+__device__ __forceinline__ float roundTo(DType t, float v) {
+    if (t == DType::F16) return __half2float(__float2half_rn(v));
+    if (t == DType::BF16) return __bfloat162float(__float2bfloat16_rn(v));
+    return v;
+}
+
 __global__ void roundKernel(DType t, const float* x, int64_t n, float* f) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (i >= n) return;
-    if (t == DType::F16) f[i] = __half2float(__float2half_rn(x[i]));
-    else if (t == DType::BF16) f[i] = __bfloat162float(__float2bfloat16_rn(x[i]));
-    else f[i] = x[i];
+    if (i < n) f[i] = roundTo(t, x[i]);
+}
+
+// Which quantizer a weight type's activations take.
+enum class ActKind { Blocks32, SuperBlocks, Floats };
+HEARTH_HD inline ActKind actKind(DType t) {
+    switch (t) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0: return ActKind::Blocks32;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return ActKind::SuperBlocks;
+    default: return ActKind::Floats;
+    }
+}
+
+// A fused product's input (prepareActivations): one block of kNormThreads per token's row.
+// The row is prepared as rmsNormKernel, swigluKernel or gegluKernel make it (the same device
+// functions), written to out, then quantized from out as quantize32Kernel, quantizeKKernel or
+// roundKernel quantize it (warps take the 32-element blocks in turn; four groups of 256
+// threads the super-blocks).
+struct PrepareArgs {
+    PrepareKind kind;
+    DType weight;
+    const float* x;
+    const float* w;
+    float eps;
+    const float* up;
+    int64_t n;
+    float* out;
+};
+__global__ void __launch_bounds__(kNormThreads) prepareKernel(PrepareArgs p, ActBuffers a) {
+    const int64_t t = blockIdx.x, n = p.n;
+    const float* xr = p.x + t * n;
+    float* yr = p.out + t * n;
+    const ActKind kind = actKind(p.weight);
+    __shared__ float partial[kNormThreads / 32];
+    if (p.kind == PrepareKind::RmsNorm) {
+        // Every read of the row ends before the first write: out may alias x.
+        const float scale = rowRmsScale(xr, n, p.eps, partial);
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * scale * p.w[i];
+    } else {
+        const float* ur = p.up + t * n;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+            yr[i] = p.kind == PrepareKind::SwiGlu ? swigluValue(xr[i], ur[i]) : gegluValue(xr[i], ur[i]);
+    }
+    __syncthreads();  // the row is written, and visible to the whole block
+    if (kind == ActKind::Floats) {
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) a.f[t * n + i] = roundTo(p.weight, yr[i]);
+    } else if (kind == ActKind::Blocks32) {
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        const int64_t nBlocks = n / 32;
+        for (int64_t b = warp; b < nBlocks; b += kNormThreads / 32)
+            quantizeBlock32(yr[b * 32 + lane], lane, t * nBlocks + b, a.q, a.d, a.s);
+    } else {
+        __shared__ float amax[kNormThreads];
+        __shared__ int arg[kNormThreads];
+        constexpr int kGroups = kNormThreads / 256;
+        const int group = threadIdx.x / 256, i = threadIdx.x % 256;
+        const int64_t nSuper = n / 256;
+        for (int64_t first = 0; first < nSuper; first += kGroups) {  // the same rounds for every thread
+            const int64_t sb = first + group;
+            const bool valid = sb < nSuper;
+            const float* xb = yr + (valid ? sb : 0) * 256;
+            quantizeSuperBlock(valid ? xb[i] : 0.0f, i, valid, xb, t * nSuper + sb, amax + group * 256,
+                               arg + group * 256, a.q, a.d, a.bsums);
+        }
+    }
 }
 
 __device__ float floatWeight(DType t, const uint8_t* row, int64_t i) {
@@ -223,7 +310,8 @@ __global__ void __launch_bounds__(kPlanarThreads)
         float sum = partial[0][t][rr];
         HEARTH_UNROLL
         for (int k = 1; k < kPlanarThreads / 32; ++k) sum += partial[k][t][rr];
-        slot.y[t * slot.nRows + slot.r0 + rr] = sum;
+        float& y = slot.y[t * slot.nRows + slot.r0 + rr];
+        y = jobs.accumulate ? y + sum : sum;
     }
 }
 
@@ -355,6 +443,16 @@ void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t 
     case DType::Q6_K: quantizeKKernel<<<static_cast<unsigned>(n / 256), 256, 0, s>>>(x, a.q, a.d, a.bsums); break;
     default: roundKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(weight, x, n, a.f); break;
     }
+    countLaunches(1);
+}
+
+void prepareActivations(PrepareKind kind, DType weight, const float* x, const float* w, float eps, const float* up,
+                        int64_t nTokens, int64_t n, float* out, const ActBuffers& a, cudaStream_t s) {
+    if (nTokens <= 0 || n <= 0) return;
+    if (n % (actKind(weight) == ActKind::SuperBlocks ? 256 : 32) != 0)
+        throw std::logic_error("CUDA: a fused input whose rows are not whole blocks");
+    prepareKernel<<<static_cast<unsigned>(nTokens), kNormThreads, 0, s>>>(
+        PrepareArgs{kind, weight, x, w, eps, up, n, out}, a);
     countLaunches(1);
 }
 
