@@ -76,6 +76,16 @@ void Backend::matmulFused(const MatmulInput& in, std::span<const WeightView> ws,
     add(ys[0], sums, nTokens * ws[0].nRows);
 }
 
+void Backend::qkRope(const QkRope& r, const int32_t* positions, int64_t nTokens) {
+    if (r.qNorm != nullptr) rmsNorm(r.q, r.qNorm, nTokens * r.nHeads, r.headDim, r.eps, r.q);
+    if (r.kNorm != nullptr) rmsNorm(r.k, r.kNorm, nTokens * r.nKvHeads, r.headDim, r.eps, r.k);
+    rope(r.q, nTokens, r.nHeads, r.headDim, r.nRot, positions, r.freqBase, r.style, r.freqFactors);
+    rope(r.k, nTokens, r.nKvHeads, r.headDim, r.nRot, positions, r.freqBase, r.style, r.freqFactors);
+    if (r.attnFactor == 1.0f) return;
+    scale(r.q, nTokens * r.nHeads, r.headDim, r.nRot, r.attnFactor);
+    scale(r.k, nTokens * r.nKvHeads, r.headDim, r.nRot, r.attnFactor);
+}
+
 void Backend::scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s) {
     for (int64_t r = 0; r < nRows; ++r)
         for (int64_t i = 0; i < n; ++i) x[r * rowStride + i] *= s;

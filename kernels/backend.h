@@ -85,6 +85,23 @@ struct MatmulInput {
     float* prepared = nullptr;  // every kind but Plain: where the input is written
 };
 
+// Backend::qkRope's operands: each head of q ([nTokens, nHeads * headDim]) and of k ([nTokens,
+// nKvHeads * headDim]), in place, normalised over headDim with qNorm / kNorm where given
+// (RMSNorm, eps), rotated as rope() rotates it, then its first nRot values times attnFactor
+// where that is not 1.
+struct QkRope {
+    float* q = nullptr;
+    float* k = nullptr;
+    int nHeads = 0, nKvHeads = 0, headDim = 0, nRot = 0;
+    const float* qNorm = nullptr;
+    const float* kNorm = nullptr;
+    float eps = 0.0f;
+    float freqBase = 10000.0f;
+    RopeStyle style = RopeStyle::Pairwise;
+    const float* freqFactors = nullptr;
+    float attnFactor = 1.0f;
+};
+
 // One layer of one sequence's paged KV cache. Token at position p lives in block
 // blocks[p / blockSize], slot p % blockSize. F16: K row = kBlocks[block] + slot * rowStride,
 // or with kDimMajor element c (0 <= c < rowStride) of the K row at kBlocks[block] + c * blockSize
@@ -285,6 +302,17 @@ public:
     virtual void geglu(const float* gate, const float* up, int64_t n, float* out) = 0;
     // x[i] += y[i]
     virtual void add(float* x, const float* y, int64_t n) = 0;
+    // x += rmsNorm(y, w) for nRows rows of n (a post-norm before the residual add); y is
+    // normalised in place. The default makes the two calls; a backend that fuses them gives the
+    // same bits as its own separate calls.
+    virtual void addRmsNormed(float* x, float* y, const float* w, int64_t nRows, int64_t n, float eps) {
+        rmsNorm(y, w, nRows, n, eps, y);
+        add(x, y, nRows * n);
+    }
+    // The query and key rows made ready for attention (QkRope). The default makes the separate
+    // calls — rmsNorm of each head, rope, scale — so a backend that fuses them gives the same bits
+    // as its own separate calls.
+    virtual void qkRope(const QkRope& r, const int32_t* positions, int64_t nTokens);
     // x[r * rowStride + i] *= s for r < nRows, i < n (scaled embeddings, RoPE's attention
     // factor). The default runs on host memory.
     virtual void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s);

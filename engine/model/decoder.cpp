@@ -323,20 +323,15 @@ void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nT
     addBias(b, q_, V.bq, nTokens, qDim);
     addBias(b, k_, V.bk, nTokens, kvDim);
     addBias(b, v_, V.bv, nTokens, kvDim);
-    if (V.qNorm != nullptr) {  // each head's row of headDim normalised on its own (V is not)
-        b.rmsNorm(q_, V.qNorm, nTokens * c.nHeads, c.headDim, c.rmsEps, q_);
-        b.rmsNorm(k_, V.kNorm, nTokens * c.nKvHeads, c.headDim, c.rmsEps, k_);
-    }
-    const float* freqFactors = vectors_->freqFactors;
-    const int32_t* positions = batch_.positions(b);
-    b.rope(q_, nTokens, c.nHeads, c.headDim, c.nRot, positions, L.ropeBase, c.ropeStyle, freqFactors);
-    b.rope(k_, nTokens, c.nKvHeads, c.headDim, c.nRot, positions, L.ropeBase, c.ropeStyle, freqFactors);
-    if (options_.ropeAttnFactor != 1.0f) {
-        // llama.cpp scales the cosines and sines; the rotated values (the first nRot of each
-        // head) times the factor are the same up to rounding.
-        b.scale(q_, nTokens * c.nHeads, c.headDim, c.nRot, options_.ropeAttnFactor);
-        b.scale(k_, nTokens * c.nKvHeads, c.headDim, c.nRot, options_.ropeAttnFactor);
-    }
+    QkRope r;
+    r.q = q_, r.k = k_;
+    r.nHeads = c.nHeads, r.nKvHeads = c.nKvHeads, r.headDim = c.headDim, r.nRot = c.nRot;
+    r.qNorm = V.qNorm, r.kNorm = V.kNorm, r.eps = c.rmsEps;  // each head on its own (V is not)
+    r.freqBase = L.ropeBase, r.style = c.ropeStyle, r.freqFactors = vectors_->freqFactors;
+    // llama.cpp scales the cosines and sines; the rotated values (the first nRot of each head)
+    // times the factor are the same up to rounding.
+    r.attnFactor = options_.ropeAttnFactor;
+    b.qkRope(r, batch_.positions(b), nTokens);
     // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (LLAMA_SWA_TYPE_STANDARD): the
     // query sees (p1 - window, p1], AttentionShape::slidingWindow's meaning. The full cache is
     // kept; the window only masks.
@@ -356,9 +351,7 @@ void DecoderModel::residualProjection(Backend& b, const MatmulInput& in, const W
                                       int64_t nTokens) {
     float* const out[] = {postNorm != nullptr ? proj_ : x_};
     b.matmulFused(in, std::span(&w, 1), nTokens, out, postNorm == nullptr, proj_);
-    if (postNorm == nullptr) return;
-    b.rmsNorm(proj_, postNorm, nTokens, config_.nEmbd, config_.rmsEps, proj_);
-    b.add(x_, proj_, nTokens * config_.nEmbd);
+    if (postNorm != nullptr) b.addRmsNormed(x_, proj_, postNorm, nTokens, config_.nEmbd, config_.rmsEps);
 }
 
 // rows[t] += bias for each of nTokens rows of dim floats (after the projection, before RoPE, as

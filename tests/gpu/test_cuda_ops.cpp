@@ -165,19 +165,24 @@ void checkElementwise(Backend& cpu, Backend& gpu, Checks& c) {
 // Backend::matmulFused (the normalised or gated input and the residual add fused into the
 // mat-vec) against the same backend's separate calls: the same bits, the products and the
 // prepared input. Planar rows (Q4_0, Q8_0, Q4_K 512 wide, Q6_K 2,048), GGUF's blocks (Q4_0 288
-// wide: the add after the mat-vec) and F16 (the rounded input); 1 and 3 tokens (mat-vec) and 20
-// (cuBLAS: the separate calls).
+// wide: the add after the mat-vec) and F16 (the rounded input); two types on one input (Q5_0 and
+// Q8_0 planar, then in GGUF's blocks as Gemma 3 270M's Q/K/V; planar Q4_K with Q6_K in blocks);
+// 1 and 3 tokens (mat-vec) and 20 (cuBLAS: the separate calls).
 void checkFused(Backend& gpu, Checks& c) {
     struct Shape {
         DType t;
         int64_t nCols;
+        DType second;  // the second matrix's type (one quantized input for both)
     };
     using Kind = MatmulInput::Kind;
-    for (const Shape& shape : {Shape{DType::Q4_0, 512}, Shape{DType::Q8_0, 512}, Shape{DType::Q4_K, 512},
-                               Shape{DType::Q6_K, 2048}, Shape{DType::Q4_0, 288}, Shape{DType::F16, 512}}) {
+    for (const Shape& shape : {Shape{DType::Q4_0, 512, DType::Q4_0}, Shape{DType::Q8_0, 512, DType::Q8_0},
+                               Shape{DType::Q4_K, 512, DType::Q4_K}, Shape{DType::Q6_K, 2048, DType::Q6_K},
+                               Shape{DType::Q4_0, 288, DType::Q4_0}, Shape{DType::F16, 512, DType::F16},
+                               Shape{DType::Q5_0, 512, DType::Q8_0}, Shape{DType::Q5_0, 640, DType::Q8_0},
+                               Shape{DType::Q4_K, 512, DType::Q6_K}}) {
         const int64_t nCols = shape.nCols;
         const Weights& a = quantized(shape.t, 96, nCols, 21);
-        const Weights& b = quantized(shape.t, 40, nCols, 22);
+        const Weights& b = quantized(shape.second, 40, nCols, 22);
         const std::vector<float> norm = randomFloats(static_cast<size_t>(nCols), 23);
         for (int64_t n : {1, 3, 20}) {
             const auto count = static_cast<size_t>(n * nCols);
@@ -211,9 +216,9 @@ void checkFused(Backend& gpu, Checks& c) {
                     MatmulInput fused{kind, in.data(), norm.data(), 1e-6f, upRows.data(), preparedGot.data()};
                     float* const outs[] = {ya.data(), yb.data()};
                     gpu.matmulFused(fused, ws, n, std::span(outs, ws.size()), accumulate, sums.data());
-                    const std::string name = std::string(dtypeInfo(shape.t).name) + " " + std::to_string(nCols) +
-                        " wide, kind " + std::to_string(static_cast<int>(kind)) + (accumulate ? " accumulated" : "") +
-                        " x" + std::to_string(n);
+                    const std::string name = std::string(dtypeInfo(shape.t).name) + "/" + dtypeInfo(shape.second).name +
+                        " " + std::to_string(nCols) + " wide, kind " + std::to_string(static_cast<int>(kind)) +
+                        (accumulate ? " accumulated" : "") + " x" + std::to_string(n);
                     const auto same = [](const std::vector<float>& u, const std::vector<float>& v) {
                         return std::memcmp(u.data(), v.data(), u.size() * sizeof(float)) == 0;
                     };
@@ -224,6 +229,56 @@ void checkFused(Backend& gpu, Checks& c) {
                                  "matmulFused " + name + ": the separate calls' input, bit for bit");
                 }
         }
+    }
+}
+
+// qkRope and addRmsNormed against the same backend's separate calls, bit for bit: heads of 64,
+// 128 and 256 (all or half rotated), with and without the per-head norms, both RoPE styles,
+// frequency factors and an attention factor.
+void checkFusedRope(Backend& gpu, Checks& c) {
+    struct Shape {
+        int nHeads, nKvHeads, headDim, nRot;
+    };
+    const int32_t positions[] = {0, 17, 4000};
+    std::vector<float> factors(128);
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.05f * static_cast<float>(i % 9);
+    for (const Shape& sh : {Shape{8, 2, 64, 64}, Shape{4, 1, 256, 256}, Shape{6, 3, 128, 64}})
+        for (bool norms : {false, true})
+            for (RopeStyle style : {RopeStyle::Pairwise, RopeStyle::HalfSplit})
+                for (float attnFactor : {1.0f, 0.75f}) {
+                    const int64_t n = 3;
+                    const auto qn = static_cast<size_t>(n * sh.nHeads * sh.headDim),
+                               kn = static_cast<size_t>(n * sh.nKvHeads * sh.headDim);
+                    const std::vector<float> q = randomFloats(qn, 31), k = randomFloats(kn, 32);
+                    const std::vector<float> qNorm = randomFloats(static_cast<size_t>(sh.headDim), 33),
+                                             kNorm = randomFloats(static_cast<size_t>(sh.headDim), 34);
+                    QkRope r;
+                    r.nHeads = sh.nHeads, r.nKvHeads = sh.nKvHeads, r.headDim = sh.headDim, r.nRot = sh.nRot;
+                    r.qNorm = norms ? qNorm.data() : nullptr, r.kNorm = norms ? kNorm.data() : nullptr;
+                    r.eps = 1e-6f, r.freqBase = 500000.0f, r.style = style, r.attnFactor = attnFactor;
+                    r.freqFactors = sh.headDim == 128 ? factors.data() : nullptr;
+                    std::vector<float> wantQ(q), wantK(k), gotQ(q), gotK(k);
+                    r.q = wantQ.data(), r.k = wantK.data();
+                    gpu.Backend::qkRope(r, positions, n);  // the separate calls
+                    r.q = gotQ.data(), r.k = gotK.data();
+                    gpu.qkRope(r, positions, n);
+                    const std::string name = "qkRope " + std::to_string(sh.nHeads) + "/" + std::to_string(sh.nKvHeads) +
+                        " x" + std::to_string(sh.headDim) + " rot " + std::to_string(sh.nRot) +
+                        (norms ? " normed" : "") + (style == RopeStyle::Pairwise ? " pairwise" : " half-split") +
+                        " factor " + std::to_string(attnFactor);
+                    c.expect(std::memcmp(gotQ.data(), wantQ.data(), qn * sizeof(float)) == 0 &&
+                                 std::memcmp(gotK.data(), wantK.data(), kn * sizeof(float)) == 0,
+                             name + ": the separate calls' bits");
+                }
+    for (int64_t width : {640, 4096}) {
+        const std::vector<float> x = randomFloats(static_cast<size_t>(3 * width), 41),
+                                 y = randomFloats(static_cast<size_t>(3 * width), 42),
+                                 w = randomFloats(static_cast<size_t>(width), 43);
+        std::vector<float> wantX(x), wantY(y), gotX(x), gotY(y);
+        gpu.Backend::addRmsNormed(wantX.data(), wantY.data(), w.data(), 3, width, 1e-6f);
+        gpu.addRmsNormed(gotX.data(), gotY.data(), w.data(), 3, width, 1e-6f);
+        c.expect(wantX == gotX && wantY == gotY,
+                 "addRmsNormed 3x" + std::to_string(width) + ": the separate calls' bits");
     }
 }
 
@@ -248,6 +303,7 @@ int main() {
         checkEmbedding(*cpu, gpu, c);
         checkMatmul(*cpu, gpu, c);
         checkFused(gpu, c);
+        checkFusedRope(gpu, c);
         checkAttention(*cpu, gpu, c);
     } catch (const std::exception& e) {
         c.expect(false, std::string("exception: ") + e.what());

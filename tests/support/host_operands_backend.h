@@ -148,6 +148,25 @@ public:
         d_.add(dx, up(y, n), n);
         down(x, dx, n);
     }
+    void addRmsNormed(float* x, float* y, const float* w, int64_t r, int64_t n, float eps) override {
+        float* dx = up(x, r * n);
+        float* dy = up(y, r * n);
+        d_.addRmsNormed(dx, dy, up(w, n), r, n, eps);
+        down(x, dx, r * n);
+        down(y, dy, r * n);
+    }
+    void qkRope(const QkRope& r, const int32_t* p, int64_t n) override {
+        QkRope d = r;
+        const int64_t qn = n * r.nHeads * r.headDim, kn = n * r.nKvHeads * r.headDim;
+        d.q = up(r.q, qn);
+        d.k = up(r.k, kn);
+        if (r.qNorm != nullptr) d.qNorm = up(r.qNorm, r.headDim);
+        if (r.kNorm != nullptr) d.kNorm = up(r.kNorm, r.headDim);
+        if (r.freqFactors != nullptr) d.freqFactors = up(r.freqFactors, r.nRot / 2);
+        d_.qkRope(d, upInts(p, n), n);
+        down(r.q, d.q, qn);
+        down(r.k, d.k, kn);
+    }
     void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
         const int64_t total = r > 0 ? (r - 1) * stride + n : 0;
         float* dx = up(x, total);

@@ -216,7 +216,7 @@ public:
     // Matrices of one type (Q/K/V, gate/up) under the mat-vec: x quantized once for all of them.
     void matmulMany(std::span<const WeightView> ws, const float* x, int64_t nTokens,
                     std::span<float* const> ys) override {
-        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType(ws)) return Backend::matmulMany(ws, x, nTokens, ys);
+        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneInput(ws)) return Backend::matmulMany(ws, x, nTokens, ys);
         timed([&] { return "matmulMany " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
               [&] { products(ws, quantized(ws[0], x, nTokens), nTokens, ys, false, nullptr); });
     }
@@ -225,7 +225,7 @@ public:
     // (MatvecJobs::accumulate). HEARTH_CUDA_FUSED=0: the separate launches.
     void matmulFused(const MatmulInput& in, std::span<const WeightView> ws, int64_t nTokens, std::span<float* const> ys,
                      bool accumulate, float* sums) override {
-        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneType(ws) || !fused_ || (accumulate && ws.size() != 1))
+        if (nTokens <= 0 || nTokens >= kGemmMinTokens || !oneInput(ws) || !fused_ || (accumulate && ws.size() != 1))
             return Backend::matmulFused(in, ws, nTokens, ys, accumulate, sums);
         timed([&] { return "matmulFused " + std::to_string(ws.size()) + "x " + shapeKey(ws[0], nTokens); },
               [&] {
@@ -276,6 +276,20 @@ public:
     }
     void geglu(const float* gate, const float* up, int64_t n, float* out) override {
         timed([&] { return "geglu " + std::to_string(n); }, [&] { cuda::geglu(gate, up, n, out, stream_); });
+    }
+    void addRmsNormed(float* x, float* y, const float* w, int64_t nRows, int64_t n, float eps) override {
+        if (!fused_) return Backend::addRmsNormed(x, y, w, nRows, n, eps);
+        timed([&] { return "addRmsNormed " + std::to_string(nRows) + "x" + std::to_string(n); },
+              [&] { cuda::addRmsNormed(x, y, w, nRows, n, eps, stream_); });
+    }
+    void qkRope(const QkRope& r, const int32_t* positions, int64_t nTokens) override {
+        if (!fused_ || r.headDim > 1024) return Backend::qkRope(r, positions, nTokens);
+        timed([&] { return "qkRope " + std::to_string(nTokens) + "x" + std::to_string(r.nHeads + r.nKvHeads); },
+              [&] {
+                  cuda::qkRope(r.q, r.k, r.nHeads, r.nKvHeads, r.headDim, r.nRot, r.qNorm, r.kNorm, r.eps, positions,
+                               nTokens, r.freqBase, r.freqFactors, r.style == RopeStyle::Pairwise, r.attnFactor,
+                               stream_);
+              });
     }
     void add(float* x, const float* y, int64_t n) override {
         timed([&] { return "add " + std::to_string(n); }, [&] { cuda::add(x, y, n, stream_); });
@@ -329,35 +343,45 @@ private:
     }
     static bool planar(const WeightView& w) { return w.packed.layout == kDevicePlanar; }
 
-    // Whether the matrices go through the mat-vec together: one type, width and layout.
-    static bool oneType(std::span<const WeightView> ws) {
+    // Whether the matrices take one quantized input (Q/K/V, gate/up): one width, and types whose
+    // activations the reference quantizes alike (Q5_0 and Q8_0: Q8_0 blocks; Q4_K and Q6_K: Q8_K).
+    static bool oneInput(std::span<const WeightView> ws) {
         return !ws.empty() && std::all_of(ws.begin(), ws.end(), [&](const WeightView& w) {
-            return w.type == ws[0].type && w.nCols == ws[0].nCols && planar(w) == planar(ws[0]);
+            return w.nCols == ws[0].nCols && sharesActivations(w.type, ws[0].type);
         });
     }
 
     // ys[i] = (or += with accumulate: one matrix) the products of ws[i] with the quantized a,
-    // under the mat-vec: planar rows up to four matrices a launch; GGUF's blocks one a launch,
-    // accumulated through sums and an add.
+    // under the mat-vec: planar rows of one type up to four matrices a launch; GGUF's blocks one
+    // a launch, accumulated through sums and an add.
     void products(std::span<const WeightView> ws, const ActBuffers& a, int64_t nTokens, std::span<float* const> ys,
                   bool accumulate, float* sums) {
-        if (!planar(ws[0])) {
-            for (size_t i = 0; i < ws.size(); ++i)
-                matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, accumulate ? sums : ys[i],
-                       stream_);
-            if (accumulate) cuda::add(ys[0], sums, nTokens * ws[0].nRows, stream_);
+        if (accumulate && !planar(ws[0])) {
+            matvec(ws[0].type, rows(ws[0]), ws[0].nRows, ws[0].nCols, a, nTokens, sums, stream_);
+            cuda::add(ys[0], sums, nTokens * ws[0].nRows, stream_);
             return;
         }
-        for (size_t i0 = 0; i0 < ws.size(); i0 += kMaxMatvecJobs) {  // one launch for up to 4
-            MatvecJobs jobs;
+        MatvecJobs jobs;
+        DType type = ws[0].type;
+        const auto launch = [&] {
+            if (jobs.count > 0) matvecPlanar(type, jobs, ws[0].nCols, a, nTokens, stream_);
+            jobs = MatvecJobs{};
             jobs.accumulate = accumulate;
-            for (size_t i = i0; i < std::min(ws.size(), i0 + kMaxMatvecJobs); ++i, ++jobs.count) {
-                jobs.w[jobs.count] = rows(ws[i]);
-                jobs.nRows[jobs.count] = ws[i].nRows;
-                jobs.y[jobs.count] = ys[i];
+        };
+        jobs.accumulate = accumulate;
+        for (size_t i = 0; i < ws.size(); ++i) {
+            if (!planar(ws[i])) {
+                matvec(ws[i].type, rows(ws[i]), ws[i].nRows, ws[i].nCols, a, nTokens, ys[i], stream_);
+                continue;
             }
-            matvecPlanar(ws[0].type, jobs, ws[0].nCols, a, nTokens, stream_);
+            if (jobs.count == kMaxMatvecJobs || (jobs.count > 0 && ws[i].type != type)) launch();
+            type = ws[i].type;
+            jobs.w[jobs.count] = rows(ws[i]);
+            jobs.nRows[jobs.count] = ws[i].nRows;
+            jobs.y[jobs.count] = ys[i];
+            ++jobs.count;
         }
+        launch();
     }
 
     // The scratch for nTokens rows of activations quantized for w (reused by the next call).

@@ -32,6 +32,21 @@ __device__ inline float rowRmsScale(const float* xr, int64_t n, float eps, float
     return 1.0f / sqrtf(partial[0] / static_cast<float>(n) + eps);
 }
 
+// RoPE pair i's angle at `position` (theta built by repeated multiplication, as the reference),
+// and the pair (x0, x1) rotated by it into (y0, y1).
+__device__ __forceinline__ float ropeTheta(int position, int i, float thetaScale, const float* freqFactors) {
+    float theta = static_cast<float>(position);
+    for (int k = 0; k < i; ++k) theta *= thetaScale;
+    if (freqFactors != nullptr) theta /= freqFactors[i];
+    return theta;
+}
+__device__ __forceinline__ void ropeRotate(float x0, float x1, float theta, float& y0, float& y1) {
+    float s, c;
+    sincosf(theta, &s, &c);
+    y0 = x0 * c - x1 * s;
+    y1 = x0 * s + x1 * c;
+}
+
 __device__ __forceinline__ float swigluValue(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
 
 // The reference's GELU (kernels/cpu/reference/gelu_tanh.h): the gate rounded to F16, the tanh

@@ -19,6 +19,14 @@ void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps
 // [nRot / 2] divisors of each pair's angle, in device memory.
 void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions, float freqBase,
           const float* freqFactors, bool pairwise, cudaStream_t s);
+// Backend::qkRope in one launch (headDim <= 1024): each head of q and k normalised (where
+// qNorm / kNorm are given), rotated and scaled, with the bits of rmsNorm, rope and scale.
+void qkRope(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot, const float* qNorm, const float* kNorm,
+            float eps, const int32_t* positions, int64_t nTokens, float freqBase, const float* freqFactors,
+            bool pairwise, float attnFactor, cudaStream_t s);
+// x += rmsNorm(y, w) per row of n, y normalised in place (Backend::addRmsNormed): one launch,
+// the bits of rmsNorm then add.
+void addRmsNormed(float* x, float* y, const float* w, int64_t nRows, int64_t n, float eps, cudaStream_t s);
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
@@ -50,6 +58,9 @@ struct ActSizes {
     size_t q, d, s, bsums, f;
 };
 ActSizes actSizes(int64_t nTokens, int64_t nCols);
+// Whether weights of types a and b take the same quantized activations (one quantizeActivations
+// serves both).
+bool sharesActivations(DType a, DType b);
 void quantizeActivations(DType weight, const float* x, int64_t nTokens, int64_t nCols, const ActBuffers& a,
                          cudaStream_t s);
 // The input of a fused product (Backend::matmulFused) in one launch: per token's row of n,

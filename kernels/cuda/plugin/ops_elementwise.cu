@@ -21,7 +21,7 @@ __global__ void rmsNormKernel(const float* x, const float* w, int64_t n, float e
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * scale * w[i];
 }
 
-// One thread per (token, head, pair); theta built by repeated multiplication as the reference.
+// One thread per (token, head, pair).
 __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const int32_t* positions,
                            float thetaScale, const float* freqFactors, bool pairwise) {
     const int half = nRot / 2;
@@ -29,16 +29,75 @@ __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, i
     if (idx >= nTokens * nHeads * half) return;
     const int i = static_cast<int>(idx % half);
     const int64_t th = idx / half;  // token * nHeads + head
-    float theta = static_cast<float>(positions[th / nHeads]);
-    for (int k = 0; k < i; ++k) theta *= thetaScale;
-    if (freqFactors != nullptr) theta /= freqFactors[i];
-    float s, c;
-    sincosf(theta, &s, &c);
+    const float theta = ropeTheta(positions[th / nHeads], i, thetaScale, freqFactors);
     float* head = x + th * headDim;
     const int a = pairwise ? 2 * i : i, b = pairwise ? 2 * i + 1 : i + half;
-    const float x0 = head[a], x1 = head[b];
-    head[a] = x0 * c - x1 * s;
-    head[b] = x0 * s + x1 * c;
+    ropeRotate(head[a], head[b], theta, head[a], head[b]);
+}
+
+// qkRope: one warp per (token, head) of q, then of k. The head's RMSNorm reduces as
+// rmsNormKernel reduces a row of headDim (<= 1024: one element a thread, each warp's butterfly,
+// then the warps' sums by a butterfly), so the bits are its; then ropeKernel's rotation and
+// scaleKernel's factor on the same values.
+struct QkRopeArgs {
+    float* q;
+    float* k;
+    int nHeads, nKvHeads, headDim, nRot;
+    const float* qNorm;
+    const float* kNorm;
+    float eps, thetaScale;
+    const float* freqFactors;
+    bool pairwise;
+    float attnFactor;
+};
+__global__ void qkRopeKernel(QkRopeArgs r, const int32_t* positions, int64_t nTokens) {
+    const int64_t warp = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32;
+    const int heads = r.nHeads + r.nKvHeads;
+    if (warp >= nTokens * heads) return;
+    const int lane = threadIdx.x % 32;
+    const int64_t t = warp / heads;
+    const int h = static_cast<int>(warp % heads);
+    const bool isQ = h < r.nHeads;
+    float* head = isQ ? r.q + (t * r.nHeads + h) * r.headDim : r.k + (t * r.nKvHeads + (h - r.nHeads)) * r.headDim;
+    const float* norm = isQ ? r.qNorm : r.kNorm;
+    const int n = r.headDim;
+    if (norm != nullptr) {
+        float chunkSums = 0.0f;  // lane w: the sum of squares of elements [32w, 32w + 32)
+        for (int w = 0; w * 32 < n; ++w) {
+            const int i = 32 * w + lane;
+            float sum = 0.0f;
+            if (i < n) sum += head[i] * head[i];
+            sum = warpSum(sum);
+            if (lane == w) chunkSums = sum;
+        }
+        const float total = warpSum(chunkSums);
+        const float scale = 1.0f / sqrtf(total / static_cast<float>(n) + r.eps);
+        for (int i = lane; i < n; i += 32) head[i] = head[i] * scale * norm[i];
+        __syncwarp();
+    }
+    const int half = r.nRot / 2;
+    const int position = positions[t];
+    for (int i = lane; i < half; i += 32) {
+        const int a = r.pairwise ? 2 * i : i, b = r.pairwise ? 2 * i + 1 : i + half;
+        float y0, y1;
+        ropeRotate(head[a], head[b], ropeTheta(position, i, r.thetaScale, r.freqFactors), y0, y1);
+        if (r.attnFactor != 1.0f) y0 *= r.attnFactor, y1 *= r.attnFactor;
+        head[a] = y0, head[b] = y1;
+    }
+}
+
+// x += rmsNorm(y, w), y normalised in place: rmsNormKernel's values, then addKernel's sum (kept
+// apart: a fused multiply-add would round once where the separate kernels round twice).
+__global__ void addRmsNormedKernel(float* x, float* y, const float* w, int64_t n, float eps) {
+    float* xr = x + blockIdx.x * n;
+    float* yr = y + blockIdx.x * n;
+    __shared__ float partial[kNormThreads / 32];
+    const float scale = rowRmsScale(yr, n, eps, partial);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = yr[i] * scale * w[i];
+        yr[i] = v;
+        xr[i] = __fadd_rn(xr[i], v);
+    }
 }
 
 __global__ void swigluKernel(const float* gate, const float* up, int64_t n, float* out) {
@@ -103,6 +162,25 @@ void rope(float* x, int64_t nTokens, int nHeads, int headDim, int nRot, const in
     if (n > 0) {
         ropeKernel<<<gridFor(n), kThreads, 0, s>>>(x, nTokens, nHeads, headDim, nRot, positions, thetaScale,
                                                        freqFactors, pairwise);
+        countLaunches(1);
+    }
+}
+
+void qkRope(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot, const float* qNorm, const float* kNorm,
+            float eps, const int32_t* positions, int64_t nTokens, float freqBase, const float* freqFactors,
+            bool pairwise, float attnFactor, cudaStream_t s) {
+    const int64_t warps = nTokens * (nHeads + nKvHeads);
+    if (warps <= 0) return;
+    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
+    const QkRopeArgs args{q,     k,   nHeads,     nKvHeads,    headDim,  nRot,      qNorm,
+                          kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
+    qkRopeKernel<<<static_cast<unsigned>((warps + 3) / 4), 128, 0, s>>>(args, positions, nTokens);
+    countLaunches(1);
+}
+
+void addRmsNormed(float* x, float* y, const float* w, int64_t nRows, int64_t n, float eps, cudaStream_t s) {
+    if (nRows > 0) {
+        addRmsNormedKernel<<<static_cast<unsigned>(nRows), kNormThreads, 0, s>>>(x, y, w, n, eps);
         countLaunches(1);
     }
 }

@@ -418,6 +418,10 @@ void matvecPlanar(DType weight, const MatvecJobs& jobs, int64_t nCols, const Act
     }
 }
 
+bool sharesActivations(DType a, DType b) {
+    return a == b || (actKind(a) == actKind(b) && actKind(a) != ActKind::Floats);
+}
+
 ActSizes actSizes(int64_t nTokens, int64_t nCols) {
     const auto n = static_cast<size_t>(nTokens * nCols);
     return {n, n / 32 * sizeof(float), n / 32 * sizeof(float), n / 16 * sizeof(int16_t), n * sizeof(float)};
