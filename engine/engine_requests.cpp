@@ -44,7 +44,8 @@ EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, c
       runner_(model, backend, cache),
       specSessions_(tokenizer, nVocab_, backend, contextLength),
       // Tree rows attend through host-memory block tables (ForwardBatch): CPU backends only.
-      treesAllowed_(backend.name().starts_with("CPU")) {}
+      treesAllowed_(backend.name().starts_with("CPU")),
+      logitsOnHost_(backend.operatesOnHostMemory()) {}
 
 EngineRequests::~EngineRequests() = default;
 
@@ -93,7 +94,16 @@ std::vector<EngineEvent> EngineRequests::step() {
     for (SeqId id : plan.failed)
         finish(id, FinishReason::Error, events, Error{ErrorCode::OutOfMemory, "the KV cache cannot hold this request"});
     if (plan.chunks.empty()) return events;
-    std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_);
+    // On a backend with memory of its own, a plain greedy request's row comes down as its id.
+    std::vector<char> idsOnly(plan.chunks.size(), 0);
+    if (!logitsOnHost_)
+        for (size_t c = 0; c < plan.chunks.size(); ++c) {
+            const auto it = requests_.find(plan.chunks[c].seq);
+            if (it == requests_.end()) continue;
+            const Request& r = *it->second;
+            idsOnly[c] = !r.spec && r.sampler.plainArgmax() && r.request.nTopLogits == 0 && !r.request.logprobs;
+        }
+    std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_, idsOnly);
     sampleOutputs(plan, outputs, events, stepStart);
     return events;
 }
@@ -119,6 +129,13 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
         ChunkOutput& out = outputs[i];
         if (out.error) {
             finish(out.seq, FinishReason::Error, events, out.error);
+            continue;
+        }
+        if (!out.ids.empty()) {  // a plain greedy request: its id, chosen where the logits are
+            Request& r = *requests_.at(out.seq);
+            r.sampler.accept(out.ids[0]);
+            reports.emplace_back().emplace_back();
+            result.sampled.push_back({out.seq, out.ids[0]});
             continue;
         }
         if (out.logits.empty()) continue;

@@ -79,6 +79,7 @@ private:
     Runner runner_;
     SpecSessionPool specSessions_;
     bool treesAllowed_ = false;
+    bool logitsOnHost_ = true;  // the backend computes in host memory: no greedy ids (ForwardItem::ids)
     std::map<RequestId, std::unique_ptr<Request>> requests_;
 };
 

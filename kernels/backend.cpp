@@ -91,6 +91,17 @@ void Backend::scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float
         for (int64_t i = 0; i < n; ++i) x[r * rowStride + i] *= s;
 }
 
+void Backend::argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out) {
+    for (int64_t r = 0; r < nRows; ++r) {
+        const float* row = x + r * n;
+        int64_t best = 0;
+        if (n > 0 && !std::isnan(row[0]))
+            for (int64_t i = 1; i < n; ++i)
+                if (row[i] > row[best]) best = i;
+        out[r] = static_cast<int32_t>(best);
+    }
+}
+
 void Backend::softcap(float* x, int64_t n, float cap) {
     for (int64_t i = 0; i < n; ++i) x[i] = softcapScore(x[i], cap);
 }

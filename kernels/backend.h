@@ -313,6 +313,10 @@ public:
     // calls — rmsNorm of each head, rope, scale — so a backend that fuses them gives the same bits
     // as its own separate calls.
     virtual void qkRope(const QkRope& r, const int32_t* positions, int64_t nTokens);
+    // out[r] = the index of row r's largest value (n values a row): the first of equal ones,
+    // NaNs passed over, 0 when the row starts with a NaN — the sampler's greedy argmax, so that
+    // a greedy step brings down one id a row instead of the row. The default runs on host memory.
+    virtual void argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out);
     // x[r * rowStride + i] *= s for r < nRows, i < n (scaled embeddings, RoPE's attention
     // factor). The default runs on host memory.
     virtual void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s);

@@ -223,15 +223,24 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
     const auto nVocab = static_cast<size_t>(head.output.nRows);
     nOut_ = 0;
     nWanting_ = 0;
+    nIdRows_ = 0;
+    nVocab_ = nVocab;
     normedRows_ = logitRows_ = nullptr;
+    idRows_ = nullptr;
     for (size_t i = 0; i < items_.size(); ++i) {
-        nOut_ += static_cast<int64_t>(items_[i].logits.size() / nVocab);
+        nOut_ += static_cast<int64_t>(items_[i].logits.size() / nVocab + items_[i].ids.size());
+        nIdRows_ += static_cast<int64_t>(items_[i].ids.size());
         if (!items_[i].logits.empty()) ++nWanting_, only_ = i;
     }
     if (nOut_ == 0) return {};
     normedRows_ = static_cast<float*>(normed_.reserve(b, static_cast<size_t>(nOut_ * nEmbd) * sizeof(float)));
     if (normedRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the output rows");
-    if (b.operatesOnHostMemory() && nWanting_ == 1) return {};  // the logits go straight into the item's rows
+    if (nIdRows_ > 0) {
+        idRows_ = static_cast<int32_t*>(ids_.reserve(b, static_cast<size_t>(nOut_) * sizeof(int32_t)));
+        if (idRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the greedy ids");
+    }
+    // The logits go straight into the item's rows.
+    if (b.operatesOnHostMemory() && nWanting_ == 1 && nIdRows_ == 0) return {};
     logitRows_ = static_cast<float*>(logits_.reserve(b, static_cast<size_t>(nOut_) * nVocab * sizeof(float)));
     if (logitRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the logits");
     return {};
@@ -244,7 +253,7 @@ void ForwardBatch::outputRows(Backend& b, const OutputHead& head, const float* o
     const auto nVocab = static_cast<size_t>(head.output.nRows);
     int64_t outRow = 0;
     for (size_t i = 0; i < items_.size(); ++i) {
-        const auto nWanted = static_cast<int64_t>(items_[i].logits.size() / nVocab);
+        const auto nWanted = static_cast<int64_t>(items_[i].logits.size() / nVocab + items_[i].ids.size());
         if (nWanted == 0) continue;
         const float* first = x + (firstRow_[i + 1] - nWanted) * nEmbd;
         b.rmsNorm(first, outputNorm, nWanted, nEmbd, rmsEps, normedRows_ + outRow * nEmbd);
@@ -259,29 +268,42 @@ void ForwardBatch::outputRows(Backend& b, const OutputHead& head, const float* o
     }
     b.matmul(head.output, normedRows_, nOut_, logitRows_);
     if (finalSoftcap > 0) b.softcap(logitRows_, nOut_ * static_cast<int64_t>(nVocab), finalSoftcap);
+    if (nIdRows_ > 0) b.argmaxRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), idRows_);
 }
 
 void ForwardBatch::downloadLogits(Backend& b) {
     if (nOut_ == 0 || logitRows_ == nullptr) return;
+    const bool host = b.operatesOnHostMemory();
+    if (nIdRows_ > 0) {  // every output row's id in one download, then each item's from that
+        hostIds_.resize(static_cast<size_t>(nOut_));
+        b.download(hostIds_.data(), idRows_, hostIds_.size() * sizeof(int32_t));
+        const int32_t* src = hostIds_.data();
+        for (const ForwardItem& item : items_) {
+            const size_t rows = item.ids.size() + item.logits.size() / nVocab_;
+            std::copy_n(src, item.ids.size(), item.ids.data());
+            src += rows;
+        }
+        if (nWanting_ == 0) return;
+    }
     size_t nValues = 0;
     for (const ForwardItem& item : items_) nValues += item.logits.size();
-    if (nWanting_ == 1) {
+    if (nWanting_ == 1 && nIdRows_ == 0) {
         b.download(items_[only_].logits.data(), logitRows_, nValues * sizeof(float));
         return;
     }
     // Host memory: each item's rows copied where they go. A backend's own memory: one download of
-    // every row, then each item's rows from that.
-    const bool host = b.operatesOnHostMemory();
+    // every row, then each item's rows from that (rows of items that want ids are passed over).
+    const size_t allValues = static_cast<size_t>(nOut_) * nVocab_;
     const float* src = logitRows_;
     if (!host) {
-        hostLogits_.resize(nValues);
-        b.download(hostLogits_.data(), logitRows_, nValues * sizeof(float));
+        hostLogits_.resize(allValues);
+        b.download(hostLogits_.data(), logitRows_, allValues * sizeof(float));
         src = hostLogits_.data();
     }
     for (const ForwardItem& item : items_) {
         if (host) b.download(item.logits.data(), src, item.logits.size() * sizeof(float));
         else std::copy_n(src, item.logits.size(), item.logits.data());
-        src += item.logits.size();
+        src += item.logits.size() + item.ids.size() * nVocab_;
     }
 }
 
@@ -292,7 +314,8 @@ std::string ForwardBatch::stepKey() const {
                                 reinterpret_cast<uintptr_t>(normedRows_), reinterpret_cast<uintptr_t>(logitRows_)};
     for (size_t i = 0; i < items_.size(); ++i)
         words.push_back(static_cast<uint64_t>(firstRow_[i + 1] - firstRow_[i])),
-            words.push_back(items_[i].logits.size());
+            words.push_back(items_[i].logits.size()), words.push_back(items_[i].ids.size());
+    words.push_back(reinterpret_cast<uintptr_t>(idRows_));
     for (int blocks : tableBlocks_) words.push_back(static_cast<uint64_t>(blocks));
     return {reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t)};
 }

@@ -54,10 +54,11 @@ public:
     // After the last layer, in three parts so that the operators between upload() and the
     // download can be one submission (Backend::beginStep): reserveOutputs before the step's
     // first operator (the output rows' buffers in b's memory; errors: OutOfMemory), outputRows
-    // after the last layer — the last logits.size() / nVocab rows of each item of x ([nRows,
-    // nEmbd], in b's memory), normalised with outputNorm (head's, where b reads it), through one
-    // output matmul over all such rows, then the soft-cap (finalSoftcap > 0) — and
-    // downloadLogits after the step, into the items' host rows in one download. Sequences are
+    // after the last layer — the last logits.size() / nVocab (or ids.size()) rows of each item of
+    // x ([nRows, nEmbd], in b's memory), normalised with outputNorm (head's, where b reads it),
+    // through one output matmul over all such rows, then the soft-cap (finalSoftcap > 0), then
+    // where ids are wanted every row's argmax (Backend::argmaxRows) — and downloadLogits after
+    // the step, into the items' host rows in one download (ids in one more, or alone). Sequences are
     // not advanced: whoever reserved records the positions (Scheduler::complete, Model::forward).
     Result<void> reserveOutputs(Backend& b, const OutputHead& head);
     void outputRows(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
@@ -102,7 +103,7 @@ private:
     mutable std::vector<Backend::KvWriteCall> writes_;
     // In the backend's memory: [tokens, positions, slots] of every row (upload), the rows
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
-    BackendScratch inputs_, normed_, logits_;
+    BackendScratch inputs_, normed_, logits_, ids_;
     const int32_t* onBackend_ = nullptr;  // inputs_'s
     uint64_t uploadedTo_ = 0;  // the Backend::id of their memory
     // The block tables in inputs_ (a backend with memory of its own, else null): item i's in
@@ -126,6 +127,10 @@ private:
     float* normedRows_ = nullptr;
     float* logitRows_ = nullptr;
     std::vector<int32_t> staged_;  // the inputs on the host, end to end
+    int64_t nIdRows_ = 0;  // output rows whose items want ids (ForwardItem::ids)
+    size_t nVocab_ = 0;
+    int32_t* idRows_ = nullptr;  // [nOut_] in the backend's memory: every output row's argmax
+    std::vector<int32_t> hostIds_;
     std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };
 

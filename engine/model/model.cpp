@@ -67,7 +67,8 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
     int64_t room = kMaxRowsPerPass;
     for (const ForwardItem& item : items) {
         const auto n = static_cast<int64_t>(item.tokens.size());
-        const int64_t firstWanted = n - static_cast<int64_t>(item.logits.size()) / nVocab;
+        const int64_t firstWanted =
+            n - static_cast<int64_t>(item.logits.size()) / nVocab - static_cast<int64_t>(item.ids.size());
         // A tree's rows off the chain go in one piece (a piece sees the rows before it as a
         // chain): from the first whose parent is not the token before it.
         int64_t treeFirst = n;
@@ -83,9 +84,13 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             if (b < n && b > treeFirst) b = std::max(a, treeFirst);
             if (b == a) b = n;  // the tree alone: at most kMaxRowsPerPass rows
             const int64_t w = std::max(a, firstWanted);  // rows [w, b) of this piece want logits
-            const std::span<float> logits = b > w ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
-                                                                        static_cast<size_t>((b - w) * nVocab))
-                                                  : std::span<float>();
+            const std::span<float> logits = b > w && !item.logits.empty()
+                ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
+                                      static_cast<size_t>((b - w) * nVocab))
+                : std::span<float>();
+            const std::span<int32_t> ids = b > w && !item.ids.empty()
+                ? item.ids.subspan(static_cast<size_t>(w - firstWanted), static_cast<size_t>(b - w))
+                : std::span<int32_t>();
             std::span<const int32_t> parents;
             if (!item.parents.empty()) {
                 rebased.emplace_back(item.parents.begin() + a, item.parents.begin() + b);
@@ -93,7 +98,7 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
                 parents = rebased.back();
             }
             pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
-                            item.offset + static_cast<int32_t>(a), parents});
+                            item.offset + static_cast<int32_t>(a), parents, ids});
             room -= b - a;
             a = b;
             if (room > 0) continue;
@@ -115,6 +120,8 @@ Result<void> Model::checkItem(const ForwardItem& item) const {
     if (item.logits.size() % nVocab != 0 || item.logits.size() / nVocab > item.tokens.size())
         return fail(ErrorCode::InvalidArgument,
                     "logits buffer must hold nVocab floats per row, for at most every token");
+    if (!item.ids.empty() && (!item.logits.empty() || item.ids.size() > item.tokens.size()))
+        return fail(ErrorCode::InvalidArgument, "an item wants logits or ids, for at most every token");
     if (!item.parents.empty()) {
         if (item.parents.size() != item.tokens.size())
             return fail(ErrorCode::InvalidArgument, "a token tree needs one parent per token");

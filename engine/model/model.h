@@ -31,12 +31,16 @@ class GgufFile;
 // parent's plus one, and it attends to positions before the item and its own ancestors only (a
 // negative index -j names the j-th token before the item, as a chain does with t - 1). Token t's
 // K/V is still written at slot seq->nTokens + offset + t. Model::checkItem checks them.
+// ids, instead of logits: receives the last k tokens' greedy choices (the first index of each
+// row's largest logit, as the sampler's argmax), computed where the logits are, so that a device
+// backend brings down k ids instead of k rows. An item wants logits or ids, not both.
 struct ForwardItem {
     KvSequence* seq = nullptr;
     std::span<const int32_t> tokens;
     std::span<float> logits;
     int32_t offset = 0;
     std::span<const int32_t> parents = {};
+    std::span<int32_t> ids = {};
 };
 
 struct ModelConfig {

@@ -8,7 +8,7 @@
 namespace hearth {
 
 std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
-                                          std::span<const ForwardItem> accepted) {
+                                          std::span<const ForwardItem> accepted, bool idsOnly) {
     if (chunk.sample && (chunk.logitRows < 1 || chunk.logitRows > std::ssize(chunk.tokens)))
         return Error{
             ErrorCode::InvalidArgument,
@@ -16,14 +16,15 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
     for (const ForwardItem& item : accepted)
         if (item.seq == &kv)
             return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, " is planned twice in one step")};
-    if (chunk.sample)
+    if (chunk.sample && idsOnly) out.ids.resize(static_cast<size_t>(chunk.logitRows));
+    else if (chunk.sample)
         out.logits.resize(static_cast<size_t>(chunk.logitRows) * static_cast<size_t>(model_.config().nVocab));
     const std::vector<int32_t> parents = chunk.itemParents();
-    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits, 0, parents}); !r) return r.error();
+    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits, 0, parents, out.ids}); !r) return r.error();
     return std::nullopt;
 }
 
-std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler) {
+std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler, std::span<const char> idsOnly) {
     std::vector<ChunkOutput> outputs(plan.chunks.size());
     std::vector<ForwardItem> items;
     std::vector<size_t> itemChunk;  // items[i] computes plan.chunks[itemChunk[i]]
@@ -38,13 +39,14 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
             continue;
         }
         KvSequence& kv = scheduler.kvSequence(chunk.seq);
-        if (auto error = prepareChunk(chunk, kv, out, items)) {
+        if (auto error = prepareChunk(chunk, kv, out, items, c < idsOnly.size() && idsOnly[c])) {
             out.error = std::move(error);
             out.logits.clear();
+            out.ids.clear();
             continue;
         }
         parents[c] = chunk.itemParents();
-        items.push_back({&kv, chunk.tokens, out.logits, 0, parents[c]});
+        items.push_back({&kv, chunk.tokens, out.logits, 0, parents[c], out.ids});
         itemChunk.push_back(c);
     }
     if (items.empty()) return outputs;
@@ -56,6 +58,7 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler)
         if (r) continue;
         outputs[c].error = r.error();
         outputs[c].logits.clear();
+        outputs[c].ids.clear();
     }
     return outputs;
 }

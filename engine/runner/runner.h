@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "engine/error.h"
@@ -18,6 +19,7 @@ struct ChunkOutput {
     SeqId seq = 0;
     std::optional<Error> error;  // the chunk did not run; the sequence should be finished
     std::vector<float> logits;  // [chunk.logitRows, nVocab] when the chunk samples and ran
+    std::vector<int32_t> ids;  // instead, [chunk.logitRows] greedy ids (run's idsOnly)
 };
 
 class Runner {
@@ -31,13 +33,15 @@ public:
     // outside [1, tokens], has a token outside the vocabulary or repeats a sequence gets an error
     // and is left out; the other chunks run together. After the pass every chunk that ran is
     // checked again: one whose sequence the model reserved for or advanced gets an error.
-    std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler);
+    // idsOnly (empty, or one per chunk): the chunks whose rows need only their greedy ids
+    // (ForwardItem::ids), which come back in ids instead of logits.
+    std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler, std::span<const char> idsOnly = {});
 
 private:
     // Checks chunk (which passed Scheduler::checkPlanned) against its sequence kv and the chunks
     // already accepted, and sizes out.logits; the error when the chunk cannot run.
     std::optional<Error> prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
-                                      std::span<const ForwardItem> accepted);
+                                      std::span<const ForwardItem> accepted, bool idsOnly);
 
     Model& model_;
     Backend& backend_;

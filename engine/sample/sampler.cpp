@@ -400,10 +400,14 @@ bool penaltiesActive(const SamplingParams& params) {
         (params.repeatPenalty != 1.0f || params.presencePenalty != 0.0f || params.frequencyPenalty != 0.0f);
 }
 
+bool Sampler::plainArgmax() const {
+    return params_.temperature <= 0.0f && params_.logitBias.empty() && !penaltiesActive(params_);
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
     const bool greedy = params_.temperature <= 0.0f;
     int32_t token;
-    if (greedy && params_.logitBias.empty() && !penaltiesActive(params_)) {
+    if (plainArgmax()) {
         token = argmax(logits);
     } else if (greedy && !penaltiesActive(params_)) {
         token = argmaxWithBias(logits, params_.logitBias, biased_);

@@ -83,6 +83,11 @@ public:
     void observe(std::span<const int32_t> tokens);
     // Chooses the next token and appends it to the penalty window.
     int32_t sample(std::span<const float> logits);
+    // Whether sample() is the plain argmax of the logits (greedy, no bias, no penalty), so that
+    // the greedy id computed where the logits are (ForwardItem::ids) is its choice; accept()
+    // then records that id as sample() would have.
+    bool plainArgmax() const;
+    void accept(int32_t token) { append(token); }
 
 private:
     void append(int32_t token);

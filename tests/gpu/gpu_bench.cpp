@@ -136,9 +136,18 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     // Batch-1 decode call by call (HEARTH_CUDA_GRAPHS=0), then as graphs: two untimed steps
     // first (a key's first step runs, its second is captured), then the timed ones.
     int32_t next = 3;
+    bool greedyIds = false;  // the row's id chosen on the device (ForwardItem::ids), as a greedy request gets
+    int32_t id = 0;
     const auto decode = [&](int n) {
-        for (int i = 0; i < n; ++i, ++next)
-            if (!m.forward(*backend, cache, seq, std::span(&next, 1), logits)) return false;
+        for (int i = 0; i < n; ++i, ++next) {
+            const ForwardItem item{&seq,
+                                   std::span(&next, 1),
+                                   greedyIds ? std::span<float>() : std::span(logits),
+                                   0,
+                                   {},
+                                   greedyIds ? std::span(&id, 1) : std::span<int32_t>()};
+            if (!m.forward(*backend, cache, std::span(&item, 1))) return false;
+        }
         return true;
     };
     const auto timedDecode = [&](const char* what, double& perToken) {
@@ -157,6 +166,14 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     if (!timedDecode("batch-1 decode, graphs on", perToken)) return false;
     std::printf("%s: batch-1 decode %.1f tok/s with graphs, %.1f without (%.2fx)\n", shape.name.c_str(),
                 1.0 / perToken, 1.0 / perTokenNoGraph, perTokenNoGraph / perToken);
+    double perTokenIds = 0;
+    greedyIds = true;
+    if (!timedDecode("batch-1 decode, graphs on, greedy ids", perTokenIds)) return false;
+    greedyIds = false;
+    std::printf(
+        "RESULT %-15s %s: batch-1 greedy decode with the id chosen on the GPU %.1f tok/s (%.2f ms/tok; the "
+        "logits row brought down: %.1f tok/s)\n",
+        shape.name.c_str(), dtypeInfo(o.type).name, 1.0 / perTokenIds, perTokenIds * 1e3, 1.0 / perToken);
     const double bytes = weightBytesPerToken(*file);
     const double gbs = bytes / perToken / 1e9;
     std::printf(

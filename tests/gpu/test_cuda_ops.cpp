@@ -282,6 +282,26 @@ void checkFusedRope(Backend& gpu, Checks& c) {
     }
 }
 
+// argmaxRows against the host scan (Backend's default): wide and narrow rows, ties (the lower
+// index), -0 against +0, NaNs (passed over; at index 0 the answer is 0), rows of -inf.
+void checkArgmax(Backend& gpu, Checks& c) {
+    for (int64_t n : {int64_t{5}, int64_t{49152}, int64_t{262144}}) {
+        const int64_t rows = 8;
+        std::vector<float> x = randomFloats(static_cast<size_t>(rows * n), 51);
+        const auto at = [&](int64_t r, int64_t i) -> float& { return x[static_cast<size_t>(r * n + i)]; };
+        at(1, n / 2) = 100.0f, at(1, n - 1) = 100.0f;  // a tie: the first
+        at(2, 0) = NAN;  // a NaN first: 0
+        at(3, n / 3) = NAN, at(3, n / 4) = 50.0f;  // NaNs passed over
+        at(4, 1 % n) = -0.0f, at(4, 0) = 0.0f;  // +0 and -0 tie
+        for (int64_t i = 0; i < n; ++i) at(4, i) = i < 2 ? at(4, i) : -1.0f, at(5, i) = -INFINITY;
+        at(6, n - 1) = INFINITY;
+        std::vector<int32_t> want(static_cast<size_t>(rows)), got(want.size());
+        gpu.Backend::argmaxRows(x.data(), rows, n, want.data());
+        gpu.argmaxRows(x.data(), rows, n, got.data());
+        c.expect(got == want, "argmaxRows " + std::to_string(rows) + "x" + std::to_string(n) + ": the host scan's ids");
+    }
+}
+
 }  // namespace
 
 void checkAttention(Backend& cpu, Backend& gpu, Checks& c);  // test_cuda_attention.cpp
@@ -304,6 +324,7 @@ int main() {
         checkMatmul(*cpu, gpu, c);
         checkFused(gpu, c);
         checkFusedRope(gpu, c);
+        checkArgmax(gpu, c);
         checkAttention(*cpu, gpu, c);
     } catch (const std::exception& e) {
         c.expect(false, std::string("exception: ") + e.what());

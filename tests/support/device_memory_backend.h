@@ -163,6 +163,12 @@ public:
         float* dx = out("scale x", x, r > 0 ? (r - 1) * stride + n : 0);
         exec([=, this] { inner_.scale(dx, r, stride, n, s); });
     }
+    void argmaxRows(const float* x, int64_t r, int64_t n, int32_t* o) override {
+        op();
+        const float* dx = in("argmax rows", x, r * n);
+        check("argmax out", o, static_cast<size_t>(r) * sizeof(int32_t));
+        exec([=, this] { inner_.argmaxRows(dx, r, n, o); });
+    }
     void softcap(float* x, int64_t n, float cap) override {
         op();
         float* dx = out("softcap x", x, n);

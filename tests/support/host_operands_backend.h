@@ -167,6 +167,11 @@ public:
         down(r.q, d.q, qn);
         down(r.k, d.k, kn);
     }
+    void argmaxRows(const float* x, int64_t r, int64_t n, int32_t* o) override {
+        BackendBuffer& ids = fresh(static_cast<size_t>(r) * sizeof(int32_t));
+        d_.argmaxRows(up(x, r * n), r, n, ids.as<int32_t>());
+        d_.download(o, ids.data(), static_cast<size_t>(r) * sizeof(int32_t));
+    }
     void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
         const int64_t total = r > 0 ? (r - 1) * stride + n : 0;
         float* dx = up(x, total);

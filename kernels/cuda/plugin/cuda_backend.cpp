@@ -298,6 +298,10 @@ public:
         timed([&] { return "scale " + std::to_string(nRows) + "x" + std::to_string(n); },
               [&] { cuda::scale(x, nRows, rowStride, n, s, stream_); });
     }
+    void argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out) override {
+        timed([&] { return "argmaxRows " + std::to_string(nRows) + "x" + std::to_string(n); },
+              [&] { cuda::argmaxRows(x, nRows, n, out, stream_); });
+    }
     void softcap(float* x, int64_t n, float cap) override {
         timed([&] { return "softcap " + std::to_string(n); }, [&] { cuda::softcap(x, n, cap, stream_); });
     }

@@ -28,6 +28,9 @@ void qkRope(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot,
 // the bits of rmsNorm then add.
 void addRmsNormed(float* x, float* y, const float* w, int64_t nRows, int64_t n, float eps, cudaStream_t s);
 void swiglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
+// out[r] = the first index of row r's largest value, NaNs passed over, 0 for a row starting
+// with a NaN (Backend::argmaxRows).
+void argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out, cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
 // x[r * rowStride + i] *= factor for r < nRows, i < n.

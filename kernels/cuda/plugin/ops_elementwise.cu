@@ -146,7 +146,43 @@ __global__ void toHalfKernel(DType t, bool planar, const uint8_t* rows, size_t r
     out[idx] = __float2half_rn(elementOf(t, planar, rows + rowSize * static_cast<size_t>(r), nCols, c));
 }
 
+// Backend::argmaxRows: one block of 1,024 threads a row. A candidate (value, index) beats
+// another with a greater value, or an equal one (-0 == +0) at a lower index; NaNs never win, and
+// a row that starts with a NaN gives 0 — the host scan's answers.
+constexpr int kArgmaxThreads = 1024;
+__device__ __forceinline__ bool beats(float v, int64_t i, float bv, int64_t bi) {
+    return !isnan(v) && (bi < 0 || v > bv || (v == bv && i < bi));
+}
+__global__ void argmaxKernel(const float* x, int64_t n, int32_t* out) {
+    const float* row = x + blockIdx.x * n;
+    float best = 0.0f;
+    int64_t at = -1;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        if (beats(row[i], i, best, at)) best = row[i], at = i;
+    for (int o = 16; o > 0; o >>= 1) {
+        const float v = __shfl_xor_sync(0xffffffffu, best, o);
+        const int64_t i = __shfl_xor_sync(0xffffffffu, at, o);
+        if (i >= 0 && beats(v, i, best, at)) best = v, at = i;
+    }
+    __shared__ float warpBest[kArgmaxThreads / 32];
+    __shared__ int64_t warpAt[kArgmaxThreads / 32];
+    if (threadIdx.x % 32 == 0) warpBest[threadIdx.x / 32] = best, warpAt[threadIdx.x / 32] = at;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+            if (warpAt[w] >= 0 && beats(warpBest[w], warpAt[w], best, at)) best = warpBest[w], at = warpAt[w];
+        out[blockIdx.x] = n == 0 || isnan(row[0]) || at < 0 ? 0 : static_cast<int32_t>(at);
+    }
+}
+
 }  // namespace
+
+void argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out, cudaStream_t s) {
+    if (nRows > 0) {
+        argmaxKernel<<<static_cast<unsigned>(nRows), kArgmaxThreads, 0, s>>>(x, n, out);
+        countLaunches(1);
+    }
+}
 
 void rmsNorm(const float* x, const float* w, int64_t nRows, int64_t n, float eps, float* y, cudaStream_t s) {
     if (nRows > 0) {

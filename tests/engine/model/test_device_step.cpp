@@ -30,6 +30,7 @@
 #include "engine/model/layer_placement.h"
 #include "engine/model/model.h"
 #include "engine/model/synth.h"
+#include "engine/sample/sampler.h"
 #include "tests/support/device_memory_backend.h"
 
 using namespace hearth;
@@ -121,6 +122,8 @@ private slots:
     void stepsMoveOnlyInputsAndLogits();
     void decodeStepsReplay_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void decodeStepsReplay();
+    void greedyIdsComeDownAlone_data() { stepsMoveOnlyInputsAndLogits_data(); }
+    void greedyIdsComeDownAlone();
     void splitLayers_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void splitLayers();
     void layerPlacement();
@@ -316,6 +319,99 @@ void TestDeviceStep::decodeStepsReplay() {
     qInfo("%d step keys over 28 steps", int(device.stepKeys()));
 }
 
+// Items that want only their greedy ids (ForwardItem::ids, a plain greedy request on a device):
+// each row's id is the sampler's argmax of the reference's logits, and a step brings down 4
+// bytes a row instead of the row; a step with an item of each kind brings down both; decode
+// steps for ids replay with one upload and one download.
+void TestDeviceStep::greedyIdsComeDownAlone() {
+    QFETCH(QString, shape);
+    QFETCH(int, type);
+    auto models = loadTwice(dir_, shape, type, 7, "-ids");
+    QVERIFY(models.has_value());
+    auto reference = makeCpuReferenceBackend(), inner = makeCpuReferenceBackend();
+    test::DeviceMemoryBackend device(*inner);
+    models->other->packWeights(device);
+    const int nVocab = models->plain->config().nVocab;
+    const auto vocab = static_cast<size_t>(nVocab);
+    KvCache plainCache(models->plain->kvLayout(16), 512), deviceCache(models->other->kvLayout(16), 512);
+    deviceCache.placeOn(&device);
+    KvSequence plainSeqs[2], deviceSeqs[2];
+    struct Part {
+        int seq;
+        Tokens tokens;
+        int nRows;
+        bool ids;
+    };
+    int replayed = 0;
+    const auto step = [&](const QString& what, const std::vector<Part>& parts) {
+        std::vector<std::vector<float>> want(parts.size()), got(parts.size());
+        std::vector<std::vector<int32_t>> ids(parts.size());
+        std::vector<ForwardItem> plainItems, deviceItems;
+        size_t outRows = 0, idRows = 0, logitItems = 0;
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const Part& p = parts[i];
+            want[i].resize(size_t(p.nRows) * vocab);
+            if (p.ids) ids[i].assign(size_t(p.nRows), -1);
+            else got[i].resize(size_t(p.nRows) * vocab);
+            plainItems.push_back({&plainSeqs[p.seq], p.tokens, want[i]});
+            deviceItems.push_back({&deviceSeqs[p.seq], p.tokens, got[i], 0, {}, ids[i]});
+            outRows += size_t(p.nRows);
+            if (p.ids) idRows += size_t(p.nRows);
+            else logitItems += p.nRows > 0 ? 1 : 0;
+        }
+        if (!models->plain->forward(*reference, plainCache, plainItems)) return what + ": the plain pass failed";
+        device.resetCounts();
+        if (auto r = models->other->forward(device, deviceCache, deviceItems); !r)
+            return what + ": " + QString::fromStdString(r.error().message);
+        for (size_t i = 0; i < parts.size(); ++i) {
+            if (!parts[i].ids) {
+                if (!sameBits(got[i], want[i])) return what + QString(": item %1's logits differ").arg(i);
+                continue;
+            }
+            for (size_t r = 0; r < ids[i].size(); ++r)
+                if (ids[i][r] != argmax(std::span<const float>(want[i]).subspan(r * vocab, vocab)))
+                    return what +
+                        QString(": item %1 row %2: id %3, the argmax is %4")
+                            .arg(i)
+                            .arg(r)
+                            .arg(ids[i][r])
+                            .arg(argmax(std::span<const float>(want[i]).subspan(r * vocab, vocab)));
+        }
+        const test::DeviceTransfers& t = device.transfers();
+        // Logits come down for every output row once any item wants them (ids' rows too, when
+        // a step mixes both: rare, one request sampling beside a greedy one).
+        const size_t logitRows = logitItems == 0 ? 0 : outRows;
+        const size_t bytesDown = (idRows > 0 ? outRows * sizeof(int32_t) : 0) + logitRows * vocab * sizeof(float);
+        const int downloads = (idRows > 0 ? 1 : 0) + (logitItems > 0 ? 1 : 0);
+        if (t.downloads != downloads || t.bytesDown != bytesDown || t.uploads != 1)
+            return what +
+                QString(": %1 uploads, %2 downloads of %3 bytes (want 1, %4 of %5)")
+                    .arg(t.uploads)
+                    .arg(t.downloads)
+                    .arg(t.bytesDown)
+                    .arg(downloads)
+                    .arg(bytesDown);
+        if (!device.violations().empty()) return what + ": " + QString::fromStdString(device.violations().front());
+        replayed += t.replayed;
+        return QString();
+    };
+    QString r = step("prefill", {{0, tokensOf(20, 0, nVocab), 1, true}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("second prefill, logits", {{1, tokensOf(9, 1, nVocab), 1, false}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    for (int i = 0; i < 12; ++i) {
+        r = step(QString("decode %1").arg(i), {{0, tokensOf(1, 10 + i, nVocab), 1, true}});
+        QVERIFY2(r.isEmpty(), qPrintable(r));
+    }
+    QVERIFY2(replayed >= 8, qPrintable(QString("%1 of 12 decode steps replayed").arg(replayed)));
+    r = step("verify rows", {{0, tokensOf(3, 30, nVocab), 3, true}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("one of each", {{0, tokensOf(1, 31, nVocab), 1, true}, {1, tokensOf(1, 32, nVocab), 1, false}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("logits then ids", {{1, tokensOf(2, 33, nVocab), 2, false}, {0, tokensOf(2, 34, nVocab), 2, true}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+}
+
 void TestDeviceStep::splitLayers() {
     QFETCH(QString, shape);
     QFETCH(int, type);
@@ -436,6 +532,15 @@ void TestDeviceStep::loadPlacesFewerLayersOutOfMemory() {
         };
         return Engine::load(path, options);
     };
+    // Room for everything: every layer and the output head on the test device, the greedy
+    // request's ids chosen there (ForwardItem::ids), the CPU's tokens.
+    auto whole = load(size_t{1} << 30);
+    QVERIFY2(whole, whole ? "" : whole.error().message.c_str());
+    QVERIFY2(QString::fromStdString((*whole)->backendNote()).contains("all 7 layers"), (*whole)->backendNote().c_str());
+    auto onDevice = (*whole)->generate(req, cb);
+    QVERIFY2(onDevice, onDevice ? "" : onDevice.error().message.c_str());
+    QCOMPARE(onDevice->tokens, expected->tokens);
+
     auto split = load(embedding + layer[0] + layer[1] + layer[2] + layer[3] / 2);
     QVERIFY2(split, split ? "" : split.error().message.c_str());
     const QString note = QString::fromStdString((*split)->backendNote());
