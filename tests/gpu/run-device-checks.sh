@@ -68,6 +68,11 @@ if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 200 ]]; then
   HEARTH_CUDA_PLANAR=0 HEARTH_CUDA_ATTENTION=heads HEARTH_CUDA_FUSED=0 timeout 60 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
     --decode 32 llama-8b 2>&1 | tee "$logs/bench-file-rows.log"
 fi
+if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 220 ]]; then
+  step "the 8B shape with today's kernels but the norms, RoPE and residual adds as separate launches (HEARTH_CUDA_FUSED=0)"
+  HEARTH_CUDA_FUSED=0 timeout 45 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
+    --decode 32 llama-8b 2>&1 | grep -E "RESULT|launches"
+fi
 if [[ $write_rc -eq 0 ]]; then
   step "operator profile of the 8B shape (HEARTH_CUDA_PROFILE=1: each operator timed alone, graphs off)"
   HEARTH_CUDA_PROFILE=1 timeout 90 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 8 llama-8b \
