@@ -43,9 +43,22 @@ HEARTH_HD __forceinline__ SplitRange splitRange(const AttentionParams& p, int po
     return r;
 }
 
+// Finds launch row t's call in a KvCalls launch: pick(c) for call 0, then for each later call
+// whose rows start at or before t, so the last call picked is t's; returns the row within it.
+// Fixed indices (on the GPU an indexed kernel parameter would go to the stack): pick reads the
+// call's entries with c a constant of the unrolled loop.
+template <class Pick>
+HEARTH_HD __forceinline__ int64_t findCall(const KvCalls& calls, int64_t t, Pick pick) {
+    int start = 0;
+    pick(0);
+    HEARTH_UNROLL
+    for (int c = 1; c < kMaxKvCalls; ++c)
+        if (c < calls.count && t >= calls.rowStart[c]) pick(c), start = calls.rowStart[c];
+    return t - start;
+}
+
 // What launch row t reads and writes (ops.h: AttentionRows): its call's block tables, its q row
-// ([nHeads, headDim]), its position and its out row. The call is found with fixed indices (on
-// the GPU an indexed kernel parameter would go to the stack).
+// ([nHeads, headDim]), its position and its out row.
 struct RowSlot {
     KvTables kv;
     const float* q = nullptr;
@@ -56,26 +69,20 @@ HEARTH_HD __forceinline__ RowSlot rowSlot(const AttentionRows& rows, const KvTab
                                           int t) {
     RowSlot s;
     s.kv = kv;
-    s.kv.kBlocks = rows.kBlocks[0], s.kv.vBlocks = rows.vBlocks[0];
-    const float* q = rows.q[0];
-    const int32_t* positions = rows.positions[0];
-    float* out = rows.out[0];
-    int start = 0;
-    HEARTH_UNROLL
-    for (int c = 1; c < kMaxAttentionCalls; ++c)
-        if (c < rows.count && t >= rows.rowStart[c]) {
-            s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
-            q = rows.q[c], positions = rows.positions[c], out = rows.out[c], start = rows.rowStart[c];
-        }
-    const int64_t local = t - start, rowFloats = static_cast<int64_t>(p.nHeads) * p.headDim;
-    s.q = q + local * rowFloats;
+    const int32_t* positions = nullptr;
+    const int64_t local = findCall(rows, t, [&](int c) {
+        s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
+        s.q = rows.q[c], positions = rows.positions[c], s.out = rows.out[c];
+    });
+    const int64_t rowFloats = static_cast<int64_t>(p.nHeads) * p.headDim;
+    s.q += local * rowFloats;
     s.position = positions[local];
-    s.out = out + local * rowFloats;
+    s.out += local * rowFloats;
     return s;
 }
 
 // What launch row t of a kvWriteRows launch writes: its call's tables, the K and V rows
-// (rowStride floats each) and the position (fixed indices, as rowSlot).
+// (rowStride floats each) and the position.
 struct KvWriteSlot {
     KvTables kv;
     const float* k = nullptr;
@@ -85,20 +92,13 @@ struct KvWriteSlot {
 HEARTH_HD __forceinline__ KvWriteSlot kvWriteSlot(const KvWriteRows& rows, const KvTables& kv, int64_t t) {
     KvWriteSlot s;
     s.kv = kv;
-    s.kv.kBlocks = rows.kBlocks[0], s.kv.vBlocks = rows.vBlocks[0];
-    const float* k = rows.k[0];
-    const float* v = rows.v[0];
-    const int32_t* positions = rows.positions[0];
-    int start = 0;
-    HEARTH_UNROLL
-    for (int c = 1; c < kMaxKvCalls; ++c)
-        if (c < rows.count && t >= rows.rowStart[c]) {
-            s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
-            k = rows.k[c], v = rows.v[c], positions = rows.positions[c], start = rows.rowStart[c];
-        }
-    const int64_t local = t - start;
-    s.k = k + local * kv.rowStride;
-    s.v = v + local * kv.rowStride;
+    const int32_t* positions = nullptr;
+    const int64_t local = findCall(rows, t, [&](int c) {
+        s.kv.kBlocks = rows.kBlocks[c], s.kv.vBlocks = rows.vBlocks[c];
+        s.k = rows.k[c], s.v = rows.v[c], positions = rows.positions[c];
+    });
+    s.k += local * kv.rowStride;
+    s.v += local * kv.rowStride;
     s.position = positions[local];
     return s;
 }

@@ -440,10 +440,38 @@ private:
         ++generation_;
     }
 
-    // Whether two layers' rows have one layout (attentionMany launches such calls together).
+    // Whether two layers' rows have one layout (such calls can share a launch).
     static bool sameLayout(const PagedKvLayer& a, const PagedKvLayer& b) {
         return a.blockSize == b.blockSize && a.rowStride == b.rowStride && a.type == b.type &&
             a.kDimMajor == b.kDimMajor && a.vHeadDim == b.vHeadDim;
+    }
+    // Of a step's calls (kvWriteMany, attentionMany): those with rows whose block tables are in
+    // device memory and share the first one's layout, which can go in one launch; alone(call)
+    // runs each other one by itself.
+    template <class Call, class Alone>
+    static std::vector<const Call*> launchable(std::span<const Call> calls, const Alone& alone) {
+        std::vector<const Call*> together;
+        for (const Call& c : calls) {
+            if (c.nTokens <= 0) continue;
+            if (c.layer->tablesOnBackend == nullptr ||
+                (!together.empty() && !sameLayout(*together[0]->layer, *c.layer)))
+                alone(c);
+            else together.push_back(&c);
+        }
+        return together;
+    }
+    // The KvCalls part of a launch of these calls (their tables and row starts); returns the
+    // layout they share.
+    template <class Call>
+    KvTables fillKvCalls(std::span<const Call* const> group, KvCalls& rows) {
+        KvTables layout;
+        for (const Call* c : group) {
+            layout = tables(*c->layer);
+            rows.kBlocks[rows.count] = layout.kBlocks, rows.vBlocks[rows.count] = layout.vBlocks;
+            rows.rowStart[rows.count + 1] = rows.rowStart[rows.count] + static_cast<int>(c->nTokens);
+            ++rows.count;
+        }
+        return layout;
     }
 
     // The layer's block tables in device memory: the step's (PagedKvLayer::tablesOnBackend) or,
@@ -504,29 +532,22 @@ KvTables CudaBackend::tables(const PagedKvLayer& layer) {
     return t;
 }
 
-// As attentionMany: the writes whose tables are in device memory up to kMaxKvCalls a launch.
+// The writes whose tables are in device memory, up to kMaxKvCalls a launch.
 void CudaBackend::kvWriteMany(std::span<const KvWriteCall> calls) {
-    std::vector<const KvWriteCall*> together;
-    for (const KvWriteCall& c : calls) {
-        if (c.nTokens <= 0) continue;
-        if (c.layer->tablesOnBackend == nullptr || (!together.empty() && !sameLayout(*together[0]->layer, *c.layer)))
-            kvWrite(*c.layer, c.k, c.v, c.positions, c.nTokens);
-        else together.push_back(&c);
-    }
+    const std::vector<const KvWriteCall*> together =
+        launchable(calls, [&](const KvWriteCall& c) { kvWrite(*c.layer, c.k, c.v, c.positions, c.nTokens); });
     for (size_t c0 = 0; c0 < together.size(); c0 += kMaxKvCalls) {
-        const size_t n = std::min<size_t>(kMaxKvCalls, together.size() - c0);
+        const auto group = std::span(together).subspan(c0, std::min<size_t>(kMaxKvCalls, together.size() - c0));
         KvWriteRows rows;
-        KvTables layout;
-        for (size_t i = 0; i < n; ++i) {
-            const KvWriteCall& c = *together[c0 + i];
-            layout = tables(*c.layer);
-            rows.kBlocks[rows.count] = layout.kBlocks, rows.vBlocks[rows.count] = layout.vBlocks;
-            rows.k[rows.count] = c.k, rows.v[rows.count] = c.v, rows.positions[rows.count] = c.positions;
-            rows.rowStart[rows.count + 1] = rows.rowStart[rows.count] + static_cast<int>(c.nTokens);
-            ++rows.count;
-        }
-        timed([&] { return "kvWrite " + std::to_string(n) + " calls, " + std::to_string(rows.rowStart[n]) + " rows"; },
-              [&] { cuda::kvWriteRows(layout, rows, stream_); });
+        const KvTables layout = fillKvCalls(group, rows);
+        for (size_t i = 0; i < group.size(); ++i)
+            rows.k[i] = group[i]->k, rows.v[i] = group[i]->v, rows.positions[i] = group[i]->positions;
+        timed(
+            [&] {
+                return "kvWrite " + std::to_string(group.size()) + " calls, " +
+                    std::to_string(rows.rowStart[rows.count]) + " rows";
+            },
+            [&] { cuda::kvWriteRows(layout, rows, stream_); });
     }
 }
 
@@ -558,42 +579,31 @@ void CudaBackend::attention(const PagedKvLayer& layer, const AttentionShape& sha
           [&] { cuda::attention(t, p, q, positions, nTokens, partial_.as<float>(), out, stream_); });
 }
 
-// The calls whose block tables are in device memory (a step's sequences) go up to
-// kMaxAttentionCalls a launch; the others (a token tree's private blocks, tables on the host)
-// one by one through attention().
+// The calls whose block tables are in device memory (a step's sequences) go up to kMaxKvCalls a
+// launch; the others (a token tree's private blocks, tables on the host) one by one.
 void CudaBackend::attentionMany(std::span<const AttentionCall> calls, const AttentionShape& shape) {
-    std::vector<const AttentionCall*> together;
-    for (const AttentionCall& c : calls) {
-        if (c.nTokens <= 0) continue;
-        if (c.layer->tablesOnBackend == nullptr || (!together.empty() && !sameLayout(*together[0]->layer, *c.layer)))
-            attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out);
-        else together.push_back(&c);
-    }
-    for (size_t c0 = 0; c0 < together.size(); c0 += kMaxAttentionCalls) {
-        const size_t n = std::min<size_t>(kMaxAttentionCalls, together.size() - c0);
-        if (n == 1) {
-            const AttentionCall& c = *together[c0];
-            attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out);
+    const auto alone = [&](const AttentionCall& c) { attention(*c.layer, shape, c.q, c.positions, c.nTokens, c.out); };
+    const std::vector<const AttentionCall*> together = launchable(calls, alone);
+    for (size_t c0 = 0; c0 < together.size(); c0 += kMaxKvCalls) {
+        const auto group = std::span(together).subspan(c0, std::min<size_t>(kMaxKvCalls, together.size() - c0));
+        if (group.size() == 1) {
+            alone(*group[0]);
             continue;
         }
         AttentionRows rows;
+        const KvTables layout = fillKvCalls(group, rows);
         int64_t held = 0;
-        KvTables layout;
-        for (size_t i = 0; i < n; ++i) {
-            const AttentionCall& c = *together[c0 + i];
-            const KvTables t = tables(*c.layer);
-            layout = t;
-            rows.kBlocks[rows.count] = t.kBlocks, rows.vBlocks[rows.count] = t.vBlocks;
-            rows.q[rows.count] = c.q, rows.positions[rows.count] = c.positions, rows.out[rows.count] = c.out;
-            rows.rowStart[rows.count + 1] = rows.rowStart[rows.count] + static_cast<int>(c.nTokens);
-            ++rows.count;
+        for (size_t i = 0; i < group.size(); ++i) {
+            const AttentionCall& c = *group[i];
+            rows.q[i] = c.q, rows.positions[i] = c.positions, rows.out[i] = c.out;
             held = std::max(held, int64_t{c.layer->nBlocks} * c.layer->blockSize);
         }
         const AttentionParams p = attentionParams(shape, held);
         const int64_t nRows = rows.rowStart[rows.count];
         grow(partial_, static_cast<size_t>(nRows * shape.nHeads * p.nSplits * (shape.headDim + 2)) * sizeof(float));
-        timed([&] { return "attention " + std::to_string(n) + " calls, " + std::to_string(nRows) + " rows"; },
-              [&] { cuda::attentionRows(layout, p, rows, partial_.as<float>(), stream_); });
+        timed(
+            [&] { return "attention " + std::to_string(group.size()) + " calls, " + std::to_string(nRows) + " rows"; },
+            [&] { cuda::attentionRows(layout, p, rows, partial_.as<float>(), stream_); });
     }
 }
 

@@ -115,15 +115,18 @@ struct KvTables {
 };
 void kvWrite(const KvTables& kv, const float* k, const float* v, const int32_t* positions, int64_t nTokens,
              cudaStream_t s);
-// Several sequences' writes into one layer in one launch (Backend::kvWriteMany): call c is rows
-// [rowStart[c], rowStart[c + 1]) of the launch, with its own block tables, K and V rows and
-// positions; kv gives the layout they share (its tables unused).
+// Several sequences of one layer in one launch (Backend::kvWriteMany, attentionMany): call c is
+// rows [rowStart[c], rowStart[c + 1]) of the launch, with its own block tables; the launch's
+// KvTables give the layout they share (its tables unused).
 constexpr int kMaxKvCalls = 16;
-struct KvWriteRows {
+struct KvCalls {
     int count = 0;
     int rowStart[kMaxKvCalls + 1] = {};
     uint8_t* const* kBlocks[kMaxKvCalls] = {};
     uint8_t* const* vBlocks[kMaxKvCalls] = {};
+};
+// The writes: each call's K and V rows and positions.
+struct KvWriteRows : KvCalls {
     const float* k[kMaxKvCalls] = {};
     const float* v[kMaxKvCalls] = {};
     const int32_t* positions[kMaxKvCalls] = {};
@@ -141,20 +144,13 @@ constexpr int kAttentionSplit = 128;
 // partial: nTokens * nHeads * nSplits * (headDim + 2) floats of scratch.
 void attention(const KvTables& kv, const AttentionParams& p, const float* q, const int32_t* positions, int64_t nTokens,
                float* partial, float* out, cudaStream_t s);
-// Several sequences of one layer in one launch (Backend::attentionMany): call c is rows
-// [rowStart[c], rowStart[c + 1]) of the launch, each call with its own block tables, q rows,
-// positions and out rows; kv gives the layout they share (its tables unused). p.nSplits covers
-// the longest call (a split past a row's position adds nothing: the same bits as alone).
-// partial: rowStart[count] * nHeads * nSplits * (headDim + 2) floats.
-constexpr int kMaxAttentionCalls = 16;
-struct AttentionRows {
-    int count = 0;
-    int rowStart[kMaxAttentionCalls + 1] = {};
-    uint8_t* const* kBlocks[kMaxAttentionCalls] = {};
-    uint8_t* const* vBlocks[kMaxAttentionCalls] = {};
-    const float* q[kMaxAttentionCalls] = {};
-    const int32_t* positions[kMaxAttentionCalls] = {};
-    float* out[kMaxAttentionCalls] = {};
+// Attention for several sequences (KvCalls): each call's q rows, positions and out rows.
+// p.nSplits covers the longest call (a split past a row's position adds nothing: the same bits as
+// alone). partial: rowStart[count] * nHeads * nSplits * (headDim + 2) floats.
+struct AttentionRows : KvCalls {
+    const float* q[kMaxKvCalls] = {};
+    const int32_t* positions[kMaxKvCalls] = {};
+    float* out[kMaxKvCalls] = {};
 };
 void attentionRows(const KvTables& kv, const AttentionParams& p, const AttentionRows& rows, float* partial,
                    cudaStream_t s);
