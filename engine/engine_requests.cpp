@@ -25,6 +25,13 @@ std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, 
     return all;
 }
 
+// A row's first logits as the sampler's candidates.
+std::vector<TokenLogit> topLogitsOf(std::span<const Backend::TopEntry> top) {
+    std::vector<TokenLogit> out(top.size());
+    for (size_t i = 0; i < top.size(); ++i) out[i] = {top[i].id, top[i].value};
+    return out;
+}
+
 // log(sum(exp(row))), in double: the log-softmax's normaliser.
 float logSumExp(std::span<const float> row) {
     const float maxLogit = *std::max_element(row.begin(), row.end());
@@ -94,16 +101,20 @@ std::vector<EngineEvent> EngineRequests::step() {
     for (SeqId id : plan.failed)
         finish(id, FinishReason::Error, events, Error{ErrorCode::OutOfMemory, "the KV cache cannot hold this request"});
     if (plan.chunks.empty()) return events;
-    // On a backend with memory of its own, a plain greedy request's row comes down as its id.
-    std::vector<char> idsOnly(plan.chunks.size(), 0);
+    // On a backend with memory of its own, a request whose choice needs only a row's first logits
+    // brings down those instead of the row: a plain greedy request its id, another its top
+    // candidates (Sampler::candidatesNeeded).
+    std::vector<RowsWanted> wanted(plan.chunks.size());
     if (!logitsOnHost_)
         for (size_t c = 0; c < plan.chunks.size(); ++c) {
             const auto it = requests_.find(plan.chunks[c].seq);
             if (it == requests_.end()) continue;
             const Request& r = *it->second;
-            idsOnly[c] = !r.spec && r.sampler.plainArgmax() && r.request.nTopLogits == 0 && !r.request.logprobs;
+            if (r.spec || r.request.nTopLogits > 0 || r.request.logprobs) continue;
+            if (r.sampler.plainArgmax()) wanted[c].ids = true;
+            else wanted[c].top = r.sampler.candidatesNeeded(nVocab_, Backend::kMaxTopK);
         }
-    std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_, idsOnly);
+    std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_, wanted);
     sampleOutputs(plan, outputs, events, stepStart);
     return events;
 }
@@ -136,6 +147,15 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
             r.sampler.accept(out.ids[0]);
             reports.emplace_back().emplace_back();
             result.sampled.push_back({out.seq, out.ids[0]});
+            continue;
+        }
+        if (out.topK > 0) {  // the row's first logits, or the row where it holds a NaN or an infinity
+            Request& r = *requests_.at(out.seq);
+            const TokenId token = out.top[0].id < 0
+                ? r.sampler.sample(std::span<const float>(out.logits).first(static_cast<size_t>(nVocab_)))
+                : r.sampler.sampleTop(topLogitsOf(std::span(out.top).first(static_cast<size_t>(out.topK))));
+            reports.emplace_back().emplace_back();
+            result.sampled.push_back({out.seq, token});
             continue;
         }
         if (out.logits.empty()) continue;

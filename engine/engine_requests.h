@@ -79,7 +79,7 @@ private:
     Runner runner_;
     SpecSessionPool specSessions_;
     bool treesAllowed_ = false;
-    bool logitsOnHost_ = true;  // the backend computes in host memory: no greedy ids (ForwardItem::ids)
+    bool logitsOnHost_ = true;  // the backend computes in host memory: no greedy ids or top logits (ForwardItem)
     std::map<RequestId, std::unique_ptr<Request>> requests_;
 };
 

@@ -102,6 +102,23 @@ void Backend::argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out)
     }
 }
 
+void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out) {
+    std::vector<TopEntry> row(static_cast<size_t>(n));
+    for (int64_t r = 0; r < nRows; ++r) {
+        const float* v = x + r * n;
+        TopEntry* o = out + r * k;
+        if (!std::all_of(v, v + n, [](float f) { return std::isfinite(f); })) {
+            o[0].id = -1;
+            continue;
+        }
+        for (int64_t i = 0; i < n; ++i) row[static_cast<size_t>(i)] = {static_cast<int32_t>(i), v[i]};
+        std::partial_sort(row.begin(), row.begin() + k, row.end(), [](const TopEntry& a, const TopEntry& b) {
+            return a.value > b.value || (a.value == b.value && a.id < b.id);
+        });
+        std::copy_n(row.begin(), k, o);
+    }
+}
+
 void Backend::softcap(float* x, int64_t n, float cap) {
     for (int64_t i = 0; i < n; ++i) x[i] = softcapScore(x[i], cap);
 }

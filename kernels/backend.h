@@ -317,6 +317,18 @@ public:
     // NaNs passed over, 0 when the row starts with a NaN — the sampler's greedy argmax, so that
     // a greedy step brings down one id a row instead of the row. The default runs on host memory.
     virtual void argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out);
+    // A value of a row and its column (topKRows).
+    struct TopEntry {
+        int32_t id;
+        float value;
+    };
+    static constexpr int32_t kMaxTopK = 256;
+    // out[r * k + j], j < k: row r's k first values with their columns in the sampler's order
+    // (greater value first; equal values, -0 == +0, by lower column), so that a sampled step brings
+    // down k candidates a row instead of the row. A row holding a NaN or an infinity gets
+    // out[r * k].id = -1 instead (the rest unspecified): whoever asked needs the row itself.
+    // 0 < k <= min(n, kMaxTopK). The default runs on host memory.
+    virtual void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out);
     // x[r * rowStride + i] *= s for r < nRows, i < n (scaled embeddings, RoPE's attention
     // factor). The default runs on host memory.
     virtual void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s);

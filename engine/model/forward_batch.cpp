@@ -224,13 +224,22 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
     nOut_ = 0;
     nWanting_ = 0;
     nIdRows_ = 0;
+    nTopRows_ = 0;
+    topK_ = 0;
     nVocab_ = nVocab;
     normedRows_ = logitRows_ = nullptr;
     idRows_ = nullptr;
+    topRows_ = nullptr;
     for (size_t i = 0; i < items_.size(); ++i) {
-        nOut_ += static_cast<int64_t>(items_[i].logits.size() / nVocab + items_[i].ids.size());
-        nIdRows_ += static_cast<int64_t>(items_[i].ids.size());
-        if (!items_[i].logits.empty()) ++nWanting_, only_ = i;
+        const ForwardItem& item = items_[i];
+        nOut_ += static_cast<int64_t>(item.logits.size() / nVocab + item.ids.size());
+        nIdRows_ += static_cast<int64_t>(item.ids.size());
+        if (item.topK > 0) {
+            nTopRows_ += static_cast<int64_t>(item.logits.size() / nVocab);
+            topK_ = std::max(topK_, item.topK);
+        } else if (!item.logits.empty()) {
+            ++nWanting_, only_ = i;
+        }
     }
     if (nOut_ == 0) return {};
     normedRows_ = static_cast<float*>(normed_.reserve(b, static_cast<size_t>(nOut_ * nEmbd) * sizeof(float)));
@@ -239,8 +248,13 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
         idRows_ = static_cast<int32_t*>(ids_.reserve(b, static_cast<size_t>(nOut_) * sizeof(int32_t)));
         if (idRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the greedy ids");
     }
+    if (nTopRows_ > 0) {
+        const size_t bytes = static_cast<size_t>(nOut_ * topK_) * sizeof(Backend::TopEntry);
+        topRows_ = static_cast<Backend::TopEntry*>(top_.reserve(b, bytes));
+        if (topRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the top logits");
+    }
     // The logits go straight into the item's rows.
-    if (b.operatesOnHostMemory() && nWanting_ == 1 && nIdRows_ == 0) return {};
+    if (b.operatesOnHostMemory() && nWanting_ == 1 && nIdRows_ == 0 && nTopRows_ == 0) return {};
     logitRows_ = static_cast<float*>(logits_.reserve(b, static_cast<size_t>(nOut_) * nVocab * sizeof(float)));
     if (logitRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the logits");
     return {};
@@ -269,30 +283,43 @@ void ForwardBatch::outputRows(Backend& b, const OutputHead& head, const float* o
     b.matmul(head.output, normedRows_, nOut_, logitRows_);
     if (finalSoftcap > 0) b.softcap(logitRows_, nOut_ * static_cast<int64_t>(nVocab), finalSoftcap);
     if (nIdRows_ > 0) b.argmaxRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), idRows_);
+    if (nTopRows_ > 0) b.topKRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), topK_, topRows_);
 }
 
 void ForwardBatch::downloadLogits(Backend& b) {
     if (nOut_ == 0 || logitRows_ == nullptr) return;
     const bool host = b.operatesOnHostMemory();
-    if (nIdRows_ > 0) {  // every output row's id in one download, then each item's from that
+    // Every output row's id and top logits, each in one download, then each item's from those.
+    if (nIdRows_ > 0) {
         hostIds_.resize(static_cast<size_t>(nOut_));
         b.download(hostIds_.data(), idRows_, hostIds_.size() * sizeof(int32_t));
-        const int32_t* src = hostIds_.data();
-        for (const ForwardItem& item : items_) {
-            const size_t rows = item.ids.size() + item.logits.size() / nVocab_;
-            std::copy_n(src, item.ids.size(), item.ids.data());
-            src += rows;
-        }
-        if (nWanting_ == 0) return;
     }
+    if (nTopRows_ > 0) {
+        hostTop_.resize(static_cast<size_t>(nOut_ * topK_));
+        b.download(hostTop_.data(), topRows_, hostTop_.size() * sizeof(Backend::TopEntry));
+    }
+    size_t row = 0;  // the item's first output row
+    for (const ForwardItem& item : items_) {
+        const size_t rows = item.ids.size() + item.logits.size() / nVocab_;
+        if (!item.ids.empty()) std::copy_n(hostIds_.data() + row, item.ids.size(), item.ids.data());
+        for (size_t r = 0; item.topK > 0 && r < rows; ++r) {
+            const Backend::TopEntry* src = hostTop_.data() + (row + r) * static_cast<size_t>(topK_);
+            std::copy_n(src, item.topK, item.top.data() + r * static_cast<size_t>(item.topK));
+            if (src[0].id < 0)  // a NaN or an infinity: the row itself comes down
+                b.download(item.logits.data() + r * nVocab_, logitRows_ + (row + r) * nVocab_, nVocab_ * sizeof(float));
+        }
+        row += rows;
+    }
+    if (nWanting_ == 0) return;
     size_t nValues = 0;
-    for (const ForwardItem& item : items_) nValues += item.logits.size();
-    if (nWanting_ == 1 && nIdRows_ == 0) {
+    for (const ForwardItem& item : items_) nValues += item.topK > 0 ? 0 : item.logits.size();
+    if (nWanting_ == 1 && nIdRows_ == 0 && nTopRows_ == 0) {
         b.download(items_[only_].logits.data(), logitRows_, nValues * sizeof(float));
         return;
     }
     // Host memory: each item's rows copied where they go. A backend's own memory: one download of
-    // every row, then each item's rows from that (rows of items that want ids are passed over).
+    // every row, then each item's rows from that (rows of items that want ids or top logits are
+    // passed over).
     const size_t allValues = static_cast<size_t>(nOut_) * nVocab_;
     const float* src = logitRows_;
     if (!host) {
@@ -301,8 +328,8 @@ void ForwardBatch::downloadLogits(Backend& b) {
         src = hostLogits_.data();
     }
     for (const ForwardItem& item : items_) {
-        if (host) b.download(item.logits.data(), src, item.logits.size() * sizeof(float));
-        else std::copy_n(src, item.logits.size(), item.logits.data());
+        if (item.topK == 0 && host) b.download(item.logits.data(), src, item.logits.size() * sizeof(float));
+        else if (item.topK == 0) std::copy_n(src, item.logits.size(), item.logits.data());
         src += item.logits.size() + item.ids.size() * nVocab_;
     }
 }
@@ -314,8 +341,11 @@ std::string ForwardBatch::stepKey() const {
                                 reinterpret_cast<uintptr_t>(normedRows_), reinterpret_cast<uintptr_t>(logitRows_)};
     for (size_t i = 0; i < items_.size(); ++i)
         words.push_back(static_cast<uint64_t>(firstRow_[i + 1] - firstRow_[i])),
-            words.push_back(items_[i].logits.size()), words.push_back(items_[i].ids.size());
+            words.push_back(items_[i].logits.size()), words.push_back(items_[i].ids.size()),
+            words.push_back(static_cast<uint64_t>(items_[i].topK));
     words.push_back(reinterpret_cast<uintptr_t>(idRows_));
+    words.push_back(reinterpret_cast<uintptr_t>(topRows_));
+    words.push_back(static_cast<uint64_t>(topK_));
     for (int blocks : tableBlocks_) words.push_back(static_cast<uint64_t>(blocks));
     return {reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t)};
 }

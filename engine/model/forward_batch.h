@@ -57,8 +57,10 @@ public:
     // after the last layer — the last logits.size() / nVocab (or ids.size()) rows of each item of
     // x ([nRows, nEmbd], in b's memory), normalised with outputNorm (head's, where b reads it),
     // through one output matmul over all such rows, then the soft-cap (finalSoftcap > 0), then
-    // where ids are wanted every row's argmax (Backend::argmaxRows) — and downloadLogits after
-    // the step, into the items' host rows in one download (ids in one more, or alone). Sequences are
+    // where ids are wanted every row's argmax (Backend::argmaxRows), where top logits are wanted
+    // every row's (Backend::topKRows) — and downloadLogits after the step, into the items' host
+    // rows in one download (ids and top logits in one more each, or alone; a row of an item
+    // wanting top logits only where it holds a NaN or an infinity). Sequences are
     // not advanced: whoever reserved records the positions (Scheduler::complete, Model::forward).
     Result<void> reserveOutputs(Backend& b, const OutputHead& head);
     void outputRows(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
@@ -103,7 +105,7 @@ private:
     mutable std::vector<Backend::KvWriteCall> writes_;
     // In the backend's memory: [tokens, positions, slots] of every row (upload), the rows
     // wanting logits normalised [n, nEmbd] and their logits [n, nVocab].
-    BackendScratch inputs_, normed_, logits_, ids_;
+    BackendScratch inputs_, normed_, logits_, ids_, top_;
     const int32_t* onBackend_ = nullptr;  // inputs_'s
     uint64_t uploadedTo_ = 0;  // the Backend::id of their memory
     // The block tables in inputs_ (a backend with memory of its own, else null): item i's in
@@ -119,8 +121,8 @@ private:
     std::vector<f16_t*> stagedTables_;
     // The layers' views with those tables (host arrays into stagedTables_), made once by upload().
     std::vector<PagedKvLayer> stagedViews_;
-    // reserveOutputs: the wanted logits rows, the items wanting any, the only one when one does
-    // (an index into items_), and the output rows in the backend's memory.
+    // reserveOutputs: the wanted logits rows, the items wanting whole rows, the only one when one
+    // does (an index into items_), and the output rows in the backend's memory.
     int64_t nOut_ = 0;
     int nWanting_ = 0;
     size_t only_ = 0;
@@ -131,6 +133,10 @@ private:
     size_t nVocab_ = 0;
     int32_t* idRows_ = nullptr;  // [nOut_] in the backend's memory: every output row's argmax
     std::vector<int32_t> hostIds_;
+    int64_t nTopRows_ = 0;  // output rows whose items want top logits (ForwardItem::topK)
+    int32_t topK_ = 0;  // the most any of them wants
+    Backend::TopEntry* topRows_ = nullptr;  // [nOut_, topK_] in the backend's memory (Backend::topKRows)
+    std::vector<Backend::TopEntry> hostTop_;
     std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };
 

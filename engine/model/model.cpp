@@ -91,6 +91,10 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             const std::span<int32_t> ids = b > w && !item.ids.empty()
                 ? item.ids.subspan(static_cast<size_t>(w - firstWanted), static_cast<size_t>(b - w))
                 : std::span<int32_t>();
+            const std::span<Backend::TopEntry> top = b > w && item.topK > 0
+                ? item.top.subspan(static_cast<size_t>((w - firstWanted) * item.topK),
+                                   static_cast<size_t>((b - w) * item.topK))
+                : std::span<Backend::TopEntry>();
             std::span<const int32_t> parents;
             if (!item.parents.empty()) {
                 rebased.emplace_back(item.parents.begin() + a, item.parents.begin() + b);
@@ -98,7 +102,7 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
                 parents = rebased.back();
             }
             pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
-                            item.offset + static_cast<int32_t>(a), parents, ids});
+                            item.offset + static_cast<int32_t>(a), parents, ids, top, top.empty() ? 0 : item.topK});
             room -= b - a;
             a = b;
             if (room > 0) continue;
@@ -122,6 +126,14 @@ Result<void> Model::checkItem(const ForwardItem& item) const {
                     "logits buffer must hold nVocab floats per row, for at most every token");
     if (!item.ids.empty() && (!item.logits.empty() || item.ids.size() > item.tokens.size()))
         return fail(ErrorCode::InvalidArgument, "an item wants logits or ids, for at most every token");
+    if (item.topK != 0 || !item.top.empty()) {
+        const size_t rows = item.logits.size() / nVocab;
+        if (item.topK < 1 || item.topK > std::min(Backend::kMaxTopK, config_.nVocab) ||
+            item.top.size() != rows * static_cast<size_t>(item.topK) || rows == 0)
+            return fail(ErrorCode::InvalidArgument,
+                        strCat("top logits: ", item.top.size(), " entries of ", item.topK, " a row for ", rows,
+                               " rows of logits; 1 to ", std::min(Backend::kMaxTopK, config_.nVocab), " a row"));
+    }
     if (!item.parents.empty()) {
         if (item.parents.size() != item.tokens.size())
             return fail(ErrorCode::InvalidArgument, "a token tree needs one parent per token");

@@ -34,6 +34,9 @@ class GgufFile;
 // ids, instead of logits: receives the last k tokens' greedy choices (the first index of each
 // row's largest logit, as the sampler's argmax), computed where the logits are, so that a device
 // backend brings down k ids instead of k rows. An item wants logits or ids, not both.
+// topK > 0, with logits: top [k, topK] receives each of the last k rows' topK first logits
+// (Backend::topKRows), so that a device backend brings down those instead of the rows; logits
+// then receives only the rows that hold a NaN or an infinity (their top[row * topK].id is -1).
 struct ForwardItem {
     KvSequence* seq = nullptr;
     std::span<const int32_t> tokens;
@@ -41,6 +44,8 @@ struct ForwardItem {
     int32_t offset = 0;
     std::span<const int32_t> parents = {};
     std::span<int32_t> ids = {};
+    std::span<Backend::TopEntry> top = {};
+    int32_t topK = 0;
 };
 
 struct ModelConfig {

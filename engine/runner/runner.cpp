@@ -3,12 +3,14 @@
 // failing the whole step's batch; the KV was reserved by the scheduler, never here.
 #include "engine/runner/runner.h"
 
+#include <algorithm>
+
 #include "engine/str_cat.h"
 
 namespace hearth {
 
 std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
-                                          std::span<const ForwardItem> accepted, bool idsOnly) {
+                                          std::span<const ForwardItem> accepted, RowsWanted wanted) {
     if (chunk.sample && (chunk.logitRows < 1 || chunk.logitRows > std::ssize(chunk.tokens)))
         return Error{
             ErrorCode::InvalidArgument,
@@ -16,15 +18,25 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
     for (const ForwardItem& item : accepted)
         if (item.seq == &kv)
             return Error{ErrorCode::InvalidArgument, strCat("sequence ", chunk.seq, " is planned twice in one step")};
-    if (chunk.sample && idsOnly) out.ids.resize(static_cast<size_t>(chunk.logitRows));
-    else if (chunk.sample)
-        out.logits.resize(static_cast<size_t>(chunk.logitRows) * static_cast<size_t>(model_.config().nVocab));
+    const auto rows = static_cast<size_t>(chunk.logitRows);
+    if (chunk.sample && wanted.ids) {
+        out.ids.resize(rows);
+    } else if (chunk.sample) {
+        out.logits.resize(rows * static_cast<size_t>(model_.config().nVocab));
+        out.topK = wanted.top;
+        out.top.resize(rows * static_cast<size_t>(std::max(0, wanted.top)));
+    }
     const std::vector<int32_t> parents = chunk.itemParents();
-    if (auto r = model_.checkItem({&kv, chunk.tokens, out.logits, 0, parents, out.ids}); !r) return r.error();
+    if (auto r = model_.checkItem(item(kv, chunk, out, parents)); !r) return r.error();
     return std::nullopt;
 }
 
-std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler, std::span<const char> idsOnly) {
+ForwardItem Runner::item(KvSequence& kv, const PlannedChunk& chunk, ChunkOutput& out,
+                         std::span<const int32_t> parents) {
+    return {&kv, chunk.tokens, out.logits, 0, parents, out.ids, out.top, out.topK};
+}
+
+std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler, std::span<const RowsWanted> wanted) {
     std::vector<ChunkOutput> outputs(plan.chunks.size());
     std::vector<ForwardItem> items;
     std::vector<size_t> itemChunk;  // items[i] computes plan.chunks[itemChunk[i]]
@@ -39,14 +51,13 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler,
             continue;
         }
         KvSequence& kv = scheduler.kvSequence(chunk.seq);
-        if (auto error = prepareChunk(chunk, kv, out, items, c < idsOnly.size() && idsOnly[c])) {
+        if (auto error = prepareChunk(chunk, kv, out, items, c < wanted.size() ? wanted[c] : RowsWanted{})) {
             out.error = std::move(error);
-            out.logits.clear();
-            out.ids.clear();
+            out.clear();
             continue;
         }
         parents[c] = chunk.itemParents();
-        items.push_back({&kv, chunk.tokens, out.logits, 0, parents[c], out.ids});
+        items.push_back(item(kv, chunk, out, parents[c]));
         itemChunk.push_back(c);
     }
     if (items.empty()) return outputs;
@@ -57,8 +68,7 @@ std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler,
         const Result<void> r = pass ? scheduler.checkPlanned(plan.chunks[c]) : pass;
         if (r) continue;
         outputs[c].error = r.error();
-        outputs[c].logits.clear();
-        outputs[c].ids.clear();
+        outputs[c].clear();
     }
     return outputs;
 }

@@ -15,11 +15,30 @@
 
 namespace hearth {
 
+// What a sampling chunk's rows bring back (Runner::run): their logits; with ids, only their
+// greedy ids (ForwardItem::ids); with top > 0, each row's `top` first logits (ForwardItem::topK),
+// and the row itself only where it holds a NaN or an infinity.
+struct RowsWanted {
+    bool ids = false;
+    int32_t top = 0;
+};
+
 struct ChunkOutput {
     SeqId seq = 0;
     std::optional<Error> error;  // the chunk did not run; the sequence should be finished
-    std::vector<float> logits;  // [chunk.logitRows, nVocab] when the chunk samples and ran
-    std::vector<int32_t> ids;  // instead, [chunk.logitRows] greedy ids (run's idsOnly)
+    // [chunk.logitRows, nVocab] when the chunk samples and ran (with top logits, only the rows
+    // whose top[row * topK].id is -1 are filled)
+    std::vector<float> logits;
+    std::vector<int32_t> ids;  // instead, [chunk.logitRows] greedy ids (RowsWanted::ids)
+    std::vector<Backend::TopEntry> top;  // [chunk.logitRows, topK] (RowsWanted::top)
+    int32_t topK = 0;
+
+    void clear() {
+        logits.clear();
+        ids.clear();
+        top.clear();
+        topK = 0;
+    }
 };
 
 class Runner {
@@ -33,15 +52,17 @@ public:
     // outside [1, tokens], has a token outside the vocabulary or repeats a sequence gets an error
     // and is left out; the other chunks run together. After the pass every chunk that ran is
     // checked again: one whose sequence the model reserved for or advanced gets an error.
-    // idsOnly (empty, or one per chunk): the chunks whose rows need only their greedy ids
-    // (ForwardItem::ids), which come back in ids instead of logits.
-    std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler, std::span<const char> idsOnly = {});
+    // wanted (empty, or one per chunk): what each chunk's rows bring back; by default, logits.
+    std::vector<ChunkOutput> run(const StepPlan& plan, Scheduler& scheduler, std::span<const RowsWanted> wanted = {});
 
 private:
     // Checks chunk (which passed Scheduler::checkPlanned) against its sequence kv and the chunks
     // already accepted, and sizes out.logits; the error when the chunk cannot run.
     std::optional<Error> prepareChunk(const PlannedChunk& chunk, KvSequence& kv, ChunkOutput& out,
-                                      std::span<const ForwardItem> accepted, bool idsOnly);
+                                      std::span<const ForwardItem> accepted, RowsWanted wanted);
+    // The forward item computing chunk into out.
+    static ForwardItem item(KvSequence& kv, const PlannedChunk& chunk, ChunkOutput& out,
+                            std::span<const int32_t> parents);
 
     Model& model_;
     Backend& backend_;

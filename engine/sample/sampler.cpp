@@ -420,13 +420,53 @@ int32_t Sampler::sample(std::span<const float> logits) {
                        params_.frequencyPenalty);
         token = argmax(std::span<const TokenLogit>(c));
     } else {
-        std::span<TokenLogit> c = topKCandidates(logits, params_, history_, cands_);
-        c = c.first(sampleTypicalP(c, params_.typicalP));
-        c = c.first(sampleTopP(c, params_.topP));
-        c = c.first(sampleMinP(c, params_.minP));
-        applyTemperature(c, params_.temperature);
-        token = c[drawIndex(c, uniform01(rng_))].id;
+        token = draw(topKCandidates(logits, params_, history_, cands_));
     }
+    append(token);
+    return token;
+}
+
+int32_t Sampler::draw(std::span<TokenLogit> c) {
+    c = c.first(sampleTypicalP(c, params_.typicalP));
+    c = c.first(sampleTopP(c, params_.topP));
+    c = c.first(sampleMinP(c, params_.minP));
+    applyTemperature(c, params_.temperature);
+    return c[drawIndex(c, uniform01(rng_))].id;
+}
+
+int32_t Sampler::candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const {
+    const bool greedy = params_.temperature <= 0.0f;
+    if (!greedy && params_.topK <= 0) return 0;
+    // A biased or penalised id whose logit only goes down cannot pass one of the row's first k +
+    // (touched ids) raw logits: each untouched id ranked before it in the end was ranked before
+    // it in the row. A logit that may go up could come from anywhere in the row.
+    const bool penalties = penaltiesActive(params_);
+    if (penalties &&
+        (params_.repeatPenalty < 1.0f || params_.presencePenalty < 0.0f || params_.frequencyPenalty < 0.0f))
+        return 0;
+    std::vector<int32_t> touched;
+    for (const LogitBias& b : params_.logitBias) {
+        if (!(b.bias <= 0.0f)) return 0;
+        touched.push_back(b.id);
+    }
+    if (penalties)
+        for (int32_t id : penaltyWindow(history_, params_.repeatLastN)) touched.push_back(id);
+    std::sort(touched.begin(), touched.end());
+    const auto nTouched = std::unique(touched.begin(), touched.end()) - touched.begin();
+    const int64_t k = (greedy ? 1 : params_.topK) + static_cast<int64_t>(nTouched);
+    return k <= maxCandidates && k < nVocab ? static_cast<int32_t>(k) : 0;
+}
+
+int32_t Sampler::sampleTop(std::span<const TokenLogit> top) {
+    cands_.assign(top.begin(), top.end());
+    std::span<TokenLogit> c(cands_);
+    applyLogitBias(c, params_.logitBias);
+    const bool penalties = penaltiesActive(params_);
+    if (penalties)
+        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
+                       params_.frequencyPenalty);
+    const int32_t token = params_.temperature <= 0.0f ? argmax(std::span<const TokenLogit>(c))
+                                                      : draw(c.first(sampleTopK(c, params_.topK)));
     append(token);
     return token;
 }

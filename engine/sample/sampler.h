@@ -88,9 +88,21 @@ public:
     // then records that id as sample() would have.
     bool plainArgmax() const;
     void accept(int32_t token) { append(token); }
+    // How many of a row's first raw logits in before()'s order sample() depends on (the row's
+    // top k, Backend::topKRows): the greedy choice or the top-k's plus one for each id a bias or
+    // penalty touches, where those only lower a logit (no positive bias, no penalty below 1);
+    // 0 where sample() needs the whole row (top-k off, a raising bias or penalty, more than
+    // maxCandidates, or not fewer than the nVocab ids).
+    int32_t candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const;
+    // Chooses the next token from top (at least candidatesNeeded() raw logits of a row that has
+    // no NaN or infinity, in before()'s order) and appends it: sample()'s choice from that row,
+    // bit for bit, with the same draw.
+    int32_t sampleTop(std::span<const TokenLogit> top);
 
 private:
     void append(int32_t token);
+    // The sampled stages after top-k, then the draw.
+    int32_t draw(std::span<TokenLogit> c);
 
     SamplingParams params_;
     std::mt19937_64 rng_;

@@ -136,16 +136,23 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     // Batch-1 decode call by call (HEARTH_CUDA_GRAPHS=0), then as graphs: two untimed steps
     // first (a key's first step runs, its second is captured), then the timed ones.
     int32_t next = 3;
-    bool greedyIds = false;  // the row's id chosen on the device (ForwardItem::ids), as a greedy request gets
+    // What a step brings down: the logits row; the row's id chosen on the device (ForwardItem::ids),
+    // as a greedy request gets; or its 40 first logits (ForwardItem::topK), as a request with the
+    // default sampling (top-k 40) gets.
+    enum class Out { Logits, GreedyId, Top40 } out = Out::Logits;
     int32_t id = 0;
+    std::vector<Backend::TopEntry> top(40);
     const auto decode = [&](int n) {
         for (int i = 0; i < n; ++i, ++next) {
+            const bool ids = out == Out::GreedyId, first = out == Out::Top40;
             const ForwardItem item{&seq,
                                    std::span(&next, 1),
-                                   greedyIds ? std::span<float>() : std::span(logits),
+                                   ids ? std::span<float>() : std::span(logits),
                                    0,
                                    {},
-                                   greedyIds ? std::span(&id, 1) : std::span<int32_t>()};
+                                   ids ? std::span(&id, 1) : std::span<int32_t>(),
+                                   first ? std::span(top) : std::span<Backend::TopEntry>(),
+                                   first ? 40 : 0};
             if (!m.forward(*backend, cache, std::span(&item, 1))) return false;
         }
         return true;
@@ -166,14 +173,18 @@ bool benchShape(const Options& o, const SynthShape& shape, double bandwidthGBs) 
     if (!timedDecode("batch-1 decode, graphs on", perToken)) return false;
     std::printf("%s: batch-1 decode %.1f tok/s with graphs, %.1f without (%.2fx)\n", shape.name.c_str(),
                 1.0 / perToken, 1.0 / perTokenNoGraph, perTokenNoGraph / perToken);
-    double perTokenIds = 0;
-    greedyIds = true;
+    double perTokenIds = 0, perTokenTop = 0;
+    out = Out::GreedyId;
     if (!timedDecode("batch-1 decode, graphs on, greedy ids", perTokenIds)) return false;
-    greedyIds = false;
+    out = Out::Top40;
+    if (!timedDecode("batch-1 decode, graphs on, top 40 logits", perTokenTop)) return false;
+    out = Out::Logits;
     std::printf(
-        "RESULT %-15s %s: batch-1 greedy decode with the id chosen on the GPU %.1f tok/s (%.2f ms/tok; the "
-        "logits row brought down: %.1f tok/s)\n",
-        shape.name.c_str(), dtypeInfo(o.type).name, 1.0 / perTokenIds, perTokenIds * 1e3, 1.0 / perToken);
+        "RESULT %-15s %s: batch-1 greedy decode with the id chosen on the GPU %.1f tok/s (%.2f ms/tok); with the "
+        "40 first logits chosen there (top-k sampling) %.1f tok/s (%.2f ms/tok); the logits row brought down: "
+        "%.1f tok/s\n",
+        shape.name.c_str(), dtypeInfo(o.type).name, 1.0 / perTokenIds, perTokenIds * 1e3, 1.0 / perTokenTop,
+        perTokenTop * 1e3, 1.0 / perToken);
     const double bytes = weightBytesPerToken(*file);
     const double gbs = bytes / perToken / 1e9;
     std::printf(

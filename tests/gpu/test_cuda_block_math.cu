@@ -18,6 +18,7 @@
 #include "kernels/cuda/plugin/attention_grouped.cuh"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/matvec_planar.cuh"
+#include "kernels/cuda/plugin/top_k.cuh"
 
 namespace hearth::gpu_test {
 std::vector<unsigned char> quantizedRow(DType t, int n, unsigned seed);
@@ -524,8 +525,99 @@ void checkKvWriteSlots() {
 
 }  // namespace
 
+// topKRows' selection (ops_topk.cu) run one value at a time with the same pieces: the radix steps
+// over the same histograms, the ordered keep, each chunk's then each row's, the rank sort. The
+// values kept (in column order) of the m that load gives.
+template <class Load>
+std::vector<int> emulateSelect(Load load, int m, int wanted) {
+    uint32_t prefix = 0, left = static_cast<uint32_t>(wanted), mask = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        uint32_t hist[256] = {};
+        for (int j = 0; j < m; ++j) {
+            uint32_t key;
+            int32_t id;
+            if (load(j, key, id) && cuda::topCandidate(key, prefix, mask)) ++hist[cuda::topDigit(key, shift)];
+        }
+        prefix |= static_cast<uint32_t>(cuda::topRadixBin(hist, left)) << shift;
+        mask |= 255u << shift;
+    }
+    std::vector<int> kept;
+    uint32_t equalSeen = 0;
+    for (int j = 0; j < m && static_cast<int>(kept.size()) < wanted; ++j) {
+        uint32_t key;
+        int32_t id;
+        if (!load(j, key, id)) continue;
+        if (key > prefix || (key == prefix && equalSeen++ < left)) kept.push_back(j);
+    }
+    return kept;
+}
+
+void checkTopK(int64_t n, int k, unsigned seed) {
+    std::mt19937 rng(seed);
+    const float pool[] = {-0.0f, 0.0f, 1.5f, -2.0f, 3.25f, 0.75f, -7.0f, 2.0f, 1e-30f, -1e-30f};
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) {  // odd seeds: fewer ties (adding 0 would turn -0 into +0)
+        v = pool[rng() % 10];
+        if (seed % 2 == 1) v += 0.001f * static_cast<float>(rng() % 50);
+    }
+    struct Entry {
+        int32_t id;
+        float value;
+    };
+    const int chunks = cuda::topChunks(n);
+    std::vector<Entry> kept(static_cast<size_t>(chunks * k), Entry{-9, NAN});
+    for (int c = 0; c < chunks; ++c) {
+        const int64_t start = static_cast<int64_t>(c) * cuda::kTopChunk;
+        const int m = static_cast<int>(std::min<int64_t>(cuda::kTopChunk, n - start));
+        const int want = cuda::topChunkKept(n, c, k);
+        const auto load = [&](int j, uint32_t& key, int32_t& id) {
+            key = cuda::topKey(x[static_cast<size_t>(start + j)]);
+            id = static_cast<int32_t>(start + j);
+            return true;
+        };
+        const std::vector<int> got = emulateSelect(load, m, want);
+        expect(static_cast<int>(got.size()) == want, "topK chunk keeps " + std::to_string(want));
+        for (size_t a = 0; a < got.size(); ++a)
+            kept[static_cast<size_t>(c * k) + a] = {static_cast<int32_t>(start + got[a]),
+                                                    x[static_cast<size_t>(start + got[a])]};
+    }
+    const auto load = [&](int j, uint32_t& key, int32_t& id) {
+        if (j % k >= cuda::topChunkKept(n, j / k, k)) return false;
+        key = cuda::topKey(kept[static_cast<size_t>(j)].value);
+        id = kept[static_cast<size_t>(j)].id;
+        return true;
+    };
+    const std::vector<int> chosen = emulateSelect(load, chunks * k, k);
+    std::vector<Entry> out(static_cast<size_t>(k), Entry{-9, NAN});
+    for (int i : chosen) {
+        const Entry& e = kept[static_cast<size_t>(i)];
+        int rank = 0;
+        for (int j : chosen) {
+            const Entry& o = kept[static_cast<size_t>(j)];
+            rank += cuda::topBefore(cuda::topKey(o.value), o.id, cuda::topKey(e.value), e.id) ? 1 : 0;
+        }
+        if (rank < k) out[static_cast<size_t>(rank)] = e;
+    }
+    std::vector<Entry> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = {static_cast<int32_t>(i), x[static_cast<size_t>(i)]};
+    std::stable_sort(want.begin(), want.end(), [](const Entry& a, const Entry& b) { return a.value > b.value; });
+    int wrong = 0;
+    for (int j = 0; j < k; ++j)
+        wrong += out[static_cast<size_t>(j)].id != want[static_cast<size_t>(j)].id ||
+            std::memcmp(&out[static_cast<size_t>(j)].value, &want[static_cast<size_t>(j)].value, sizeof(float)) != 0;
+    expect(static_cast<int>(chosen.size()) == k && wrong == 0,
+           "topK " + std::to_string(k) + " of " + std::to_string(n) + " (seed " + std::to_string(seed) +
+               "): " + std::to_string(wrong) + " entries differ from a sort");
+}
+
 int main() {
     checkKvWriteSlots();
+    unsigned seed = 1;
+    for (int64_t n : {1, 5, 300, 4095, 4096, 4097, 10000, 49152})
+        for (int k : {1, 2, 40, 256})
+            if (k <= n) checkTopK(n, k, seed++), checkTopK(n, k, seed++);
+    checkTopK(262144, 40, 99);
+    checkTopK(262144, 256, 100);
     checkGroupedAttention<4>(2, 64, 300, 0);
     checkGroupedAttention<4>(1, 256, 130, 64);
     checkGroupedAttention<3>(3, 128, 200, 0);

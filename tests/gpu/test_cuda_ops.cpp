@@ -6,6 +6,7 @@
 // test_host_operands (HEARTH_OPS_ON_TEST_DEVICE): the same checks with the reference behind
 // tests/support/device_memory_backend.h instead of CUDA, which proves on any machine that the
 // adapter hands the backend only its own memory and brings back what it wrote.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -302,6 +303,39 @@ void checkArgmax(Backend& gpu, Checks& c) {
     }
 }
 
+// topKRows against the host's partial sort (Backend::topKRows' default), entry for entry: rows
+// with ties across chunks, ±0, a NaN or an infinity (flagged), k from 1 to 256, widths from 5
+// to 262,144 (chunks of 4,096 and a short last one).
+void checkTopK(Backend& gpu, Checks& c) {
+    for (int64_t n : {int64_t{5}, int64_t{4097}, int64_t{49152}, int64_t{262144}})
+        for (int32_t k : {1, 40, 256}) {
+            if (k > n) continue;
+            const int64_t rows = 6;
+            std::vector<float> x = randomFloats(static_cast<size_t>(rows * n), 53 + static_cast<unsigned>(k));
+            const auto at = [&](int64_t r, int64_t i) -> float& { return x[static_cast<size_t>(r * n + i)]; };
+            for (int64_t i = 0; i < n; ++i) at(1, i) = std::round(at(1, i) * 2.0f);  // ties everywhere
+            at(2, n - 1) = 100.0f, at(2, 0) = 100.0f, at(2, n / 2) = -0.0f, at(2, n / 3) = 0.0f;
+            at(3, n / 2) = NAN;
+            at(4, n - 1) = INFINITY;
+            for (int64_t i = 0; i < n; ++i) at(5, i) = i % 2 == 0 ? -0.0f : 0.0f;
+            std::vector<Backend::TopEntry> want(static_cast<size_t>(rows * k)), got(want.size(), {-9, 0.0f});
+            gpu.Backend::topKRows(x.data(), rows, n, k, want.data());
+            gpu.topKRows(x.data(), rows, n, k, got.data());
+            int wrong = 0;
+            for (int64_t r = 0; r < rows; ++r)
+                for (int32_t j = 0; j < k; ++j) {
+                    const Backend::TopEntry &a = got[static_cast<size_t>(r * k + j)],
+                                            &b = want[static_cast<size_t>(r * k + j)];
+                    if (b.id < 0 && j == 0) wrong += a.id != -1;
+                    else if (want[static_cast<size_t>(r * k)].id >= 0)
+                        wrong += a.id != b.id || std::memcmp(&a.value, &b.value, sizeof(float)) != 0;
+                }
+            c.expect(wrong == 0,
+                     "topKRows " + std::to_string(rows) + "x" + std::to_string(n) + " k " + std::to_string(k) + ": " +
+                         std::to_string(wrong) + " entries differ from the host's");
+        }
+}
+
 }  // namespace
 
 void checkAttention(Backend& cpu, Backend& gpu, Checks& c);  // test_cuda_attention.cpp
@@ -325,6 +359,7 @@ int main() {
         checkFused(gpu, c);
         checkFusedRope(gpu, c);
         checkArgmax(gpu, c);
+        checkTopK(gpu, c);
         checkAttention(*cpu, gpu, c);
     } catch (const std::exception& e) {
         c.expect(false, std::string("exception: ") + e.what());

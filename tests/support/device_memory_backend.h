@@ -169,6 +169,15 @@ public:
         check("argmax out", o, static_cast<size_t>(r) * sizeof(int32_t));
         exec([=, this] { inner_.argmaxRows(dx, r, n, o); });
     }
+    void topKRows(const float* x, int64_t r, int64_t n, int32_t k, TopEntry* o) override {
+        op();
+        const float* dx = in("top rows", x, r * n);
+        check("top out", o, static_cast<size_t>(r * k) * sizeof(TopEntry));
+        exec([=, this] {
+            inner_.topKRows(dx, r, n, k, o);
+            for (int64_t i = 0; i < r && flagTopRows; ++i) o[i * k].id = -1;
+        });
+    }
     void softcap(float* x, int64_t n, float cap) override {
         op();
         float* dx = out("softcap x", x, n);
@@ -217,6 +226,9 @@ public:
     int tablesFromHost() const { return tablesFromHost_; }  // KV calls without tablesOnBackend
     size_t loadBytes() const { return loadBytes_; }  // matrices copied in at packWeight
     size_t freeMemory() const override { return limits_.claimedFree; }
+
+    // topKRows marks every row as one holding a NaN or an infinity (whose row then comes down).
+    bool flagTopRows = false;
 
 private:
     using Live = std::map<uintptr_t, size_t>;  // start -> bytes of each buffer alive
@@ -283,15 +295,15 @@ private:
                  std::equal(l.vBlocks, l.vBlocks + l.nBlocks, l.tablesOnBackend + l.nBlocks));
             if (!same && violations_.size() < 64) violations_.push_back("block tables: not the host's tables");
         }
+        for (int b = 0; b < l.nBlocks; ++b)
+            for (const f16_t* block : {l.kBlocks[b], l.vBlocks[b]})
+                if (block != nullptr && !inside(block, bytes)) ++kvOutside_;
         PagedKvLayer onDevice = l;
         if (l.tablesOnBackend != nullptr) {
             onDevice.kBlocks = l.tablesOnBackend;
             onDevice.vBlocks = l.tablesOnBackend + l.nBlocks;
         }
         return onDevice;
-        for (int b = 0; b < l.nBlocks; ++b)
-            for (const f16_t* block : {l.kBlocks[b], l.vBlocks[b]})
-                if (block != nullptr && !inside(block, bytes)) ++kvOutside_;
     }
     void op() {
         ++t_.ops;

@@ -13,6 +13,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -302,6 +303,15 @@ public:
         timed([&] { return "argmaxRows " + std::to_string(nRows) + "x" + std::to_string(n); },
               [&] { cuda::argmaxRows(x, nRows, n, out, stream_); });
     }
+    void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out) override {
+        static_assert(sizeof(TopEntry) == sizeof(cuda::TopValue) &&
+                      offsetof(TopEntry, value) == offsetof(cuda::TopValue, value));
+        grow(topScratch_, cuda::topKScratchBytes(nRows, n, k));
+        timed([&] { return "topKRows " + std::to_string(nRows) + "x" + std::to_string(n) + " k " + std::to_string(k); },
+              [&] {
+                  cuda::topKRows(x, nRows, n, k, reinterpret_cast<cuda::TopValue*>(out), topScratch_.get(), stream_);
+              });
+    }
     void softcap(float* x, int64_t n, float cap) override {
         timed([&] { return "softcap " + std::to_string(n); }, [&] { cuda::softcap(x, n, cap, stream_); });
     }
@@ -481,7 +491,7 @@ private:
 
     cudaStream_t stream_ = nullptr;
     cublasHandle_t blas_ = nullptr;
-    DeviceBuffer actQ_, actD_, actS_, actBsums_, actF_, xHalf_, tile_, blockTable_, partial_;
+    DeviceBuffer actQ_, actD_, actS_, actBsums_, actF_, xHalf_, tile_, blockTable_, partial_, topScratch_;
     std::vector<f16_t*> hostTable_;
     BackendCounters counts_;
     uint64_t launchesAtStart_ = 0;

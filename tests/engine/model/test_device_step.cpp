@@ -23,6 +23,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "engine/engine.h"
@@ -122,8 +123,8 @@ private slots:
     void stepsMoveOnlyInputsAndLogits();
     void decodeStepsReplay_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void decodeStepsReplay();
-    void greedyIdsComeDownAlone_data() { stepsMoveOnlyInputsAndLogits_data(); }
-    void greedyIdsComeDownAlone();
+    void smallOutputsComeDownAlone_data() { stepsMoveOnlyInputsAndLogits_data(); }
+    void smallOutputsComeDownAlone();
     void splitLayers_data() { stepsMoveOnlyInputsAndLogits_data(); }
     void splitLayers();
     void layerPlacement();
@@ -319,11 +320,22 @@ void TestDeviceStep::decodeStepsReplay() {
     qInfo("%d step keys over 28 steps", int(device.stepKeys()));
 }
 
-// Items that want only their greedy ids (ForwardItem::ids, a plain greedy request on a device):
-// each row's id is the sampler's argmax of the reference's logits, and a step brings down 4
-// bytes a row instead of the row; a step with an item of each kind brings down both; decode
-// steps for ids replay with one upload and one download.
-void TestDeviceStep::greedyIdsComeDownAlone() {
+// A row's first k logits in the sampler's order: greater first, equal ones (-0 == +0) by lower id.
+std::vector<Backend::TopEntry> firstLogits(std::span<const float> row, int32_t k) {
+    std::vector<Backend::TopEntry> all(row.size());
+    for (size_t i = 0; i < row.size(); ++i) all[i] = {static_cast<int32_t>(i), row[i]};
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.value > b.value; });
+    all.resize(static_cast<size_t>(k));
+    return all;
+}
+
+// Items that want only their greedy ids (ForwardItem::ids, a plain greedy request on a device)
+// or their rows' first logits (ForwardItem::topK, a top-k sampled one): each id is the sampler's
+// argmax of the reference's logits, each row's first logits are those of a sort of the
+// reference's, and a step brings down those (4 bytes a row, 8 an entry) instead of the rows, one
+// download for each kind in a step; a row the backend flags (a NaN or an infinity) comes down
+// itself. Decode steps for either replay with one upload and one download.
+void TestDeviceStep::smallOutputsComeDownAlone() {
     QFETCH(QString, shape);
     QFETCH(int, type);
     auto models = loadTwice(dir_, shape, type, 7, "-ids");
@@ -336,53 +348,89 @@ void TestDeviceStep::greedyIdsComeDownAlone() {
     KvCache plainCache(models->plain->kvLayout(16), 512), deviceCache(models->other->kvLayout(16), 512);
     deviceCache.placeOn(&device);
     KvSequence plainSeqs[2], deviceSeqs[2];
+    constexpr int32_t kIds = -1;  // Part::top for an item wanting ids
     struct Part {
         int seq;
         Tokens tokens;
         int nRows;
-        bool ids;
+        int32_t top;  // 0: logits; kIds: greedy ids; else the first logits wanted a row
     };
     int replayed = 0;
     const auto step = [&](const QString& what, const std::vector<Part>& parts) {
         std::vector<std::vector<float>> want(parts.size()), got(parts.size());
         std::vector<std::vector<int32_t>> ids(parts.size());
+        std::vector<std::vector<Backend::TopEntry>> top(parts.size());
         std::vector<ForwardItem> plainItems, deviceItems;
-        size_t outRows = 0, idRows = 0, logitItems = 0;
+        size_t outRows = 0, idRows = 0, topRows = 0, logitItems = 0, flagged = 0;
+        int32_t maxTop = 0;
         for (size_t i = 0; i < parts.size(); ++i) {
             const Part& p = parts[i];
-            want[i].resize(size_t(p.nRows) * vocab);
-            if (p.ids) ids[i].assign(size_t(p.nRows), -1);
-            else got[i].resize(size_t(p.nRows) * vocab);
+            const auto rows = size_t(p.nRows);
+            want[i].resize(rows * vocab);
+            if (p.top == kIds) ids[i].assign(rows, -1);
+            else got[i].assign(rows * vocab, -7.0f);
+            if (p.top > 0) top[i].resize(rows * size_t(p.top));
             plainItems.push_back({&plainSeqs[p.seq], p.tokens, want[i]});
-            deviceItems.push_back({&deviceSeqs[p.seq], p.tokens, got[i], 0, {}, ids[i]});
-            outRows += size_t(p.nRows);
-            if (p.ids) idRows += size_t(p.nRows);
-            else logitItems += p.nRows > 0 ? 1 : 0;
+            deviceItems.push_back(
+                {&deviceSeqs[p.seq], p.tokens, got[i], 0, {}, ids[i], top[i], std::max(p.top, int32_t{0})});
+            outRows += rows;
+            idRows += p.top == kIds ? rows : 0;
+            topRows += p.top > 0 ? rows : 0;
+            flagged += p.top > 0 && device.flagTopRows ? rows : 0;
+            logitItems += p.top == 0 && rows > 0 ? 1 : 0;
+            maxTop = std::max(maxTop, p.top);
         }
         if (!models->plain->forward(*reference, plainCache, plainItems)) return what + ": the plain pass failed";
         device.resetCounts();
         if (auto r = models->other->forward(device, deviceCache, deviceItems); !r)
             return what + ": " + QString::fromStdString(r.error().message);
         for (size_t i = 0; i < parts.size(); ++i) {
-            if (!parts[i].ids) {
-                if (!sameBits(got[i], want[i])) return what + QString(": item %1's logits differ").arg(i);
-                continue;
+            const int32_t k = parts[i].top;
+            for (size_t r = 0; r < size_t(parts[i].nRows); ++r) {
+                const std::span<const float> wantRow = std::span<const float>(want[i]).subspan(r * vocab, vocab);
+                if (k == kIds) {
+                    if (ids[i][r] != argmax(wantRow))
+                        return what +
+                            QString(": item %1 row %2: id %3, the argmax is %4")
+                                .arg(i)
+                                .arg(r)
+                                .arg(ids[i][r])
+                                .arg(argmax(wantRow));
+                    continue;
+                }
+                const std::span<const float> gotRow = std::span<const float>(got[i]).subspan(r * vocab, vocab);
+                if (k == 0 || device.flagTopRows) {  // the row itself
+                    if (!sameBits(gotRow, wantRow))
+                        return what + QString(": item %1 row %2's logits differ").arg(i).arg(r);
+                    continue;
+                }
+                const std::vector<Backend::TopEntry> expect = firstLogits(wantRow, k);
+                for (size_t j = 0; j < size_t(k); ++j) {
+                    const Backend::TopEntry& e = top[i][r * size_t(k) + j];
+                    if (e.id != expect[j].id || e.value != expect[j].value)
+                        return what +
+                            QString(": item %1 row %2 entry %3: id %4 (%5), want %6 (%7)")
+                                .arg(i)
+                                .arg(r)
+                                .arg(j)
+                                .arg(e.id)
+                                .arg(e.value)
+                                .arg(expect[j].id)
+                                .arg(expect[j].value);
+                }
+                if (gotRow[0] != -7.0f) return what + QString(": item %1 row %2 came down").arg(i).arg(r);
             }
-            for (size_t r = 0; r < ids[i].size(); ++r)
-                if (ids[i][r] != argmax(std::span<const float>(want[i]).subspan(r * vocab, vocab)))
-                    return what +
-                        QString(": item %1 row %2: id %3, the argmax is %4")
-                            .arg(i)
-                            .arg(r)
-                            .arg(ids[i][r])
-                            .arg(argmax(std::span<const float>(want[i]).subspan(r * vocab, vocab)));
         }
         const test::DeviceTransfers& t = device.transfers();
-        // Logits come down for every output row once any item wants them (ids' rows too, when
-        // a step mixes both: rare, one request sampling beside a greedy one).
-        const size_t logitRows = logitItems == 0 ? 0 : outRows;
-        const size_t bytesDown = (idRows > 0 ? outRows * sizeof(int32_t) : 0) + logitRows * vocab * sizeof(float);
-        const int downloads = (idRows > 0 ? 1 : 0) + (logitItems > 0 ? 1 : 0);
+        // Ids and first logits of every output row, one download each; logits for every output
+        // row once any item wants them (the other kinds' rows too: rare, one request sampling
+        // beside another one's kind); a flagged row by itself.
+        const size_t logitRows = (logitItems == 0 ? 0 : outRows) + flagged;
+        const size_t bytesDown = (idRows > 0 ? outRows * sizeof(int32_t) : 0) +
+            (topRows > 0 ? outRows * size_t(maxTop) * sizeof(Backend::TopEntry) : 0) +
+            logitRows * vocab * sizeof(float);
+        const int downloads =
+            (idRows > 0 ? 1 : 0) + (topRows > 0 ? 1 : 0) + (logitItems > 0 ? 1 : 0) + static_cast<int>(flagged);
         if (t.downloads != downloads || t.bytesDown != bytesDown || t.uploads != 1)
             return what +
                 QString(": %1 uploads, %2 downloads of %3 bytes (want 1, %4 of %5)")
@@ -395,21 +443,34 @@ void TestDeviceStep::greedyIdsComeDownAlone() {
         replayed += t.replayed;
         return QString();
     };
-    QString r = step("prefill", {{0, tokensOf(20, 0, nVocab), 1, true}});
+    const int32_t k = std::min(40, nVocab - 1);
+    QString r = step("prefill", {{0, tokensOf(20, 0, nVocab), 1, kIds}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
-    r = step("second prefill, logits", {{1, tokensOf(9, 1, nVocab), 1, false}});
+    r = step("second prefill, logits", {{1, tokensOf(9, 1, nVocab), 1, 0}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
     for (int i = 0; i < 12; ++i) {
-        r = step(QString("decode %1").arg(i), {{0, tokensOf(1, 10 + i, nVocab), 1, true}});
+        r = step(QString("decode %1").arg(i), {{0, tokensOf(1, 10 + i, nVocab), 1, i < 6 ? kIds : k}});
         QVERIFY2(r.isEmpty(), qPrintable(r));
     }
     QVERIFY2(replayed >= 8, qPrintable(QString("%1 of 12 decode steps replayed").arg(replayed)));
-    r = step("verify rows", {{0, tokensOf(3, 30, nVocab), 3, true}});
+    r = step("verify rows", {{0, tokensOf(3, 30, nVocab), 3, kIds}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
-    r = step("one of each", {{0, tokensOf(1, 31, nVocab), 1, true}, {1, tokensOf(1, 32, nVocab), 1, false}});
+    r = step("one of each", {{0, tokensOf(1, 31, nVocab), 1, kIds}, {1, tokensOf(1, 32, nVocab), 1, 0}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
-    r = step("logits then ids", {{1, tokensOf(2, 33, nVocab), 2, false}, {0, tokensOf(2, 34, nVocab), 2, true}});
+    r = step("logits then ids", {{1, tokensOf(2, 33, nVocab), 2, 0}, {0, tokensOf(2, 34, nVocab), 2, kIds}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("two sizes", {{0, tokensOf(1, 35, nVocab), 1, 3}, {1, tokensOf(2, 36, nVocab), 2, k}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("logits then top", {{1, tokensOf(2, 37, nVocab), 2, 0}, {0, tokensOf(1, 38, nVocab), 1, 1}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("ids then top", {{1, tokensOf(1, 39, nVocab), 1, kIds}, {0, tokensOf(1, 40, nVocab), 1, k}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    device.flagTopRows = true;
+    r = step("flagged rows", {{0, tokensOf(2, 41, nVocab), 2, k}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    device.flagTopRows = false;
+    const Tokens one = tokensOf(1, 42, nVocab);
+    QVERIFY(!models->other->checkItem({&deviceSeqs[1], one, {}, 0, {}, {}, {}, 5}));  // no logits rows
 }
 
 void TestDeviceStep::splitLayers() {
@@ -540,6 +601,22 @@ void TestDeviceStep::loadPlacesFewerLayersOutOfMemory() {
     auto onDevice = (*whole)->generate(req, cb);
     QVERIFY2(onDevice, onDevice ? "" : onDevice.error().message.c_str());
     QCOMPARE(onDevice->tokens, expected->tokens);
+    // Sampled requests, drawn from the rows' first logits (Backend::topKRows; with penalties and a
+    // ban) or, with a bias that raises a logit, from the whole rows: the CPU's tokens.
+    for (const float bias : {-std::numeric_limits<float>::infinity(), 2.0f}) {
+        GenerateRequest sampled = req;
+        sampled.maxTokens = 24;
+        sampled.sampling.temperature = 0.9f;
+        sampled.sampling.topK = 20;
+        sampled.sampling.seed = 17;
+        sampled.sampling.repeatPenalty = 1.3f;
+        sampled.sampling.presencePenalty = 0.5f;
+        sampled.sampling.logitBias = {{static_cast<int32_t>(expected->tokens[1]), bias}};
+        auto want = (*cpu)->generate(sampled, cb);
+        auto got = (*whole)->generate(sampled, cb);
+        QVERIFY(want && got);
+        QCOMPARE(got->tokens, want->tokens);
+    }
 
     auto split = load(embedding + layer[0] + layer[1] + layer[2] + layer[3] / 2);
     QVERIFY2(split, split ? "" : split.error().message.c_str());

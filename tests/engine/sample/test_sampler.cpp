@@ -128,6 +128,90 @@ private slots:
             }
         }
     }
+    // Sampler::sampleTop, given a row's first candidatesNeeded() logits (Backend::topKRows'
+    // order), chooses as Sampler::sample does from the whole row, draw for draw: greedy and
+    // sampled, biases that lower or ban, penalties >= 1 over windows holding the row's best ids
+    // (each step's chosen tokens get the next row's highest logits, so the penalties reorder the
+    // top), ties and ±0. A raising bias or penalty, top-k off, or more than the cap asks for the
+    // whole row (0).
+    void sampleTopChoosesAsSample() {
+        const float inf = std::numeric_limits<float>::infinity();
+        const float pool[] = {-0.0f, 0.0f, 1.5f, -2.0f, 3.25f, 0.75f, -7.0f, 2.0f, 4.5f};
+        std::mt19937 rng(11);
+        const auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        int fromTop = 0, whole = 0;
+        for (int trial = 0; trial < 400; ++trial) {
+            const int n = between(60, 700);
+            SamplingParams p;
+            p.seed = static_cast<uint64_t>(trial);
+            p.temperature = trial % 3 == 0 ? 0.0f : 0.8f;
+            const int ks[] = {1, 2, 5, 40, 0};
+            p.topK = ks[between(0, 4)];
+            p.topP = trial % 2 == 0 ? 0.95f : 1.0f;
+            p.minP = trial % 4 == 0 ? 0.05f : 0.0f;
+            bool raises = false;
+            for (int b = between(0, 3); b > 0; --b) {
+                const float bias = b == 1 && trial % 5 == 0 ? -inf : 0.5f * between(-6, trial % 7 == 0 ? 2 : 0);
+                raises = raises || bias > 0.0f;
+                p.logitBias.push_back({between(0, n - 1), bias});
+            }
+            if (trial % 4 != 3) {
+                const float repeats[] = {1.0f, 1.1f, 1.5f, 0.9f};
+                p.repeatPenalty = repeats[between(0, trial % 11 == 0 ? 3 : 2)];
+                p.presencePenalty = 0.25f * between(trial % 13 == 0 ? -1 : 0, 2);
+                p.frequencyPenalty = 0.25f * between(0, 2);
+                p.repeatLastN = between(-1, 16);
+                raises = raises || (penaltiesActive(p) && (p.repeatPenalty < 1.0f || p.presencePenalty < 0.0f));
+            }
+            Sampler whole_(p), top_(p);
+            std::vector<int32_t> prompt(static_cast<size_t>(between(0, 10)));
+            for (int32_t& id : prompt) id = between(0, n - 1);
+            whole_.observe(prompt);
+            top_.observe(prompt);
+            std::vector<int32_t> recent = prompt;
+            for (int t = 0; t < 30; ++t) {
+                std::vector<float> logits(static_cast<size_t>(n));
+                for (float& x : logits)
+                    x = pool[between(0, 8)] + (trial % 2 == 0 ? 0.0f : 0.001f * static_cast<float>(between(0, 40)));
+                for (size_t i = recent.size() > 6 ? recent.size() - 6 : 0; i < recent.size(); ++i)
+                    logits[static_cast<size_t>(recent[i])] = 6.0f + 0.5f * static_cast<float>(i % 3);
+                const int32_t needed = top_.candidatesNeeded(n, 256);
+                const bool mayUseTop = !raises && (p.temperature <= 0.0f || p.topK > 0);
+                if (!mayUseTop) QCOMPARE(needed, 0);
+                int32_t got;
+                if (needed > 0) {
+                    std::vector<TokenLogit> first = inIdOrder(logits);
+                    std::stable_sort(first.begin(), first.end(),
+                                     [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
+                    first.resize(static_cast<size_t>(needed));
+                    got = top_.sampleTop(first);
+                    ++fromTop;
+                } else {
+                    got = top_.sample(logits);
+                    ++whole;
+                }
+                const int32_t want = whole_.sample(logits);
+                if (got != want)
+                    QFAIL(qPrintable(QString("trial %1 step %2: %3 from %4 first logits, %5 from the row")
+                                         .arg(trial)
+                                         .arg(t)
+                                         .arg(got)
+                                         .arg(needed)
+                                         .arg(want)));
+                recent.push_back(want);
+            }
+        }
+        qInfo("%d choices from the first logits, %d from the whole row", fromTop, whole);
+        QVERIFY(fromTop > 6000 && whole > 1000);
+        SamplingParams wide;
+        wide.topK = 250;
+        wide.repeatPenalty = 1.1f;
+        Sampler s(wide);
+        s.observe(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7});
+        QCOMPARE(s.candidatesNeeded(1000, 256), 0);  // 257 wanted: over the cap
+        QCOMPARE(s.candidatesNeeded(257, 1000), 0);  // all of the vocabulary
+        QCOMPARE(s.candidatesNeeded(1000, 257), 257);
+    }
     // With top-k off every candidate is sorted (a radix sort where they come in id order without
     // NaNs): the order a heap sort by (logit descending, id ascending) gives, on vocabularies of
     // 257 to 3,000 ids drawn from a few values (ties everywhere), ±0 and infinities, and with NaNs

@@ -1,0 +1,172 @@
+// Backend::topKRows on the GPU: each chunk's k first values (a block a chunk, the chunk in shared
+// memory), then each row's k first of those (a block a row), sorted. The selection pieces are in
+// top_k.cuh, where test_cuda_block_math runs them on a CPU.
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/plugin/device_memory.h"
+#include "kernels/cuda/plugin/ops.h"
+#include "kernels/cuda/plugin/top_k.cuh"
+
+namespace hearth::cuda {
+namespace {
+
+constexpr int kWarps = kTopThreads / 32;
+constexpr int kMaxK = 256;
+
+// The number of this block's threads before this one whose pred is set, and in total (every
+// thread of the block calls it; counts: kWarps ints of shared memory).
+__device__ int blockCountBefore(bool pred, int* counts, int& total) {
+    const unsigned ballot = __ballot_sync(0xffffffffu, pred);
+    const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+    if (lane == 0) counts[warp] = __popc(ballot);
+    __syncthreads();
+    int before = __popc(ballot & ((1u << lane) - 1u));
+    total = 0;
+    for (int w = 0; w < kWarps; ++w) {
+        if (w < warp) before += counts[w];
+        total += counts[w];
+    }
+    __syncthreads();
+    return before;
+}
+
+// The key of the wanted-th first of the m values load(j, key, id) gives (false: no value at j),
+// and how many values equal to it are kept (the first ones by column); every thread calls it.
+struct Threshold {
+    uint32_t key;
+    uint32_t equalKept;
+};
+template <class Load>
+__device__ Threshold selectThreshold(Load load, int m, int wanted) {
+    __shared__ uint32_t hist[256];
+    __shared__ uint32_t prefix, left;
+    if (threadIdx.x == 0) prefix = 0, left = static_cast<uint32_t>(wanted);
+    uint32_t mask = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        for (int b = static_cast<int>(threadIdx.x); b < 256; b += kTopThreads) hist[b] = 0;
+        __syncthreads();
+        const uint32_t p = prefix;
+        for (int j = static_cast<int>(threadIdx.x); j < m; j += kTopThreads) {
+            uint32_t key;
+            int32_t id;
+            if (load(j, key, id) && topCandidate(key, p, mask)) atomicAdd(&hist[topDigit(key, shift)], 1u);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            uint32_t w = left;
+            const int bin = topRadixBin(hist, w);
+            left = w;
+            prefix = p | (static_cast<uint32_t>(bin) << shift);
+        }
+        mask |= 255u << shift;
+        __syncthreads();
+    }
+    return {prefix, left};
+}
+
+// Passes over the m values in column order, store(position, j) for those above t.key and the
+// first t.equalKept equal to it: positions 0, 1, ... in column order.
+template <class Load, class Store>
+__device__ void keepSelected(Load load, int m, Threshold t, int kept, Store store) {
+    __shared__ int counts[2][kWarps];
+    int taken = 0;
+    uint32_t equalSeen = 0;
+    for (int base = 0; base < m && taken < kept; base += kTopThreads) {
+        const int j = base + static_cast<int>(threadIdx.x);
+        uint32_t key = 0;
+        int32_t id = 0;
+        const bool valid = j < m && load(j, key, id);
+        const bool equal = valid && key == t.key;
+        int nEqual, nTaken;
+        const int equalBefore = blockCountBefore(equal, counts[0], nEqual);
+        const bool take = (valid && key > t.key) || (equal && equalSeen + equalBefore < t.equalKept);
+        const int at = blockCountBefore(take, counts[1], nTaken);
+        if (take) store(taken + at, j);
+        taken += nTaken;
+        equalSeen += static_cast<uint32_t>(nEqual);
+    }
+}
+
+// Grid (chunks, rows): chunk c of row r keeps its topChunkKept values in column order at
+// kept[(r * chunks + c) * k]; bad[r * chunks + c] says whether it holds a NaN or an infinity.
+__global__ void topChunkKernel(const float* x, int64_t n, int k, TopValue* kept, int* bad) {
+    const int chunk = static_cast<int>(blockIdx.x), chunks = static_cast<int>(gridDim.x);
+    const int64_t row = blockIdx.y, start = static_cast<int64_t>(chunk) * kTopChunk;
+    const int m = static_cast<int>(n - start < kTopChunk ? n - start : kTopChunk);
+    __shared__ float values[kTopChunk];
+    __shared__ int nonFinite;
+    if (threadIdx.x == 0) nonFinite = 0;
+    __syncthreads();
+    const float* xr = x + row * n + start;
+    bool ok = true;
+    for (int j = static_cast<int>(threadIdx.x); j < m; j += kTopThreads) {
+        values[j] = xr[j];
+        ok = ok && isfinite(values[j]);
+    }
+    if (!ok) nonFinite = 1;
+    __syncthreads();
+    const int want = topChunkKept(n, chunk, k);
+    const auto load = [&](int j, uint32_t& key, int32_t& id) {
+        key = topKey(values[j]);
+        id = static_cast<int32_t>(start + j);
+        return true;
+    };
+    TopValue* out = kept + (row * chunks + chunk) * k;
+    keepSelected(load, m, selectThreshold(load, m, want), want, [&](int at, int j) {
+        out[at] = {static_cast<int32_t>(start + j), values[j]};
+    });
+    if (threadIdx.x == 0) bad[row * chunks + chunk] = nonFinite;
+}
+
+// A block a row: the k first of its chunks' kept values, sorted, or out[row * k].id = -1.
+__global__ void topMergeKernel(const TopValue* kept, const int* bad, int64_t n, int k, TopValue* out) {
+    const int64_t row = blockIdx.x;
+    const int chunks = topChunks(n);
+    __shared__ int nonFinite;
+    __shared__ TopValue chosen[kMaxK];
+    if (threadIdx.x == 0) nonFinite = 0;
+    __syncthreads();
+    for (int c = static_cast<int>(threadIdx.x); c < chunks; c += kTopThreads)
+        if (bad[row * chunks + c] != 0) nonFinite = 1;
+    __syncthreads();
+    if (nonFinite != 0) {
+        if (threadIdx.x == 0) out[row * k].id = -1;
+        return;
+    }
+    const TopValue* rowKept = kept + row * chunks * k;
+    const auto load = [&](int j, uint32_t& key, int32_t& id) {
+        if (j % k >= topChunkKept(n, j / k, k)) return false;
+        key = topKey(rowKept[j].value);
+        id = rowKept[j].id;
+        return true;
+    };
+    const int m = chunks * k;
+    keepSelected(load, m, selectThreshold(load, m, k), k, [&](int at, int j) { chosen[at] = rowKept[j]; });
+    __syncthreads();
+    for (int i = static_cast<int>(threadIdx.x); i < k; i += kTopThreads) {
+        const uint32_t key = topKey(chosen[i].value);
+        int rank = 0;
+        for (int j = 0; j < k; ++j) rank += topBefore(topKey(chosen[j].value), chosen[j].id, key, chosen[i].id) ? 1 : 0;
+        out[row * k + rank] = chosen[i];
+    }
+}
+
+}  // namespace
+
+size_t topKScratchBytes(int64_t nRows, int64_t n, int k) {
+    const auto cells = static_cast<size_t>(nRows) * static_cast<size_t>(topChunks(n));
+    return cells * static_cast<size_t>(k) * sizeof(TopValue) + cells * sizeof(int);
+}
+
+void topKRows(const float* x, int64_t nRows, int64_t n, int k, TopValue* out, void* scratch, cudaStream_t s) {
+    if (nRows <= 0) return;
+    const int chunks = topChunks(n);
+    auto* kept = static_cast<TopValue*>(scratch);
+    int* bad = reinterpret_cast<int*>(kept + static_cast<size_t>(nRows) * static_cast<size_t>(chunks) * k);
+    topChunkKernel<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(nRows)), kTopThreads, 0, s>>>(x, n, k,
+                                                                                                             kept, bad);
+    topMergeKernel<<<static_cast<unsigned>(nRows), kTopThreads, 0, s>>>(kept, bad, n, k, out);
+    countLaunches(2);
+}
+
+}  // namespace hearth::cuda
