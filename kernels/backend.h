@@ -190,6 +190,11 @@ public:
     // that memory only through upload() and download() (tests/support/device_memory_backend.h
     // checks this and counts the transfers).
     virtual bool operatesOnHostMemory() const { return true; }
+    // Rows one forward pass computes at most (llama.cpp's n_ubatch): a longer batch runs as
+    // consecutive passes, so that activation memory stays bounded whatever the prompt. A backend
+    // that converts every weight again each pass (CUDA's F16 tiles for cuBLAS) asks for more.
+    static constexpr int64_t kRowsPerPass = 128;
+    virtual int64_t rowsPerPass() const { return kRowsPerPass; }
     // bytes of the backend's memory (aligned to 64 bytes), or nullptr when it has none left.
     // The default: host memory.
     virtual std::unique_ptr<BackendBuffer> allocate(size_t bytes);

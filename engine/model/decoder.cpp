@@ -446,7 +446,9 @@ Result<void> DecoderModel::forwardBatch(Backend& b, KvCache& cache, std::span<co
 }
 
 Result<void> DecoderModel::runBatch(Backend& b, KvCache& cache, std::span<const ForwardItem> items) {
-    if (totalRows(items) > kMaxRowsPerPass) return forwardInPasses(b, cache, items);
+    // Passes as long as every backend running one takes (a split model's host layers too).
+    const int64_t perPass = host_ != nullptr ? std::min(b.rowsPerPass(), host_->rowsPerPass()) : b.rowsPerPass();
+    if (totalRows(items) > perPass) return forwardInPasses(b, cache, items, perPass);
     if (auto r = batch_.prepare(*this, cache, items); !r) return r;
     const int64_t nTokens = batch_.nRows();
     if (nTokens == 0) return {};

@@ -59,12 +59,13 @@ int64_t Model::totalRows(std::span<const ForwardItem> items) {
     return n;
 }
 
-Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items) {
+Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items,
+                                    int64_t rowsPerPass) {
     if (auto r = ForwardBatch().prepare(*this, cache, items); !r) return r;  // every check, before any pass
     const auto nVocab = static_cast<int64_t>(config_.nVocab);
     std::vector<ForwardItem> pass;
     std::deque<std::vector<int32_t>> rebased;  // pieces' parents, relative to their first token
-    int64_t room = kMaxRowsPerPass;
+    int64_t room = rowsPerPass;
     for (const ForwardItem& item : items) {
         const auto n = static_cast<int64_t>(item.tokens.size());
         const int64_t firstWanted =
@@ -78,11 +79,11 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             if (treeFirst < n && a >= treeFirst && room < n - a && !pass.empty()) {
                 if (auto r = forwardBatch(backend, cache, pass); !r) return r;
                 pass.clear();
-                room = kMaxRowsPerPass;
+                room = rowsPerPass;
             }
             int64_t b = a + std::min(room, n - a);
             if (b < n && b > treeFirst) b = std::max(a, treeFirst);
-            if (b == a) b = n;  // the tree alone: at most kMaxRowsPerPass rows
+            if (b == a) b = n;  // the tree alone: at most rowsPerPass rows
             const int64_t w = std::max(a, firstWanted);  // rows [w, b) of this piece want logits
             const std::span<float> logits = b > w && !item.logits.empty()
                 ? item.logits.subspan(static_cast<size_t>((w - firstWanted) * nVocab),
@@ -108,7 +109,7 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
             if (room > 0) continue;
             if (auto r = forwardBatch(backend, cache, pass); !r) return r;
             pass.clear();
-            room = kMaxRowsPerPass;
+            room = rowsPerPass;
         }
     }
     return pass.empty() ? Result<void>{} : forwardBatch(backend, cache, pass);

@@ -169,17 +169,15 @@ public:
     // in the vocabulary, logits of whole rows for at most every token.
     Result<void> checkItem(const ForwardItem& item) const;
 
-    // Rows one pass computes at most (llama.cpp's n_ubatch): a longer batch runs as consecutive
-    // passes, so activation memory stays bounded whatever the prompt; every token's result is
-    // the same either way (batch invariance).
-    static constexpr int64_t kMaxRowsPerPass = 128;
-
 protected:
     static int64_t totalRows(std::span<const ForwardItem> items);
-    // forwardBatch of items with more than kMaxRowsPerPass rows: all checked first, then cut into
-    // passes of at most that many rows, in order (an item may span passes, its later pieces at
-    // an offset; the logits rows it wants go with the pass that computes them).
-    Result<void> forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items);
+    // forwardBatch of items with more than rowsPerPass rows (Backend::rowsPerPass of the backends
+    // that run the pass): all checked first, then cut into passes of at most that many rows, in
+    // order (an item may span passes, its later pieces at an offset; the logits rows it wants go
+    // with the pass that computes them). On the CPU every token's result is the same either way
+    // (batch invariance).
+    Result<void> forwardInPasses(Backend& backend, KvCache& cache, std::span<const ForwardItem> items,
+                                 int64_t rowsPerPass);
 
     ModelConfig config_;
 };

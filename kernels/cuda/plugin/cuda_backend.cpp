@@ -71,6 +71,8 @@ public:
         profile_ = profile != nullptr && std::string_view(profile) == "1";
         const char* fused = std::getenv("HEARTH_CUDA_FUSED");
         fused_ = !(fused != nullptr && std::string_view(fused) == "0");
+        if (const char* rows = std::getenv("HEARTH_CUDA_ROWS_PER_PASS"); rows != nullptr && std::atoi(rows) >= 1)
+            rowsPerPass_ = std::atoi(rows);
         if (profile_) {
             check(cudaEventCreate(&profileStart_), "cudaEventCreate");
             check(cudaEventCreate(&profileStop_), "cudaEventCreate");
@@ -93,6 +95,10 @@ public:
 
     std::string name() const override { return "CUDA"; }
     bool operatesOnHostMemory() const override { return false; }
+    // A prompt pass dequantizes every matrix to F16 tiles once (gemm): 512 rows a pass make that
+    // a quarter of what 128 did, for 512 x (largest row: 14,336 for the 8B shape) floats of
+    // activations. HEARTH_CUDA_ROWS_PER_PASS=N sets it.
+    int64_t rowsPerPass() const override { return rowsPerPass_; }
 
     std::unique_ptr<BackendBuffer> allocate(size_t bytes) override {
         void* p = nullptr;
@@ -511,6 +517,7 @@ private:
     };
     bool profile_ = false;
     bool fused_ = true;  // HEARTH_CUDA_FUSED=0: matmulFused as separate launches
+    int64_t rowsPerPass_ = 512;
     cudaEvent_t profileStart_ = nullptr, profileStop_ = nullptr;
     std::map<std::string, ProfileEntry> profileSums_;
 };

@@ -247,7 +247,7 @@ void TestForwardBatch::badItemFailsAlone() {
     cache.release(a);
 }
 
-// More rows than Model::kMaxRowsPerPass: the batch runs as consecutive passes, cutting one
+// More rows than the backend's rowsPerPass: the batch runs as consecutive passes, cutting one
 // sequence's rows (and the logit rows it wants) at a pass boundary; every wanted row is
 // bitwise what feeding the tokens one at a time gives.
 void TestForwardBatch::longBatchRunsInPasses() {
@@ -257,7 +257,7 @@ void TestForwardBatch::longBatchRunsInPasses() {
     QVERIFY(model);
     auto backend = makeBestCpuBackend(threads);
     const int nVocab = model->config().nVocab;
-    const auto nMax = static_cast<int>(Model::kMaxRowsPerPass);
+    const auto nMax = static_cast<int>(backend->rowsPerPass());
     const Tokens a = tokensOf(nMax + 22, 5, nVocab), b = tokensOf(90, 6, nVocab);
     const int aRows = 30, bRows = 2;  // a's wanted rows straddle the first pass boundary
     const auto oneByOne = [&](const Tokens& t) {
