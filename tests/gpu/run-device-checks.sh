@@ -73,6 +73,11 @@ if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 220 ]]; then
   HEARTH_CUDA_FUSED=0 timeout 45 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone --prefill 512 \
     --decode 32 llama-8b 2>&1 | grep -E "RESULT|launches"
 fi
+if [[ $write_rc -eq 0 && $((SECONDS - start)) -lt 230 ]]; then
+  step "the 8B shape's prefill in passes of 128 rows, as before (HEARTH_CUDA_ROWS_PER_PASS=128; the default is 512)"
+  HEARTH_CUDA_ROWS_PER_PASS=128 timeout 40 "$build/bin/hearth-gpu-bench" --dir "$models" --no-kernels-alone \
+    --prefill 512 --decode 4 llama-8b 2>&1 | grep -E "RESULT|first prefill"
+fi
 if [[ $write_rc -eq 0 ]]; then
   step "operator profile of the 8B shape (HEARTH_CUDA_PROFILE=1: each operator timed alone, graphs off)"
   HEARTH_CUDA_PROFILE=1 timeout 90 "$build/bin/hearth-gpu-bench" --dir "$models" --prefill 512 --decode 8 llama-8b \
