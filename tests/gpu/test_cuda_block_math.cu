@@ -93,6 +93,21 @@ float blockDot(DType t, const uint8_t* row, int b, const Act& a) {
     }
 }
 
+// dequantEight (the F16 tiles' eight elements a thread) against dequantOne / dequantOnePlanar,
+// element by element, bit for bit.
+void checkEight(DType t, bool planar, const unsigned char* row, int n, const std::string& name) {
+    int mismatches = 0;
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        float v[8];
+        cuda::dequantEight(t, planar, row, n, i0, v);
+        for (int k = 0; k < 8; ++k) {
+            const float want = planar ? cuda::dequantOnePlanar(t, row, n, i0 + k) : cuda::dequantOne(t, row, i0 + k);
+            mismatches += std::memcmp(&v[k], &want, sizeof want) != 0;
+        }
+    }
+    expect(mismatches == 0, name + ": dequantEight differs at " + std::to_string(mismatches) + " elements");
+}
+
 void checkType(DType t) {
     const int n = 1024;
     const std::string name = dtypeInfo(t).name;
@@ -104,6 +119,7 @@ void checkType(DType t) {
         if (cuda::dequantOne(t, w.data(), i) != want[static_cast<size_t>(i)]) ++mismatches;
     expect(mismatches == 0,
            name + ": dequantOne differs from the reference at " + std::to_string(mismatches) + " elements");
+    checkEight(t, false, w.data(), n, name);
     const DType actType = ref::vecDotType(t);
     if (actType != DType::Q8_0 && actType != DType::Q8_1 && actType != DType::Q8_K) return;
     const std::vector<float> x = randomFloats(n, 9);
@@ -135,6 +151,7 @@ void checkPlanar(DType t, int n) {
     for (int i = 0; i < n; ++i)
         if (cuda::dequantOnePlanar(t, planar.data(), n, i) != cuda::dequantOne(t, w.data(), i)) ++mismatches;
     expect(mismatches == 0, name + ": " + std::to_string(mismatches) + " elements differ from the file's row");
+    checkEight(t, true, planar.data(), n, name);
     const DType actType = ref::vecDotType(t);
     const std::vector<float> x = randomFloats(n, 21);
     std::vector<unsigned char> act(rowBytes(actType, n));
@@ -642,6 +659,7 @@ int main() {
                 cuda::dequantOnePlanar(DType::Q6_K, planar.data(), n, i) != cuda::dequantOne(DType::Q6_K, w.data(), i);
         expect(mismatches == 0,
                "Q6_K planar x" + std::to_string(n) + ": " + std::to_string(mismatches) + " elements differ");
+        checkEight(DType::Q6_K, true, planar.data(), n, "Q6_K planar x" + std::to_string(n));
     }
     expect(!cuda::planarRows(DType::Q6_K, 1024), "Q6_K rows of 4 super-blocks taken as planar");
     for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {

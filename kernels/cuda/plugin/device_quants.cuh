@@ -332,6 +332,100 @@ HEARTH_HD inline float dequantOnePlanar(DType t, const uint8_t* row, int64_t nCo
     }
 }
 
+// Elements i0 .. i0 + 7 of a row (i0 a multiple of 8; planar: a planar row of nCols), the values
+// dequantOne / dequantOnePlanar give, with a block's scales and offsets read once: the F16 tiles of
+// a prompt pass (dequantizeToHalf) decode eight elements a thread.
+HEARTH_HD inline void dequantEight(DType t, bool planar, const uint8_t* row, int64_t nCols, int64_t i0,
+                                   float (&out)[8]) {
+    const int64_t b = i0 / 32;
+    const int j0 = static_cast<int>(i0 % 32);
+    switch (t) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0: {
+        const bool one = t == DType::Q4_1 || t == DType::Q5_1, five = t == DType::Q5_0 || t == DType::Q5_1;
+        const uint8_t *qs, *qh = nullptr;
+        float d, m = 0.0f;
+        if (planar) {
+            const PlanarPlanes p = planarPlanes(t, nCols / 32);
+            d = ldHalf(row + p.d + 2 * b);
+            if (one) m = ldHalf(row + p.m + 2 * b);
+            qs = row + p.qsBytes * b;
+            if (five) qh = row + p.qh + 4 * b;
+        } else {
+            const int size = t == DType::Q4_0 ? 18
+                : t == DType::Q4_1            ? 20
+                : t == DType::Q5_0            ? 22
+                : t == DType::Q5_1            ? 24
+                                              : 34;
+            const uint8_t* blk = row + b * size;
+            d = ldHalf(blk);
+            if (one) m = ldHalf(blk + 2);
+            const int at = one ? 4 : 2;
+            if (five) qh = blk + at;
+            qs = blk + at + (five ? 4 : 0);
+        }
+        if (t == DType::Q8_0) {
+            HEARTH_UNROLL
+            for (int k = 0; k < 8; ++k) out[k] = static_cast<float>(static_cast<int8_t>(qs[j0 + k])) * d;
+            return;
+        }
+        const int hbits = five ? qh[j0 / 8] : 0;
+        HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) {
+            const int j = j0 + k;
+            int q = j < 16 ? (qs[j] & 15) : (qs[j - 16] >> 4);
+            q |= ((hbits >> k) & 1) << 4;
+            if (t == DType::Q4_0) out[k] = static_cast<float>(q - 8) * d;
+            else if (t == DType::Q5_0) out[k] = static_cast<float>(q - 16) * d;
+            else out[k] = static_cast<float>(q) * d + m;
+        }
+        return;
+    }
+    case DType::Q4_K:
+    case DType::Q5_K: {
+        const bool five = t == DType::Q5_K;
+        const uint8_t* blk = row + i0 / 256 * (five ? 176 : 144);
+        const uint8_t* qs = blk + (five ? 48 : 16);
+        const int e0 = static_cast<int>(i0 % 256), sub = e0 / 32, l0 = e0 % 32, c = sub / 2;
+        int sc, mn;
+        scaleMinK(blk + 4, sub, sc, mn);
+        const float d = ldHalf(blk) * static_cast<float>(sc), m = ldHalf(blk + 2) * static_cast<float>(mn);
+        HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) {
+            const int l = l0 + k;
+            int q = (sub % 2) ? (qs[32 * c + l] >> 4) : (qs[32 * c + l] & 15);
+            if (five) q |= ((blk[16 + l] >> sub) & 1) << 4;
+            out[k] = d * static_cast<float>(q) - m;
+        }
+        return;
+    }
+    case DType::Q6_K: {
+        const int64_t ns = nCols / 256, sb = i0 / 256;
+        const int e0 = static_cast<int>(i0 % 256), half = e0 / 128, r0 = e0 % 128, quarter = r0 / 32, l0 = r0 % 32;
+        const uint8_t* blk = row + sb * 210;
+        const uint8_t* ql = planar ? row + 128 * sb + 64 * half : blk + 64 * half;
+        const uint8_t* qh = planar ? row + 128 * ns + 64 * sb + 32 * half : blk + 128 + 32 * half;
+        const float d = planar ? ldHalf(row + 208 * ns + 2 * sb) : ldHalf(blk + 208);
+        const int8_t scale = static_cast<int8_t>(planar ? row[192 * ns + 16 * sb + e0 / 16] : blk[192 + e0 / 16]);
+        const float ds = d * static_cast<float>(scale);
+        HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) {
+            const int l = l0 + k;
+            const int lo = quarter % 2 ? ql[l + 32] : ql[l];
+            const int q = ((quarter < 2 ? lo & 15 : lo >> 4) | (((qh[l] >> (2 * quarter)) & 3) << 4)) - 32;
+            out[k] = ds * static_cast<float>(q);
+        }
+        return;
+    }
+    default:
+        HEARTH_UNROLL
+        for (int k = 0; k < 8; ++k) out[k] = dequantOne(t, row, i0 + k);
+    }
+}
+
 // A planar block's quants as 8 words of bytes in the activations' order — low nibbles of the 4
 // quant words (elements 0-15), then the high ones (16-31), each byte with the Q5 types' fifth
 // bit — or Q8_0's 8 words as they are. Once per row and block, whatever the tokens.

@@ -146,6 +146,20 @@ __global__ void toHalfKernel(DType t, bool planar, const uint8_t* rows, size_t r
     out[idx] = __float2half_rn(elementOf(t, planar, rows + rowSize * static_cast<size_t>(r), nCols, c));
 }
 
+// Rows of a multiple of 8 elements: eight a thread (a block's scales read once, one 16-byte
+// store). Per element, the old kernel spent about as many instructions as its bytes took time.
+__global__ void toHalfEightKernel(DType t, bool planar, const uint8_t* rows, size_t rowSize, int64_t nRows,
+                                  int64_t nCols, __half* out) {
+    const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x, perRow = nCols / 8;
+    if (idx >= nRows * perRow) return;
+    const int64_t r = idx / perRow, c0 = idx % perRow * 8;
+    float v[8];
+    dequantEight(t, planar, rows + rowSize * static_cast<size_t>(r), nCols, c0, v);
+    __align__(16) __half2 h[4];
+    for (int k = 0; k < 4; ++k) h[k] = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
+    *reinterpret_cast<int4*>(out + r * nCols + c0) = *reinterpret_cast<const int4*>(h);
+}
+
 // Backend::argmaxRows: one block of 1,024 threads a row. A candidate (value, index) beats
 // another with a greater value, or an equal one (-0 == +0) at a lower index; NaNs never win, and
 // a row that starts with a NaN gives 0 — the host scan's answers.
@@ -268,7 +282,11 @@ void embeddingRows(DType t, bool planar, const uint8_t* table, int64_t nCols, co
 void dequantizeToHalf(DType t, bool planar, const uint8_t* rows, int64_t nRows, int64_t nCols, __half* out,
                       cudaStream_t s) {
     const int64_t total = nRows * nCols;
-    if (total > 0) {
+    if (total > 0 && nCols % 8 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+        toHalfEightKernel<<<gridFor(total / 8), kThreads, 0, s>>>(t, planar, rows, rowBytes(t, nCols), nRows, nCols,
+                                                                  out);
+        countLaunches(1);
+    } else if (total > 0) {
         toHalfKernel<<<gridFor(total), kThreads, 0, s>>>(t, planar, rows, rowBytes(t, nCols), nRows, nCols, out);
         countLaunches(1);
     }
