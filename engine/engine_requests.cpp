@@ -52,7 +52,7 @@ EngineRequests::EngineRequests(Model& model, Backend& backend, KvCache& cache, c
       specSessions_(tokenizer, nVocab_, backend, contextLength),
       // Tree rows attend through host-memory block tables (ForwardBatch): CPU backends only.
       treesAllowed_(backend.name().starts_with("CPU")),
-      logitsOnHost_(backend.operatesOnHostMemory()) {}
+      logitsOnHost_(model.logitsOnHost(backend)) {}
 
 EngineRequests::~EngineRequests() = default;
 

@@ -101,6 +101,7 @@ public:
     Result<void> runBatch(Backend& backend, KvCache& cache, std::span<const ForwardItem> items);
     size_t packWeights(Backend& backend, const std::function<void(int done, int total)>& progress) override;
     std::vector<PackableWeight> packableWeights() override;
+    bool logitsOnHost(const Backend& b) const override { return b.operatesOnHostMemory() || host_ != nullptr; }
     void splitLayers(Backend* host, int firstHostLayer) override {
         host_ = firstHostLayer < config_.nLayers ? host : nullptr;
         firstHostLayer_ = host_ != nullptr ? std::max(0, firstHostLayer) : config_.nLayers;

@@ -156,6 +156,9 @@ public:
     // firstHostLayer >= nLayers or a null host: no split. Results are the same, bit for bit, as
     // when the same kernels run every layer on one backend.
     virtual void splitLayers(Backend* host, int firstHostLayer) { (void)host, (void)firstHostLayer; }
+    // Whether a pass on b computes the logits in host memory (b's own, or a split model's host
+    // layers and output head): then greedy ids or top logits (ForwardItem) save no transfer.
+    virtual bool logitsOnHost(const Backend& b) const { return b.operatesOnHostMemory(); }
     // The matrices packWeights offers the backend, in the order it offers them, each with a name
     // that is the same for every load of one file ("output", "blk.3.attn_q"): a disk cache of
     // the backend's copies (engine/model/pack_cache.h) sets w.packed of some of them before
