@@ -110,8 +110,9 @@ std::vector<EngineEvent> EngineRequests::step() {
             const auto it = requests_.find(plan.chunks[c].seq);
             if (it == requests_.end()) continue;
             const Request& r = *it->second;
-            if (r.spec || r.request.nTopLogits > 0 || r.request.logprobs) continue;
-            if (r.sampler.plainArgmax()) wanted[c].ids = true;
+            if (r.request.nTopLogits > 0 || r.request.logprobs) continue;
+            if (r.spec) wanted[c].top = r.spec->candidatesNeeded(nVocab_, Backend::kMaxTopK, plan.chunks[c].nDrafts());
+            else if (r.sampler.plainArgmax()) wanted[c].ids = true;
             else wanted[c].top = r.sampler.candidatesNeeded(nVocab_, Backend::kMaxTopK);
         }
     std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_, wanted);
@@ -149,8 +150,9 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
             result.sampled.push_back({out.seq, out.ids[0]});
             continue;
         }
-        if (out.topK > 0) {  // the row's first logits, or the row where it holds a NaN or an infinity
-            Request& r = *requests_.at(out.seq);
+        if (out.logits.empty()) continue;
+        Request& r = *requests_.at(out.seq);
+        if (out.topK > 0 && !r.spec) {  // the row's first logits, or the row where it holds a NaN or an infinity
             const TokenId token = out.top[0].id < 0
                 ? r.sampler.sample(std::span<const float>(out.logits).first(static_cast<size_t>(nVocab_)))
                 : r.sampler.sampleTop(topLogitsOf(std::span(out.top).first(static_cast<size_t>(out.topK))));
@@ -158,9 +160,7 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
             result.sampled.push_back({out.seq, token});
             continue;
         }
-        if (out.logits.empty()) continue;
-        Request& r = *requests_.at(out.seq);
-        result.sampled.push_back(sampleChunk(r, plan.chunks[i], out.logits, stepMs, reports.emplace_back()));
+        result.sampled.push_back(sampleChunk(r, plan.chunks[i], out, stepMs, reports.emplace_back()));
     }
     scheduler_.complete(plan, result);
     // Token by token: an end, a stop string or the length limit inside an accepted run cuts it
@@ -176,8 +176,9 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
     }
 }
 
-SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits,
-                                         double stepMs, std::vector<RowReport>& reports) {
+SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, const ChunkOutput& out, double stepMs,
+                                         std::vector<RowReport>& reports) {
+    const std::span<const float> logits = out.logits;
     const auto nVocab = static_cast<size_t>(nVocab_);
     const auto row = [&](size_t i) { return logits.subspan(i * nVocab, nVocab); };
     // Row i chose token: its top logits, or with request.logprobs its log-softmax values.
@@ -197,7 +198,10 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
     }
     const int32_t nDrafts = chunk.nDrafts();
     const bool prefill = std::ssize(chunk.tokens) - nDrafts > 1;
-    const VerifyOutcome o = r.spec->verify(logits, nVocab_, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
+    // The rows' first logits where they came down alone (RowsWanted::top), else the rows.
+    const std::vector<TokenLogit> first = topLogitsOf(out.top);
+    const TargetRows rows{logits, nVocab_, first, out.topK};
+    const VerifyOutcome o = r.spec->verify(rows, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
     for (size_t i = 0; i < o.tokens.size(); ++i)
         reports.push_back(report(o.rows.empty() ? i : static_cast<size_t>(o.rows[i]), o.tokens[i]));
     return {chunk.seq, o.tokens.back(), std::vector<int32_t>(o.tokens.begin(), o.tokens.end() - 1), o.nodes};

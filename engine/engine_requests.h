@@ -65,8 +65,9 @@ private:
     PlannedDrafts propose(RequestId id, std::span<const int32_t> context, int32_t room);
     void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
                        Clock::time_point stepStart);
-    // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's.
-    SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, std::span<const float> logits, double stepMs,
+    // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's (over the
+    // rows' first logits where only those came down).
+    SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, const ChunkOutput& out, double stepMs,
                              std::vector<RowReport>& reports);
     void onToken(RequestId id, TokenId token, RowReport report, std::vector<EngineEvent>& events);
     std::optional<FinishReason> stopReason(const Request& r, TokenId token, bool stopString) const;

@@ -434,37 +434,46 @@ int32_t Sampler::draw(std::span<TokenLogit> c) {
     return c[drawIndex(c, uniform01(rng_))].id;
 }
 
-int32_t Sampler::candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const {
-    const bool greedy = params_.temperature <= 0.0f;
-    if (!greedy && params_.topK <= 0) return 0;
+int32_t candidatesNeeded(const SamplingParams& params, std::span<const int32_t> history, int32_t nVocab,
+                         int32_t maxCandidates, int32_t nMore) {
+    const bool greedy = params.temperature <= 0.0f;
+    if (!greedy && params.topK <= 0) return 0;
     // A biased or penalised id whose logit only goes down cannot pass one of the row's first k +
     // (touched ids) raw logits: each untouched id ranked before it in the end was ranked before
     // it in the row. A logit that may go up could come from anywhere in the row.
-    const bool penalties = penaltiesActive(params_);
-    if (penalties &&
-        (params_.repeatPenalty < 1.0f || params_.presencePenalty < 0.0f || params_.frequencyPenalty < 0.0f))
+    const bool penalties = penaltiesActive(params);
+    if (penalties && (params.repeatPenalty < 1.0f || params.presencePenalty < 0.0f || params.frequencyPenalty < 0.0f))
         return 0;
     std::vector<int32_t> touched;
-    for (const LogitBias& b : params_.logitBias) {
+    for (const LogitBias& b : params.logitBias) {
         if (!(b.bias <= 0.0f)) return 0;
         touched.push_back(b.id);
     }
     if (penalties)
-        for (int32_t id : penaltyWindow(history_, params_.repeatLastN)) touched.push_back(id);
+        for (int32_t id : penaltyWindow(history, params.repeatLastN)) touched.push_back(id);
     std::sort(touched.begin(), touched.end());
     const auto nTouched = std::unique(touched.begin(), touched.end()) - touched.begin();
-    const int64_t k = (greedy ? 1 : params_.topK) + static_cast<int64_t>(nTouched);
+    const int64_t k = (greedy ? 1 : params.topK) + static_cast<int64_t>(nTouched) + (penalties ? nMore : 0);
     return k <= maxCandidates && k < nVocab ? static_cast<int32_t>(k) : 0;
 }
 
+std::span<TokenLogit> biasFirstLogits(std::span<const TokenLogit> first, const SamplingParams& params,
+                                      std::span<const int32_t> history, std::vector<TokenLogit>& storage) {
+    storage.assign(first.begin(), first.end());
+    std::span<TokenLogit> c(storage);
+    applyLogitBias(c, params.logitBias);
+    if (penaltiesActive(params))
+        applyPenalties(c, penaltyWindow(history, params.repeatLastN), params.repeatPenalty, params.presencePenalty,
+                       params.frequencyPenalty);
+    return c;
+}
+
+int32_t Sampler::candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const {
+    return hearth::candidatesNeeded(params_, history_, nVocab, maxCandidates);
+}
+
 int32_t Sampler::sampleTop(std::span<const TokenLogit> top) {
-    cands_.assign(top.begin(), top.end());
-    std::span<TokenLogit> c(cands_);
-    applyLogitBias(c, params_.logitBias);
-    const bool penalties = penaltiesActive(params_);
-    if (penalties)
-        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
-                       params_.frequencyPenalty);
+    const std::span<TokenLogit> c = biasFirstLogits(top, params_, history_, cands_);
     const int32_t token = params_.temperature <= 0.0f ? argmax(std::span<const TokenLogit>(c))
                                                       : draw(c.first(sampleTopK(c, params_.topK)));
     append(token);

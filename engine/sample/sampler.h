@@ -71,6 +71,20 @@ double uniform01(std::mt19937_64& rng);
 std::span<TokenLogit> topKCandidates(std::span<const float> logits, const SamplingParams& params,
                                      std::span<const int32_t> history, std::vector<TokenLogit>& storage);
 
+// How many of a row's first raw logits in before()'s order (Backend::topKRows) the chain's choice
+// depends on: the greedy choice or the top-k's, plus one for each id a bias or a penalty over
+// penaltyWindow(history) touches, where those only lower a logit (no positive bias, no penalty
+// below 1), plus nMore where penalties are on (the tokens a speculative step's later rows add to
+// the history); 0 where the choice needs the whole row (top-k off, a raising bias or penalty,
+// more than maxCandidates, or not fewer than the nVocab ids).
+int32_t candidatesNeeded(const SamplingParams& params, std::span<const int32_t> history, int32_t nVocab,
+                         int32_t maxCandidates, int32_t nMore = 0);
+// Those first logits after applyLogitBias and applyPenalties over penaltyWindow(history): their
+// argmax is the chain's greedy choice, their sampleTopK(params.topK) topKCandidates', bit for bit.
+// storage holds the result.
+std::span<TokenLogit> biasFirstLogits(std::span<const TokenLogit> first, const SamplingParams& params,
+                                      std::span<const int32_t> history, std::vector<TokenLogit>& storage);
+
 // Greedy: the highest logit; the lower id wins a tie.
 int32_t argmax(std::span<const float> logits);
 int32_t argmax(std::span<const TokenLogit> cands);
@@ -88,11 +102,8 @@ public:
     // then records that id as sample() would have.
     bool plainArgmax() const;
     void accept(int32_t token) { append(token); }
-    // How many of a row's first raw logits in before()'s order sample() depends on (the row's
-    // top k, Backend::topKRows): the greedy choice or the top-k's plus one for each id a bias or
-    // penalty touches, where those only lower a logit (no positive bias, no penalty below 1);
-    // 0 where sample() needs the whole row (top-k off, a raising bias or penalty, more than
-    // maxCandidates, or not fewer than the nVocab ids).
+    // How many of a row's first raw logits sample() depends on (hearth::candidatesNeeded over
+    // this sampler's history); 0: the whole row.
     int32_t candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const;
     // Chooses the next token from top (at least candidatesNeeded() raw logits of a row that has
     // no NaN or infinity, in before()'s order) and appends it: sample()'s choice from that row,

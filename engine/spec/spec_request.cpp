@@ -47,8 +47,8 @@ bool SpecRequest::treeMode() const {
     return treesAllowed_ && session_->options.tree && session_->options.maxTreeNodes > 0;
 }
 
-VerifyOutcome SpecRequest::verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts,
-                                  std::span<const int32_t> context, bool prefill, double stepMs) {
+VerifyOutcome SpecRequest::verify(const TargetRows& rows, int32_t nDrafts, std::span<const int32_t> context,
+                                  bool prefill, double stepMs) {
     SpecPolicy& policy = session_->policy;
     // While off, the policy watches whether a draft would have been right: the n-gram lookup,
     // or the drafter itself when it is an index lookup too (history: earlier conversations can
@@ -73,7 +73,7 @@ VerifyOutcome SpecRequest::verify(std::span<const float> rows, int32_t nVocab, i
     const auto nFirst = static_cast<int32_t>(first.tokens.size());
     const bool chain = tree.isChain();
     const VerifyOutcome o =
-        chain ? session_->verify(rows, nVocab, first, sampler_) : session_->verifyTree(rows, nVocab, tree, sampler_);
+        chain ? session_->verify(rows, first, sampler_) : session_->verifyTree(rows, tree, sampler_);
     ++stats_.targetForwards;
     stats_.drafted += nDrafts;
     stats_.accepted += o.nAccepted;

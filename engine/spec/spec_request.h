@@ -29,13 +29,18 @@ public:
     Result<DraftTree> propose(std::span<const int32_t> context, int32_t room);
     // Whether the backend verifies trees (ForwardItem::parents); chains otherwise.
     void allowTrees(bool allow) { treesAllowed_ = allow; }
-    // The chunk ran: rows holds [nDrafts + 1, nVocab] logits, for the token before the drafts and
-    // each of the first nDrafts proposed tokens (nodes). Returns the kept drafts then one more
-    // token (with a tree: the kept nodes and the row of each token too).
+    // The chunk ran: rows holds nDrafts + 1 rows, for the token before the drafts and each of the
+    // first nDrafts proposed tokens (nodes). Returns the kept drafts then one more token (with a
+    // tree: the kept nodes and the row of each token too).
     // prefill: the chunk also computed prompt tokens (its time does not measure decoding);
     // stepMs: the step's wall time, for the policy.
-    VerifyOutcome verify(std::span<const float> rows, int32_t nVocab, int32_t nDrafts, std::span<const int32_t> context,
-                         bool prefill, double stepMs);
+    VerifyOutcome verify(const TargetRows& rows, int32_t nDrafts, std::span<const int32_t> context, bool prefill,
+                         double stepMs);
+    // How many first logits each row of a step verifying nDrafts drafts needs (TargetRows::first,
+    // SpecSampler::candidatesNeeded); 0: whole rows.
+    int32_t candidatesNeeded(int32_t nVocab, int32_t maxCandidates, int32_t nDrafts) const {
+        return sampler_.candidatesNeeded(nVocab, maxCandidates, nDrafts);
+    }
 
     // Counters since the request started.
     SpecStats stats() const;

@@ -19,13 +19,21 @@ std::span<TokenLogit> SpecSampler::biasedCandidates(std::span<const float> logit
     return c;
 }
 
-int32_t SpecSampler::greedyToken(std::span<const float> logits) {
-    if (params_.logitBias.empty() && !penaltiesActive(params_)) return argmax(logits);
-    return argmax(std::span<const TokenLogit>(biasedCandidates(logits)));
+int32_t SpecSampler::greedyToken(TargetRow row) {
+    if (!row.firstLogits.empty())
+        return argmax(std::span<const TokenLogit>(biasFirstLogits(row.firstLogits, params_, history_, cands_)));
+    if (params_.logitBias.empty() && !penaltiesActive(params_)) return argmax(row.logits);
+    return argmax(std::span<const TokenLogit>(biasedCandidates(row.logits)));
 }
 
-std::vector<TokenProb> SpecSampler::distribution(std::span<const float> logits) {
-    std::span<TokenLogit> c = topKCandidates(logits, params_, history_, cands_);
+std::vector<TokenProb> SpecSampler::distribution(TargetRow row) {
+    std::span<TokenLogit> c;
+    if (row.firstLogits.empty()) {
+        c = topKCandidates(row.logits, params_, history_, cands_);
+    } else {
+        c = biasFirstLogits(row.firstLogits, params_, history_, cands_);
+        c = c.first(sampleTopK(c, params_.topK));
+    }
     c = c.first(sampleTypicalP(c, params_.typicalP));
     c = c.first(sampleTopP(c, params_.topP));
     c = c.first(sampleMinP(c, params_.minP));

@@ -18,6 +18,20 @@ struct TokenProb {
     double p;
 };
 
+// A row of the target's logits: all of them, or (Backend::topKRows) the row's first ones in
+// before()'s order, at least SpecSampler::candidatesNeeded() of them.
+struct TargetRow {
+    TargetRow(std::span<const float> all) : logits(all) {}  // NOLINT: a row of logits is a row
+    TargetRow(const std::vector<float>& all) : logits(all) {}  // NOLINT
+    static TargetRow first(std::span<const TokenLogit> entries) {
+        TargetRow r(std::span<const float>{});
+        r.firstLogits = entries;
+        return r;
+    }
+    std::span<const float> logits;
+    std::span<const TokenLogit> firstLogits;
+};
+
 class SpecSampler {
 public:
     // params must pass validate(); the generator is seeded with params.seed.
@@ -33,9 +47,14 @@ public:
     size_t historySize() const { return history_.size(); }
 
     // Greedy: the token Sampler::sample would choose with temperature 0 after this history.
-    int32_t greedyToken(std::span<const float> logits);
+    int32_t greedyToken(TargetRow row);
     // Sampling: the chain's distribution (tokens with p > 0), in the chain's order.
-    std::vector<TokenProb> distribution(std::span<const float> logits);
+    std::vector<TokenProb> distribution(TargetRow row);
+    // How many first logits a row needs (hearth::candidatesNeeded over this history, allowing for
+    // nMore tokens pushed before the last row is read); 0: whole rows.
+    int32_t candidatesNeeded(int32_t nVocab, int32_t maxCandidates, int32_t nMore) const {
+        return hearth::candidatesNeeded(params_, history_, nVocab, maxCandidates, nMore);
+    }
     double uniform() { return uniform01(rng_); }
     // Inverse CDF at a fresh uniform draw.
     int32_t draw(std::span<const TokenProb> dist);

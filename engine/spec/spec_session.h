@@ -29,8 +29,8 @@ struct SpecSession {
     SpecPolicy policy;
     NGramDrafter guesser;  // the policy's repetition check while off
     // The verifier (tests swap in a wrong one as a negative control).
-    VerifyOutcome (*verify)(std::span<const float>, int32_t, const Draft&, SpecSampler&) = verifyDraft;
-    VerifyOutcome (*verifyTree)(std::span<const float>, int32_t, const DraftTree&, SpecSampler&) = hearth::verifyTree;
+    VerifyOutcome (*verify)(const TargetRows&, const Draft&, SpecSampler&) = verifyDraft;
+    VerifyOutcome (*verifyTree)(const TargetRows&, const DraftTree&, SpecSampler&) = hearth::verifyTree;
 
     // history: the engine's index, for SpecDrafter::History and Auto (it must outlive the session).
     // Errors: those of DraftModelDrafter::load; InvalidArgument (maxDraft, n-gram lengths, History

@@ -25,7 +25,7 @@ int32_t drawResidual(std::span<const TokenProb> p, std::span<const TokenProb> q,
 namespace {
 
 // One row of sampled verification: true when drafted is kept, else out gets the replacement.
-bool acceptSampled(std::span<const float> row, const Draft& draft, size_t i, SpecSampler& sampler, int32_t& out) {
+bool acceptSampled(TargetRow row, const Draft& draft, size_t i, SpecSampler& sampler, int32_t& out) {
     const std::vector<TokenProb> p = sampler.distribution(row);
     const int32_t d = draft.tokens[i];
     const double pd = probabilityOf(p, d);
@@ -40,11 +40,9 @@ bool acceptSampled(std::span<const float> row, const Draft& draft, size_t i, Spe
 
 }  // namespace
 
-VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler) {
+VerifyOutcome verifyDraft(const TargetRows& rows, const Draft& draft, SpecSampler& sampler) {
     VerifyOutcome o;
-    const auto row = [&](size_t i) {
-        return rows.subspan(i * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
-    };
+    const auto row = [&](size_t i) { return rows.row(i); };
     for (size_t i = 0; i < draft.tokens.size(); ++i) {
         int32_t replacement = -1;
         const bool kept = sampler.greedy() ? sampler.greedyToken(row(i)) == draft.tokens[i]
@@ -89,11 +87,9 @@ void subtractResidual(std::vector<TokenProb>& p, std::span<const TokenProb> q, i
 
 }  // namespace
 
-VerifyOutcome verifyTree(std::span<const float> rows, int32_t nVocab, const DraftTree& tree, SpecSampler& sampler) {
+VerifyOutcome verifyTree(const TargetRows& rows, const DraftTree& tree, SpecSampler& sampler) {
     VerifyOutcome o;
-    const auto row = [&](int32_t i) {
-        return rows.subspan(static_cast<size_t>(i) * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
-    };
+    const auto row = [&](int32_t i) { return rows.row(static_cast<size_t>(i)); };
     int32_t at = -1;  // the node whose row decides next (-1: the token before the drafts)
     for (;;) {
         const int32_t r = at + 1;

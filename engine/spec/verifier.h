@@ -26,11 +26,27 @@ struct VerifyOutcome {
     std::vector<int32_t> rows = {};
 };
 
-// rows: [draft.tokens.size() + 1, nVocab]. sampler's history is the context; the output tokens
-// are pushed onto it. Precondition: draft.q is empty or has one entry per drafted token.
-VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler);
+// A verify step's rows: [n, nVocab] logits; or, with nFirst > 0, each row's nFirst first logits
+// ([n, nFirst], Backend::topKRows), where a row whose first entry has id -1 (a NaN or an infinity
+// in it) reads its logits instead.
+struct TargetRows {
+    std::span<const float> logits;
+    int32_t nVocab = 0;
+    std::span<const TokenLogit> first = {};
+    int32_t nFirst = 0;
 
-// Tree verification. rows: [tree.size() + 1, nVocab]: the token before the drafts, then each
+    TargetRow row(size_t i) const {
+        const auto at = i * static_cast<size_t>(nFirst);
+        if (nFirst > 0 && first[at].id >= 0) return TargetRow::first(first.subspan(at, static_cast<size_t>(nFirst)));
+        return logits.subspan(i * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
+    }
+};
+
+// rows: draft.tokens.size() + 1 of them. sampler's history is the context; the output tokens
+// are pushed onto it. Precondition: draft.q is empty or has one entry per drafted token.
+VerifyOutcome verifyDraft(const TargetRows& rows, const Draft& draft, SpecSampler& sampler);
+
+// Tree verification. rows: tree.size() + 1 of them: the token before the drafts, then each
 // node. Greedy: from the root, while the target's greedy token at the current node is one of its
 // children, keep it; the longest such path, then the target's token at its end. Sampled:
 // SpecInfer's multi-step speculative sampling (Miao et al., arXiv 2305.09781, section 4.2): at
@@ -38,7 +54,7 @@ VerifyOutcome verifyDraft(std::span<const float> rows, int32_t nVocab, const Dra
 // a refusal replaces p by norm(max(p - q_c, 0)); when all are refused the next token is drawn from
 // what p has become. q_c: tree.q[c], or a point mass on c's token when the drafter is
 // deterministic. The output is distributed as the target's own sampling.
-VerifyOutcome verifyTree(std::span<const float> rows, int32_t nVocab, const DraftTree& tree, SpecSampler& sampler);
+VerifyOutcome verifyTree(const TargetRows& rows, const DraftTree& tree, SpecSampler& sampler);
 
 // A token from norm(max(p - q, 0)); q empty: a point mass on `drafted`. Falls back to p when
 // the residual is empty (only reachable through rounding).

@@ -32,6 +32,7 @@
 #include "engine/model/model.h"
 #include "engine/model/synth.h"
 #include "engine/sample/sampler.h"
+#include "engine/spec/spec_options.h"
 #include "tests/support/device_memory_backend.h"
 
 using namespace hearth;
@@ -602,21 +603,28 @@ void TestDeviceStep::loadPlacesFewerLayersOutOfMemory() {
     QVERIFY2(onDevice, onDevice ? "" : onDevice.error().message.c_str());
     QCOMPARE(onDevice->tokens, expected->tokens);
     // Sampled requests, drawn from the rows' first logits (Backend::topKRows; with penalties and a
-    // ban) or, with a bias that raises a logit, from the whole rows: the CPU's tokens.
-    for (const float bias : {-std::numeric_limits<float>::infinity(), 2.0f}) {
-        GenerateRequest sampled = req;
-        sampled.maxTokens = 24;
-        sampled.sampling.temperature = 0.9f;
-        sampled.sampling.topK = 20;
-        sampled.sampling.seed = 17;
-        sampled.sampling.repeatPenalty = 1.3f;
-        sampled.sampling.presencePenalty = 0.5f;
-        sampled.sampling.logitBias = {{static_cast<int32_t>(expected->tokens[1]), bias}};
-        auto want = (*cpu)->generate(sampled, cb);
-        auto got = (*whole)->generate(sampled, cb);
-        QVERIFY(want && got);
-        QCOMPARE(got->tokens, want->tokens);
-    }
+    // ban) or, with a bias that raises a logit, from the whole rows; then greedy with penalties;
+    // each also speculating (a draft model, every step verifying up to 4 drafts: the rows' first
+    // logits feed the verifier): the CPU's tokens.
+    int drafted = 0;
+    for (const bool speculate : {false, true})
+        for (const float bias : {-std::numeric_limits<float>::infinity(), 2.0f, -1.0f}) {
+            GenerateRequest sampled = req;
+            sampled.maxTokens = 24;
+            sampled.sampling.temperature = bias == -1.0f ? 0.0f : 0.9f;
+            sampled.sampling.topK = 20;
+            sampled.sampling.seed = 17;
+            sampled.sampling.repeatPenalty = 1.3f;
+            sampled.sampling.presencePenalty = 0.5f;
+            sampled.sampling.logitBias = {{static_cast<int32_t>(expected->tokens[1]), bias}};
+            if (speculate) sampled.spec = alwaysOn(specDraftModel(path, 4));
+            auto want = (*cpu)->generate(sampled, cb);
+            auto got = (*whole)->generate(sampled, cb);
+            QVERIFY(want && got);
+            QCOMPARE(got->tokens, want->tokens);
+            drafted += got->spec.drafted;
+        }
+    QVERIFY(drafted > 20);
 
     auto split = load(embedding + layer[0] + layer[1] + layer[2] + layer[3] / 2);
     QVERIFY2(split, split ? "" : split.error().message.c_str());

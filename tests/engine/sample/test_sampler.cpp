@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/sample/sampler.h"
+#include "engine/spec/spec_sampler.h"
 
 using namespace hearth;
 using Cands = std::vector<TokenLogit>;
@@ -211,6 +212,59 @@ private slots:
         QCOMPARE(s.candidatesNeeded(1000, 256), 0);  // 257 wanted: over the cap
         QCOMPARE(s.candidatesNeeded(257, 1000), 0);  // all of the vocabulary
         QCOMPARE(s.candidatesNeeded(1000, 257), 257);
+    }
+    // SpecSampler over a verify step's rows given as their first logits (TargetRow::first, as many
+    // as candidatesNeeded(.., nDrafts) asked before the step) gives each row's greedy token and
+    // distribution as over the whole rows, while the drafts are pushed row by row: the drafts lead
+    // each later row's raw logits and fall behind once penalised, so the penalties the step adds
+    // reorder its top (without the nDrafts allowance it fails).
+    void specRowsFromFirstLogits() {
+        std::mt19937 rng(21);
+        const auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        int compared = 0;
+        for (int trial = 0; trial < 300; ++trial) {
+            const int n = between(80, 500);
+            SamplingParams p;
+            p.seed = static_cast<uint64_t>(trial);
+            p.temperature = trial % 2 == 0 ? 0.0f : 0.7f;
+            p.topK = trial % 3 == 0 ? 1 : 8;
+            p.repeatPenalty = 1.5f;
+            p.presencePenalty = 1.0f;
+            p.repeatLastN = 32;
+            SpecSampler whole(p), first(p);
+            std::vector<int32_t> prompt(static_cast<size_t>(between(1, 3)));
+            for (int32_t& id : prompt) id = between(0, n - 1);
+            whole.observe(prompt), first.observe(prompt);
+            const int nDrafts = between(1, 6);
+            const int32_t k = first.candidatesNeeded(n, 256, nDrafts);
+            QVERIFY(k > 0);
+            std::vector<std::vector<float>> rows(static_cast<size_t>(nDrafts + 1), std::vector<float>(size_t(n)));
+            std::vector<int32_t> drafts;
+            for (auto& row : rows) {
+                for (float& x : row) x = 0.01f * static_cast<float>(between(0, 400));
+                // The drafts so far lead the row, and fall behind the others once penalised.
+                for (size_t d = 0; d < drafts.size(); ++d)
+                    row[size_t(drafts[d])] = 4.1f + 0.05f * static_cast<float>(d);
+                drafts.push_back(static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin()));
+            }
+            for (int i = 0; i <= nDrafts; ++i) {
+                std::vector<TokenLogit> top = inIdOrder(rows[size_t(i)]);
+                std::stable_sort(top.begin(), top.end(),
+                                 [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
+                top.resize(static_cast<size_t>(k));
+                if (p.temperature <= 0.0f) {
+                    QCOMPARE(first.greedyToken(TargetRow::first(top)), whole.greedyToken(rows[size_t(i)]));
+                } else {
+                    const std::vector<TokenProb> a = first.distribution(TargetRow::first(top)),
+                                                 b = whole.distribution(rows[size_t(i)]);
+                    QCOMPARE(a.size(), b.size());
+                    for (size_t j = 0; j < a.size(); ++j) QVERIFY(a[j].id == b[j].id && a[j].p == b[j].p);
+                }
+                ++compared;
+                first.push(drafts[size_t(i)]), whole.push(drafts[size_t(i)]);
+            }
+        }
+        qInfo("%d rows compared", compared);
     }
     // With top-k off every candidate is sorted (a radix sort where they come in id order without
     // NaNs): the order a heap sort by (logit descending, id ascending) gives, on vocabularies of

@@ -42,21 +42,19 @@ SamplingParams params() {
 }
 
 // Keeps every drafted token (and adds a token from the last row): the wrong verifier.
-VerifyOutcome acceptAll(std::span<const float> rows, int32_t nVocab, const Draft& draft, SpecSampler& sampler) {
+VerifyOutcome acceptAll(const TargetRows& rows, const Draft& draft, SpecSampler& sampler) {
     VerifyOutcome o;
     for (int32_t t : draft.tokens) sampler.push(t);
     o.tokens = draft.tokens;
     o.nAccepted = static_cast<int32_t>(draft.tokens.size());
-    const auto last = rows.subspan(draft.tokens.size() * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
-    o.tokens.push_back(sampler.draw(sampler.distribution(last)));
+    o.tokens.push_back(sampler.draw(sampler.distribution(rows.row(draft.tokens.size()))));
     sampler.push(o.tokens.back());
     o.bonus = true;
     return o;
 }
 
 // Keeps the first child at every node down to a leaf (then a token from its row): the wrong tree verifier.
-VerifyOutcome acceptFirstPath(std::span<const float> rows, int32_t nVocab, const DraftTree& tree,
-                              SpecSampler& sampler) {
+VerifyOutcome acceptFirstPath(const TargetRows& rows, const DraftTree& tree, SpecSampler& sampler) {
     VerifyOutcome o;
     int32_t at = -1;
     for (;;) {
@@ -71,9 +69,7 @@ VerifyOutcome acceptFirstPath(std::span<const float> rows, int32_t nVocab, const
         ++o.nAccepted;
         at = next;
     }
-    const auto row =
-        rows.subspan(static_cast<size_t>(at + 1) * static_cast<size_t>(nVocab), static_cast<size_t>(nVocab));
-    o.tokens.push_back(sampler.draw(sampler.distribution(row)));
+    o.tokens.push_back(sampler.draw(sampler.distribution(rows.row(static_cast<size_t>(at + 1)))));
     o.rows.push_back(at + 1);
     sampler.push(o.tokens.back());
     o.bonus = true;

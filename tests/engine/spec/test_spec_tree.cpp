@@ -254,7 +254,7 @@ private slots:
         argmax(4, 6);  // node 3 is a leaf: bonus 6
         argmax(1, 5), argmax(3, 5);
         SpecSampler s(SamplingParams{});
-        VerifyOutcome o = verifyTree(rows, nVocab, t, s);
+        VerifyOutcome o = verifyTree({rows, nVocab}, t, s);
         QCOMPARE(o.tokens, (std::vector<int32_t>{2, 4, 6}));
         QCOMPARE(o.nodes, (std::vector<int32_t>{1, 3}));
         QCOMPARE(o.rows, (std::vector<int32_t>{0, 2, 4}));
@@ -263,7 +263,7 @@ private slots:
         rows[static_cast<size_t>(2 * nVocab + 4)] = 0.0f;
         argmax(2, 7);  // node 1's row picks 7: no such child, a correction
         SpecSampler s2(SamplingParams{});
-        o = verifyTree(rows, nVocab, t, s2);
+        o = verifyTree({rows, nVocab}, t, s2);
         QCOMPARE(o.tokens, (std::vector<int32_t>{2, 7}));
         QVERIFY(!o.bonus);
     }
