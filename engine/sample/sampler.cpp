@@ -334,11 +334,7 @@ std::span<TokenLogit> topKCandidates(std::span<const float> logits, const Sampli
             applyPenalties(patched, window, params.repeatPenalty, params.presencePenalty, params.frequencyPenalty);
         if (selectTopK(logits, static_cast<size_t>(params.topK), patched, storage)) return storage;
     }
-    storage.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) storage[i] = {static_cast<int32_t>(i), logits[i]};
-    std::span<TokenLogit> c(storage);
-    applyLogitBias(c, params.logitBias);
-    if (penalties) applyPenalties(c, window, params.repeatPenalty, params.presencePenalty, params.frequencyPenalty);
+    const std::span<TokenLogit> c = biasedCandidates(logits, params, history, storage);
     return c.first(sampleTopK(c, params.topK));
 }
 
@@ -412,13 +408,7 @@ int32_t Sampler::sample(std::span<const float> logits) {
     } else if (greedy && !penaltiesActive(params_)) {
         token = argmaxWithBias(logits, params_.logitBias, biased_);
     } else if (greedy) {  // with penalties
-        cands_.resize(logits.size());
-        for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
-        std::span<TokenLogit> c(cands_);
-        applyLogitBias(c, params_.logitBias);
-        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
-                       params_.frequencyPenalty);
-        token = argmax(std::span<const TokenLogit>(c));
+        token = argmax(std::span<const TokenLogit>(biasedCandidates(logits, params_, history_, cands_)));
     } else {
         token = draw(topKCandidates(logits, params_, history_, cands_));
     }
@@ -457,15 +447,30 @@ int32_t candidatesNeeded(const SamplingParams& params, std::span<const int32_t> 
     return k <= maxCandidates && k < nVocab ? static_cast<int32_t>(k) : 0;
 }
 
-std::span<TokenLogit> biasFirstLogits(std::span<const TokenLogit> first, const SamplingParams& params,
-                                      std::span<const int32_t> history, std::vector<TokenLogit>& storage) {
-    storage.assign(first.begin(), first.end());
-    std::span<TokenLogit> c(storage);
+namespace {
+
+std::span<TokenLogit> biasAndPenalise(std::span<TokenLogit> c, const SamplingParams& params,
+                                      std::span<const int32_t> history) {
     applyLogitBias(c, params.logitBias);
     if (penaltiesActive(params))
         applyPenalties(c, penaltyWindow(history, params.repeatLastN), params.repeatPenalty, params.presencePenalty,
                        params.frequencyPenalty);
     return c;
+}
+
+}  // namespace
+
+std::span<TokenLogit> biasFirstLogits(std::span<const TokenLogit> first, const SamplingParams& params,
+                                      std::span<const int32_t> history, std::vector<TokenLogit>& storage) {
+    storage.assign(first.begin(), first.end());
+    return biasAndPenalise(storage, params, history);
+}
+
+std::span<TokenLogit> biasedCandidates(std::span<const float> logits, const SamplingParams& params,
+                                       std::span<const int32_t> history, std::vector<TokenLogit>& storage) {
+    storage.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) storage[i] = {static_cast<int32_t>(i), logits[i]};
+    return biasAndPenalise(storage, params, history);
 }
 
 int32_t Sampler::candidatesNeeded(int32_t nVocab, int32_t maxCandidates) const {

@@ -84,6 +84,9 @@ int32_t candidatesNeeded(const SamplingParams& params, std::span<const int32_t> 
 // storage holds the result.
 std::span<TokenLogit> biasFirstLogits(std::span<const TokenLogit> first, const SamplingParams& params,
                                       std::span<const int32_t> history, std::vector<TokenLogit>& storage);
+// A candidate for every id of logits, in id order, after the same two stages (storage holds them).
+std::span<TokenLogit> biasedCandidates(std::span<const float> logits, const SamplingParams& params,
+                                       std::span<const int32_t> history, std::vector<TokenLogit>& storage);
 
 // Greedy: the highest logit; the lower id wins a tie.
 int32_t argmax(std::span<const float> logits);

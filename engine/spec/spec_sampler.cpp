@@ -8,22 +8,11 @@ namespace hearth {
 
 SpecSampler::SpecSampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 
-std::span<TokenLogit> SpecSampler::biasedCandidates(std::span<const float> logits) {
-    cands_.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) cands_[i] = {static_cast<int32_t>(i), logits[i]};
-    std::span<TokenLogit> c(cands_);
-    applyLogitBias(c, params_.logitBias);
-    if (penaltiesActive(params_))
-        applyPenalties(c, penaltyWindow(history_, params_.repeatLastN), params_.repeatPenalty, params_.presencePenalty,
-                       params_.frequencyPenalty);
-    return c;
-}
-
 int32_t SpecSampler::greedyToken(TargetRow row) {
     if (!row.firstLogits.empty())
         return argmax(std::span<const TokenLogit>(biasFirstLogits(row.firstLogits, params_, history_, cands_)));
     if (params_.logitBias.empty() && !penaltiesActive(params_)) return argmax(row.logits);
-    return argmax(std::span<const TokenLogit>(biasedCandidates(row.logits)));
+    return argmax(std::span<const TokenLogit>(biasedCandidates(row.logits, params_, history_, cands_)));
 }
 
 std::vector<TokenProb> SpecSampler::distribution(TargetRow row) {

@@ -60,8 +60,6 @@ public:
     int32_t draw(std::span<const TokenProb> dist);
 
 private:
-    std::span<TokenLogit> biasedCandidates(std::span<const float> logits);
-
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::vector<TokenLogit> cands_;
