@@ -46,10 +46,17 @@ __device__ Threshold selectThreshold(Load load, int m, int wanted) {
         for (int b = static_cast<int>(threadIdx.x); b < 256; b += kTopThreads) hist[b] = 0;
         __syncthreads();
         const uint32_t p = prefix;
-        for (int j = static_cast<int>(threadIdx.x); j < m; j += kTopThreads) {
-            uint32_t key;
+        // Values of a row share their top digits (the sign and exponent): lanes with one bin add
+        // together, one atomic a bin a warp instead of one a lane on a few addresses.
+        for (int base = 0; base < m; base += kTopThreads) {
+            const int j = base + static_cast<int>(threadIdx.x);
+            uint32_t key = 0;
             int32_t id;
-            if (load(j, key, id) && topCandidate(key, p, mask)) atomicAdd(&hist[topDigit(key, shift)], 1u);
+            const bool counted = j < m && load(j, key, id) && topCandidate(key, p, mask);
+            const int bin = counted ? topDigit(key, shift) : -1;
+            const unsigned same = __match_any_sync(0xffffffffu, bin);
+            if (counted && static_cast<int>(threadIdx.x % 32) == __ffs(same) - 1)
+                atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(same)));
         }
         __syncthreads();
         if (threadIdx.x == 0) {
