@@ -152,14 +152,6 @@ void EngineRequests::sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput
         }
         if (out.logits.empty()) continue;
         Request& r = *requests_.at(out.seq);
-        if (out.topK > 0 && !r.spec) {  // the row's first logits, or the row where it holds a NaN or an infinity
-            const TokenId token = out.top[0].id < 0
-                ? r.sampler.sample(std::span<const float>(out.logits).first(static_cast<size_t>(nVocab_)))
-                : r.sampler.sampleTop(topLogitsOf(std::span(out.top).first(static_cast<size_t>(out.topK))));
-            reports.emplace_back().emplace_back();
-            result.sampled.push_back({out.seq, token});
-            continue;
-        }
         result.sampled.push_back(sampleChunk(r, plan.chunks[i], out, stepMs, reports.emplace_back()));
     }
     scheduler_.complete(plan, result);
@@ -181,6 +173,10 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
     const std::span<const float> logits = out.logits;
     const auto nVocab = static_cast<size_t>(nVocab_);
     const auto row = [&](size_t i) { return logits.subspan(i * nVocab, nVocab); };
+    // The rows' first logits where they came down alone (RowsWanted::top; no top logits or
+    // log-probabilities were asked for then), else the rows.
+    const std::vector<TokenLogit> first = topLogitsOf(out.top);
+    const TargetRows rows{logits, nVocab_, first, out.topK};
     // Row i chose token: its top logits, or with request.logprobs its log-softmax values.
     const auto report = [&](size_t i, TokenId token) {
         RowReport rep;
@@ -192,15 +188,14 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
         return rep;
     };
     if (!r.spec) {
-        const TokenId token = r.sampler.sample(row(0));
+        const TargetRow row0 = rows.row(0);
+        const TokenId token =
+            row0.firstLogits.empty() ? r.sampler.sample(row0.logits) : r.sampler.sampleTop(row0.firstLogits);
         reports.push_back(report(0, token));
         return {chunk.seq, token};
     }
     const int32_t nDrafts = chunk.nDrafts();
     const bool prefill = std::ssize(chunk.tokens) - nDrafts > 1;
-    // The rows' first logits where they came down alone (RowsWanted::top), else the rows.
-    const std::vector<TokenLogit> first = topLogitsOf(out.top);
-    const TargetRows rows{logits, nVocab_, first, out.topK};
     const VerifyOutcome o = r.spec->verify(rows, nDrafts, scheduler_.tokens(chunk.seq), prefill, stepMs);
     for (size_t i = 0; i < o.tokens.size(); ++i)
         reports.push_back(report(o.rows.empty() ? i : static_cast<size_t>(o.rows[i]), o.tokens[i]));

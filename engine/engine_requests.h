@@ -65,8 +65,8 @@ private:
     PlannedDrafts propose(RequestId id, std::span<const int32_t> context, int32_t room);
     void sampleOutputs(const StepPlan& plan, std::vector<ChunkOutput>& outputs, std::vector<EngineEvent>& events,
                        Clock::time_point stepStart);
-    // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's (over the
-    // rows' first logits where only those came down).
+    // The chunk's tokens and the rows' top logits: one token plainly, or the verifier's; each
+    // from the rows' first logits where only those came down (TargetRows).
     SampledToken sampleChunk(Request& r, const PlannedChunk& chunk, const ChunkOutput& out, double stepMs,
                              std::vector<RowReport>& reports);
     void onToken(RequestId id, TokenId token, RowReport report, std::vector<EngineEvent>& events);
