@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hearth {
 namespace {
@@ -30,14 +31,6 @@ std::vector<TokenLogit> topLogitsOf(std::span<const Backend::TopEntry> top) {
     std::vector<TokenLogit> out(top.size());
     for (size_t i = 0; i < top.size(); ++i) out[i] = {top[i].id, top[i].value};
     return out;
-}
-
-// log(sum(exp(row))), in double: the log-softmax's normaliser.
-float logSumExp(std::span<const float> row) {
-    const float maxLogit = *std::max_element(row.begin(), row.end());
-    double sum = 0;
-    for (float v : row) sum += std::exp(static_cast<double>(v) - maxLogit);
-    return static_cast<float>(maxLogit + std::log(sum));
 }
 
 }  // namespace
@@ -103,17 +96,26 @@ std::vector<EngineEvent> EngineRequests::step() {
     if (plan.chunks.empty()) return events;
     // On a backend with memory of its own, a request whose choice needs only a row's first logits
     // brings down those instead of the row: a plain greedy request its id, another its top
-    // candidates (Sampler::candidatesNeeded).
+    // candidates (Sampler::candidatesNeeded), at least as many as the top logits it reports, and
+    // with log-probabilities the rows' log-sum-exps besides.
     std::vector<RowsWanted> wanted(plan.chunks.size());
     if (!logitsOnHost_)
         for (size_t c = 0; c < plan.chunks.size(); ++c) {
             const auto it = requests_.find(plan.chunks[c].seq);
             if (it == requests_.end()) continue;
             const Request& r = *it->second;
-            if (r.request.nTopLogits > 0 || r.request.logprobs) continue;
-            if (r.spec) wanted[c].top = r.spec->candidatesNeeded(nVocab_, Backend::kMaxTopK, plan.chunks[c].nDrafts());
-            else if (r.sampler.plainArgmax()) wanted[c].ids = true;
-            else wanted[c].top = r.sampler.candidatesNeeded(nVocab_, Backend::kMaxTopK);
+            const bool reports = r.request.nTopLogits > 0 || r.request.logprobs;
+            if (!r.spec && !reports && r.sampler.plainArgmax()) {
+                wanted[c].ids = true;
+                continue;
+            }
+            const int32_t needed = r.spec
+                ? r.spec->candidatesNeeded(nVocab_, Backend::kMaxTopK, plan.chunks[c].nDrafts())
+                : r.sampler.candidatesNeeded(nVocab_, Backend::kMaxTopK);
+            const int32_t k = std::max(needed, r.request.nTopLogits);
+            if (needed == 0 || k > Backend::kMaxTopK || k >= nVocab_) continue;  // the whole rows
+            wanted[c].top = k;
+            wanted[c].lse = r.request.logprobs;
         }
     std::vector<ChunkOutput> outputs = runner_.run(plan, scheduler_, wanted);
     sampleOutputs(plan, outputs, events, stepStart);
@@ -177,14 +179,32 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
     // log-probabilities were asked for then), else the rows.
     const std::vector<TokenLogit> first = topLogitsOf(out.top);
     const TargetRows rows{logits, nVocab_, first, out.topK};
-    // Row i chose token: its top logits, or with request.logprobs its log-softmax values.
+    // Row i chose token: its top logits, or with request.logprobs its log-softmax values — from
+    // the row, or from its first logits and log-sum-exp where those came down instead.
     const auto report = [&](size_t i, TokenId token) {
         RowReport rep;
-        if (r.request.nTopLogits > 0) rep.top = topLogits(row(i), r.request.nTopLogits);
+        const int32_t nTop = r.request.nTopLogits;
+        if (nTop <= 0 && !r.request.logprobs) return rep;
+        const std::span<const TokenLogit> firstLogits = rows.row(i).firstLogits;
+        if (firstLogits.empty()) {
+            if (nTop > 0) rep.top = topLogits(row(i), nTop);
+            if (!r.request.logprobs) return rep;
+            const float lse = logSumExp(row(i).data(), static_cast<int64_t>(nVocab));
+            for (auto& [id, value] : rep.top) value -= lse;
+            rep.logprob = row(i)[static_cast<size_t>(token)] - lse;
+            return rep;
+        }
+        // At least nTop entries, in topLogits' order (Backend::topKRows).
+        for (int32_t j = 0; j < nTop; ++j)
+            rep.top.emplace_back(firstLogits[static_cast<size_t>(j)].id, firstLogits[static_cast<size_t>(j)].logit);
         if (!r.request.logprobs) return rep;
-        const float lse = logSumExp(row(i));
+        const float lse = out.lse[i];
         for (auto& [id, value] : rep.top) value -= lse;
-        rep.logprob = row(i)[static_cast<size_t>(token)] - lse;
+        // The choice is always one of the row's first logits: the chain chooses among them
+        // (candidatesNeeded), and a kept draft had to be one of the chain's candidates.
+        const auto chosen =
+            std::find_if(firstLogits.begin(), firstLogits.end(), [&](const TokenLogit& e) { return e.id == token; });
+        rep.logprob = chosen != firstLogits.end() ? chosen->logit - lse : -std::numeric_limits<float>::infinity();
         return rep;
     };
     if (!r.spec) {

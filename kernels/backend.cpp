@@ -102,7 +102,14 @@ void Backend::argmaxRows(const float* x, int64_t nRows, int64_t n, int32_t* out)
     }
 }
 
-void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out) {
+float logSumExp(const float* x, int64_t n) {
+    const float maxValue = *std::max_element(x, x + n);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i]) - maxValue);
+    return static_cast<float>(maxValue + std::log(sum));
+}
+
+void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out, float* lse) {
     std::vector<TopEntry> row(static_cast<size_t>(n));
     for (int64_t r = 0; r < nRows; ++r) {
         const float* v = x + r * n;
@@ -116,6 +123,7 @@ void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopE
             return a.value > b.value || (a.value == b.value && a.id < b.id);
         });
         std::copy_n(row.begin(), k, o);
+        if (lse != nullptr) lse[r] = logSumExp(v, n);
     }
 }
 

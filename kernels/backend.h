@@ -162,6 +162,10 @@ struct AttentionShape {
 // The soft-capped score as every CPU backend computes it (one function, compiled once without
 // ISA flags, so the paths agree bitwise): cap * tanhf(s / cap), or s when cap is 0.
 float softcapScore(float s, float cap);
+// log(sum(exp(x[i]))) over n > 0 finite values: the largest m plus log(sum(exp(x[i] - m))), the
+// exponentials and their sum in double — the log-softmax's normaliser as the engine computes it
+// on host rows and Backend::topKRows' default gives it.
+float logSumExp(const float* x, int64_t n);
 
 // What a backend has moved between the host and its own memory, and run, since it was made:
 // transfers (calls and bytes), kernel launches and waits for the device. Zero where a backend
@@ -332,8 +336,11 @@ public:
     // (greater value first; equal values, -0 == +0, by lower column), so that a sampled step brings
     // down k candidates a row instead of the row. A row holding a NaN or an infinity gets
     // out[r * k].id = -1 instead (the rest unspecified): whoever asked needs the row itself.
-    // 0 < k <= min(n, kMaxTopK). The default runs on host memory.
-    virtual void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out);
+    // With lse, lse[r] = the row's log-sum-exp besides (logSumExp; a backend may sum in another
+    // order, within a few units in the last place of the float; unspecified for a flagged row), so
+    // that log-probabilities of those candidates come down too. 0 < k <= min(n, kMaxTopK). The
+    // default runs on host memory.
+    virtual void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out, float* lse = nullptr);
     // x[r * rowStride + i] *= s for r < nRows, i < n (scaled embeddings, RoPE's attention
     // factor). The default runs on host memory.
     virtual void scale(float* x, int64_t nRows, int64_t rowStride, int64_t n, float s);

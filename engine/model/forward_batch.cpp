@@ -230,6 +230,8 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
     normedRows_ = logitRows_ = nullptr;
     idRows_ = nullptr;
     topRows_ = nullptr;
+    lseRows_ = nullptr;
+    bool lse = false;
     for (size_t i = 0; i < items_.size(); ++i) {
         const ForwardItem& item = items_[i];
         nOut_ += static_cast<int64_t>(item.logits.size() / nVocab + item.ids.size());
@@ -237,6 +239,7 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
         if (item.topK > 0) {
             nTopRows_ += static_cast<int64_t>(item.logits.size() / nVocab);
             topK_ = std::max(topK_, item.topK);
+            lse = lse || !item.lse.empty();
         } else if (!item.logits.empty()) {
             ++nWanting_, only_ = i;
         }
@@ -249,9 +252,12 @@ Result<void> ForwardBatch::reserveOutputs(Backend& b, const OutputHead& head) {
         if (idRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the greedy ids");
     }
     if (nTopRows_ > 0) {
-        const size_t bytes = static_cast<size_t>(nOut_ * topK_) * sizeof(Backend::TopEntry);
+        const size_t entries = static_cast<size_t>(nOut_ * topK_);
+        const size_t bytes =
+            entries * sizeof(Backend::TopEntry) + (lse ? static_cast<size_t>(nOut_) * sizeof(float) : 0);
         topRows_ = static_cast<Backend::TopEntry*>(top_.reserve(b, bytes));
         if (topRows_ == nullptr) return fail(ErrorCode::OutOfMemory, "no backend memory for the top logits");
+        if (lse) lseRows_ = reinterpret_cast<float*>(topRows_ + entries);
     }
     // The logits go straight into the item's rows.
     if (b.operatesOnHostMemory() && nWanting_ == 1 && nIdRows_ == 0 && nTopRows_ == 0) return {};
@@ -283,7 +289,7 @@ void ForwardBatch::outputRows(Backend& b, const OutputHead& head, const float* o
     b.matmul(head.output, normedRows_, nOut_, logitRows_);
     if (finalSoftcap > 0) b.softcap(logitRows_, nOut_ * static_cast<int64_t>(nVocab), finalSoftcap);
     if (nIdRows_ > 0) b.argmaxRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), idRows_);
-    if (nTopRows_ > 0) b.topKRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), topK_, topRows_);
+    if (nTopRows_ > 0) b.topKRows(logitRows_, nOut_, static_cast<int64_t>(nVocab), topK_, topRows_, lseRows_);
 }
 
 void ForwardBatch::downloadLogits(Backend& b) {
@@ -294,10 +300,13 @@ void ForwardBatch::downloadLogits(Backend& b) {
         hostIds_.resize(static_cast<size_t>(nOut_));
         b.download(hostIds_.data(), idRows_, hostIds_.size() * sizeof(int32_t));
     }
-    if (nTopRows_ > 0) {
-        hostTop_.resize(static_cast<size_t>(nOut_ * topK_));
-        b.download(hostTop_.data(), topRows_, hostTop_.size() * sizeof(Backend::TopEntry));
+    const size_t entries = static_cast<size_t>(nOut_ * topK_);
+    if (nTopRows_ > 0) {  // the entries, then the log-sum-exps (half an entry each)
+        const size_t lseBytes = lseRows_ != nullptr ? static_cast<size_t>(nOut_) * sizeof(float) : 0;
+        hostTop_.resize(entries + (lseBytes + sizeof(Backend::TopEntry) - 1) / sizeof(Backend::TopEntry));
+        b.download(hostTop_.data(), topRows_, entries * sizeof(Backend::TopEntry) + lseBytes);
     }
+    const auto* hostLse = reinterpret_cast<const unsigned char*>(hostTop_.data() + entries);
     size_t row = 0;  // the item's first output row
     for (const ForwardItem& item : items_) {
         const size_t rows = item.ids.size() + item.logits.size() / nVocab_;
@@ -305,6 +314,7 @@ void ForwardBatch::downloadLogits(Backend& b) {
         for (size_t r = 0; item.topK > 0 && r < rows; ++r) {
             const Backend::TopEntry* src = hostTop_.data() + (row + r) * static_cast<size_t>(topK_);
             std::copy_n(src, item.topK, item.top.data() + r * static_cast<size_t>(item.topK));
+            if (!item.lse.empty()) std::memcpy(&item.lse[r], hostLse + (row + r) * sizeof(float), sizeof(float));
             if (src[0].id < 0)  // a NaN or an infinity: the row itself comes down
                 b.download(item.logits.data() + r * nVocab_, logitRows_ + (row + r) * nVocab_, nVocab_ * sizeof(float));
         }
@@ -345,6 +355,7 @@ std::string ForwardBatch::stepKey() const {
             words.push_back(static_cast<uint64_t>(items_[i].topK));
     words.push_back(reinterpret_cast<uintptr_t>(idRows_));
     words.push_back(reinterpret_cast<uintptr_t>(topRows_));
+    words.push_back(reinterpret_cast<uintptr_t>(lseRows_));
     words.push_back(static_cast<uint64_t>(topK_));
     for (int blocks : tableBlocks_) words.push_back(static_cast<uint64_t>(blocks));
     return {reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t)};

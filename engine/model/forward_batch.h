@@ -58,9 +58,10 @@ public:
     // x ([nRows, nEmbd], in b's memory), normalised with outputNorm (head's, where b reads it),
     // through one output matmul over all such rows, then the soft-cap (finalSoftcap > 0), then
     // where ids are wanted every row's argmax (Backend::argmaxRows), where top logits are wanted
-    // every row's (Backend::topKRows) — and downloadLogits after the step, into the items' host
-    // rows in one download (ids and top logits in one more each, or alone; a row of an item
-    // wanting top logits only where it holds a NaN or an infinity). Sequences are
+    // every row's (Backend::topKRows, with their log-sum-exps where an item wants those) — and
+    // downloadLogits after the step, into the items' host rows in one download (ids and top
+    // logits with their log-sum-exps in one more each, or alone; a row of an item wanting top
+    // logits only where it holds a NaN or an infinity). Sequences are
     // not advanced: whoever reserved records the positions (Scheduler::complete, Model::forward).
     Result<void> reserveOutputs(Backend& b, const OutputHead& head);
     void outputRows(Backend& b, const OutputHead& head, const float* outputNorm, float rmsEps, const float* x,
@@ -136,7 +137,8 @@ private:
     int64_t nTopRows_ = 0;  // output rows whose items want top logits (ForwardItem::topK)
     int32_t topK_ = 0;  // the most any of them wants
     Backend::TopEntry* topRows_ = nullptr;  // [nOut_, topK_] in the backend's memory (Backend::topKRows)
-    std::vector<Backend::TopEntry> hostTop_;
+    float* lseRows_ = nullptr;  // [nOut_] right after topRows_, where an item wants log-sum-exps
+    std::vector<Backend::TopEntry> hostTop_;  // topRows_ and lseRows_ downloaded together
     std::vector<float> hostLogits_;  // every wanted row, downloaded at once (a backend in memory of its own)
 };
 

@@ -96,6 +96,9 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
                 ? item.top.subspan(static_cast<size_t>((w - firstWanted) * item.topK),
                                    static_cast<size_t>((b - w) * item.topK))
                 : std::span<Backend::TopEntry>();
+            const std::span<float> lse = b > w && !item.lse.empty()
+                ? item.lse.subspan(static_cast<size_t>(w - firstWanted), static_cast<size_t>(b - w))
+                : std::span<float>();
             std::span<const int32_t> parents;
             if (!item.parents.empty()) {
                 rebased.emplace_back(item.parents.begin() + a, item.parents.begin() + b);
@@ -103,7 +106,8 @@ Result<void> Model::forwardInPasses(Backend& backend, KvCache& cache, std::span<
                 parents = rebased.back();
             }
             pass.push_back({item.seq, item.tokens.subspan(static_cast<size_t>(a), static_cast<size_t>(b - a)), logits,
-                            item.offset + static_cast<int32_t>(a), parents, ids, top, top.empty() ? 0 : item.topK});
+                            item.offset + static_cast<int32_t>(a), parents, ids, top, top.empty() ? 0 : item.topK,
+                            lse});
             room -= b - a;
             a = b;
             if (room > 0) continue;
@@ -135,6 +139,10 @@ Result<void> Model::checkItem(const ForwardItem& item) const {
                         strCat("top logits: ", item.top.size(), " entries of ", item.topK, " a row for ", rows,
                                " rows of logits; 1 to ", std::min(Backend::kMaxTopK, config_.nVocab), " a row"));
     }
+    if (!item.lse.empty() && (item.topK == 0 || item.lse.size() != item.logits.size() / nVocab))
+        return fail(ErrorCode::InvalidArgument,
+                    strCat("log-sum-exps: ", item.lse.size(), " for ", item.logits.size() / nVocab,
+                           " rows; one a row, with top logits"));
     if (!item.parents.empty()) {
         if (item.parents.size() != item.tokens.size())
             return fail(ErrorCode::InvalidArgument, "a token tree needs one parent per token");

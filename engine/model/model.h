@@ -37,6 +37,8 @@ class GgufFile;
 // topK > 0, with logits: top [k, topK] receives each of the last k rows' topK first logits
 // (Backend::topKRows), so that a device backend brings down those instead of the rows; logits
 // then receives only the rows that hold a NaN or an infinity (their top[row * topK].id is -1).
+// lse, with top (empty or [k]): receives each of those rows' log-sum-exp besides (the topKRows
+// lse), for log-probabilities; unspecified for a row that holds a NaN or an infinity.
 struct ForwardItem {
     KvSequence* seq = nullptr;
     std::span<const int32_t> tokens;
@@ -46,6 +48,7 @@ struct ForwardItem {
     std::span<int32_t> ids = {};
     std::span<Backend::TopEntry> top = {};
     int32_t topK = 0;
+    std::span<float> lse = {};
 };
 
 struct ModelConfig {

@@ -25,6 +25,7 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
         out.logits.resize(rows * static_cast<size_t>(model_.config().nVocab));
         out.topK = wanted.top;
         out.top.resize(rows * static_cast<size_t>(std::max(0, wanted.top)));
+        if (wanted.top > 0 && wanted.lse) out.lse.resize(rows);
     }
     const std::vector<int32_t> parents = chunk.itemParents();
     if (auto r = model_.checkItem(item(kv, chunk, out, parents)); !r) return r.error();
@@ -33,7 +34,7 @@ std::optional<Error> Runner::prepareChunk(const PlannedChunk& chunk, KvSequence&
 
 ForwardItem Runner::item(KvSequence& kv, const PlannedChunk& chunk, ChunkOutput& out,
                          std::span<const int32_t> parents) {
-    return {&kv, chunk.tokens, out.logits, 0, parents, out.ids, out.top, out.topK};
+    return {&kv, chunk.tokens, out.logits, 0, parents, out.ids, out.top, out.topK, out.lse};
 }
 
 std::vector<ChunkOutput> Runner::run(const StepPlan& plan, Scheduler& scheduler, std::span<const RowsWanted> wanted) {

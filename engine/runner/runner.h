@@ -19,10 +19,12 @@ namespace hearth {
 
 // What a sampling chunk's rows bring back (Runner::run): their logits; with ids, only their
 // greedy ids (ForwardItem::ids); with top > 0, each row's `top` first logits (ForwardItem::topK),
-// and the row itself only where it holds a NaN or an infinity.
+// and the row itself only where it holds a NaN or an infinity; with lse besides, each row's
+// log-sum-exp (ForwardItem::lse).
 struct RowsWanted {
     bool ids = false;
     int32_t top = 0;
+    bool lse = false;
 };
 
 // An allocator whose value-less construct leaves the element uninitialised: a vector's resize
@@ -57,12 +59,14 @@ struct ChunkOutput {
     std::vector<int32_t> ids;  // instead, [chunk.logitRows] greedy ids (RowsWanted::ids)
     std::vector<Backend::TopEntry> top;  // [chunk.logitRows, topK] (RowsWanted::top)
     int32_t topK = 0;
+    std::vector<float> lse;  // [chunk.logitRows] with top (RowsWanted::lse)
 
     void clear() {
         logits.clear();
         ids.clear();
         top.clear();
         topK = 0;
+        lse.clear();
     }
 };
 

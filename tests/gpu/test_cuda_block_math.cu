@@ -627,8 +627,54 @@ void checkTopK(int64_t n, int k, unsigned seed) {
                "): " + std::to_string(wrong) + " entries differ from a sort");
 }
 
+// topKRows' log-sum-exp (ops_topk.cu's chunkSum, then topLogSumExp) emulated in the kernel's
+// order — each of 256 threads' strided values, the 32 lanes by butterfly, the 8 warps in order,
+// each chunk of 4,096 — against the host's sum in column order (Backend's logSumExp): within a
+// unit or two of the float's last place.
+void checkLogSumExp(int64_t n, float spread, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, spread);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = normal(rng);
+    const int chunks = cuda::topChunks(n);
+    std::vector<cuda::TopChunkSum> shares(static_cast<size_t>(chunks));
+    for (int c = 0; c < chunks; ++c) {
+        const int64_t start = static_cast<int64_t>(c) * cuda::kTopChunk;
+        const int m = static_cast<int>(std::min<int64_t>(cuda::kTopChunk, n - start));
+        const float* values = x.data() + start;
+        float mx = -INFINITY;
+        for (int j = 0; j < m; ++j) mx = std::fmax(mx, values[j]);
+        double threadSums[cuda::kTopThreads] = {};
+        for (int t = 0; t < cuda::kTopThreads; ++t)
+            for (int j = t; j < m; j += cuda::kTopThreads)
+                threadSums[t] += std::exp(static_cast<double>(values[j]) - static_cast<double>(mx));
+        double all = 0;
+        for (int w = 0; w < cuda::kTopThreads / 32; ++w) {
+            double lanes[32];
+            std::copy_n(threadSums + 32 * w, 32, lanes);
+            for (int o = 16; o > 0; o >>= 1) {
+                double next[32];
+                for (int l = 0; l < 32; ++l) next[l] = lanes[l] + lanes[l ^ o];
+                std::copy_n(next, 32, lanes);
+            }
+            all += lanes[0];
+        }
+        shares[static_cast<size_t>(c)] = {mx, all};
+    }
+    const float got = cuda::topLogSumExp(shares.data(), chunks);
+    const float mx = *std::max_element(x.begin(), x.end());
+    double sum = 0;
+    for (float v : x) sum += std::exp(static_cast<double>(v) - mx);
+    const auto want = static_cast<float>(mx + std::log(sum));
+    expect(std::abs(got - want) <= 2e-7f * std::max(1.0f, std::abs(want)),
+           "log-sum-exp of " + std::to_string(n) + " values (spread " + std::to_string(spread) +
+               "): " + std::to_string(got) + " against " + std::to_string(want));
+}
+
 int main() {
     checkKvWriteSlots();
+    for (int64_t n : {1, 300, 4096, 4097, 49152, 262144})
+        for (float spread : {0.5f, 4.0f, 30.0f}) checkLogSumExp(n, spread, static_cast<unsigned>(n) + 7);
     unsigned seed = 1;
     for (int64_t n : {1, 5, 300, 4095, 4096, 4097, 10000, 49152})
         for (int k : {1, 2, 40, 256})

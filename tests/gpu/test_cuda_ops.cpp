@@ -305,7 +305,7 @@ void checkArgmax(Backend& gpu, Checks& c) {
 
 // topKRows against the host's partial sort (Backend::topKRows' default), entry for entry: rows
 // with ties across chunks, ±0, a NaN or an infinity (flagged), k from 1 to 256, widths from 5
-// to 262,144 (chunks of 4,096 and a short last one).
+// to 262,144 (chunks of 4,096 and a short last one); with k = 40 the log-sum-exps too.
 void checkTopK(Backend& gpu, Checks& c) {
     for (int64_t n : {int64_t{5}, int64_t{4097}, int64_t{49152}, int64_t{262144}})
         for (int32_t k : {1, 40, 256}) {
@@ -319,20 +319,29 @@ void checkTopK(Backend& gpu, Checks& c) {
             at(4, n - 1) = INFINITY;
             for (int64_t i = 0; i < n; ++i) at(5, i) = i % 2 == 0 ? -0.0f : 0.0f;
             std::vector<Backend::TopEntry> want(static_cast<size_t>(rows * k)), got(want.size(), {-9, 0.0f});
-            gpu.Backend::topKRows(x.data(), rows, n, k, want.data());
-            gpu.topKRows(x.data(), rows, n, k, got.data());
-            int wrong = 0;
-            for (int64_t r = 0; r < rows; ++r)
+            // With k = 40 (the chat's top-k), the rows' log-sum-exps too: the same sum of
+            // exponentials in double, in another order, so within a unit or two of the float's
+            // last place.
+            const bool sums = k == 40;
+            std::vector<float> wantLse(static_cast<size_t>(rows)), gotLse(wantLse.size(), NAN);
+            gpu.Backend::topKRows(x.data(), rows, n, k, want.data(), sums ? wantLse.data() : nullptr);
+            gpu.topKRows(x.data(), rows, n, k, got.data(), sums ? gotLse.data() : nullptr);
+            int wrong = 0, wrongLse = 0;
+            for (int64_t r = 0; r < rows; ++r) {
+                const bool flagged = want[static_cast<size_t>(r * k)].id < 0;
                 for (int32_t j = 0; j < k; ++j) {
                     const Backend::TopEntry &a = got[static_cast<size_t>(r * k + j)],
                                             &b = want[static_cast<size_t>(r * k + j)];
-                    if (b.id < 0 && j == 0) wrong += a.id != -1;
-                    else if (want[static_cast<size_t>(r * k)].id >= 0)
-                        wrong += a.id != b.id || std::memcmp(&a.value, &b.value, sizeof(float)) != 0;
+                    if (flagged && j == 0) wrong += a.id != -1;
+                    else if (!flagged) wrong += a.id != b.id || std::memcmp(&a.value, &b.value, sizeof(float)) != 0;
                 }
-            c.expect(wrong == 0,
+                const float a = gotLse[static_cast<size_t>(r)], b = wantLse[static_cast<size_t>(r)];
+                if (sums && !flagged) wrongLse += !(std::abs(a - b) <= 2e-7f * std::max(1.0f, std::abs(b)));
+            }
+            c.expect(wrong == 0 && wrongLse == 0,
                      "topKRows " + std::to_string(rows) + "x" + std::to_string(n) + " k " + std::to_string(k) + ": " +
-                         std::to_string(wrong) + " entries differ from the host's");
+                         std::to_string(wrong) + " entries and " + std::to_string(wrongLse) +
+                         " log-sum-exps differ from the host's");
         }
 }
 

@@ -169,12 +169,13 @@ public:
         check("argmax out", o, static_cast<size_t>(r) * sizeof(int32_t));
         exec([=, this] { inner_.argmaxRows(dx, r, n, o); });
     }
-    void topKRows(const float* x, int64_t r, int64_t n, int32_t k, TopEntry* o) override {
+    void topKRows(const float* x, int64_t r, int64_t n, int32_t k, TopEntry* o, float* lse) override {
         op();
         const float* dx = in("top rows", x, r * n);
         check("top out", o, static_cast<size_t>(r * k) * sizeof(TopEntry));
+        if (lse != nullptr) check("log-sum-exp out", lse, static_cast<size_t>(r) * sizeof(float));
         exec([=, this] {
-            inner_.topKRows(dx, r, n, k, o);
+            inner_.topKRows(dx, r, n, k, o, lse);
             for (int64_t i = 0; i < r && flagTopRows; ++i) o[i * k].id = -1;
         });
     }

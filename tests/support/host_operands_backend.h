@@ -172,10 +172,12 @@ public:
         d_.argmaxRows(up(x, r * n), r, n, ids.as<int32_t>());
         d_.download(o, ids.data(), static_cast<size_t>(r) * sizeof(int32_t));
     }
-    void topKRows(const float* x, int64_t r, int64_t n, int32_t k, TopEntry* o) override {
+    void topKRows(const float* x, int64_t r, int64_t n, int32_t k, TopEntry* o, float* lse) override {
         BackendBuffer& top = fresh(static_cast<size_t>(r * k) * sizeof(TopEntry));
-        d_.topKRows(up(x, r * n), r, n, k, top.as<TopEntry>());
+        BackendBuffer* sums = lse != nullptr ? &fresh(static_cast<size_t>(r) * sizeof(float)) : nullptr;
+        d_.topKRows(up(x, r * n), r, n, k, top.as<TopEntry>(), sums != nullptr ? sums->as<float>() : nullptr);
         d_.download(o, top.data(), static_cast<size_t>(r * k) * sizeof(TopEntry));
+        if (sums != nullptr) d_.download(lse, sums->data(), static_cast<size_t>(r) * sizeof(float));
     }
     void scale(float* x, int64_t r, int64_t stride, int64_t n, float s) override {
         const int64_t total = r > 0 ? (r - 1) * stride + n : 0;

@@ -309,14 +309,18 @@ public:
         timed([&] { return "argmaxRows " + std::to_string(nRows) + "x" + std::to_string(n); },
               [&] { cuda::argmaxRows(x, nRows, n, out, stream_); });
     }
-    void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out) override {
+    void topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out, float* lse) override {
         static_assert(sizeof(TopEntry) == sizeof(cuda::TopValue) &&
                       offsetof(TopEntry, value) == offsetof(cuda::TopValue, value));
         grow(topScratch_, cuda::topKScratchBytes(nRows, n, k));
-        timed([&] { return "topKRows " + std::to_string(nRows) + "x" + std::to_string(n) + " k " + std::to_string(k); },
-              [&] {
-                  cuda::topKRows(x, nRows, n, k, reinterpret_cast<cuda::TopValue*>(out), topScratch_.get(), stream_);
-              });
+        timed(
+            [&] {
+                return "topKRows " + std::to_string(nRows) + "x" + std::to_string(n) + " k " + std::to_string(k) +
+                    (lse != nullptr ? " lse" : "");
+            },
+            [&] {
+                cuda::topKRows(x, nRows, n, k, reinterpret_cast<cuda::TopValue*>(out), lse, topScratch_.get(), stream_);
+            });
     }
     void softcap(float* x, int64_t n, float cap) override {
         timed([&] { return "softcap " + std::to_string(n); }, [&] { cuda::softcap(x, n, cap, stream_); });

@@ -39,10 +39,11 @@ struct TopValue {  // Backend::TopEntry's layout
 };
 // out[r * k + j]: row r's k first values (greater first, -0 == +0, equal ones by lower column)
 // with their columns, or out[r * k].id = -1 where the row holds a NaN or an infinity
-// (Backend::topKRows); 0 < k <= min(n, 256). Two launches; scratch: topKScratchBytes of
-// device memory.
+// (Backend::topKRows); with lse, each row's log-sum-exp besides. 0 < k <= min(n, 256). Two
+// launches; scratch: topKScratchBytes of device memory.
 size_t topKScratchBytes(int64_t nRows, int64_t n, int k);
-void topKRows(const float* x, int64_t nRows, int64_t n, int k, TopValue* out, void* scratch, cudaStream_t s);
+void topKRows(const float* x, int64_t nRows, int64_t n, int k, TopValue* out, float* lse, void* scratch,
+              cudaStream_t s);
 void geglu(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
 // x[r * rowStride + i] *= factor for r < nRows, i < n.

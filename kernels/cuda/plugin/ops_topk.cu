@@ -6,6 +6,7 @@
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/top_k.cuh"
+#include "kernels/cuda/plugin/warp_reduce.cuh"
 
 namespace hearth::cuda {
 namespace {
@@ -94,9 +95,45 @@ __device__ void keepSelected(Load load, int m, Threshold t, int kept, Store stor
     }
 }
 
+// The chunk's share of its row's log-sum-exp (m values in shared memory, all finite): the block's
+// largest value, then the sum of exp(v - max) in double, each thread's strided values in column
+// order, the lanes by butterfly, the warps in order.
+__device__ TopChunkSum chunkSum(const float* values, int m) {
+    __shared__ float warpMaxes[kWarps];
+    __shared__ double warpSums[kWarps];
+    __shared__ TopChunkSum result;
+    const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+    float mx = -INFINITY;
+    for (int j = static_cast<int>(threadIdx.x); j < m; j += kTopThreads) mx = fmaxf(mx, values[j]);
+    mx = warpMax(mx);
+    if (lane == 0) warpMaxes[warp] = mx;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float all = warpMaxes[0];
+        for (int w = 1; w < kWarps; ++w) all = fmaxf(all, warpMaxes[w]);
+        result.max = all;
+    }
+    __syncthreads();
+    const double top = result.max;
+    double sum = 0;
+    for (int j = static_cast<int>(threadIdx.x); j < m; j += kTopThreads)
+        sum += exp(static_cast<double>(values[j]) - top);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) warpSums[warp] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double all = 0;
+        for (int w = 0; w < kWarps; ++w) all += warpSums[w];
+        result.sum = all;
+    }
+    __syncthreads();
+    return result;
+}
+
 // Grid (chunks, rows): chunk c of row r keeps its topChunkKept values in column order at
-// kept[(r * chunks + c) * k]; bad[r * chunks + c] says whether it holds a NaN or an infinity.
-__global__ void topChunkKernel(const float* x, int64_t n, int k, TopValue* kept, int* bad) {
+// kept[(r * chunks + c) * k]; bad[r * chunks + c] says whether it holds a NaN or an infinity;
+// with sums, sums[r * chunks + c] gets its share of the row's log-sum-exp.
+__global__ void topChunkKernel(const float* x, int64_t n, int k, TopValue* kept, int* bad, TopChunkSum* sums) {
     const int chunk = static_cast<int>(blockIdx.x), chunks = static_cast<int>(gridDim.x);
     const int64_t row = blockIdx.y, start = static_cast<int64_t>(chunk) * kTopChunk;
     const int m = static_cast<int>(n - start < kTopChunk ? n - start : kTopChunk);
@@ -123,10 +160,14 @@ __global__ void topChunkKernel(const float* x, int64_t n, int k, TopValue* kept,
         out[at] = {static_cast<int32_t>(start + j), values[j]};
     });
     if (threadIdx.x == 0) bad[row * chunks + chunk] = nonFinite;
+    if (sums == nullptr || nonFinite != 0) return;
+    const TopChunkSum share = chunkSum(values, m);
+    if (threadIdx.x == 0) sums[row * chunks + chunk] = share;
 }
 
 // A block a row: the k first of its chunks' kept values, sorted, or out[row * k].id = -1.
-__global__ void topMergeKernel(const TopValue* kept, const int* bad, int64_t n, int k, TopValue* out) {
+__global__ void topMergeKernel(const TopValue* kept, const int* bad, const TopChunkSum* sums, int64_t n, int k,
+                               TopValue* out, float* lse) {
     const int64_t row = blockIdx.x;
     const int chunks = topChunks(n);
     __shared__ int nonFinite;
@@ -140,6 +181,7 @@ __global__ void topMergeKernel(const TopValue* kept, const int* bad, int64_t n, 
         if (threadIdx.x == 0) out[row * k].id = -1;
         return;
     }
+    if (lse != nullptr && threadIdx.x == 0) lse[row] = topLogSumExp(sums + row * chunks, chunks);
     const TopValue* rowKept = kept + row * chunks * k;
     const auto load = [&](int j, uint32_t& key, int32_t& id) {
         if (j % k >= topChunkKept(n, j / k, k)) return false;
@@ -160,19 +202,23 @@ __global__ void topMergeKernel(const TopValue* kept, const int* bad, int64_t n, 
 
 }  // namespace
 
+// Scratch: the chunks' kept values, their log-sum-exp shares, their flags.
 size_t topKScratchBytes(int64_t nRows, int64_t n, int k) {
     const auto cells = static_cast<size_t>(nRows) * static_cast<size_t>(topChunks(n));
-    return cells * static_cast<size_t>(k) * sizeof(TopValue) + cells * sizeof(int);
+    return cells * static_cast<size_t>(k) * sizeof(TopValue) + cells * sizeof(TopChunkSum) + cells * sizeof(int);
 }
 
-void topKRows(const float* x, int64_t nRows, int64_t n, int k, TopValue* out, void* scratch, cudaStream_t s) {
+void topKRows(const float* x, int64_t nRows, int64_t n, int k, TopValue* out, float* lse, void* scratch,
+              cudaStream_t s) {
     if (nRows <= 0) return;
     const int chunks = topChunks(n);
+    const size_t cells = static_cast<size_t>(nRows) * static_cast<size_t>(chunks);
     auto* kept = static_cast<TopValue*>(scratch);
-    int* bad = reinterpret_cast<int*>(kept + static_cast<size_t>(nRows) * static_cast<size_t>(chunks) * k);
-    topChunkKernel<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(nRows)), kTopThreads, 0, s>>>(x, n, k,
-                                                                                                             kept, bad);
-    topMergeKernel<<<static_cast<unsigned>(nRows), kTopThreads, 0, s>>>(kept, bad, n, k, out);
+    auto* sums = reinterpret_cast<TopChunkSum*>(kept + cells * static_cast<size_t>(k));
+    int* bad = reinterpret_cast<int*>(sums + cells);
+    topChunkKernel<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(nRows)), kTopThreads, 0, s>>>(
+        x, n, k, kept, bad, lse != nullptr ? sums : nullptr);
+    topMergeKernel<<<static_cast<unsigned>(nRows), kTopThreads, 0, s>>>(kept, bad, sums, n, k, out, lse);
     countLaunches(2);
 }
 

@@ -7,8 +7,11 @@
 // from the top, a histogram each) that finds the k-th key, then an ordered pass that keeps the
 // values above it and, of the values equal to it, the first ones by column — so each chunk's
 // selection comes out in column order, and the merge reads the chunks' in column order too.
+// With log-sum-exps wanted, each chunk also gives its largest value and the sum of the
+// exponentials of its values less that one (TopChunkSum), which the merge combines in chunk order.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -63,5 +66,23 @@ HEARTH_HD inline int topChunkKept(int64_t n, int chunk, int k) {
 }
 
 HEARTH_HD inline int topChunks(int64_t n) { return static_cast<int>((n + kTopChunk - 1) / kTopChunk); }
+
+// A chunk's share of its row's log-sum-exp: its largest value m and the sum of exp(v - m) over
+// its values, in double.
+struct TopChunkSum {
+    float max;
+    double sum;
+};
+
+// The row's log-sum-exp from its chunks' shares: the largest M of their maxima plus the log of
+// the sum, in chunk order, of each share rescaled to M (Backend::topKRows' lse; the host's
+// logSumExp sums the same exponentials in column order).
+HEARTH_HD inline float topLogSumExp(const TopChunkSum* chunks, int nChunks) {
+    float m = chunks[0].max;
+    for (int c = 1; c < nChunks; ++c) m = chunks[c].max > m ? chunks[c].max : m;
+    double sum = 0;
+    for (int c = 0; c < nChunks; ++c) sum += chunks[c].sum * exp(static_cast<double>(chunks[c].max) - m);
+    return static_cast<float>(m + log(sum));
+}
 
 }  // namespace hearth::cuda

@@ -130,6 +130,7 @@ private slots:
     void splitLayers();
     void layerPlacement();
     void loadPlacesFewerLayersOutOfMemory();
+    void reportsFromFirstLogits();
 
 private:
     QTemporaryDir dir_;
@@ -355,14 +356,17 @@ void TestDeviceStep::smallOutputsComeDownAlone() {
         Tokens tokens;
         int nRows;
         int32_t top;  // 0: logits; kIds: greedy ids; else the first logits wanted a row
+        bool lse = false;  // with top: the rows' log-sum-exps too
     };
     int replayed = 0;
     const auto step = [&](const QString& what, const std::vector<Part>& parts) {
         std::vector<std::vector<float>> want(parts.size()), got(parts.size());
         std::vector<std::vector<int32_t>> ids(parts.size());
         std::vector<std::vector<Backend::TopEntry>> top(parts.size());
+        std::vector<std::vector<float>> lse(parts.size());
         std::vector<ForwardItem> plainItems, deviceItems;
         size_t outRows = 0, idRows = 0, topRows = 0, logitItems = 0, flagged = 0;
+        bool anyLse = false;
         int32_t maxTop = 0;
         for (size_t i = 0; i < parts.size(); ++i) {
             const Part& p = parts[i];
@@ -371,9 +375,11 @@ void TestDeviceStep::smallOutputsComeDownAlone() {
             if (p.top == kIds) ids[i].assign(rows, -1);
             else got[i].assign(rows * vocab, -7.0f);
             if (p.top > 0) top[i].resize(rows * size_t(p.top));
+            if (p.lse) lse[i].assign(rows, NAN);
+            anyLse = anyLse || p.lse;
             plainItems.push_back({&plainSeqs[p.seq], p.tokens, want[i]});
             deviceItems.push_back(
-                {&deviceSeqs[p.seq], p.tokens, got[i], 0, {}, ids[i], top[i], std::max(p.top, int32_t{0})});
+                {&deviceSeqs[p.seq], p.tokens, got[i], 0, {}, ids[i], top[i], std::max(p.top, int32_t{0}), lse[i]});
             outRows += rows;
             idRows += p.top == kIds ? rows : 0;
             topRows += p.top > 0 ? rows : 0;
@@ -420,16 +426,22 @@ void TestDeviceStep::smallOutputsComeDownAlone() {
                                 .arg(expect[j].value);
                 }
                 if (gotRow[0] != -7.0f) return what + QString(": item %1 row %2 came down").arg(i).arg(r);
+                // The test device's topKRows is Backend's default: the host's logSumExp, bit for bit.
+                const float wantLse = logSumExp(wantRow.data(), static_cast<int64_t>(vocab));
+                if (parts[i].lse && std::memcmp(&lse[i][r], &wantLse, sizeof(float)) != 0)
+                    return what +
+                        QString(": item %1 row %2: log-sum-exp %3, want %4").arg(i).arg(r).arg(lse[i][r]).arg(wantLse);
             }
         }
         const test::DeviceTransfers& t = device.transfers();
-        // Ids and first logits of every output row, one download each; logits for every output
-        // row once any item wants them (the other kinds' rows too: rare, one request sampling
-        // beside another one's kind); a flagged row by itself.
+        // Ids and first logits of every output row (with every row's log-sum-exp where an item
+        // wants those), one download each; logits for every output row once any item wants them
+        // (the other kinds' rows too: rare, one request sampling beside another one's kind); a
+        // flagged row by itself.
         const size_t logitRows = (logitItems == 0 ? 0 : outRows) + flagged;
         const size_t bytesDown = (idRows > 0 ? outRows * sizeof(int32_t) : 0) +
             (topRows > 0 ? outRows * size_t(maxTop) * sizeof(Backend::TopEntry) : 0) +
-            logitRows * vocab * sizeof(float);
+            (anyLse ? outRows * sizeof(float) : 0) + logitRows * vocab * sizeof(float);
         const int downloads =
             (idRows > 0 ? 1 : 0) + (topRows > 0 ? 1 : 0) + (logitItems > 0 ? 1 : 0) + static_cast<int>(flagged);
         if (t.downloads != downloads || t.bytesDown != bytesDown || t.uploads != 1)
@@ -466,12 +478,22 @@ void TestDeviceStep::smallOutputsComeDownAlone() {
     QVERIFY2(r.isEmpty(), qPrintable(r));
     r = step("ids then top", {{1, tokensOf(1, 39, nVocab), 1, kIds}, {0, tokensOf(1, 40, nVocab), 1, k}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("top with log-sum-exps", {{0, tokensOf(3, 43, nVocab), 3, k, true}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
+    r = step("log-sum-exps beside plain top",
+             {{1, tokensOf(1, 44, nVocab), 1, 5}, {0, tokensOf(2, 45, nVocab), 2, k, true}});
+    QVERIFY2(r.isEmpty(), qPrintable(r));
     device.flagTopRows = true;
     r = step("flagged rows", {{0, tokensOf(2, 41, nVocab), 2, k}});
     QVERIFY2(r.isEmpty(), qPrintable(r));
     device.flagTopRows = false;
     const Tokens one = tokensOf(1, 42, nVocab);
     QVERIFY(!models->other->checkItem({&deviceSeqs[1], one, {}, 0, {}, {}, {}, 5}));  // no logits rows
+    std::vector<float> row(vocab), sums(2);
+    std::vector<Backend::TopEntry> entries(5);
+    QVERIFY(!models->other->checkItem({&deviceSeqs[1], one, row, 0, {}, {}, entries, 5, sums}));  // two for one row
+    QVERIFY(!models->other->checkItem({&deviceSeqs[1], one, row, 0, {}, {}, {}, 0, std::span(sums).first(1)}));
+    QVERIFY(models->other->checkItem({&deviceSeqs[1], one, row, 0, {}, {}, entries, 5, std::span(sums).first(1)}));
 }
 
 void TestDeviceStep::splitLayers() {
@@ -646,6 +668,123 @@ void TestDeviceStep::loadPlacesFewerLayersOutOfMemory() {
     auto onCpu = (*none)->generate(req, cb);
     QVERIFY(onCpu);
     QCOMPARE(onCpu->tokens, expected->tokens);
+}
+
+namespace {
+
+// What a request's Token events reported: the tokens, their top logits (or log-probabilities)
+// and log-probabilities, stepped alone through e.
+struct Reported {
+    std::vector<TokenId> tokens;
+    std::vector<std::vector<std::pair<TokenId, float>>> top;
+    std::vector<float> logprobs;
+};
+std::optional<Reported> stepAlone(Engine& e, const GenerateRequest& req) {
+    auto id = e.submit(req);
+    if (!id) return std::nullopt;
+    Reported r;
+    while (!e.idle())
+        for (EngineEvent& ev : e.step()) {
+            if (ev.request != *id) continue;
+            if (ev.kind == EngineEvent::Kind::Finish && ev.error) return std::nullopt;
+            if (ev.kind != EngineEvent::Kind::Token) continue;
+            r.tokens.push_back(ev.token);
+            r.top.push_back(std::move(ev.topLogits));
+            r.logprobs.push_back(ev.logprob);
+        }
+    return r;
+}
+
+bool sameReports(const Reported& a, const Reported& b) {
+    if (a.tokens != b.tokens || a.top.size() != b.top.size() || !sameBits(a.logprobs, b.logprobs)) return false;
+    for (size_t i = 0; i < a.top.size(); ++i) {
+        if (a.top[i].size() != b.top[i].size()) return false;
+        for (size_t j = 0; j < a.top[i].size(); ++j)
+            if (a.top[i][j].first != b.top[i][j].first ||
+                std::memcmp(&a.top[i][j].second, &b.top[i][j].second, sizeof(float)) != 0)
+                return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// Requests that report top logits or log-probabilities (the local server's logprobs) on a
+// backend with memory of its own: rows whose choice needs only their first logits bring down
+// those and their log-sum-exp, not the row (ForwardItem::lse), and every report — top ids,
+// their logits or log-probabilities, the chosen token's log-probability — is the CPU engine's,
+// bit for bit (the test device computes as the host does). Requests whose choice needs the
+// whole row (top-k off, a raising bias, more top logits than topKRows gives) bring it down.
+void TestDeviceStep::reportsFromFirstLogits() {
+    auto s = findSynthShape("tiny-gemma3");
+    QVERIFY(s.has_value());
+    const std::string path = dir_.filePath("reports.gguf").toStdString();
+    QVERIFY(writeSynthModel(*s, {.type = DType::Q8_0, .seed = 5}, path).has_value());
+    auto cpu = Engine::load(path, {});
+    QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+    test::DeviceMemoryBackend* device = nullptr;
+    EngineOptions options;
+    options.makeBackend = [&device] {
+        auto b = std::make_unique<test::DeviceMemoryBackend>(
+            makeCpuReferenceBackend(), test::DeviceMemoryBackend::Limits{.claimedFree = size_t{1} << 30});
+        if (device == nullptr) device = b.get();
+        return b;
+    };
+    auto whole = Engine::load(path, options);
+    QVERIFY2(whole, whole ? "" : whole.error().message.c_str());
+    QVERIFY(device != nullptr);
+    const size_t rowBytes = static_cast<size_t>((*cpu)->tokenizer().nVocab()) * sizeof(float);
+
+    struct Case {
+        const char* name;
+        float temperature;
+        int32_t topK, nTopLogits;
+        bool logprobs, speculate, wholeRows;
+        float bias = -1.0f;
+    };
+    const Case cases[] = {
+        {"greedy, top 5 log-probabilities", 0.0f, 40, 5, true, false, false},
+        {"greedy, top logits", 0.0f, 40, 3, false, false, false},
+        {"sampled, log-probabilities", 0.9f, 20, 0, true, false, false},
+        {"sampled, top 30 log-probabilities", 0.9f, 20, 30, true, false, false},
+        {"sampled, speculating, log-probabilities", 0.9f, 20, 4, true, true, false},
+        {"greedy, speculating, log-probabilities", 0.0f, 40, 2, true, true, false},
+        {"top-k off: whole rows", 0.9f, 0, 5, true, false, true},
+        {"a raising bias: whole rows", 0.9f, 20, 5, true, false, true, 2.0f},
+        {"300 top logits: whole rows", 0.9f, 20, 300, true, false, true},
+    };
+    for (const Case& c : cases) {
+        GenerateRequest req;
+        req.prompt = (*cpu)->rawPrompt("a b c d e f g");
+        req.maxTokens = 16;
+        req.sampling.temperature = c.temperature;
+        req.sampling.topK = c.topK;
+        req.sampling.seed = 23;
+        req.sampling.repeatPenalty = 1.2f;
+        req.sampling.logitBias = {{7, c.bias}};
+        req.nTopLogits = c.nTopLogits;
+        req.logprobs = c.logprobs;
+        if (c.speculate) req.spec = alwaysOn(specDraftModel(path, 3));
+        const auto want = stepAlone(**cpu, req);
+        device->resetCounts();
+        const auto got = stepAlone(**whole, req);
+        QVERIFY2(want && got, c.name);
+        QVERIFY2(!want->tokens.empty() && sameReports(*got, *want), c.name);
+        if (c.logprobs)
+            QVERIFY2(std::all_of(got->logprobs.begin(), got->logprobs.end(), [](float p) { return p <= 0.0f; }),
+                     c.name);
+        // Speculating, the draft model shares the test device's counters: only plain requests
+        // are counted. The prompt's step brings down one row's worth at most either way.
+        if (c.speculate) continue;
+        const size_t down = device->transfers().bytesDown, tokens = got->tokens.size();
+        const QString msg = QString("%1: %2 bytes down for %3 tokens (a row: %4 bytes)")
+                                .arg(c.name)
+                                .arg(down)
+                                .arg(tokens)
+                                .arg(rowBytes);
+        if (c.wholeRows) QVERIFY2(down >= tokens * rowBytes, qPrintable(msg));
+        else QVERIFY2(down < tokens * rowBytes / 4, qPrintable(msg));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestDeviceStep)
