@@ -16,6 +16,17 @@ dirs=$(printf '%s\n' "$(dirname "$(readlink -f "$cudart")")" "$(dirname "$(readl
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$cli" synth --shape tiny --type Q4_0 --out "$work/tiny.gguf" >/dev/null 2>&1
+# The case under test is a machine with the NVIDIA driver but without the CUDA runtime or
+# cuBLAS. Without a driver the loader does not even try the plugin (test_backends
+# noDriverLoadsNoPlugin), so where there is none an empty libcuda.so.1 stands in for it.
+driver=""
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  mkdir -p "$work/driver"
+  if ! echo 'int hearth_no_driver_here;' | cc -shared -fPIC -x c - -o "$work/driver/libcuda.so.1" 2>/dev/null; then
+    echo "SKIP: no C compiler to make a stand-in libcuda.so.1"; exit 77
+  fi
+  driver=$work/driver
+fi
 
 # Inside the namespace: hide every folder, prove the libraries are gone, run the two commands.
 inner='set -euo pipefail
@@ -23,7 +34,8 @@ for d in $HIDE; do mount -t tmpfs -o size=1m hearth-hidden "$d"; done
 if ldd "$PLUGIN" | grep -E "libcudart|libcublas" | grep -vq "not found"; then echo "FAIL: CUDA libraries still visible"; exit 1; fi
 "$CLI" info --model "$WORK/tiny.gguf" > "$WORK/info.txt" 2>&1
 "$CLI" generate --model "$WORK/tiny.gguf" --prompt hello --raw --max-tokens 4 --temp 0 --json > "$WORK/gen.json" 2>&1'
-HIDE=$dirs PLUGIN=$plugin CLI=$cli WORK=$work unshare -m bash -c "$inner"
+HIDE=$dirs PLUGIN=$plugin CLI=$cli WORK=$work LD_LIBRARY_PATH=${driver}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+  unshare -m bash -c "$inner"
 
 cat "$work/info.txt"
 line=$(grep -E '^ +CUDA:' "$work/info.txt" || true)
