@@ -227,18 +227,29 @@ double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11)
 // The scan, one compare per id reloading logits[best], took 49 µs for SmolLM2's 49,152 ids and
 // 261 µs for Gemma 3's 262,144 (2-3% of a decode step), and greedy speculative verification
 // runs it for every row.
+namespace {
+
+// The largest of init and x[0, n) by "greater than" (NaNs passed over; init not a NaN), in 16
+// lanes the compiler vectorises. Of -0 and +0 it may give either; callers compare with ==.
+float maxFrom(const float* x, size_t n, float init) {
+    constexpr size_t kLanes = 16;
+    float lanes[kLanes];
+    std::fill(std::begin(lanes), std::end(lanes), init);
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+    float best = init;
+    for (float v : lanes) best = v > best ? v : best;
+    for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+    return best;
+}
+
+}  // namespace
+
 int32_t argmax(std::span<const float> logits) {
     const size_t n = logits.size();
     if (n == 0 || std::isnan(logits[0])) return 0;
-    constexpr size_t kLanes = 16;
-    float lanes[kLanes];
-    std::fill(std::begin(lanes), std::end(lanes), logits[0]);
-    size_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (size_t j = 0; j < kLanes; ++j) lanes[j] = logits[i + j] > lanes[j] ? logits[i + j] : lanes[j];
-    float best = logits[0];
-    for (float v : lanes) best = v > best ? v : best;
-    for (; i < n; ++i) best = logits[i] > best ? logits[i] : best;
+    const float best = maxFrom(logits.data(), n, logits[0]);
     for (size_t k = 0; k < n; ++k)
         if (logits[k] == best) return static_cast<int32_t>(k);
     return 0;  // not reached: best is one of the values
@@ -354,20 +365,34 @@ int32_t argmaxWithBias(std::span<const float> logits, std::span<const LogitBias>
     }
     std::sort(biased.begin(), biased.end(), [](const TokenLogit& a, const TokenLogit& b) { return a.id < b.id; });
     if (logits.empty()) return -1;
-    size_t best = 0;
-    float bestLogit = !biased.empty() && biased.front().id == 0 ? biased.front().logit : logits[0];
+    // As argmax() over the biased values: the largest (a NaN at id 0 wins, later NaNs never),
+    // the runs between biased ids in vectorised lanes, then the first id holding it. (A scan
+    // keeping each strictly greater value cost four times argmax: 60 us a row of 49,152.)
+    const float first = !biased.empty() && biased.front().id == 0 ? biased.front().logit : logits[0];
+    if (std::isnan(first)) return 0;
+    float best = first;
     size_t i = 1;
-    const auto consider = [&](size_t id, float logit) {
-        if (logit > bestLogit) best = id, bestLogit = logit;
-    };
     for (const TokenLogit& b : biased) {
         const auto id = static_cast<size_t>(b.id);
-        for (; i < id; ++i) consider(i, logits[i]);
-        if (id >= 1) consider(id, b.logit);
-        i = std::max(i, id + 1);
+        if (id < i) continue;  // id 0, taken above
+        best = maxFrom(logits.data() + i, id - i, best);
+        best = b.logit > best ? b.logit : best;
+        i = id + 1;
     }
-    for (; i < logits.size(); ++i) consider(i, logits[i]);
-    return static_cast<int32_t>(best);
+    best = maxFrom(logits.data() + i, logits.size() - i, best);
+    if (first == best) return 0;
+    i = 1;
+    for (const TokenLogit& b : biased) {
+        const auto id = static_cast<size_t>(b.id);
+        if (id < i) continue;
+        for (; i < id; ++i)
+            if (logits[i] == best) return static_cast<int32_t>(i);
+        if (b.logit == best) return b.id;
+        i = id + 1;
+    }
+    for (; i < logits.size(); ++i)
+        if (logits[i] == best) return static_cast<int32_t>(i);
+    return 0;  // not reached: best is one of the values
 }
 
 }  // namespace

@@ -378,11 +378,15 @@ private slots:
     // Greedy with biases only takes a shortcut (no copy of the vocabulary): it must choose
     // what biasing every candidate and taking their argmax chooses — ties, bans, repeated and
     // out-of-range ids, id 0, NaN included.
+    // Rows of 1 to 200 logits, so that the runs between biased ids fill the vectorised lanes and
+    // leave tails of every length; ties, -0 and +0, NaNs.
     void greedyBiasShortcutEqualsCandidatePath() {
         std::mt19937 rng(7);
-        for (int round = 0; round < 500; ++round) {
-            std::vector<float> logits(1 + rng() % 40);
+        for (int round = 0; round < 3000; ++round) {
+            std::vector<float> logits(1 + rng() % (round % 2 == 0 ? 40 : 200));
             for (float& l : logits) l = static_cast<float>(static_cast<int>(rng() % 7)) * 0.5f;  // many ties
+            if (round % 4 == 1)  // the largest a zero, of both signs
+                for (float& l : logits) l = rng() % 3 == 0 ? (rng() % 2 == 0 ? -0.0f : 0.0f) : -l - 0.5f;
             if (round % 17 == 0) logits[rng() % logits.size()] = std::numeric_limits<float>::quiet_NaN();
             std::vector<LogitBias> biases;
             for (int k = static_cast<int>(rng() % 5); k > 0; --k) {
