@@ -34,8 +34,9 @@ for d in $HIDE; do mount -t tmpfs -o size=1m hearth-hidden "$d"; done
 if ldd "$PLUGIN" | grep -E "libcudart|libcublas" | grep -vq "not found"; then echo "FAIL: CUDA libraries still visible"; exit 1; fi
 "$CLI" info --model "$WORK/tiny.gguf" > "$WORK/info.txt" 2>&1
 "$CLI" generate --model "$WORK/tiny.gguf" --prompt hello --raw --max-tokens 4 --temp 0 --json > "$WORK/gen.json" 2>&1'
-HIDE=$dirs PLUGIN=$plugin CLI=$cli WORK=$work LD_LIBRARY_PATH=${driver}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-  unshare -m bash -c "$inner"
+libs=${LD_LIBRARY_PATH:-}
+if [[ -n $driver ]]; then libs=$driver${libs:+:$libs}; fi
+HIDE=$dirs PLUGIN=$plugin CLI=$cli WORK=$work LD_LIBRARY_PATH=$libs unshare -m bash -c "$inner"
 
 cat "$work/info.txt"
 line=$(grep -E '^ +CUDA:' "$work/info.txt" || true)
