@@ -14,16 +14,16 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// The n highest logits, descending; ties: lower id first.
+// The n highest logits, descending; ties: lower id first (the order of the first logits a
+// backend gives, Backend::firstValues).
 std::vector<std::pair<TokenId, float>> topLogits(std::span<const float> logits, int32_t n) {
-    std::vector<std::pair<TokenId, float>> all(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) all[i] = {static_cast<TokenId>(i), logits[i]};
-    const auto k = static_cast<std::ptrdiff_t>(std::min<size_t>(static_cast<size_t>(n), all.size()));
-    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
-        return a.second > b.second || (a.second == b.second && a.first < b.first);
-    });
-    all.resize(static_cast<size_t>(k));
-    return all;
+    const auto k = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(n), logits.size()));
+    std::vector<Backend::TopEntry> scratch, first(static_cast<size_t>(k));
+    Backend::firstValues(logits.data(), static_cast<int64_t>(logits.size()), k, scratch, first.data());
+    std::vector<std::pair<TokenId, float>> out;
+    out.reserve(first.size());
+    for (const Backend::TopEntry& e : first) out.emplace_back(e.id, e.value);
+    return out;
 }
 
 // A row's first logits as the sampler's candidates.
@@ -175,8 +175,8 @@ SampledToken EngineRequests::sampleChunk(Request& r, const PlannedChunk& chunk, 
     const std::span<const float> logits = out.logits;
     const auto nVocab = static_cast<size_t>(nVocab_);
     const auto row = [&](size_t i) { return logits.subspan(i * nVocab, nVocab); };
-    // The rows' first logits where they came down alone (RowsWanted::top; no top logits or
-    // log-probabilities were asked for then), else the rows.
+    // The rows' first logits where they came down instead of the rows (RowsWanted::top), else
+    // the rows.
     const std::vector<TokenLogit> first = topLogitsOf(out.top);
     const TargetRows rows{logits, nVocab_, first, out.topK};
     // Row i chose token: its top logits, or with request.logprobs its log-softmax values — from

@@ -109,8 +109,17 @@ float logSumExp(const float* x, int64_t n) {
     return static_cast<float>(maxValue + std::log(sum));
 }
 
+void Backend::firstValues(const float* x, int64_t n, int32_t k, std::vector<TopEntry>& scratch, TopEntry* out) {
+    scratch.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) scratch[static_cast<size_t>(i)] = {static_cast<int32_t>(i), x[i]};
+    std::partial_sort(scratch.begin(), scratch.begin() + k, scratch.end(), [](const TopEntry& a, const TopEntry& b) {
+        return a.value > b.value || (a.value == b.value && a.id < b.id);
+    });
+    std::copy_n(scratch.begin(), k, out);
+}
+
 void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopEntry* out, float* lse) {
-    std::vector<TopEntry> row(static_cast<size_t>(n));
+    std::vector<TopEntry> scratch;
     for (int64_t r = 0; r < nRows; ++r) {
         const float* v = x + r * n;
         TopEntry* o = out + r * k;
@@ -118,11 +127,7 @@ void Backend::topKRows(const float* x, int64_t nRows, int64_t n, int32_t k, TopE
             o[0].id = -1;
             continue;
         }
-        for (int64_t i = 0; i < n; ++i) row[static_cast<size_t>(i)] = {static_cast<int32_t>(i), v[i]};
-        std::partial_sort(row.begin(), row.begin() + k, row.end(), [](const TopEntry& a, const TopEntry& b) {
-            return a.value > b.value || (a.value == b.value && a.id < b.id);
-        });
-        std::copy_n(row.begin(), k, o);
+        firstValues(v, n, k, scratch, o);
         if (lse != nullptr) lse[r] = logSumExp(v, n);
     }
 }

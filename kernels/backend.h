@@ -332,6 +332,10 @@ public:
         float value;
     };
     static constexpr int32_t kMaxTopK = 256;
+    // The k first of a row's n values with their columns, in the sampler's order (greater first;
+    // equal values, -0 == +0, by lower column), 0 <= k <= n: topKRows' default for one row, and the
+    // engine's top logits of a row on the host. scratch: storage reused between calls.
+    static void firstValues(const float* x, int64_t n, int32_t k, std::vector<TopEntry>& scratch, TopEntry* out);
     // out[r * k + j], j < k: row r's k first values with their columns in the sampler's order
     // (greater value first; equal values, -0 == +0, by lower column), so that a sampled step brings
     // down k candidates a row instead of the row. A row holding a NaN or an infinity gets

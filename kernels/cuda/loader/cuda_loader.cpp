@@ -24,6 +24,7 @@ struct Plugin {
     HearthCudaCreateFn create = nullptr;
     HearthCudaBandwidthFn bandwidth = nullptr;
     HearthCudaMatvecFn matvec = nullptr;
+    CudaDriverFacts driver;  // read once, before the plugin
     std::string error;  // why it did not load; empty when loaded
 };
 
@@ -53,12 +54,36 @@ bool bind(void* handle, const char* symbol, Fn& fn, std::string& error) {
     return fn != nullptr;
 }
 
+// The driver API's own answers, through dlopen (no CUDA header: these four functions' C ABI is
+// stable, cuda.h), read once before the plugin: whether there is a driver at all, and what is
+// missing when the plugin cannot start.
+CudaDriverFacts readDriverFacts() {
+    CudaDriverFacts f;
+#if defined(HEARTH_CUDA_BUILD_VERSION)
+    f.buildVersion = HEARTH_CUDA_BUILD_VERSION;
+#endif
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept: the plugin uses it too
+    if (lib == nullptr) return f;
+    f.driverLoaded = true;
+    using InitFn = int (*)(unsigned);
+    using IntOutFn = int (*)(int*);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+    auto version = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDriverGetVersion"));
+    auto count = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDeviceGetCount"));
+    if (version != nullptr && version(&f.driverVersion) != 0) f.driverVersion = 0;
+    if (init == nullptr) return f;
+    f.initStatus = init(0);
+    if (f.initStatus == 0 && count != nullptr && count(&f.deviceCount) != 0) f.deviceCount = -1;
+    return f;
+}
+
 Plugin load() {
     Plugin p;
     // Without the NVIDIA driver the plugin could only say so, after mapping cuBLAS: 140-190 MiB
     // of resident memory (its code and relocated data) on every machine without an NVIDIA GPU.
-    // The driver's library decides first (the plugin needs it: kept loaded).
-    if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    // The driver's library decides first.
+    p.driver = readDriverFacts();
+    if (!p.driver.driverLoaded) {
         p.error = "no NVIDIA driver is installed";
         return p;
     }
@@ -88,38 +113,16 @@ Plugin load() {
     return p;
 }
 
-// The driver API's own answers, through dlopen (no CUDA header: these four functions' C ABI is
-// stable, cuda.h): what is missing when the plugin cannot start.
-CudaDriverFacts readDriverFacts() {
-    CudaDriverFacts f;
-#if defined(HEARTH_CUDA_BUILD_VERSION)
-    f.buildVersion = HEARTH_CUDA_BUILD_VERSION;
-#endif
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept: the plugin uses it too
-    if (lib == nullptr) return f;
-    f.driverLoaded = true;
-    using InitFn = int (*)(unsigned);
-    using IntOutFn = int (*)(int*);
-    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-    auto version = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDriverGetVersion"));
-    auto count = reinterpret_cast<IntOutFn>(dlsym(lib, "cuDeviceGetCount"));
-    if (version != nullptr && version(&f.driverVersion) != 0) f.driverVersion = 0;
-    if (init == nullptr) return f;
-    f.initStatus = init(0);
-    if (f.initStatus == 0 && count != nullptr && count(&f.deviceCount) != 0) f.deviceCount = -1;
-    return f;
-}
-
-// The plugin's reason as a value: the driver's facts, else Other (its words say why).
-BackendProblem problemOf() {
-    const BackendProblem p = cudaProblem(readDriverFacts());
-    return p == BackendProblem::None ? BackendProblem::Other : p;
-}
-
 // Loaded once, never unloaded: backends created from it may live until exit.
 const Plugin& plugin() {
     static const Plugin p = load();
     return p;
+}
+
+// The plugin's reason as a value: the driver's facts, else Other (its words say why).
+BackendProblem problemOf() {
+    const BackendProblem p = cudaProblem(plugin().driver);
+    return p == BackendProblem::None ? BackendProblem::Other : p;
 }
 
 }  // namespace
