@@ -9,7 +9,7 @@ SpecPolicy::SpecPolicy(SpecPolicyConfig config) : config_(config) {
     config_.maxDraft = std::max(1, config_.maxDraft);
     length_ = std::min(4, config_.maxDraft);
     config_.maxTreeNodes = std::max(0, config_.maxTreeNodes);
-    if (config_.maxTreeNodes > 0) width_ = config_.allowSwitchOff ? 2 : config_.maxTreeNodes;
+    if (config_.maxTreeNodes > 0) width_ = config_.allowSwitchOff ? 0 : config_.maxTreeNodes;
 }
 
 int32_t SpecPolicy::treeNodes() const {

@@ -22,9 +22,11 @@ struct SpecPolicyConfig {
     int32_t repeatWindow = 12;  // off: steps of n-gram guesses looked at
     int32_t repeatHits = 6;  // off: guesses right among them to switch back on
     // Trees: at most this many drafted nodes per step (0: chains only). The extra nodes beyond
-    // the chain (the width) double while the tokens that branches add are worth more than the
-    // rows they cost, and halve otherwise (0: linear, with a probe now and then); without
-    // allowSwitchOff the width stays at its largest.
+    // the chain (the width) start at 0 (linear, with a probe now and then), double while the
+    // tokens that branches add are worth more than the rows they cost, and halve otherwise;
+    // without allowSwitchOff the width stays at its largest. Starting linear: where extra rows
+    // cost a large share of a step (a model whose weights sit in the cache) the first trees
+    // lost more than the probe's later widening won (bench-spec, SmolLM2, README).
     int32_t maxTreeNodes = 0;
     int32_t treeWindow = 8;  // tree steps judged together
     int32_t treeProbeEvery = 16;  // linear steps between probes while the width is 0

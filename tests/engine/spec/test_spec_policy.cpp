@@ -79,6 +79,17 @@ private slots:
         QCOMPARE(useless.treeWidth(), 0);
         const SpecPolicy dear = run(8.0, 4);  // a token every 4 steps, rows costing most of a step
         QCOMPARE(dear.treeWidth(), 0);
+        // A fresh policy drafts chains, and probes a tree of width 2 after treeProbeEvery of them.
+        SpecPolicy fresh({.maxDraft = 4, .window = 1000, .maxTreeNodes = 16, .treeProbeEvery = 4});
+        fresh.recordStep(0, 0, 1, 10.0);
+        fresh.recordStep(0, 0, 1, 10.0);
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(fresh.treeWidth(), 0);
+            QCOMPARE(fresh.treeNodes(), fresh.draftLength());
+            fresh.recordStep(fresh.treeNodes(), 0, 1, 10.0);
+            fresh.recordTree(fresh.treeNodes(), fresh.treeNodes(), 0);
+        }
+        QCOMPARE(fresh.treeNodes(), fresh.draftLength() + 2);
         SpecPolicy fixed({.maxDraft = 4, .allowSwitchOff = false, .maxTreeNodes = 12});
         QCOMPARE(fixed.treeNodes(), 12);  // no switching: the widest tree every step
         SpecPolicy none({.maxDraft = 4, .allowSwitchOff = false});
