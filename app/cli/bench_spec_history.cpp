@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 
 #include "app/cli/history_workload.h"
@@ -75,17 +76,56 @@ void printTable(const std::string& name, const std::vector<Mode>& modes, std::ma
 
 int kindIndex(const std::string& kind) { return kind == "code-edit" ? 0 : kind == "summary" ? 1 : 2; }
 
+void writeIds(std::ostream& out, std::span<const TokenId> ids) {
+    out << '[';
+    for (size_t i = 0; i < ids.size(); ++i) out << (i ? "," : "") << ids[i];
+    out << ']';
+}
+
+Result<void> closeJson(std::ofstream& out, const std::string& path) {
+    out << "}\n";
+    out.close();
+    if (!out) return fail(ErrorCode::Io, "cannot write " + path);
+    return {};
+}
+
 }  // namespace
 
-Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int32_t maxTokens, int instances) {
+Result<void> writeReplyJson(const std::string& path, std::span<const TokenId> prompt, std::span<const TokenId> reply) {
+    std::ofstream out(path);
+    out << "{\"prompt_tokens\":";
+    writeIds(out, prompt);
+    out << ",\"tokens\":";
+    writeIds(out, reply);
+    return closeJson(out, path);
+}
+
+Result<void> writeStoreJson(const std::string& path, const std::vector<std::vector<TokenId>>& messages) {
+    std::ofstream out(path);
+    out << "{\"messages\":[";
+    for (size_t i = 0; i < messages.size(); ++i) {
+        if (i) out << ',';
+        writeIds(out, messages[i]);
+    }
+    out << ']';
+    return closeJson(out, path);
+}
+
+Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int32_t maxTokens, int instances,
+                              const std::string& dumpDir) {
     const HistoryWorkload w = makeHistoryWorkload(instances);
     // The store: set A's user messages and the model's own greedy replies, as the app adds them.
+    std::vector<std::vector<TokenId>> stored;
     for (const HistoryTask& t : w.setA) {
         auto r = greedy(e, e.chatPrompt({{ChatRole::User, t.prompt}}), maxTokens, {});
         if (!r) return std::unexpected(r.error());
-        e.addHistory(e.tokenizer().encode(t.prompt, false, false));
-        e.addHistory(r->tokens);
+        stored.push_back(e.tokenizer().encode(t.prompt, false, false));
+        stored.push_back(r->tokens);
+        e.addHistory(stored[stored.size() - 2]);
+        e.addHistory(stored.back());
     }
+    if (!dumpDir.empty())
+        if (auto ok = writeStoreJson(dumpDir + "/" + name + ".store.json", stored); !ok) return ok;
     std::fprintf(stderr, "store seeded: %zu set-A replies, %lld tokens\n", w.setA.size(),
                  static_cast<long long>(e.history().nTokens()));
     const std::vector<Mode> modes{
@@ -112,6 +152,11 @@ Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int3
                         verbatim[kk].first += verbatimTokens(e.history(), r->tokens);
                         verbatim[kk].second += std::ssize(r->tokens);
                     }
+                }
+                if (run == 0 && m == 0 && !dumpDir.empty()) {
+                    const std::string path =
+                        dumpDir + "/" + name + ".B" + std::to_string(&t - w.setB.data()) + "-" + t.kind + ".json";
+                    if (auto ok = writeReplyJson(path, prompt, r->tokens); !ok) return ok;
                 }
             }
         }

@@ -5,6 +5,7 @@
 // asked for in a chat, open-ended chat); greedy, so every mode produces the same tokens; runs interleaved, medians printed
 // with the acceptance rate, target forward passes per output token and the speedup. Each
 // speculative reply starts with a fresh policy (and draft model), as in a new engine.
+#include <QDir>
 #include <QFileInfo>
 #include <algorithm>
 #include <cstdio>
@@ -68,7 +69,8 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-Result<void> runOnce(Engine& e, const std::vector<TokenId>& prompt, const Mode& mode, int32_t maxTokens, Cell& cell) {
+Result<void> runOnce(Engine& e, const std::vector<TokenId>& prompt, const Mode& mode, int32_t maxTokens, Cell& cell,
+                     const std::string& dumpPath) {
     GenerateRequest req;
     req.prompt = prompt;
     req.maxTokens = maxTokens;
@@ -82,6 +84,7 @@ Result<void> runOnce(Engine& e, const std::vector<TokenId>& prompt, const Mode& 
     cell.accepted += r->spec.accepted;
     cell.tokens += std::ssize(r->tokens);
     cell.forwards += mode.spec.drafter == SpecDrafter::Off ? std::ssize(r->tokens) : r->spec.targetForwards;
+    if (!dumpPath.empty()) return writeReplyJson(dumpPath, prompt, r->tokens);
     return {};
 }
 
@@ -114,8 +117,8 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     auto engine = Engine::load(path.toStdString(), *options);
     if (!engine) return std::unexpected(engine.error());
     Engine& e = **engine;
-    if (historyInstances > 0)
-        return benchSpecHistory(e, QFileInfo(path).fileName().toStdString(), runs, maxTokens, historyInstances);
+    const std::string name = QFileInfo(path).fileName().toStdString(), dumpDir = p.value("dump").toStdString();
+    if (historyInstances > 0) return benchSpecHistory(e, name, runs, maxTokens, historyInstances, dumpDir);
     const std::vector<Mode> all{{"plain", {}},
                                 {"ngram", specNGram()},
                                 {"tree", specNGramTree()},
@@ -137,11 +140,16 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
             const PromptKind& kind = kKinds[k];
             const std::vector<TokenId> prompt =
                 kind.chat ? e.chatPrompt({{ChatRole::User, kind.text}}) : e.rawPrompt(kind.text);
-            for (int m = 0; m < std::ssize(modes); ++m)
-                if (auto r = runOnce(e, prompt, modes[static_cast<size_t>(m)], maxTokens, cells[{k, m}]); !r) return r;
+            for (int m = 0; m < std::ssize(modes); ++m) {
+                // --dump: the first run's plain reply.
+                const std::string dump =
+                    run == 0 && m == 0 && !dumpDir.empty() ? dumpDir + "/" + name + "." + kind.name + ".json" : "";
+                if (auto r = runOnce(e, prompt, modes[static_cast<size_t>(m)], maxTokens, cells[{k, m}], dump); !r)
+                    return r;
+            }
             std::fprintf(stderr, "run %d/%d %s done\n", run + 1, runs, kind.name);
         }
-    printTable(QFileInfo(path).fileName().toUtf8().constData(), modes, cells);
+    printTable(name.c_str(), modes, cells);
     return {};
 }
 
@@ -160,6 +168,8 @@ int cmdBenchSpec(const QCommandLineParser& p) {
     if (workload != "standard" && workload != "history")
         return usageError("--workload must be standard or history, not '" + workload + "'");
     const bool history = workload == "history";
+    if (p.isSet("dump") && !QDir().mkpath(p.value("dump")))
+        return usageError("--dump: cannot create the folder '" + p.value("dump") + "'");
     if (history)
         std::printf(
             "greedy, %d tokens per reply, %d threads, median of %d interleaved runs; history workload: %d instances "
@@ -187,7 +197,11 @@ QList<QCommandLineOption> benchSpecOptions() {
              "bench-spec: the standard workload's prompts, comma-separated (passage,code,chat,codechat; default all).",
              "list"},
             {"workload", "bench-spec: standard (four prompts) or history (issue 25's task sets).", "name", "standard"},
-            {"instances", "bench-spec --workload history: instances per task kind and set.", "n", "4"}};
+            {"instances", "bench-spec --workload history: instances per task kind and set.", "n", "4"},
+            {"dump",
+             "bench-spec: write each prompt's plain reply (history: set B's, and the store) as JSON into this folder, "
+             "for tests/perf/spec_ceiling.py.",
+             "dir"}};
 }
 
 }  // namespace
@@ -195,7 +209,7 @@ QList<QCommandLineOption> benchSpecOptions() {
 Command benchSpecCommand() {
     return {"bench-spec",
             "  bench-spec --model PATH [--model PATH]... [--runs N] [--threads N] [--max-tokens N] [--modes LIST]\n"
-            "           [--prompts LIST] [--workload standard|history] [--instances N]\n"
+            "           [--prompts LIST] [--workload standard|history] [--instances N] [--dump DIR]\n"
             "           output tokens/s with and without speculative decoding (n-gram chains and trees, draft\n"
             "           model; history: drafting from a store seeded with set A's replies, measured on set B)\n",
             benchSpecOptions, cmdBenchSpec};

@@ -2,8 +2,10 @@
 // then bench --json on it with tiny token counts, and bench --depth's argument handling and
 // report (text and JSON). Checks the report's fields are present and consistent (weight and KV
 // bytes counted independently from the shape), not how fast anything ran. No llama.cpp runs:
-// --compare-oracle is checked only where llama-bench is missing.
+// --compare-oracle is checked only where llama-bench is missing. bench-spec --dump: the replies
+// and the store written as JSON for tests/perf/spec_ceiling.py.
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -25,6 +27,7 @@ private slots:
     void depthJsonReport();
     void depthTextReport();
     void depthLlamaBenchMissing();
+    void benchSpecDump();
 
 private:
     QTemporaryDir dir_;
@@ -190,6 +193,48 @@ void TestBenchCli::depthLlamaBenchMissing() {
     QVERIFY(!j.contains("llama_cpp"));
     QCOMPARE(j["depths"].toArray().size(), 1);
     QVERIFY(r.err.contains("llama-bench is missing"));
+}
+
+namespace {
+
+QJsonObject readJson(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+}  // namespace
+
+void TestBenchCli::benchSpecDump() {
+    const QString out = dir_.filePath("dump");
+    const QStringList common{"bench-spec", "--model", model_, "--runs", "1", "--max-tokens", "8", "--dump", out};
+    CliRun r = runCli(QStringList(common) << "--modes"
+                                          << "ngram"
+                                          << "--prompts"
+                                          << "code,chat");
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QString name = QFileInfo(model_).fileName();
+    for (const char* prompt : {"code", "chat"}) {
+        const QJsonObject j = readJson(out + "/" + name + "." + prompt + ".json");
+        QVERIFY2(!j["prompt_tokens"].toArray().isEmpty(), prompt);
+        const qsizetype n = j["tokens"].toArray().size();
+        QVERIFY2(n >= 1 && n <= 8, prompt);
+    }
+    QVERIFY(!QFileInfo::exists(out + "/" + name + ".passage.json"));  // left out by --prompts
+    r = runCli(QStringList(common) << "--workload"
+                                   << "history"
+                                   << "--instances"
+                                   << "1");
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(readJson(out + "/" + name + ".store.json")["messages"].toArray().size(), 6);  // 3 prompts, 3 replies
+    for (const char* task : {"B0-code-edit", "B1-summary", "B2-qa"})
+        QVERIFY2(!readJson(out + "/" + name + "." + task + ".json")["tokens"].toArray().isEmpty(), task);
+    QFile blocker(dir_.filePath("a-file"));
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    r = runCli({"bench-spec", "--model", model_, "--dump", dir_.filePath("a-file/sub")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY(r.err.contains("cannot create"));
 }
 
 QTEST_GUILESS_MAIN(TestBenchCli)
