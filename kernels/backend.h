@@ -322,6 +322,15 @@ public:
     // calls — rmsNorm of each head, rope, scale — so a backend that fuses them gives the same bits
     // as its own separate calls.
     virtual void qkRope(const QkRope& r, const int32_t* positions, int64_t nTokens);
+    // qkRope, then kvWriteMany(writes), whose K rows are the rows of r.k (positions: the
+    // rotation's; each write has its own, the cache slots). The default makes the two calls; a
+    // backend that writes each K head right after rotating it (one pass over K) gives the same
+    // bits as its own separate calls.
+    virtual void qkRopeKvWrite(const QkRope& r, const int32_t* positions, int64_t nTokens,
+                               std::span<const KvWriteCall> writes) {
+        qkRope(r, positions, nTokens);
+        kvWriteMany(writes);
+    }
     // out[r] = the index of row r's largest value (n values a row): the first of equal ones,
     // NaNs passed over, 0 when the row starts with a NaN — the sampler's greedy argmax, so that
     // a greedy step brings down one id a row instead of the row. The default runs on host memory.

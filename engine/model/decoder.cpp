@@ -332,13 +332,12 @@ void DecoderModel::attentionBlock(Backend& b, KvCache& cache, int il, int64_t nT
     // llama.cpp scales the cosines and sines; the rotated values (the first nRot of each head)
     // times the factor are the same up to rounding.
     r.attnFactor = options_.ropeAttnFactor;
-    b.qkRope(r, batch_.positions(b), nTokens);
     // llama.cpp masks key p0 for query p1 when p1 - p0 >= window (LLAMA_SWA_TYPE_STANDARD): the
     // query sees (p1 - window, p1], AttentionShape::slidingWindow's meaning. The full cache is
     // kept; the window only masks.
     AttentionShape shape{c.nHeads, c.nKvHeads, c.headDim, options_.attentionScale, L.window};
     shape.softcap = options_.attentionSoftcap;
-    batch_.attention(b, cache, il, shape, q_, k_, v_, att_);
+    batch_.attention(b, cache, il, shape, q_, k_, v_, att_, &r);  // RoPE first (with the K/V writes)
     residualProjection(b, MatmulInput{.x = att_}, L.wo, V.postAttnNorm, nTokens);
 }
 

@@ -147,7 +147,7 @@ Result<void> ForwardBatch::upload(Backend& b, KvCache& cache, int nTableLayers) 
 }
 
 void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q,
-                             const float* k, const float* v, float* out) const {
+                             const float* k, const float* v, float* out, const QkRope* rope) const {
     const int64_t qDim = int64_t{shape.nHeads} * shape.headDim, kvDim = int64_t{shape.nKvHeads} * shape.headDim;
     // The view upload() made with the padded tables it uploaded, or the cache's own: layerView
     // rebuilds the cache's pointer scratch on each call, so it is taken right before its use.
@@ -156,6 +156,8 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         return staged ? stagedViews_[i * static_cast<size_t>(tableLayers_) + static_cast<size_t>(layer)]
                       : cache.layerView(*items_[i].seq, layer);
     };
+    // Unstaged writes go one by one as the views are made, so the rows are made ready first.
+    if (rope != nullptr && !staged) b.qkRope(*rope, positions(b), nRows());
     // Every item's K/V first, then the rows at their slots of all items and the token trees' runs
     // in one attentionMany (the backend shares them out to its threads at once). An item's
     // attention reads only its own sequence's positions, so the order changes nothing. The
@@ -190,7 +192,8 @@ void ForwardBatch::attention(Backend& b, KvCache& cache, int layer, const Attent
         }
         calls_.push_back({nullptr, q + row * qDim, positions(b) + row, nInPlace, out + row * qDim});
     }
-    b.kvWriteMany(writes_);
+    if (rope != nullptr && staged) b.qkRopeKvWrite(*rope, positions(b), nRows(), writes_);
+    else b.kvWriteMany(writes_);
     for (size_t c = 0; c < calls_.size(); ++c) {
         PagedKvLayer& kv = callViews_[c];
         if (copyTables) {

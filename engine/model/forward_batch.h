@@ -47,9 +47,11 @@ public:
     // A tree's rows that are not where a chain would put them attend, run by run of a branch,
     // through a layer whose blocks from their first ancestor off the chain on are private copies
     // holding the ancestors at their positions: each row is reduced over the same K/V, in the
-    // same pieces and order, as decoding its path one token at a time.
+    // same pieces and order, as decoding its path one token at a time. rope (where given, its q
+    // and k are q and k): the rows are made ready first, through Backend::qkRopeKvWrite where
+    // the K/V writes can go in one call (so a backend may write each K head as it rotates it).
     void attention(Backend& b, KvCache& cache, int layer, const AttentionShape& shape, const float* q, const float* k,
-                   const float* v, float* out) const;
+                   const float* v, float* out, const QkRope* rope = nullptr) const;
 
     // After the last layer, in three parts so that the operators between upload() and the
     // download can be one submission (Backend::beginStep): reserveOutputs before the step's

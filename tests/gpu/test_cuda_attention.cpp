@@ -139,6 +139,55 @@ void checkKvWriteMany(Backend& cpu, Backend& gpu, Checks& c) {
     }
 }
 
+// RoPE with the K/V writes (Backend::qkRopeKvWrite: one launch on CUDA) against the same
+// backend's separate qkRope and kvWriteMany, bit for bit: q, k and every cache byte, three
+// sequences with their own blocks, cache slots apart from the rotation's positions; SmolLM2's and
+// Gemma 3's heads (the latter with its per-head norms), F16 and Q8_0 caches.
+void checkQkRopeKvWrite(Backend& gpu, Checks& c) {
+    struct Shape {
+        int nHeads, nKvHeads, headDim;
+        bool norms;
+    };
+    for (DType type : {DType::F16, DType::Q8_0})
+        for (const Shape& sh : {Shape{9, 3, 64, false}, Shape{4, 1, 256, true}}) {
+            const int rowStride = sh.nKvHeads * sh.headDim, lengths[] = {1, 5, 17}, n = 23;
+            std::vector<float> q = randomFloats(static_cast<size_t>(n) * sh.nHeads * sh.headDim, 51),
+                               k = randomFloats(static_cast<size_t>(n) * rowStride, 52);
+            const std::vector<float> v = randomFloats(static_cast<size_t>(n) * rowStride, 53),
+                                     qNorm = randomFloats(static_cast<size_t>(sh.headDim), 54),
+                                     kNorm = randomFloats(static_cast<size_t>(sh.headDim), 55);
+            std::vector<int32_t> positions, slots;
+            for (int i = 0, row = 0; i < 3; ++i)
+                for (int j = 0; j < lengths[i]; ++j, ++row)
+                    positions.push_back(100 + row), slots.push_back((j * 7 + i) % 40);
+            std::vector<HostKv> want, got;
+            want.reserve(3), got.reserve(3);
+            for (int i = 0; i < 3; ++i) want.emplace_back(40, rowStride, type), got.emplace_back(40, rowStride, type);
+            const auto run = [&](std::vector<HostKv>& kv, std::vector<float>& qs, std::vector<float>& ks, bool fused) {
+                QkRope r;
+                r.q = qs.data(), r.k = ks.data();
+                r.nHeads = sh.nHeads, r.nKvHeads = sh.nKvHeads, r.headDim = sh.headDim, r.nRot = sh.headDim;
+                r.qNorm = sh.norms ? qNorm.data() : nullptr, r.kNorm = sh.norms ? kNorm.data() : nullptr;
+                r.eps = 1e-6f, r.freqBase = 10000.0f;
+                std::vector<Backend::KvWriteCall> calls;
+                for (int i = 0, row = 0; i < 3; row += lengths[i], ++i)
+                    calls.push_back({&kv[static_cast<size_t>(i)].layer, ks.data() + row * rowStride,
+                                     v.data() + row * rowStride, slots.data() + row, lengths[i]});
+                if (fused) gpu.qkRopeKvWrite(r, positions.data(), n, calls);
+                else gpu.Backend::qkRopeKvWrite(r, positions.data(), n, calls);  // qkRope, kvWriteMany
+            };
+            std::vector<float> wantQ(q), wantK(k), gotQ(q), gotK(k);
+            run(want, wantQ, wantK, false);
+            run(got, gotQ, gotK, true);
+            bool same = wantQ == gotQ && wantK == gotK;
+            for (size_t i = 0; i < 3; ++i) same = same && want[i].sameBytes(got[i]);
+            c.expect(same,
+                     std::string("qkRopeKvWrite ") + dtypeInfo(type).name + " " + std::to_string(sh.nHeads) + "/" +
+                         std::to_string(sh.nKvHeads) + " x" + std::to_string(sh.headDim) +
+                         ": the separate calls' q, k and cache bytes");
+        }
+}
+
 }  // namespace
 
 // F16 caches run twice on CUDA: the grouped kernel (a block per KV head) and, with
@@ -158,4 +207,5 @@ void checkAttention(Backend& cpu, Backend& gpu, Checks& c) {
     }
     unsetenv("HEARTH_CUDA_ATTENTION");
     checkKvWriteMany(cpu, gpu, c);
+    checkQkRopeKvWrite(gpu, c);
 }

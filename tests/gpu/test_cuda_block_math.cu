@@ -540,6 +540,83 @@ void checkKvWriteSlots() {
     expect(wrong == 0, "kvWriteRows: " + std::to_string(wrong) + " of 40 rows find another call's tables or rows");
 }
 
+// qkRopeKvWrite's warps (ropeWriteJob) against qkRope's and kvWriteRows' own indexing: every
+// warp's Q or K head is the one qkRope's warp for it rotates, and the K and V bytes the fused
+// launch stores are those the kvWriteRows launch stores (F16 halves, or Q8_0 blocks quantized as
+// the reference quantizes them, the kernels' rounding). Three calls with their own block tables,
+// cache slots apart from the rotation's positions.
+void checkRopeWriteJobs(int nHeads, int nKvHeads, int headDim, bool q8) {
+    const std::string name = std::string("qkRopeKvWrite ") + std::to_string(nHeads) + "/" + std::to_string(nKvHeads) +
+        " x" + std::to_string(headDim) + (q8 ? " Q8_0" : " F16");
+    const int nTokens = 23, blockSize = 16, rowStride = nKvHeads * headDim;
+    const size_t rowBytes = q8 ? static_cast<size_t>(rowStride / 32) * 34 : static_cast<size_t>(rowStride) * 2;
+    std::vector<float> q = randomFloats(nTokens * nHeads * headDim, 71), k = randomFloats(nTokens * rowStride, 72);
+    const std::vector<float> v = randomFloats(nTokens * rowStride, 73);
+    const int starts[] = {0, 1, 9, nTokens};
+    std::vector<int32_t> slots(static_cast<size_t>(nTokens));
+    for (int t = 0; t < nTokens; ++t) slots[static_cast<size_t>(t)] = 3 * t + 5;  // up to 71: 5 blocks a call
+    constexpr int kBlocks = 5;
+    // Two caches with the same tables' shape: [call][k or v][block]; filled with a pattern first.
+    std::vector<std::vector<uint8_t>> fusedMem, separateMem;
+    std::vector<uint8_t*> fusedPtrs, separatePtrs;
+    for (int i = 0; i < 3 * 2 * kBlocks; ++i) {
+        fusedMem.emplace_back(blockSize * rowBytes, 0xA5);
+        separateMem.emplace_back(blockSize * rowBytes, 0xA5);
+    }
+    for (int i = 0; i < 3 * 2 * kBlocks; ++i)
+        fusedPtrs.push_back(fusedMem[static_cast<size_t>(i)].data()),
+            separatePtrs.push_back(separateMem[static_cast<size_t>(i)].data());
+    cuda::KvTables layout;
+    layout.blockSize = blockSize, layout.rowStride = rowStride, layout.rowBytes = rowBytes, layout.q8 = q8;
+    const auto rowsFor = [&](std::vector<uint8_t*>& ptrs) {
+        cuda::KvWriteRows rows;
+        rows.count = 3;
+        for (int c = 0; c < 3; ++c) {
+            rows.rowStart[c] = starts[c];
+            rows.kBlocks[c] = ptrs.data() + (2 * c) * kBlocks, rows.vBlocks[c] = ptrs.data() + (2 * c + 1) * kBlocks;
+            rows.k[c] = k.data() + starts[c] * rowStride, rows.v[c] = v.data() + starts[c] * rowStride;
+            rows.positions[c] = slots.data() + starts[c];
+        }
+        rows.rowStart[3] = nTokens;
+        return rows;
+    };
+    const auto store = [&](const float* src, uint8_t* dst, int n) {  // storeKvValues, one lane at a time
+        if (q8)
+            for (int b = 0; 32 * b < n; ++b) ref::quantizeRow(DType::Q8_0, src + 32 * b, dst + 34 * b, 32);
+        else
+            for (int i = 0; i < n; ++i) reinterpret_cast<f16_t*>(dst)[i] = f32ToF16(src[i]);
+    };
+    // The separate launch: each launch row's K and V rows whole (kvWriteF16Kernel, kvWriteQ8Kernel).
+    const cuda::KvWriteRows separate = rowsFor(separatePtrs);
+    for (int t = 0; t < nTokens; ++t) {
+        const cuda::KvWriteSlot w = cuda::kvWriteSlot(separate, layout, t);
+        store(w.k, cuda::rowAt(w.kv.kBlocks, w.kv, w.position), rowStride);
+        store(w.v, cuda::rowAt(w.kv.vBlocks, w.kv, w.position), rowStride);
+    }
+    // The fused launch, warp by warp; a head's rotation left out (the same code as qkRope's).
+    const cuda::KvWriteRows fused = rowsFor(fusedPtrs);
+    int wrongHeads = 0;
+    const int64_t warps = int64_t{nTokens} * (nHeads + 2 * nKvHeads);
+    for (int64_t warp = 0; warp < warps; ++warp) {
+        const cuda::RopeWriteJob j =
+            cuda::ropeWriteJob(q.data(), k.data(), nHeads, nKvHeads, headDim, fused, layout, warp);
+        // qkRopeKernel's head for the same (token, head): warp t * (nHeads + nKvHeads) + h.
+        const int64_t t = warp / (nHeads + 2 * nKvHeads);
+        const int h = static_cast<int>(warp % (nHeads + 2 * nKvHeads));
+        const float* want = h < nHeads ? q.data() + (t * nHeads + h) * headDim
+            : h < nHeads + nKvHeads    ? k.data() + (t * nKvHeads + (h - nHeads)) * headDim
+                                       : nullptr;
+        wrongHeads +=
+            j.token != t || j.x != want || (j.kind == cuda::RopeWriteJob::K) != (h >= nHeads && want != nullptr);
+        if (j.kind == cuda::RopeWriteJob::K) wrongHeads += j.src != j.x;
+        if (j.kind != cuda::RopeWriteJob::Q) store(j.src, j.dst, headDim);
+    }
+    expect(wrongHeads == 0, name + ": " + std::to_string(wrongHeads) + " warps take another head than qkRope's");
+    int wrongBlocks = 0;
+    for (size_t i = 0; i < fusedMem.size(); ++i) wrongBlocks += fusedMem[i] != separateMem[i];
+    expect(wrongBlocks == 0, name + ": " + std::to_string(wrongBlocks) + " cache blocks differ from kvWriteRows'");
+}
+
 }  // namespace
 
 // topKRows' selection (ops_topk.cu) run one value at a time with the same pieces: the radix steps
@@ -673,6 +750,11 @@ void checkLogSumExp(int64_t n, float spread, unsigned seed) {
 
 int main() {
     checkKvWriteSlots();
+    for (bool q8 : {false, true}) {
+        checkRopeWriteJobs(9, 3, 64, q8);  // SmolLM2's heads
+        checkRopeWriteJobs(4, 1, 256, q8);  // Gemma 3 270M's
+        checkRopeWriteJobs(8, 8, 32, q8);
+    }
     for (int64_t n : {1, 300, 4096, 4097, 49152, 262144})
         for (float spread : {0.5f, 4.0f, 30.0f}) checkLogSumExp(n, spread, static_cast<unsigned>(n) + 7);
     unsigned seed = 1;

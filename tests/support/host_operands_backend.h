@@ -167,6 +167,33 @@ public:
         down(r.q, d.q, qn);
         down(r.k, d.k, kn);
     }
+    // q and k uploaded whole (each write's K rows are rows of r.k: its offset in the upload),
+    // every call's layer mirrored with its tables in the backend's memory, all back afterwards.
+    void qkRopeKvWrite(const QkRope& r, const int32_t* p, int64_t n, std::span<const KvWriteCall> calls) override {
+        QkRope d = r;
+        const int64_t qn = n * r.nHeads * r.headDim, kn = n * r.nKvHeads * r.headDim;
+        d.q = up(r.q, qn);
+        d.k = up(r.k, kn);
+        if (r.qNorm != nullptr) d.qNorm = up(r.qNorm, r.headDim);
+        if (r.kNorm != nullptr) d.kNorm = up(r.kNorm, r.headDim);
+        if (r.freqFactors != nullptr) d.freqFactors = up(r.freqFactors, r.nRot / 2);
+        std::vector<Mirror> mirrors;
+        mirrors.reserve(calls.size());
+        std::vector<KvWriteCall> dcalls;
+        for (const KvWriteCall& c : calls) {
+            mirrors.push_back(mirror(*c.layer, true));
+            dcalls.push_back({&mirrors.back().layer, d.k + (c.k - r.k), up(c.v, c.nTokens * c.layer->rowStride),
+                              upInts(c.positions, c.nTokens), c.nTokens});
+        }
+        d_.qkRopeKvWrite(d, upInts(p, n), n, dcalls);
+        down(r.q, d.q, qn);
+        down(r.k, d.k, kn);
+        for (size_t i = 0; i < calls.size(); ++i)
+            for (size_t b = 0; b < mirrors[i].k.size(); ++b) {
+                d_.download(calls[i].layer->kBlocks[b], mirrors[i].k[b]->data(), mirrors[i].blockBytes);
+                d_.download(calls[i].layer->vBlocks[b], mirrors[i].v[b]->data(), mirrors[i].blockBytes);
+            }
+    }
     void argmaxRows(const float* x, int64_t r, int64_t n, int32_t* o) override {
         BackendBuffer& ids = fresh(static_cast<size_t>(r) * sizeof(int32_t));
         d_.argmaxRows(up(x, r * n), r, n, ids.as<int32_t>());

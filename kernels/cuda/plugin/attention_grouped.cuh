@@ -103,6 +103,41 @@ HEARTH_HD __forceinline__ KvWriteSlot kvWriteSlot(const KvWriteRows& rows, const
     return s;
 }
 
+// What warp `warp` of a qkRopeKvWrite launch (ops_elementwise.cu) takes: each launch row's
+// nHeads Q heads, then its nKvHeads K heads, then its nKvHeads V heads. Q and K heads are
+// normalised and rotated in place (x: where qkRope's warp for that head works); K and V heads
+// are then written from src to dst, their head's slice of the row kvWriteRows writes for that
+// launch row (F16 halves, or the Q8_0 blocks of 34 bytes: headDim a multiple of 32).
+struct RopeWriteJob {
+    enum Kind { Q, K, V };
+    Kind kind = Q;
+    int64_t token = 0;
+    float* x = nullptr;  // Q, K
+    const float* src = nullptr;  // K (x, after its rotation), V
+    uint8_t* dst = nullptr;  // K, V
+};
+HEARTH_HD __forceinline__ RopeWriteJob ropeWriteJob(float* q, float* k, int nHeads, int nKvHeads, int headDim,
+                                                    const KvWriteRows& rows, const KvTables& layout, int64_t warp) {
+    RopeWriteJob j;
+    const int heads = nHeads + 2 * nKvHeads;
+    j.token = warp / heads;
+    const int h = static_cast<int>(warp % heads);
+    if (h < nHeads) {
+        j.x = q + (j.token * nHeads + h) * headDim;
+        return j;
+    }
+    const bool isK = h < nHeads + nKvHeads;
+    const int kvh = isK ? h - nHeads : h - nHeads - nKvHeads;
+    const KvWriteSlot w = kvWriteSlot(rows, layout, j.token);
+    const size_t offset = layout.q8 ? static_cast<size_t>(kvh) * (headDim / 32) * 34
+                                    : static_cast<size_t>(kvh) * headDim * sizeof(uint16_t);
+    j.kind = isK ? RopeWriteJob::K : RopeWriteJob::V;
+    if (isK) j.x = k + (j.token * nKvHeads + kvh) * headDim;
+    j.src = isK ? j.x : w.v + static_cast<int64_t>(kvh) * headDim;
+    j.dst = rowAt(isK ? w.kv.kBlocks : w.kv.vBlocks, w.kv, w.position) + offset;
+    return j;
+}
+
 // Where split `split` of (token t, query head h) keeps [max, sum, acc[headDim]].
 HEARTH_HD __forceinline__ int64_t partialOffset(const AttentionParams& p, int t, int h, int split) {
     return ((static_cast<int64_t>(t) * p.nHeads + h) * p.nSplits + split) * (p.headDim + 2);

@@ -452,6 +452,8 @@ private:
 
     // Scratch that recorded graphs point into: growing it (a new address) retires them all.
     // Never while a step is captured: its first run sized every buffer it needs.
+    void qkRopeKvWrite(const QkRope& r, const int32_t* positions, int64_t nTokens,
+                       std::span<const KvWriteCall> writes) override;
     void grow(DeviceBuffer& buffer, size_t bytes) {
         if (bytes <= buffer.size()) return;
         if (capture_ != nullptr)
@@ -570,6 +572,39 @@ void CudaBackend::kvWriteMany(std::span<const KvWriteCall> calls) {
             },
             [&] { cuda::kvWriteRows(layout, rows, stream_); });
     }
+}
+
+// One launch (cuda::qkRopeKvWrite) where the writes could share one kvWriteRows launch and
+// their K rows are r.k's rows in order; else the two calls.
+void CudaBackend::qkRopeKvWrite(const QkRope& r, const int32_t* positions, int64_t nTokens,
+                                std::span<const KvWriteCall> writes) {
+    const int64_t kvDim = int64_t{r.nKvHeads} * r.headDim;
+    std::vector<const KvWriteCall*> group;
+    int64_t row = 0;
+    bool one = fused_ && r.headDim <= 1024 && nTokens > 0;
+    for (const KvWriteCall& c : writes) {
+        if (c.nTokens <= 0) continue;
+        one = one && c.layer->tablesOnBackend != nullptr && (group.empty() || sameLayout(*group[0]->layer, *c.layer)) &&
+            c.k == r.k + row * kvDim;
+        group.push_back(&c);
+        row += c.nTokens;
+    }
+    one = one && row == nTokens && !group.empty() && group.size() <= static_cast<size_t>(kMaxKvCalls) &&
+        group[0]->layer->rowStride == kvDim && (group[0]->layer->type != DType::Q8_0 || r.headDim % 32 == 0);
+    if (!one) return Backend::qkRopeKvWrite(r, positions, nTokens, writes);
+    KvWriteRows rows;
+    const KvTables layout = fillKvCalls(std::span<const KvWriteCall* const>(group), rows);
+    for (size_t i = 0; i < group.size(); ++i)
+        rows.k[i] = group[i]->k, rows.v[i] = group[i]->v, rows.positions[i] = group[i]->positions;
+    timed(
+        [&] {
+            return "qkRopeKvWrite " + std::to_string(nTokens) + " rows, " + std::to_string(group.size()) + " calls";
+        },
+        [&] {
+            cuda::qkRopeKvWrite(r.q, r.k, r.nHeads, r.nKvHeads, r.headDim, r.nRot, r.qNorm, r.kNorm, r.eps, positions,
+                                nTokens, r.freqBase, r.freqFactors, r.style == RopeStyle::Pairwise, r.attnFactor,
+                                layout, rows, stream_);
+        });
 }
 
 // The launch's parameters for a layer shape. Positions are in device memory: the splits cover

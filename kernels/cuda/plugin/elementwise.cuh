@@ -1,5 +1,6 @@
-// Per-element and per-row pieces that the element-wise kernels (ops_elementwise.cu) and the
-// fused input of a product (ops_matvec.cu: prepareKernel) share, so that both give the same bits.
+// Per-element and per-row pieces that the element-wise kernels (ops_elementwise.cu), the fused
+// input of a product (ops_matvec.cu: prepareKernel) and the KV writes (ops_attention.cu, and
+// qkRopeKvWrite) share, so that each fused launch gives the bits of the separate ones.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -58,6 +59,70 @@ __device__ __forceinline__ float gegluValue(float g, float up) {
     const float x = __half2float(__float2half_rn(g));
     const float gelu = 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
     return __half2float(__float2half_rn(gelu)) * up;
+}
+
+// qkRope's operands (ops.h: qkRope), thetaScale = freqBase^(-2 / nRot).
+struct QkRopeArgs {
+    float* q;
+    float* k;
+    int nHeads, nKvHeads, headDim, nRot;
+    const float* qNorm;
+    const float* kNorm;
+    float eps, thetaScale;
+    const float* freqFactors;
+    bool pairwise;
+    float attnFactor;
+};
+
+// One head of q or k made ready by a whole warp (headDim <= 1024): its RMSNorm (norm, where
+// given) reduced as rmsNormKernel reduces a row of headDim (one element a thread, each warp's
+// butterfly, then the warps' sums by a butterfly), so the bits are its; then ropeKernel's
+// rotation and scaleKernel's factor on the same values.
+__device__ inline void normRopeHead(const QkRopeArgs& r, float* head, const float* norm, int position, int lane) {
+    const int n = r.headDim;
+    if (norm != nullptr) {
+        float chunkSums = 0.0f;  // lane w: the sum of squares of elements [32w, 32w + 32)
+        for (int w = 0; w * 32 < n; ++w) {
+            const int i = 32 * w + lane;
+            float sum = 0.0f;
+            if (i < n) sum += head[i] * head[i];
+            sum = warpSum(sum);
+            if (lane == w) chunkSums = sum;
+        }
+        const float total = warpSum(chunkSums);
+        const float scale = 1.0f / sqrtf(total / static_cast<float>(n) + r.eps);
+        for (int i = lane; i < n; i += 32) head[i] = head[i] * scale * norm[i];
+        __syncwarp();
+    }
+    const int half = r.nRot / 2;
+    for (int i = lane; i < half; i += 32) {
+        const int a = r.pairwise ? 2 * i : i, b = r.pairwise ? 2 * i + 1 : i + half;
+        float y0, y1;
+        ropeRotate(head[a], head[b], ropeTheta(position, i, r.thetaScale, r.freqFactors), y0, y1);
+        if (r.attnFactor != 1.0f) y0 *= r.attnFactor, y1 *= r.attnFactor;
+        head[a] = y0, head[b] = y1;
+    }
+}
+
+// One warp per 32-element block of one row: GGUF's Q8_0, as ref::quantizeRow (x86 rounding).
+__device__ inline void quantizeQ8Block(const float* x, uint8_t* block, int lane) {
+    const float value = x[lane];
+    const float amax = warpMax(fabsf(value));
+    const float d = amax / 127.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    const float r = rintf(value * id);  // nearest-even, as the reference
+    block[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(isnan(r) ? 0.0f : fminf(fmaxf(r, -128.0f), 127.0f)));
+    if (lane == 0) *reinterpret_cast<__half*>(block) = __float2half_rn(d);
+}
+
+// n values of a K or V row written by a whole warp as the KV write kernels write them: F16
+// halves, or Q8_0 blocks (n a multiple of 32).
+__device__ inline void storeKvValues(const float* src, uint8_t* dst, int n, bool q8, int lane) {
+    if (q8) {
+        for (int b = 0; 32 * b < n; ++b) quantizeQ8Block(src + 32 * b, dst + 34 * b, lane);
+        return;
+    }
+    for (int i = lane; i < n; i += 32) reinterpret_cast<__half*>(dst)[i] = __float2half_rn(src[i]);
 }
 
 }  // namespace hearth::cuda

@@ -145,6 +145,14 @@ struct KvWriteRows : KvCalls {
     const int32_t* positions[kMaxKvCalls] = {};
 };
 void kvWriteRows(const KvTables& kv, const KvWriteRows& rows, cudaStream_t s);
+// qkRope (headDim <= 1024) and kvWriteRows(layout, rows) in one launch, for writes whose K rows
+// are q/k's rows in order (launch row t of rows = row t of k; positions: the rotation's): each K
+// head is written right after its rotation, so K is read once. The bits of the two launches.
+// Q8_0 rows need a headDim that is a multiple of 32.
+void qkRopeKvWrite(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot, const float* qNorm,
+                   const float* kNorm, float eps, const int32_t* positions, int64_t nTokens, float freqBase,
+                   const float* freqFactors, bool pairwise, float attnFactor, const KvTables& layout,
+                   const KvWriteRows& rows, cudaStream_t s);
 struct AttentionParams {
     int nHeads = 0, nKvHeads = 0, headDim = 0;
     float scale = 1.0f;

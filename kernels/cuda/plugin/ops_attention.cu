@@ -10,6 +10,7 @@
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/attention_grouped.cuh"
 #include "kernels/cuda/plugin/device_quants.cuh"
+#include "kernels/cuda/plugin/elementwise.cuh"
 #include "kernels/cuda/plugin/ops.h"
 #include "kernels/cuda/plugin/warp_reduce.cuh"
 
@@ -25,17 +26,6 @@ __global__ void kvWriteF16Kernel(KvTables layout, KvWriteRows rows, int64_t n) {
     const KvWriteSlot w = kvWriteSlot(rows, layout, t);
     reinterpret_cast<__half*>(rowAt(w.kv.kBlocks, w.kv, w.position))[i] = __float2half_rn(w.k[i]);
     reinterpret_cast<__half*>(rowAt(w.kv.vBlocks, w.kv, w.position))[i] = __float2half_rn(w.v[i]);
-}
-
-// One warp per 32-element block of one row: GGUF's Q8_0, as ref::quantizeRow (x86 rounding).
-__device__ void quantizeQ8Block(const float* x, uint8_t* block, int lane) {
-    const float value = x[lane];
-    const float amax = warpMax(fabsf(value));
-    const float d = amax / 127.0f;
-    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    const float r = rintf(value * id);  // nearest-even, as the reference
-    block[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(isnan(r) ? 0.0f : fminf(fmaxf(r, -128.0f), 127.0f)));
-    if (lane == 0) *reinterpret_cast<__half*>(block) = __float2half_rn(d);
 }
 
 __global__ void kvWriteQ8Kernel(KvTables layout, KvWriteRows rows, int64_t n) {

@@ -1,5 +1,6 @@
 // Element-wise CUDA kernels: RMSNorm, RoPE, SwiGLU/GeGLU, add, scale, soft-cap, embedding rows and the
 // dequantization of weight rows to halves (for cuBLAS). The reference is backend_ref.cpp.
+#include "kernels/cuda/plugin/attention_grouped.cuh"
 #include "kernels/cuda/plugin/device_memory.h"
 #include "kernels/cuda/plugin/device_quants.cuh"
 #include "kernels/cuda/plugin/elementwise.cuh"
@@ -35,21 +36,7 @@ __global__ void ropeKernel(float* x, int64_t nTokens, int nHeads, int headDim, i
     ropeRotate(head[a], head[b], theta, head[a], head[b]);
 }
 
-// qkRope: one warp per (token, head) of q, then of k. The head's RMSNorm reduces as
-// rmsNormKernel reduces a row of headDim (<= 1024: one element a thread, each warp's butterfly,
-// then the warps' sums by a butterfly), so the bits are its; then ropeKernel's rotation and
-// scaleKernel's factor on the same values.
-struct QkRopeArgs {
-    float* q;
-    float* k;
-    int nHeads, nKvHeads, headDim, nRot;
-    const float* qNorm;
-    const float* kNorm;
-    float eps, thetaScale;
-    const float* freqFactors;
-    bool pairwise;
-    float attnFactor;
-};
+// qkRope: one warp per (token, head) of q, then of k (normRopeHead).
 __global__ void qkRopeKernel(QkRopeArgs r, const int32_t* positions, int64_t nTokens) {
     const int64_t warp = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32;
     const int heads = r.nHeads + r.nKvHeads;
@@ -59,31 +46,24 @@ __global__ void qkRopeKernel(QkRopeArgs r, const int32_t* positions, int64_t nTo
     const int h = static_cast<int>(warp % heads);
     const bool isQ = h < r.nHeads;
     float* head = isQ ? r.q + (t * r.nHeads + h) * r.headDim : r.k + (t * r.nKvHeads + (h - r.nHeads)) * r.headDim;
-    const float* norm = isQ ? r.qNorm : r.kNorm;
-    const int n = r.headDim;
-    if (norm != nullptr) {
-        float chunkSums = 0.0f;  // lane w: the sum of squares of elements [32w, 32w + 32)
-        for (int w = 0; w * 32 < n; ++w) {
-            const int i = 32 * w + lane;
-            float sum = 0.0f;
-            if (i < n) sum += head[i] * head[i];
-            sum = warpSum(sum);
-            if (lane == w) chunkSums = sum;
-        }
-        const float total = warpSum(chunkSums);
-        const float scale = 1.0f / sqrtf(total / static_cast<float>(n) + r.eps);
-        for (int i = lane; i < n; i += 32) head[i] = head[i] * scale * norm[i];
-        __syncwarp();
+    normRopeHead(r, head, isQ ? r.qNorm : r.kNorm, positions[t], lane);
+}
+
+// qkRope and kvWriteRows in one launch (ropeWriteJob): qkRopeKernel's work on each Q and K
+// head, each K head then written to its cache row while the warp still holds it, and a warp per
+// V head writing it; the values the KV write kernels would store (storeKvValues).
+__global__ void qkRopeKvWriteKernel(QkRopeArgs r, const int32_t* positions, int64_t nTokens, KvTables layout,
+                                    KvWriteRows rows) {
+    const int64_t warp = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32;
+    if (warp >= nTokens * (r.nHeads + 2 * r.nKvHeads)) return;
+    const int lane = threadIdx.x % 32;
+    const RopeWriteJob job = ropeWriteJob(r.q, r.k, r.nHeads, r.nKvHeads, r.headDim, rows, layout, warp);
+    if (job.kind != RopeWriteJob::V) {
+        normRopeHead(r, job.x, job.kind == RopeWriteJob::Q ? r.qNorm : r.kNorm, positions[job.token], lane);
+        if (job.kind == RopeWriteJob::Q) return;
+        __syncwarp();  // the other lanes' rotated values, before they are stored
     }
-    const int half = r.nRot / 2;
-    const int position = positions[t];
-    for (int i = lane; i < half; i += 32) {
-        const int a = r.pairwise ? 2 * i : i, b = r.pairwise ? 2 * i + 1 : i + half;
-        float y0, y1;
-        ropeRotate(head[a], head[b], ropeTheta(position, i, r.thetaScale, r.freqFactors), y0, y1);
-        if (r.attnFactor != 1.0f) y0 *= r.attnFactor, y1 *= r.attnFactor;
-        head[a] = y0, head[b] = y1;
-    }
+    storeKvValues(job.src, job.dst, r.headDim, layout.q8, lane);
 }
 
 // x += rmsNorm(y, w), y normalised in place: rmsNormKernel's values, then addKernel's sum (kept
@@ -225,6 +205,19 @@ void qkRope(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot,
     const QkRopeArgs args{q,     k,   nHeads,     nKvHeads,    headDim,  nRot,      qNorm,
                           kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
     qkRopeKernel<<<static_cast<unsigned>((warps + 3) / 4), 128, 0, s>>>(args, positions, nTokens);
+    countLaunches(1);
+}
+
+void qkRopeKvWrite(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot, const float* qNorm,
+                   const float* kNorm, float eps, const int32_t* positions, int64_t nTokens, float freqBase,
+                   const float* freqFactors, bool pairwise, float attnFactor, const KvTables& layout,
+                   const KvWriteRows& rows, cudaStream_t s) {
+    const int64_t warps = nTokens * (nHeads + 2 * nKvHeads);
+    if (warps <= 0) return;
+    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
+    const QkRopeArgs args{q,     k,   nHeads,     nKvHeads,    headDim,  nRot,      qNorm,
+                          kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
+    qkRopeKvWriteKernel<<<static_cast<unsigned>((warps + 3) / 4), 128, 0, s>>>(args, positions, nTokens, layout, rows);
     countLaunches(1);
 }
 
