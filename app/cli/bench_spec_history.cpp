@@ -112,7 +112,7 @@ Result<void> writeStoreJson(const std::string& path, const std::vector<std::vect
 }
 
 Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int32_t maxTokens, int instances,
-                              const std::string& dumpDir) {
+                              const std::string& dumpDir, const std::vector<std::string>& wanted) {
     const HistoryWorkload w = makeHistoryWorkload(instances);
     // The store: set A's user messages and the model's own greedy replies, as the app adds them.
     std::vector<std::vector<TokenId>> stored;
@@ -128,8 +128,9 @@ Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int3
         if (auto ok = writeStoreJson(dumpDir + "/" + name + ".store.json", stored); !ok) return ok;
     std::fprintf(stderr, "store seeded: %zu set-A replies, %lld tokens\n", w.setA.size(),
                  static_cast<long long>(e.history().nTokens()));
-    const std::vector<Mode> modes{
-        {"plain", {}}, {"ngram", specNGram()}, {"history", specHistory()}, {"auto", specAuto()}};
+    std::vector<Mode> modes{{"plain", {}}};  // plain first: the speedups' base
+    for (const Mode& m : {Mode{"ngram", specNGram()}, Mode{"history", specHistory()}, Mode{"auto", specAuto()}})
+        if (wanted.empty() || std::find(wanted.begin(), wanted.end(), m.name) != wanted.end()) modes.push_back(m);
     std::map<std::pair<int, int>, Cell> cells;
     std::map<int, std::pair<int64_t, int64_t>> verbatim{{0, {}}, {1, {}}, {2, {}}, {3, {}}};
     for (int run = 0; run < runs; ++run) {

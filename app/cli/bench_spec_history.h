@@ -13,8 +13,9 @@ namespace hearth::cli {
 
 // Prints the table for one loaded model (name: its file name). instances: per kind and set.
 // dumpDir (unless empty): the store and set B's plain replies written there (writeReplyJson).
+// modes: those besides plain (ngram, history, auto), all when empty.
 Result<void> benchSpecHistory(Engine& e, const std::string& name, int runs, int32_t maxTokens, int instances,
-                              const std::string& dumpDir);
+                              const std::string& dumpDir, const std::vector<std::string>& modes);
 
 // bench-spec --dump: {"prompt_tokens": [...], "tokens": [...]} (the names generate --json uses),
 // and for the history workload {"messages": [[...], ...]} (the store), which

@@ -118,7 +118,9 @@ Result<void> benchModel(const QString& path, const QCommandLineParser& p, int ru
     if (!engine) return std::unexpected(engine.error());
     Engine& e = **engine;
     const std::string name = QFileInfo(path).fileName().toStdString(), dumpDir = p.value("dump").toStdString();
-    if (historyInstances > 0) return benchSpecHistory(e, name, runs, maxTokens, historyInstances, dumpDir);
+    std::vector<std::string> wantedModes;
+    for (const QString& m : p.value("modes").split(',', Qt::SkipEmptyParts)) wantedModes.push_back(m.toStdString());
+    if (historyInstances > 0) return benchSpecHistory(e, name, runs, maxTokens, historyInstances, dumpDir, wantedModes);
     const std::vector<Mode> all{{"plain", {}},
                                 {"ngram", specNGram()},
                                 {"tree", specNGramTree()},
@@ -168,6 +170,12 @@ int cmdBenchSpec(const QCommandLineParser& p) {
     if (workload != "standard" && workload != "history")
         return usageError("--workload must be standard or history, not '" + workload + "'");
     const bool history = workload == "history";
+    const QStringList known =
+        history ? QStringList{"ngram", "history", "auto"} : QStringList{"ngram", "tree", "auto", "draft", "dtree"};
+    for (const QString& m : p.value("modes").split(',', Qt::SkipEmptyParts))
+        if (!known.contains(m))
+            return usageError("--modes: '" + m + "' is not a mode of the " + workload + " workload (" +
+                              known.join(',') + ")");
     if (p.isSet("dump") && !QDir().mkpath(p.value("dump")))
         return usageError("--dump: cannot create the folder '" + p.value("dump") + "'");
     if (history)
@@ -191,7 +199,9 @@ int cmdBenchSpec(const QCommandLineParser& p) {
 QList<QCommandLineOption> benchSpecOptions() {
     return {{"runs", "bench-spec: runs per cell (the median is printed).", "n", "5"},
             {"threads", "bench-spec: CPU threads.", "n", "2"},
-            {"modes", "bench-spec: modes besides plain, comma-separated (ngram,tree,auto,draft,dtree; default all).",
+            {"modes",
+             "bench-spec: modes besides plain, comma-separated (standard: ngram,tree,auto,draft,dtree; history: "
+             "ngram,history,auto; default all).",
              "list"},
             {"prompts",
              "bench-spec: the standard workload's prompts, comma-separated (passage,code,chat,codechat; default all).",

@@ -3,7 +3,7 @@
 // report (text and JSON). Checks the report's fields are present and consistent (weight and KV
 // bytes counted independently from the shape), not how fast anything ran. No llama.cpp runs:
 // --compare-oracle is checked only where llama-bench is missing. bench-spec --dump: the replies
-// and the store written as JSON for tests/perf/spec_ceiling.py.
+// and the store written as JSON for tests/perf/spec_ceiling.py; --modes for the history workload.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -224,11 +224,18 @@ void TestBenchCli::benchSpecDump() {
     r = runCli(QStringList(common) << "--workload"
                                    << "history"
                                    << "--instances"
-                                   << "1");
+                                   << "1"
+                                   << "--modes"
+                                   << "history");
     QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(r.out.contains("all        history") && r.out.contains("all        plain"));
+    QVERIFY(!r.out.contains("ngram") && !r.out.contains("auto"));  // --modes: history alone
     QCOMPARE(readJson(out + "/" + name + ".store.json")["messages"].toArray().size(), 6);  // 3 prompts, 3 replies
     for (const char* task : {"B0-code-edit", "B1-summary", "B2-qa"})
         QVERIFY2(!readJson(out + "/" + name + "." + task + ".json")["tokens"].toArray().isEmpty(), task);
+    r = runCli({"bench-spec", "--model", model_, "--workload", "history", "--modes", "tree"});
+    QCOMPARE(r.exitCode, 2);  // a standard workload's mode
+    QVERIFY(r.err.contains("not a mode of the history workload"));
     QFile blocker(dir_.filePath("a-file"));
     QVERIFY(blocker.open(QIODevice::WriteOnly));
     blocker.close();
