@@ -87,10 +87,7 @@ public:
     void kvWrite(const PagedKvLayer& l, const float* k, const float* v, const int32_t* p, int64_t n) override {
         const Mirror m = mirror(l, false);
         d_.kvWrite(m.layer, up(k, n * l.rowStride), up(v, n * l.rowStride), upInts(p, n), n);
-        for (size_t b = 0; b < m.k.size(); ++b) {  // every block back, as the backend left it
-            d_.download(l.kBlocks[b], m.k[b]->data(), m.blockBytes);
-            d_.download(l.vBlocks[b], m.v[b]->data(), m.blockBytes);
-        }
+        downBlocks(l, m);
     }
     void attention(const PagedKvLayer& l, const AttentionShape& s, const float* q, const int32_t* p, int64_t n,
                    float* out) override {
@@ -113,11 +110,7 @@ public:
                 {&mirrors.back().layer, up(c.k, n), up(c.v, n), upInts(c.positions, c.nTokens), c.nTokens});
         }
         d_.kvWriteMany(dcalls);
-        for (size_t i = 0; i < calls.size(); ++i)
-            for (size_t b = 0; b < mirrors[i].k.size(); ++b) {
-                d_.download(calls[i].layer->kBlocks[b], mirrors[i].k[b]->data(), mirrors[i].blockBytes);
-                d_.download(calls[i].layer->vBlocks[b], mirrors[i].v[b]->data(), mirrors[i].blockBytes);
-            }
+        for (size_t i = 0; i < calls.size(); ++i) downBlocks(*calls[i].layer, mirrors[i]);
     }
     // Every call's layer mirrored with its tables in the backend's memory (as a step's are).
     void attentionMany(std::span<const AttentionCall> calls, const AttentionShape& s) override {
@@ -156,27 +149,14 @@ public:
         down(y, dy, r * n);
     }
     void qkRope(const QkRope& r, const int32_t* p, int64_t n) override {
-        QkRope d = r;
-        const int64_t qn = n * r.nHeads * r.headDim, kn = n * r.nKvHeads * r.headDim;
-        d.q = up(r.q, qn);
-        d.k = up(r.k, kn);
-        if (r.qNorm != nullptr) d.qNorm = up(r.qNorm, r.headDim);
-        if (r.kNorm != nullptr) d.kNorm = up(r.kNorm, r.headDim);
-        if (r.freqFactors != nullptr) d.freqFactors = up(r.freqFactors, r.nRot / 2);
+        const QkRope d = upRope(r, n);
         d_.qkRope(d, upInts(p, n), n);
-        down(r.q, d.q, qn);
-        down(r.k, d.k, kn);
+        downRope(r, d, n);
     }
     // q and k uploaded whole (each write's K rows are rows of r.k: its offset in the upload),
     // every call's layer mirrored with its tables in the backend's memory, all back afterwards.
     void qkRopeKvWrite(const QkRope& r, const int32_t* p, int64_t n, std::span<const KvWriteCall> calls) override {
-        QkRope d = r;
-        const int64_t qn = n * r.nHeads * r.headDim, kn = n * r.nKvHeads * r.headDim;
-        d.q = up(r.q, qn);
-        d.k = up(r.k, kn);
-        if (r.qNorm != nullptr) d.qNorm = up(r.qNorm, r.headDim);
-        if (r.kNorm != nullptr) d.kNorm = up(r.kNorm, r.headDim);
-        if (r.freqFactors != nullptr) d.freqFactors = up(r.freqFactors, r.nRot / 2);
+        const QkRope d = upRope(r, n);
         std::vector<Mirror> mirrors;
         mirrors.reserve(calls.size());
         std::vector<KvWriteCall> dcalls;
@@ -186,13 +166,8 @@ public:
                               upInts(c.positions, c.nTokens), c.nTokens});
         }
         d_.qkRopeKvWrite(d, upInts(p, n), n, dcalls);
-        down(r.q, d.q, qn);
-        down(r.k, d.k, kn);
-        for (size_t i = 0; i < calls.size(); ++i)
-            for (size_t b = 0; b < mirrors[i].k.size(); ++b) {
-                d_.download(calls[i].layer->kBlocks[b], mirrors[i].k[b]->data(), mirrors[i].blockBytes);
-                d_.download(calls[i].layer->vBlocks[b], mirrors[i].v[b]->data(), mirrors[i].blockBytes);
-            }
+        downRope(r, d, n);
+        for (size_t i = 0; i < calls.size(); ++i) downBlocks(*calls[i].layer, mirrors[i]);
     }
     void argmaxRows(const float* x, int64_t r, int64_t n, int32_t* o) override {
         BackendBuffer& ids = fresh(static_cast<size_t>(r) * sizeof(int32_t));
@@ -267,6 +242,29 @@ private:
             it = weights_.emplace(w.data, std::move(p)).first;
         }
         return it->second.view;
+    }
+
+    // Every block of a mirrored layer back into the host layer's blocks, as the backend left it.
+    void downBlocks(const PagedKvLayer& host, const Mirror& m) {
+        for (size_t b = 0; b < m.k.size(); ++b) {
+            d_.download(host.kBlocks[b], m.k[b]->data(), m.blockBytes);
+            d_.download(host.vBlocks[b], m.v[b]->data(), m.blockBytes);
+        }
+    }
+    // A QkRope's operands of n rows uploaded (q, k, the norms, the frequency factors), and q and k
+    // back into the host's rows afterwards.
+    QkRope upRope(const QkRope& r, int64_t n) {
+        QkRope d = r;
+        d.q = up(r.q, n * r.nHeads * r.headDim);
+        d.k = up(r.k, n * r.nKvHeads * r.headDim);
+        if (r.qNorm != nullptr) d.qNorm = up(r.qNorm, r.headDim);
+        if (r.kNorm != nullptr) d.kNorm = up(r.kNorm, r.headDim);
+        if (r.freqFactors != nullptr) d.freqFactors = up(r.freqFactors, r.nRot / 2);
+        return d;
+    }
+    void downRope(const QkRope& r, const QkRope& d, int64_t n) {
+        down(r.q, d.q, n * r.nHeads * r.headDim);
+        down(r.k, d.k, n * r.nKvHeads * r.headDim);
     }
 
     // The layer's host blocks in fresh blocks of the backend's memory (null entries stay null).

@@ -495,6 +495,14 @@ private:
         }
         return layout;
     }
+    // A launch of these writes (KvWriteRows: each call's tables, rows, K and V rows and
+    // positions); returns the layout they share.
+    KvTables fillKvWrites(std::span<const KvWriteCall* const> group, KvWriteRows& rows) {
+        const KvTables layout = fillKvCalls(group, rows);
+        for (size_t i = 0; i < group.size(); ++i)
+            rows.k[i] = group[i]->k, rows.v[i] = group[i]->v, rows.positions[i] = group[i]->positions;
+        return layout;
+    }
 
     // The layer's block tables in device memory: the step's (PagedKvLayer::tablesOnBackend) or,
     // for a layer whose tables only the host holds (a token tree's private blocks), uploaded
@@ -562,9 +570,7 @@ void CudaBackend::kvWriteMany(std::span<const KvWriteCall> calls) {
     for (size_t c0 = 0; c0 < together.size(); c0 += kMaxKvCalls) {
         const auto group = std::span(together).subspan(c0, std::min<size_t>(kMaxKvCalls, together.size() - c0));
         KvWriteRows rows;
-        const KvTables layout = fillKvCalls(group, rows);
-        for (size_t i = 0; i < group.size(); ++i)
-            rows.k[i] = group[i]->k, rows.v[i] = group[i]->v, rows.positions[i] = group[i]->positions;
+        const KvTables layout = fillKvWrites(group, rows);
         timed(
             [&] {
                 return "kvWrite " + std::to_string(group.size()) + " calls, " +
@@ -593,9 +599,7 @@ void CudaBackend::qkRopeKvWrite(const QkRope& r, const int32_t* positions, int64
         group[0]->layer->rowStride == kvDim && (group[0]->layer->type != DType::Q8_0 || r.headDim % 32 == 0);
     if (!one) return Backend::qkRopeKvWrite(r, positions, nTokens, writes);
     KvWriteRows rows;
-    const KvTables layout = fillKvCalls(std::span<const KvWriteCall* const>(group), rows);
-    for (size_t i = 0; i < group.size(); ++i)
-        rows.k[i] = group[i]->k, rows.v[i] = group[i]->v, rows.positions[i] = group[i]->positions;
+    const KvTables layout = fillKvWrites(group, rows);
     timed(
         [&] {
             return "qkRopeKvWrite " + std::to_string(nTokens) + " rows, " + std::to_string(group.size()) + " calls";

@@ -66,6 +66,13 @@ __global__ void qkRopeKvWriteKernel(QkRopeArgs r, const int32_t* positions, int6
     storeKvValues(job.src, job.dst, r.headDim, layout.q8, lane);
 }
 
+QkRopeArgs qkRopeArgs(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot, const float* qNorm,
+                      const float* kNorm, float eps, float freqBase, const float* freqFactors, bool pairwise,
+                      float attnFactor) {
+    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
+    return {q, k, nHeads, nKvHeads, headDim, nRot, qNorm, kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
+}
+
 // x += rmsNorm(y, w), y normalised in place: rmsNormKernel's values, then addKernel's sum (kept
 // apart: a fused multiply-add would round once where the separate kernels round twice).
 __global__ void addRmsNormedKernel(float* x, float* y, const float* w, int64_t n, float eps) {
@@ -201,9 +208,8 @@ void qkRope(float* q, float* k, int nHeads, int nKvHeads, int headDim, int nRot,
             bool pairwise, float attnFactor, cudaStream_t s) {
     const int64_t warps = nTokens * (nHeads + nKvHeads);
     if (warps <= 0) return;
-    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
-    const QkRopeArgs args{q,     k,   nHeads,     nKvHeads,    headDim,  nRot,      qNorm,
-                          kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
+    const QkRopeArgs args = qkRopeArgs(q, k, nHeads, nKvHeads, headDim, nRot, qNorm, kNorm, eps, freqBase, freqFactors,
+                                       pairwise, attnFactor);
     qkRopeKernel<<<static_cast<unsigned>((warps + 3) / 4), 128, 0, s>>>(args, positions, nTokens);
     countLaunches(1);
 }
@@ -214,9 +220,8 @@ void qkRopeKvWrite(float* q, float* k, int nHeads, int nKvHeads, int headDim, in
                    const KvWriteRows& rows, cudaStream_t s) {
     const int64_t warps = nTokens * (nHeads + 2 * nKvHeads);
     if (warps <= 0) return;
-    const float thetaScale = powf(freqBase, -2.0f / static_cast<float>(nRot));
-    const QkRopeArgs args{q,     k,   nHeads,     nKvHeads,    headDim,  nRot,      qNorm,
-                          kNorm, eps, thetaScale, freqFactors, pairwise, attnFactor};
+    const QkRopeArgs args = qkRopeArgs(q, k, nHeads, nKvHeads, headDim, nRot, qNorm, kNorm, eps, freqBase, freqFactors,
+                                       pairwise, attnFactor);
     qkRopeKvWriteKernel<<<static_cast<unsigned>((warps + 3) / 4), 128, 0, s>>>(args, positions, nTokens, layout, rows);
     countLaunches(1);
 }
